@@ -1,0 +1,1 @@
+//! Applying a manifest to a machine (to come).

@@ -1,0 +1,295 @@
+//! Errors and warnings as data, and their drawing as text.
+//!
+//! A [`Diagnostic`] is what every stage reports: a message, where it points
+//! (`path:line:column` plus the line itself), the lines of a table where the
+//! report has one (a conflict), notes and a hint. Nothing here prints; the
+//! caller decides where the text goes.
+
+use std::fmt::Write as _;
+
+use annotate_snippets::renderer::DecorStyle;
+use annotate_snippets::{AnnotationKind, Group, Level, Renderer, Snippet};
+
+use crate::source::{Files, Span};
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Severity {
+    Error,
+    Warning,
+}
+
+impl Severity {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::Error => "error",
+            Severity::Warning => "warning",
+        }
+    }
+}
+
+/// A place in a file, with what to say about it.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Label {
+    pub span: Span,
+    pub text: String,
+}
+
+/// One error or warning.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Diagnostic {
+    pub severity: Severity,
+    /// A stable, machine-readable kind (`unknown-field`, `conflict`, ...).
+    pub code: &'static str,
+    pub message: String,
+    /// Lines printed under the message as written, indented by two spaces.
+    pub body: Vec<String>,
+    /// Where the problem is.
+    pub primary: Option<Label>,
+    /// Other places that explain it.
+    pub secondary: Vec<Label>,
+    pub notes: Vec<String>,
+    pub hint: Option<String>,
+}
+
+impl Diagnostic {
+    pub fn error(code: &'static str, message: impl Into<String>) -> Diagnostic {
+        Diagnostic {
+            severity: Severity::Error,
+            code,
+            message: message.into(),
+            body: Vec::new(),
+            primary: None,
+            secondary: Vec::new(),
+            notes: Vec::new(),
+            hint: None,
+        }
+    }
+
+    pub fn warning(code: &'static str, message: impl Into<String>) -> Diagnostic {
+        Diagnostic {
+            severity: Severity::Warning,
+            ..Diagnostic::error(code, message)
+        }
+    }
+
+    pub fn at(mut self, span: Span, text: impl Into<String>) -> Diagnostic {
+        self.primary = Some(Label {
+            span,
+            text: text.into(),
+        });
+        self
+    }
+
+    pub fn also(mut self, span: Span, text: impl Into<String>) -> Diagnostic {
+        self.secondary.push(Label {
+            span,
+            text: text.into(),
+        });
+        self
+    }
+
+    pub fn note(mut self, note: impl Into<String>) -> Diagnostic {
+        self.notes.push(note.into());
+        self
+    }
+
+    pub fn hint(mut self, hint: impl Into<String>) -> Diagnostic {
+        self.hint = Some(hint.into());
+        self
+    }
+
+    pub fn with_body(mut self, body: Vec<String>) -> Diagnostic {
+        self.body = body;
+        self
+    }
+
+    pub fn is_error(&self) -> bool {
+        self.severity == Severity::Error
+    }
+
+    /// The order reports are printed in: by file, line and column, then text.
+    pub fn sort_key<'a>(&'a self, files: &'a Files) -> impl Ord + 'a {
+        let place = self
+            .primary
+            .as_ref()
+            .map(|l| (files.path(l.span.file), l.span.start));
+        (place, &self.message, &self.body)
+    }
+
+    /// Draws the diagnostic as text, ending with a newline.
+    pub fn render(&self, files: &Files, styled: bool) -> String {
+        if self.body.is_empty()
+            && let Some(primary) = &self.primary
+        {
+            return self.render_snippet(files, primary, styled);
+        }
+        self.render_table(files, styled)
+    }
+
+    /// A report with a table (conflicts) keeps its shape exactly; the
+    /// places it involves follow as `-->` lines.
+    fn render_table(&self, files: &Files, styled: bool) -> String {
+        let mut out = String::new();
+        let (style, reset) = if styled {
+            let s = match self.severity {
+                Severity::Error => "\x1b[1;31m",
+                Severity::Warning => "\x1b[1;33m",
+            };
+            (s, "\x1b[0m")
+        } else {
+            ("", "")
+        };
+        let _ = writeln!(
+            out,
+            "{style}{}{reset}: {}",
+            self.severity.as_str(),
+            self.message
+        );
+        for line in &self.body {
+            let _ = writeln!(out, "  {line}");
+        }
+        for label in self.primary.iter().chain(&self.secondary) {
+            let _ = write!(out, "  --> {}", files.location(label.span));
+            if label.text.is_empty() {
+                out.push('\n');
+            } else {
+                let _ = writeln!(out, "  {}", label.text);
+            }
+        }
+        for note in &self.notes {
+            let _ = writeln!(out, "  = note: {note}");
+        }
+        if let Some(hint) = &self.hint {
+            let _ = writeln!(out, "  = hint: {hint}");
+        }
+        out
+    }
+
+    fn render_snippet(&self, files: &Files, primary: &Label, styled: bool) -> String {
+        let level = match self.severity {
+            Severity::Error => Level::ERROR,
+            Severity::Warning => Level::WARNING,
+        };
+        let file = files.get(primary.span.file);
+        let mut title = level
+            .primary_title(self.message.as_str())
+            .element(one_line_snippet(files, primary, AnnotationKind::Primary));
+        for label in &self.secondary {
+            title = title.element(one_line_snippet(files, label, AnnotationKind::Context));
+        }
+        for note in &self.notes {
+            title = title.element(Level::NOTE.message(note.as_str()));
+        }
+        if let Some(hint) = &self.hint {
+            title = title.element(Level::HELP.with_name("hint").message(hint.as_str()));
+        }
+        let report: [Group<'_>; 1] = [title];
+        let renderer = if styled {
+            Renderer::styled()
+        } else {
+            Renderer::plain()
+        }
+        .decor_style(DecorStyle::Ascii);
+        let _ = file;
+        let mut out = renderer.render(&report);
+        out.push('\n');
+        out
+    }
+}
+
+/// A snippet of the one line a label starts on; a span running past the end
+/// of its line is cut there, an empty one marks one character.
+fn one_line_snippet<'a>(
+    files: &'a Files,
+    label: &'a Label,
+    kind: AnnotationKind,
+) -> Snippet<'a, annotate_snippets::Annotation<'a>> {
+    let file = files.get(label.span.file);
+    let line = file.line(label.span.start.line);
+    let start = char_offset(line, label.span.start.col);
+    let end = if label.span.end.line == label.span.start.line
+        && label.span.end.col > label.span.start.col
+    {
+        char_offset(line, label.span.end.col)
+    } else if label.span.end.line > label.span.start.line {
+        line.len()
+    } else {
+        start
+    };
+    let end = if end <= start {
+        next_char_end(line, start)
+    } else {
+        end
+    };
+    Snippet::source(line)
+        .line_start(label.span.start.line as usize)
+        .path(file.path())
+        .annotation(kind.span(start..end).label(label.text.as_str()))
+}
+
+fn char_offset(line: &str, col: u32) -> usize {
+    line.char_indices()
+        .nth(col.saturating_sub(1) as usize)
+        .map_or(line.len(), |(i, _)| i)
+}
+
+fn next_char_end(line: &str, start: usize) -> usize {
+    line[start..]
+        .chars()
+        .next()
+        .map_or(start, |c| start + c.len_utf8())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::source::Pos;
+
+    fn files() -> (Files, Span) {
+        let mut files = Files::default();
+        let id = files.add(
+            "roles/web/layer.yaml".into(),
+            "resources:\n  File[x]:\n    mdoe: \"0640\"\n".into(),
+        );
+        let span = Span {
+            file: id,
+            start: Pos { line: 3, col: 5 },
+            end: Pos { line: 3, col: 9 },
+        };
+        (files, span)
+    }
+
+    #[test]
+    fn snippet_names_place_line_and_hint() {
+        let (files, span) = files();
+        let d = Diagnostic::error("unknown-field", "unknown field `mdoe` for File")
+            .at(span, "unknown field")
+            .hint("did you mean `mode`?");
+        let text = d.render(&files, false);
+        assert_eq!(
+            text,
+            "error: unknown field `mdoe` for File\n \
+             --> roles/web/layer.yaml:3:5\n  \
+             |\n\
+             3 |     mdoe: \"0640\"\n  \
+             |     ^^^^ unknown field\n  \
+             |\n  \
+             = hint: did you mean `mode`?\n"
+        );
+    }
+
+    #[test]
+    fn table_keeps_its_shape() {
+        let (files, span) = files();
+        let d = Diagnostic::error("conflict", "conflicting values for File[x].mode")
+            .with_body(vec![
+                "0640  a  precedence 30".into(),
+                "0600  b  precedence 30".into(),
+            ])
+            .at(span, "");
+        assert_eq!(
+            d.render(&files, false),
+            "error: conflicting values for File[x].mode\n  0640  a  precedence 30\n  0600  b  precedence 30\n  --> roles/web/layer.yaml:3:5\n"
+        );
+    }
+}

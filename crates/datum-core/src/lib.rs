@@ -1,0 +1,16 @@
+//! Datum's core: from the files of a fleet repository to resolved manifests,
+//! with the provenance of every value.
+//!
+//! Nothing here prints, reads the environment or the clock, or runs a process:
+//! callers pass in a [`reader::Reader`] and get data back.
+//!
+//! - [`source`]: the file table and positions (`path:line:column`).
+//! - [`diagnostic`]: errors and warnings as data, drawn as text on request.
+#![forbid(unsafe_code)]
+
+pub mod diagnostic;
+pub mod document;
+pub mod reader;
+pub mod schema;
+pub mod source;
+mod yaml;

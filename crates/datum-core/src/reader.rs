@@ -1,0 +1,346 @@
+//! Where a fleet's bytes come from: a directory, a git revision (in the
+//! `datum-git` crate) or memory (tests).
+//!
+//! A reader lists candidate document files and reads them; it also reads
+//! `source` payloads, refusing any path that leaves the fleet root, through
+//! `..` or through a symbolic link.
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::io::Read as _;
+use std::path::{Path, PathBuf};
+
+/// A problem reading the repository itself (not a problem in a document).
+#[derive(Debug, thiserror::Error, Clone, PartialEq, Eq)]
+pub enum ReadError {
+    #[error("cannot read {path}: {message}")]
+    Io { path: String, message: String },
+    #[error("{path} is {size} bytes, over the limit of {limit} bytes for a document file")]
+    TooLarge { path: String, size: u64, limit: u64 },
+}
+
+/// Why a `source` payload cannot be read.
+#[derive(Debug, thiserror::Error, Clone, PartialEq, Eq)]
+pub enum SourceError {
+    #[error("does not exist")]
+    Missing,
+    #[error("is not a regular file")]
+    NotAFile,
+    #[error("is a symbolic link that leads out of the fleet root (to {target})")]
+    Escapes { target: String },
+    #[error("cannot be read: {0}")]
+    Io(String),
+}
+
+/// The bytes of a fleet repository.
+pub trait Reader: Sync {
+    /// Every candidate document file: regular files named `*.yaml` or
+    /// `*.yml`, skipping hidden names and what `.gitignore` files ignore,
+    /// never following symbolic links. Paths are relative to the fleet root
+    /// and use `/`. The order is not significant.
+    fn discover(&self) -> Result<Vec<String>, ReadError>;
+
+    /// Reads one discovered file, refusing one larger than `limit` bytes.
+    fn read(&self, path: &str, limit: u64) -> Result<Vec<u8>, ReadError>;
+
+    /// Reads a `source` payload named by a normalised relative path. Symbolic
+    /// links are followed only while they stay inside the fleet root.
+    fn read_source(&self, path: &str) -> Result<Vec<u8>, SourceError>;
+}
+
+/// Whether a file name is a YAML file Datum looks at.
+pub fn is_yaml_name(name: &str) -> bool {
+    name.ends_with(".yaml") || name.ends_with(".yml")
+}
+
+/// Whether any component of a relative path is hidden.
+pub fn is_hidden_path(path: &str) -> bool {
+    path.split('/').any(|c| c.starts_with('.'))
+}
+
+/// A fleet in a directory on disk.
+#[derive(Debug, Clone)]
+pub struct DirReader {
+    root: PathBuf,
+}
+
+impl DirReader {
+    /// A reader for the fleet rooted at `root`, which must exist.
+    pub fn new(root: &Path) -> Result<DirReader, ReadError> {
+        let root = fs::canonicalize(root).map_err(|e| ReadError::Io {
+            path: root.display().to_string(),
+            message: e.to_string(),
+        })?;
+        Ok(DirReader { root })
+    }
+
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+}
+
+fn io_error(path: &str, e: impl std::fmt::Display) -> ReadError {
+    ReadError::Io {
+        path: path.to_owned(),
+        message: e.to_string(),
+    }
+}
+
+impl Reader for DirReader {
+    fn discover(&self) -> Result<Vec<String>, ReadError> {
+        let walker = ignore::WalkBuilder::new(&self.root)
+            .hidden(true)
+            .parents(true)
+            .ignore(false)
+            .git_ignore(true)
+            .git_global(false)
+            .git_exclude(false)
+            .require_git(false)
+            .follow_links(false)
+            .build();
+        let mut out = Vec::new();
+        for entry in walker {
+            let entry = entry.map_err(|e| io_error(&self.root.display().to_string(), e))?;
+            let Some(ft) = entry.file_type() else {
+                continue;
+            };
+            if !ft.is_file() || !is_yaml_name(&entry.file_name().to_string_lossy()) {
+                continue;
+            }
+            let rel = entry
+                .path()
+                .strip_prefix(&self.root)
+                .unwrap_or(entry.path());
+            let Some(rel) = rel.to_str() else {
+                return Err(io_error(
+                    &entry.path().display().to_string(),
+                    "the file name is not valid UTF-8",
+                ));
+            };
+            out.push(rel.replace(std::path::MAIN_SEPARATOR, "/"));
+        }
+        Ok(out)
+    }
+
+    fn read(&self, path: &str, limit: u64) -> Result<Vec<u8>, ReadError> {
+        let full = self.root.join(path);
+        let file = fs::File::open(&full).map_err(|e| io_error(path, e))?;
+        let size = file.metadata().map_err(|e| io_error(path, e))?.len();
+        if size > limit {
+            return Err(ReadError::TooLarge {
+                path: path.to_owned(),
+                size,
+                limit,
+            });
+        }
+        let mut bytes = Vec::with_capacity(size as usize);
+        // A file growing while read still stops at the limit.
+        file.take(limit + 1)
+            .read_to_end(&mut bytes)
+            .map_err(|e| io_error(path, e))?;
+        if bytes.len() as u64 > limit {
+            return Err(ReadError::TooLarge {
+                path: path.to_owned(),
+                size: bytes.len() as u64,
+                limit,
+            });
+        }
+        Ok(bytes)
+    }
+
+    fn read_source(&self, path: &str) -> Result<Vec<u8>, SourceError> {
+        let full = self.root.join(path);
+        let real = match fs::canonicalize(&full) {
+            Ok(p) => p,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(SourceError::Missing),
+            Err(e) => return Err(SourceError::Io(e.to_string())),
+        };
+        if !real.starts_with(&self.root) {
+            return Err(SourceError::Escapes {
+                target: real.display().to_string(),
+            });
+        }
+        if !real.is_file() {
+            return Err(SourceError::NotAFile);
+        }
+        fs::read(&real).map_err(|e| SourceError::Io(e.to_string()))
+    }
+}
+
+/// A fleet held in memory, for tests: files, and symbolic links by path.
+/// `discover` lists files in the order they were added, so tests can shuffle it.
+#[derive(Debug, Clone, Default)]
+pub struct MemReader {
+    order: Vec<String>,
+    files: BTreeMap<String, Vec<u8>>,
+    links: BTreeMap<String, String>,
+}
+
+impl MemReader {
+    pub fn new() -> MemReader {
+        MemReader::default()
+    }
+
+    pub fn file(mut self, path: &str, text: impl Into<Vec<u8>>) -> MemReader {
+        self.add(path, text);
+        self
+    }
+
+    pub fn add(&mut self, path: &str, text: impl Into<Vec<u8>>) {
+        if self.files.insert(path.to_owned(), text.into()).is_none() {
+            self.order.push(path.to_owned());
+        }
+    }
+
+    /// A symbolic link at `path` pointing at `target` (relative to the link's directory, or absolute).
+    pub fn link(mut self, path: &str, target: &str) -> MemReader {
+        self.links.insert(path.to_owned(), target.to_owned());
+        self
+    }
+
+    /// The paths in discovery order.
+    pub fn paths(&self) -> &[String] {
+        &self.order
+    }
+
+    /// Sets the discovery order (a permutation of [`MemReader::paths`]).
+    pub fn set_order(&mut self, order: Vec<String>) {
+        self.order = order;
+    }
+}
+
+impl Reader for MemReader {
+    fn discover(&self) -> Result<Vec<String>, ReadError> {
+        Ok(self
+            .order
+            .iter()
+            .filter(|p| !is_hidden_path(p) && is_yaml_name(p))
+            .cloned()
+            .collect())
+    }
+
+    fn read(&self, path: &str, limit: u64) -> Result<Vec<u8>, ReadError> {
+        let bytes = self
+            .files
+            .get(path)
+            .ok_or_else(|| io_error(path, "no such file"))?;
+        if bytes.len() as u64 > limit {
+            return Err(ReadError::TooLarge {
+                path: path.to_owned(),
+                size: bytes.len() as u64,
+                limit,
+            });
+        }
+        Ok(bytes.clone())
+    }
+
+    fn read_source(&self, path: &str) -> Result<Vec<u8>, SourceError> {
+        let mut current = path.to_owned();
+        for _ in 0..40 {
+            if let Some(bytes) = self.files.get(&current) {
+                return Ok(bytes.clone());
+            }
+            let Some(target) = self.links.get(&current) else {
+                let is_dir = self
+                    .files
+                    .keys()
+                    .any(|k| k.starts_with(&format!("{current}/")));
+                return Err(if is_dir {
+                    SourceError::NotAFile
+                } else {
+                    SourceError::Missing
+                });
+            };
+            let joined = if target.starts_with('/') {
+                return Err(SourceError::Escapes {
+                    target: target.clone(),
+                });
+            } else {
+                match current.rsplit_once('/') {
+                    Some((dir, _)) => format!("{dir}/{target}"),
+                    None => target.clone(),
+                }
+            };
+            current = resolve_inside(&joined).ok_or_else(|| SourceError::Escapes {
+                target: joined.clone(),
+            })?;
+        }
+        Err(SourceError::Io("too many levels of symbolic links".into()))
+    }
+}
+
+/// Resolves `.` and `..` in a relative path; `None` when it climbs out.
+pub fn resolve_inside(path: &str) -> Option<String> {
+    let mut parts: Vec<&str> = Vec::new();
+    for part in path.split('/') {
+        match part {
+            "" | "." => {}
+            ".." => {
+                parts.pop()?;
+            }
+            p => parts.push(p),
+        }
+    }
+    Some(parts.join("/"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mem_reader_follows_links_inside_only() {
+        let r = MemReader::new()
+            .file("files/a", "A")
+            .link("files/b", "a")
+            .link("files/c", "../../etc/passwd")
+            .link("files/d", "/etc/passwd");
+        assert_eq!(r.read_source("files/b").unwrap(), b"A");
+        assert!(matches!(
+            r.read_source("files/c"),
+            Err(SourceError::Escapes { .. })
+        ));
+        assert!(matches!(
+            r.read_source("files/d"),
+            Err(SourceError::Escapes { .. })
+        ));
+        assert_eq!(r.read_source("files/x"), Err(SourceError::Missing));
+    }
+
+    #[test]
+    fn dir_reader_discovers_and_guards_sources() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("fleet");
+        fs::create_dir_all(root.join("roles/web")).unwrap();
+        fs::create_dir_all(root.join(".hidden")).unwrap();
+        fs::create_dir_all(root.join("build")).unwrap();
+        fs::write(root.join("datum.yaml"), "datum: v1alpha1\n").unwrap();
+        fs::write(root.join("roles/web/layer.yaml"), "datum: v1alpha1\n").unwrap();
+        fs::write(root.join("roles/web/notes.txt"), "x").unwrap();
+        fs::write(root.join(".hidden/x.yaml"), "datum: v1alpha1\n").unwrap();
+        fs::write(root.join("build/x.yml"), "datum: v1alpha1\n").unwrap();
+        fs::write(root.join(".gitignore"), "build/\n").unwrap();
+        fs::write(dir.path().join("secret"), "s").unwrap();
+        #[cfg(unix)]
+        {
+            std::os::unix::fs::symlink("../secret", root.join("out")).unwrap();
+            std::os::unix::fs::symlink("datum.yaml", root.join("link.yaml")).unwrap();
+        }
+        let r = DirReader::new(&root).unwrap();
+        let mut found = r.discover().unwrap();
+        found.sort();
+        assert_eq!(found, ["datum.yaml", "roles/web/layer.yaml"]);
+        assert_eq!(r.read_source("roles/web/notes.txt").unwrap(), b"x");
+        assert_eq!(r.read_source("nope"), Err(SourceError::Missing));
+        assert_eq!(r.read_source("roles"), Err(SourceError::NotAFile));
+        #[cfg(unix)]
+        assert!(matches!(
+            r.read_source("out"),
+            Err(SourceError::Escapes { .. })
+        ));
+        assert!(matches!(
+            r.read("datum.yaml", 3),
+            Err(ReadError::TooLarge { .. })
+        ));
+    }
+}

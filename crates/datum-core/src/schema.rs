@@ -1,0 +1,563 @@
+//! The resource types, their fields and how each field's value is read.
+//!
+//! The order of [`Kind::fields`] is the schema order: manifests and explain
+//! print fields in it.
+
+use std::fmt;
+
+/// A resource type.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Kind {
+    Directory,
+    File,
+    Group,
+    Package,
+    Service,
+    Symlink,
+    User,
+}
+
+/// A field of a resource.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Field {
+    Path,
+    Target,
+    Name,
+    Ensure,
+    Owner,
+    Group,
+    Mode,
+    Source,
+    Content,
+    Sensitive,
+    Version,
+    Enabled,
+    Uid,
+    Gid,
+    Groups,
+    Home,
+    Shell,
+    System,
+    RestartOn,
+    Requires,
+}
+
+/// How a field's value is written and checked.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Ty {
+    /// Any text; a plain scalar is read as written (`1.10` is `"1.10"`).
+    Text,
+    /// Text that may be empty (`content`).
+    Content,
+    /// An absolute path, normalised (`/etc//x/` is `/etc/x`).
+    AbsPath,
+    /// A path relative to the fleet root that must exist inside it.
+    Source,
+    /// A quoted string of 3 or 4 octal digits, kept as 4.
+    Mode,
+    Bool,
+    /// A user or group id.
+    Id,
+    /// One of a fixed set of words.
+    Word(&'static [&'static str]),
+    /// A list of text values, replaced whole.
+    List,
+    /// A set of resource ids, united across layers.
+    Refs,
+}
+
+impl Kind {
+    pub const ALL: [Kind; 7] = [
+        Kind::Directory,
+        Kind::File,
+        Kind::Group,
+        Kind::Package,
+        Kind::Service,
+        Kind::Symlink,
+        Kind::User,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::Directory => "Directory",
+            Kind::File => "File",
+            Kind::Group => "Group",
+            Kind::Package => "Package",
+            Kind::Service => "Service",
+            Kind::Symlink => "Symlink",
+            Kind::User => "User",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Kind> {
+        Kind::ALL.into_iter().find(|k| k.name() == s)
+    }
+
+    /// The fields this type takes, in schema order.
+    pub fn fields(self) -> &'static [Field] {
+        use Field::*;
+        match self {
+            Kind::File => &[
+                Path, Ensure, Owner, Group, Mode, Source, Content, Sensitive, Requires,
+            ],
+            Kind::Directory => &[Path, Ensure, Owner, Group, Mode, Requires],
+            Kind::Symlink => &[Path, Target, Ensure, Requires],
+            Kind::Package => &[Name, Ensure, Version, Requires],
+            Kind::Service => &[Name, Ensure, Enabled, RestartOn, Requires],
+            Kind::User => &[
+                Name, Ensure, Uid, Group, Groups, Home, Shell, System, Requires,
+            ],
+            Kind::Group => &[Name, Ensure, Gid, System, Requires],
+        }
+    }
+
+    pub fn has(self, field: Field) -> bool {
+        self.fields().contains(&field)
+    }
+
+    /// The field that names what the resource manages: `path` for the
+    /// filesystem types, `name` (defaulting to the title) for the others.
+    pub fn summary_field(self) -> Field {
+        match self {
+            Kind::File | Kind::Directory | Kind::Symlink => Field::Path,
+            _ => Field::Name,
+        }
+    }
+
+    /// Fields a resolved resource must have.
+    pub fn required(self) -> &'static [Field] {
+        match self {
+            Kind::File | Kind::Directory => &[Field::Path],
+            Kind::Symlink => &[Field::Path, Field::Target],
+            _ => &[],
+        }
+    }
+
+    /// Whether this type manages a filesystem path.
+    pub fn is_path(self) -> bool {
+        matches!(self, Kind::File | Kind::Directory | Kind::Symlink)
+    }
+
+    /// The words `ensure` takes for this type.
+    pub fn ensure_words(self) -> &'static [&'static str] {
+        match self {
+            Kind::Package => &["installed", "absent"],
+            Kind::Service => &["running", "stopped"],
+            _ => &["present", "absent"],
+        }
+    }
+
+    /// How a field of this type is written.
+    pub fn ty(self, field: Field) -> Ty {
+        match field {
+            Field::Path => Ty::AbsPath,
+            Field::Home => Ty::AbsPath,
+            Field::Source => Ty::Source,
+            Field::Content => Ty::Content,
+            Field::Mode => Ty::Mode,
+            Field::Sensitive | Field::Enabled | Field::System => Ty::Bool,
+            Field::Uid | Field::Gid => Ty::Id,
+            Field::Ensure => Ty::Word(self.ensure_words()),
+            Field::Groups => Ty::List,
+            Field::Requires | Field::RestartOn => Ty::Refs,
+            Field::Target
+            | Field::Name
+            | Field::Owner
+            | Field::Group
+            | Field::Version
+            | Field::Shell => Ty::Text,
+        }
+    }
+}
+
+impl fmt::Display for Kind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl Field {
+    pub const ALL: [Field; 20] = [
+        Field::Path,
+        Field::Target,
+        Field::Name,
+        Field::Ensure,
+        Field::Owner,
+        Field::Group,
+        Field::Mode,
+        Field::Source,
+        Field::Content,
+        Field::Sensitive,
+        Field::Version,
+        Field::Enabled,
+        Field::Uid,
+        Field::Gid,
+        Field::Groups,
+        Field::Home,
+        Field::Shell,
+        Field::System,
+        Field::RestartOn,
+        Field::Requires,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Field::Path => "path",
+            Field::Target => "target",
+            Field::Name => "name",
+            Field::Ensure => "ensure",
+            Field::Owner => "owner",
+            Field::Group => "group",
+            Field::Mode => "mode",
+            Field::Source => "source",
+            Field::Content => "content",
+            Field::Sensitive => "sensitive",
+            Field::Version => "version",
+            Field::Enabled => "enabled",
+            Field::Uid => "uid",
+            Field::Gid => "gid",
+            Field::Groups => "groups",
+            Field::Home => "home",
+            Field::Shell => "shell",
+            Field::System => "system",
+            Field::RestartOn => "restart_on",
+            Field::Requires => "requires",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Field> {
+        Field::ALL.into_iter().find(|f| f.name() == s)
+    }
+
+    pub fn is_set(self) -> bool {
+        matches!(self, Field::Requires | Field::RestartOn)
+    }
+
+    pub(crate) fn index(self) -> usize {
+        self as usize
+    }
+}
+
+impl fmt::Display for Field {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// A resource id as written: `Type[title]`.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ResourceId {
+    pub kind: Kind,
+    pub title: Box<str>,
+}
+
+impl fmt::Display for ResourceId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}[{}]", self.kind.name(), self.title)
+    }
+}
+
+/// Why a string is not a resource id.
+#[derive(Debug, PartialEq, Eq)]
+pub enum IdError {
+    /// Not of the form `Type[title]`.
+    Shape,
+    /// `Type` is not a resource type; carries the nearest one.
+    UnknownKind(String, Option<&'static str>),
+    /// The title is empty, or holds brackets or control characters.
+    Title,
+}
+
+impl ResourceId {
+    pub fn parse(s: &str) -> Result<ResourceId, IdError> {
+        let Some(open) = s.find('[') else {
+            return Err(IdError::Shape);
+        };
+        if !s.ends_with(']') || open == 0 {
+            return Err(IdError::Shape);
+        }
+        let kind_text = &s[..open];
+        let title = &s[open + 1..s.len() - 1];
+        let Some(kind) = Kind::parse(kind_text) else {
+            if !kind_text.bytes().all(|b| b.is_ascii_alphabetic()) {
+                return Err(IdError::Shape);
+            }
+            let near = suggest(kind_text, Kind::ALL.iter().map(|k| k.name()));
+            return Err(IdError::UnknownKind(kind_text.to_owned(), near));
+        };
+        if title.is_empty()
+            || title.contains(['[', ']'])
+            || title.chars().any(char::is_control)
+            || title.trim() != title
+        {
+            return Err(IdError::Title);
+        }
+        Ok(ResourceId {
+            kind,
+            title: title.into(),
+        })
+    }
+}
+
+impl IdError {
+    /// The message and hint for an id written as `text`.
+    pub fn describe(&self, text: &str) -> (String, String) {
+        match self {
+            IdError::Shape => (
+                format!("`{text}` is not a resource id"),
+                "a resource id is Type[title], such as Package[nginx] or File[motd]".into(),
+            ),
+            IdError::UnknownKind(kind, near) => (
+                format!("unknown resource type `{kind}`"),
+                match near {
+                    Some(n) => format!("did you mean `{n}`? The types are {}", kind_list()),
+                    None => format!("the types are {}", kind_list()),
+                },
+            ),
+            IdError::Title => (
+                format!("`{text}` has an invalid title"),
+                "a title is non-empty text without brackets, control characters or surrounding spaces".into(),
+            ),
+        }
+    }
+}
+
+fn kind_list() -> String {
+    Kind::ALL
+        .iter()
+        .map(|k| k.name())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// A scalar value of a field, after normalisation.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Value {
+    Str(Box<str>),
+    Int(i64),
+    Bool(bool),
+    List(Box<[Box<str>]>),
+}
+
+impl Value {
+    pub fn as_str(&self) -> Option<&str> {
+        match self {
+            Value::Str(s) => Some(s),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for Value {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Value::Str(s) => f.write_str(s),
+            Value::Int(i) => write!(f, "{i}"),
+            Value::Bool(b) => write!(f, "{b}"),
+            Value::List(items) => {
+                f.write_str("[")?;
+                for (i, item) in items.iter().enumerate() {
+                    if i > 0 {
+                        f.write_str(", ")?;
+                    }
+                    f.write_str(item)?;
+                }
+                f.write_str("]")
+            }
+        }
+    }
+}
+
+/// Normalises a mode written as text: 3 or 4 octal digits, kept as 4.
+pub fn normalise_mode(s: &str) -> Option<String> {
+    if !(3..=4).contains(&s.len()) || !s.bytes().all(|b| (b'0'..=b'7').contains(&b)) {
+        return None;
+    }
+    Some(format!("{s:0>4}"))
+}
+
+/// Why a path is refused.
+#[derive(Debug, PartialEq, Eq)]
+pub enum PathError {
+    NotAbsolute,
+    Absolute,
+    ParentDir,
+    Empty,
+    Nul,
+}
+
+/// Normalises an absolute path: repeated and trailing `/` and `.` components go.
+pub fn normalise_abs_path(s: &str) -> Result<String, PathError> {
+    if s.contains('\0') {
+        return Err(PathError::Nul);
+    }
+    if !s.starts_with('/') {
+        return Err(PathError::NotAbsolute);
+    }
+    let mut out = String::with_capacity(s.len());
+    for part in s.split('/') {
+        match part {
+            "" | "." => {}
+            ".." => return Err(PathError::ParentDir),
+            p => {
+                out.push('/');
+                out.push_str(p);
+            }
+        }
+    }
+    if out.is_empty() {
+        out.push('/');
+    }
+    Ok(out)
+}
+
+/// Normalises a path relative to the fleet root: `./files/x` is `files/x`.
+pub fn normalise_rel_path(s: &str) -> Result<String, PathError> {
+    if s.contains('\0') {
+        return Err(PathError::Nul);
+    }
+    if s.starts_with('/') {
+        return Err(PathError::Absolute);
+    }
+    let mut parts = Vec::new();
+    for part in s.split('/') {
+        match part {
+            "" | "." => {}
+            ".." => return Err(PathError::ParentDir),
+            p => parts.push(p),
+        }
+    }
+    if parts.is_empty() {
+        return Err(PathError::Empty);
+    }
+    Ok(parts.join("/"))
+}
+
+/// Edit distance where an adjacent swap counts as one edit (`wbe` is one
+/// edit from `web`).
+pub fn edit_distance(a: &str, b: &str) -> usize {
+    let a: Vec<char> = a.chars().collect();
+    let b: Vec<char> = b.chars().collect();
+    let (n, m) = (a.len(), b.len());
+    // Three rows of the optimal-string-alignment table.
+    let mut prev2 = vec![0usize; m + 1];
+    let mut prev: Vec<usize> = (0..=m).collect();
+    let mut cur = vec![0usize; m + 1];
+    for i in 1..=n {
+        cur[0] = i;
+        for j in 1..=m {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            let mut d = (prev[j] + 1).min(cur[j - 1] + 1).min(prev[j - 1] + cost);
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                d = d.min(prev2[j - 2] + 1);
+            }
+            cur[j] = d;
+        }
+        std::mem::swap(&mut prev2, &mut prev);
+        std::mem::swap(&mut prev, &mut cur);
+    }
+    prev[m]
+}
+
+/// The candidate nearest to `word`, however far; ties go to the smallest
+/// candidate so the answer never depends on the order they came in.
+pub fn nearest<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+    let lower = word.to_lowercase();
+    candidates
+        .into_iter()
+        .filter(|c| *c != word)
+        .map(|c| {
+            // A difference of case alone is the nearest of all.
+            let d = if c.to_lowercase() == lower {
+                0
+            } else {
+                edit_distance(word, c)
+            };
+            (d, c)
+        })
+        .min()
+        .map(|(_, c)| c)
+}
+
+/// The nearest candidate when it is close enough to be a likely typo.
+pub fn suggest<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+    let found = nearest(word, candidates)?;
+    let limit = (word.chars().count().max(found.chars().count()) / 3).max(1);
+    let close = found.to_lowercase() == word.to_lowercase() || edit_distance(word, found) <= limit;
+    close.then_some(found)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids() {
+        let id = ResourceId::parse("File[nginx-config]").unwrap();
+        assert_eq!(id.kind, Kind::File);
+        assert_eq!(id.to_string(), "File[nginx-config]");
+        assert_eq!(ResourceId::parse("nginx"), Err(IdError::Shape));
+        assert_eq!(
+            ResourceId::parse("Fiel[x]"),
+            Err(IdError::UnknownKind("Fiel".into(), Some("File")))
+        );
+        assert_eq!(
+            ResourceId::parse("file[x]"),
+            Err(IdError::UnknownKind("file".into(), Some("File")))
+        );
+        assert_eq!(ResourceId::parse("File[]"), Err(IdError::Title));
+        assert_eq!(ResourceId::parse("File[a]b]"), Err(IdError::Title));
+    }
+
+    #[test]
+    fn modes() {
+        assert_eq!(normalise_mode("640").as_deref(), Some("0640"));
+        assert_eq!(normalise_mode("0640").as_deref(), Some("0640"));
+        assert_eq!(normalise_mode("0999"), None);
+        assert_eq!(normalise_mode("12"), None);
+        assert_eq!(normalise_mode("07777"), None);
+    }
+
+    #[test]
+    fn paths() {
+        assert_eq!(
+            normalise_abs_path("/etc//nginx/./x/").unwrap(),
+            "/etc/nginx/x"
+        );
+        assert_eq!(normalise_abs_path("/").unwrap(), "/");
+        assert_eq!(normalise_abs_path("etc"), Err(PathError::NotAbsolute));
+        assert_eq!(normalise_abs_path("/etc/../x"), Err(PathError::ParentDir));
+        assert_eq!(normalise_rel_path("./files/x").unwrap(), "files/x");
+        assert_eq!(normalise_rel_path("../x"), Err(PathError::ParentDir));
+        assert_eq!(normalise_rel_path("/x"), Err(PathError::Absolute));
+        assert_eq!(normalise_rel_path("."), Err(PathError::Empty));
+    }
+
+    #[test]
+    fn distances_and_suggestions() {
+        assert_eq!(edit_distance("wbe", "web"), 1);
+        assert_eq!(edit_distance("kitten", "sitting"), 3);
+        assert_eq!(nearest("wbe", ["db", "web", "cache"]), Some("web"));
+        assert_eq!(
+            suggest("mdoe", Kind::File.fields().iter().map(|f| f.name())),
+            Some("mode")
+        );
+        assert_eq!(
+            suggest("zzzzzz", Kind::File.fields().iter().map(|f| f.name())),
+            None
+        );
+        // Ties are broken by the candidates themselves, not their order.
+        assert_eq!(nearest("ab", ["ax", "xb"]), nearest("ab", ["xb", "ax"]));
+    }
+
+    #[test]
+    fn every_kind_takes_requires_and_fields_parse_back() {
+        for kind in Kind::ALL {
+            assert_eq!(kind.fields().last(), Some(&Field::Requires));
+            assert_eq!(Kind::parse(kind.name()), Some(kind));
+        }
+        for field in Field::ALL {
+            assert_eq!(Field::parse(field.name()), Some(field));
+        }
+    }
+}

@@ -1,0 +1,1 @@
+//! Reading a fleet at a git revision (to come).
