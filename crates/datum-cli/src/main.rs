@@ -1,1 +1,52 @@
-fn main() {}
+//! The `datum` command: parses arguments, runs one subcommand, maps the
+//! outcome to an exit status. Everything it knows about fleets comes from
+//! `datum-core`; this crate only reads the environment and prints.
+#![forbid(unsafe_code)]
+
+mod commands;
+mod exit;
+mod output;
+mod root;
+
+use std::process::ExitCode;
+
+use clap::Parser;
+
+use crate::commands::Command;
+
+/// Datum resolves what every host of a fleet receives, and why.
+///
+/// A fleet is a directory (a git repository) holding datum.yaml, Host
+/// documents that give hosts their labels, and Layer documents that match
+/// hosts by label and declare resources at a precedence. Datum folds the
+/// matching layers of a host into one manifest, refuses ambiguity, and
+/// keeps the origin of every value.
+#[derive(Debug, Parser)]
+#[command(name = "datum", version, max_term_width = 100)]
+struct Cli {
+    #[command(flatten)]
+    global: GlobalArgs,
+    #[command(subcommand)]
+    command: Command,
+}
+
+/// Options every subcommand takes.
+#[derive(Debug, clap::Args)]
+struct GlobalArgs {
+    /// The fleet root (the directory holding datum.yaml). By default Datum
+    /// looks in the current directory and its parents.
+    #[arg(long, global = true, env = "DATUM_FLEET", value_name = "DIR")]
+    fleet: Option<std::path::PathBuf>,
+    #[command(flatten)]
+    color: colorchoice_clap::Color,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    cli.global.color.write_global();
+    let code = match commands::run(&cli.global, cli.command) {
+        Ok(code) => code,
+        Err(e) => e.report(),
+    };
+    ExitCode::from(code as u8)
+}

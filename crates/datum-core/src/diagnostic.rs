@@ -10,6 +10,7 @@ use std::fmt::Write as _;
 use annotate_snippets::renderer::DecorStyle;
 use annotate_snippets::{AnnotationKind, Group, Level, Renderer, Snippet};
 
+use crate::emit::Tree;
 use crate::source::{Files, Span};
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -114,6 +115,31 @@ impl Diagnostic {
             .as_ref()
             .map(|l| (files.path(l.span.file), l.span.start));
         (place, &self.message, &self.body)
+    }
+
+    /// The diagnostic as data for `--format json`: every place as
+    /// `path:line:column` and as separate parts.
+    pub fn tree<'a>(&'a self, files: &'a Files) -> Tree<'a> {
+        let label = |l: &'a Label| {
+            Tree::map()
+                .with("location", Tree::str(files.location(l.span)))
+                .with("path", Tree::str(files.path(l.span.file)))
+                .with("line", Tree::Int(l.span.start.line.into()))
+                .with("column", Tree::Int(l.span.start.col.into()))
+                .with("label", Tree::str(l.text.as_str()))
+        };
+        let mut t = Tree::map()
+            .with("severity", Tree::str(self.severity.as_str()))
+            .with("code", Tree::str(self.code))
+            .with("message", Tree::str(self.message.as_str()));
+        if !self.body.is_empty() {
+            t.push("body", Tree::strs(self.body.iter().map(String::as_str)));
+        }
+        t.push("primary", self.primary.as_ref().map_or(Tree::Null, label));
+        t.push("secondary", Tree::List(self.secondary.iter().map(label).collect()));
+        t.push("notes", Tree::strs(self.notes.iter().map(String::as_str)));
+        t.push("hint", self.hint.as_deref().map_or(Tree::Null, Tree::str));
+        t
     }
 
     /// Draws the diagnostic as text, ending with a newline.

@@ -8,9 +8,16 @@
 //! - [`diagnostic`]: errors and warnings as data, drawn as text on request.
 #![forbid(unsafe_code)]
 
+pub mod check;
 pub mod diagnostic;
 pub mod document;
+pub mod emit;
+pub mod fleet;
+pub mod intern;
+pub mod manifest;
 pub mod reader;
+pub mod report;
+pub mod resolve;
 pub mod schema;
 pub mod source;
 mod yaml;

@@ -111,6 +111,14 @@ impl Kind {
         }
     }
 
+    /// A field's position in this type's schema order.
+    pub fn rank(self, field: Field) -> usize {
+        self.fields()
+            .iter()
+            .position(|&f| f == field)
+            .unwrap_or(usize::MAX)
+    }
+
     pub fn has(self, field: Field) -> bool {
         self.fields().contains(&field)
     }
@@ -231,10 +239,6 @@ impl Field {
 
     pub fn is_set(self) -> bool {
         matches!(self, Field::Requires | Field::RestartOn)
-    }
-
-    pub(crate) fn index(self) -> usize {
-        self as usize
     }
 }
 

@@ -18,7 +18,7 @@ pub struct Pos {
 }
 
 /// A range of text in one file: `start` inclusive, `end` exclusive.
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Span {
     pub file: FileId,
     pub start: Pos,

@@ -1,0 +1,104 @@
+//! One file per subcommand: its arguments (whose doc comments are the help
+//! text) and a `run` that calls into `datum-core`.
+
+mod check;
+mod render;
+
+use clap::ValueEnum;
+use datum_core::fleet::{Fleet, HostId};
+use datum_core::report::problem_diagnostic;
+use datum_core::resolve::Resolution;
+use datum_core::schema::nearest;
+
+use crate::GlobalArgs;
+use crate::exit::{Error, Result, Status};
+use crate::output;
+
+#[derive(Debug, clap::Subcommand)]
+pub enum Command {
+    Render(render::Args),
+    Check(check::Args),
+}
+
+pub fn run(global: &GlobalArgs, command: Command) -> Result<Status> {
+    match command {
+        Command::Render(args) => render::run(global, args),
+        Command::Check(args) => check::run(global, args),
+    }
+}
+
+/// Output formats for commands that print a document.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
+pub enum DocFormat {
+    Yaml,
+    Json,
+}
+
+/// Output formats for commands that print a report.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ReportFormat {
+    Text,
+    Json,
+}
+
+/// The host named on the command line, or an error saying why there is none.
+pub fn find_host(fleet: &Fleet, name: &str) -> Result<HostId> {
+    if let Some(id) = fleet.host_id(name) {
+        return Ok(id);
+    }
+    if let Some(docs) = fleet.broken_host(name) {
+        output::diagnostics(&fleet.files, &fleet.diagnostics);
+        let places: Vec<String> = docs.iter().map(|d| d.path.clone()).collect();
+        return Err(Error::failed(format!(
+            "host `{name}` did not load: its document in {} has errors",
+            places.join(", ")
+        ))
+        .hint("fix the errors above; `datum check` lists every problem in the fleet"));
+    }
+    let mut err = Error::failed(format!("no host named `{name}` in this fleet"));
+    if let Some(near) = nearest(name, fleet.hosts.iter().map(|h| &*h.name)) {
+        err = err.hint(format!("the nearest host name is `{near}`; `datum hosts` lists them all"));
+    } else {
+        err = err.hint("the fleet has no hosts yet: a Host document declares one");
+    }
+    Err(err)
+}
+
+/// Resolves one host, or prints why it cannot be resolved.
+pub fn resolve_host(fleet: &Fleet, host: HostId) -> Result<Resolution> {
+    let name = &*fleet.host(host).name;
+    let blockers = fleet.blockers(host);
+    if !blockers.is_empty() {
+        output::diagnostics(&fleet.files, &fleet.diagnostics);
+        let docs: Vec<String> = blockers
+            .iter()
+            .map(|b| format!("{} ({})", b.path, b.what))
+            .collect();
+        return Err(Error::failed(format!(
+            "{name} cannot be resolved: documents it depends on failed to load: {}",
+            docs.join(", ")
+        ))
+        .hint("fix the errors above; `datum check` lists every problem in the fleet"));
+    }
+    let resolution = fleet.resolve_host(host);
+    if !resolution.is_ok() {
+        let diags: Vec<_> = resolution
+            .problems
+            .iter()
+            .map(|p| problem_diagnostic(fleet, p, &[name]))
+            .collect();
+        output::diagnostics(&fleet.files, &diags);
+        return Err(Error::failed(format!(
+            "{name} does not resolve: {}",
+            datum_core::check::count(diags.len(), "error")
+        )));
+    }
+    let elsewhere = fleet.diagnostics.iter().filter(|d| d.is_error()).count();
+    if elsewhere > 0 {
+        output::warning_line(&format!(
+            "{} elsewhere in the fleet (they do not touch {name}); run `datum check` to see them",
+            datum_core::check::count(elsewhere, "error")
+        ));
+    }
+    Ok(resolution)
+}

@@ -1,0 +1,387 @@
+//! A small ordered tree and its YAML and JSON writers: every structured
+//! output of Datum (manifests, `--format json` reports) goes through here,
+//! so both formats always agree and keys keep the order they were given.
+
+use std::borrow::Cow;
+use std::io::{self, Write};
+
+use crate::yaml::{Plain, classify_plain};
+
+/// A value to write.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Tree<'a> {
+    Null,
+    Str(Cow<'a, str>),
+    Int(i64),
+    Bool(bool),
+    List(Vec<Tree<'a>>),
+    Map(Vec<(Cow<'a, str>, Tree<'a>)>),
+}
+
+impl<'a> Tree<'a> {
+    pub fn str(s: impl Into<Cow<'a, str>>) -> Tree<'a> {
+        Tree::Str(s.into())
+    }
+
+    pub fn map() -> Tree<'a> {
+        Tree::Map(Vec::new())
+    }
+
+    /// Adds a key to a map (keys keep the order they are added in).
+    pub fn with(mut self, key: impl Into<Cow<'a, str>>, value: Tree<'a>) -> Tree<'a> {
+        self.push(key, value);
+        self
+    }
+
+    pub fn push(&mut self, key: impl Into<Cow<'a, str>>, value: Tree<'a>) {
+        if let Tree::Map(entries) = self {
+            entries.push((key.into(), value));
+        }
+    }
+
+    pub fn strs<I, S>(items: I) -> Tree<'a>
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<Cow<'a, str>>,
+    {
+        Tree::List(items.into_iter().map(|s| Tree::Str(s.into())).collect())
+    }
+}
+
+/// Writes a tree as a YAML document (no `---`), ending with a newline.
+pub fn write_yaml(w: &mut dyn Write, tree: &Tree<'_>) -> io::Result<()> {
+    let mut out = String::new();
+    match tree {
+        Tree::Map(entries) if !entries.is_empty() => yaml_map(&mut out, entries, 0),
+        Tree::List(items) if !items.is_empty() => yaml_list(&mut out, items, 0),
+        other => {
+            yaml_inline(&mut out, other, 0);
+            out.push('\n');
+        }
+    }
+    w.write_all(out.as_bytes())
+}
+
+/// Writes a tree as pretty JSON (two-space indent), ending with a newline.
+pub fn write_json(w: &mut dyn Write, tree: &Tree<'_>) -> io::Result<()> {
+    let mut out = String::new();
+    json(&mut out, tree, 0);
+    out.push('\n');
+    w.write_all(out.as_bytes())
+}
+
+/// Writes a tree as JSON on one line, for line-oriented streams.
+pub fn write_json_line(w: &mut dyn Write, tree: &Tree<'_>) -> io::Result<()> {
+    let mut out = String::new();
+    json_compact(&mut out, tree);
+    out.push('\n');
+    w.write_all(out.as_bytes())
+}
+
+fn indent(out: &mut String, n: usize) {
+    out.extend(std::iter::repeat_n(' ', n));
+}
+
+fn is_block(tree: &Tree<'_>) -> bool {
+    match tree {
+        Tree::Map(e) => !e.is_empty(),
+        Tree::List(i) => !i.is_empty(),
+        _ => false,
+    }
+}
+
+fn yaml_map(out: &mut String, entries: &[(Cow<'_, str>, Tree<'_>)], level: usize) {
+    for (key, value) in entries {
+        indent(out, level);
+        yaml_entry(out, key, value, level);
+    }
+}
+
+/// `key: value` at the current position, then the value's lines.
+fn yaml_entry(out: &mut String, key: &str, value: &Tree<'_>, level: usize) {
+    yaml_scalar(out, key, level);
+    out.push(':');
+    match value {
+        Tree::Map(e) if !e.is_empty() => {
+            out.push('\n');
+            yaml_map(out, e, level + 2);
+        }
+        Tree::List(items) if !items.is_empty() => {
+            out.push('\n');
+            yaml_list(out, items, level + 2);
+        }
+        other => {
+            out.push(' ');
+            yaml_inline(out, other, level + 2);
+            out.push('\n');
+        }
+    }
+}
+
+fn yaml_list(out: &mut String, items: &[Tree<'_>], level: usize) {
+    for item in items {
+        indent(out, level);
+        out.push_str("- ");
+        match item {
+            Tree::Map(e) if !e.is_empty() => {
+                // The first key sits after the dash; the rest line up with it.
+                yaml_entry(out, &e[0].0, &e[0].1, level + 2);
+                yaml_map(out, &e[1..], level + 2);
+            }
+            Tree::List(inner) if !inner.is_empty() => {
+                out.push('\n');
+                yaml_list(out, inner, level + 2);
+            }
+            other => {
+                yaml_inline(out, other, level + 2);
+                out.push('\n');
+            }
+        }
+    }
+}
+
+fn yaml_inline(out: &mut String, tree: &Tree<'_>, level: usize) {
+    debug_assert!(!is_block(tree));
+    match tree {
+        Tree::Null => out.push_str("null"),
+        Tree::Str(s) => yaml_scalar(out, s, level),
+        Tree::Int(i) => out.push_str(&i.to_string()),
+        Tree::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+        Tree::List(_) => out.push_str("[]"),
+        Tree::Map(_) => out.push_str("{}"),
+    }
+}
+
+/// A string as a YAML scalar: plain when that reads back as the same text
+/// (under YAML 1.2 and 1.1 alike), a literal block for multi-line text, and
+/// double-quoted otherwise.
+fn yaml_scalar(out: &mut String, s: &str, level: usize) {
+    if plain_ok(s) {
+        out.push_str(s);
+    } else if literal_ok(s) {
+        let body = s.trim_end_matches('\n');
+        let trailing = s.len() - body.len();
+        out.push('|');
+        match trailing {
+            0 => out.push('-'),
+            1 => {}
+            _ => out.push('+'),
+        }
+        for line in body.split('\n') {
+            out.push('\n');
+            if !line.is_empty() {
+                indent(out, level);
+                out.push_str(line);
+            }
+        }
+        // Lines after the body: its own line end, then the kept empty lines.
+        for _ in 1..trailing {
+            out.push('\n');
+        }
+    } else {
+        json_string(out, s);
+    }
+}
+
+fn plain_ok(s: &str) -> bool {
+    let Some(first) = s.chars().next() else {
+        return false;
+    };
+    if !(first.is_alphanumeric() || matches!(first, '/' | '_' | '.')) {
+        return false;
+    }
+    if s.ends_with(' ')
+        || s.contains(": ")
+        || s.contains(" #")
+        || s.contains(':')
+        || s.contains("  ")
+    {
+        return false;
+    }
+    let allowed = |c: char| {
+        c.is_alphanumeric() || matches!(c, '/' | '_' | '.' | '-' | '[' | ']' | '@' | '+' | '=' | '~' | ' ' | ',' | '(' | ')')
+    };
+    if !s.chars().all(allowed) {
+        return false;
+    }
+    if classify_plain(s) != Plain::Str {
+        return false;
+    }
+    // Words and numbers other YAML readers (YAML 1.1) take for booleans or numbers.
+    let lower = s.to_ascii_lowercase();
+    if matches!(lower.as_str(), "y" | "n" | "yes" | "no" | "on" | "off") {
+        return false;
+    }
+    let numberish = s
+        .chars()
+        .all(|c| c.is_ascii_digit() || matches!(c, '_' | '.' | ':' | '+' | '-' | 'e' | 'E'));
+    !numberish
+}
+
+fn literal_ok(s: &str) -> bool {
+    s.contains('\n')
+        && !s.starts_with([' ', '\t', '\n'])
+        && !s.chars().any(|c| {
+            (c.is_control() && c != '\n' && c != '\t') || matches!(c, '\u{2028}' | '\u{2029}' | '\u{feff}')
+        })
+        // A line of only spaces would change the block's indentation.
+        && !s.split('\n').any(|l| !l.is_empty() && l.trim_start_matches(' ').is_empty())
+        && !s.split('\n').any(|l| l.starts_with('\t') && l.trim().is_empty())
+}
+
+fn json_string(out: &mut String, s: &str) {
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if c.is_control() || matches!(c, '\u{2028}' | '\u{2029}' | '\u{feff}') => {
+                let mut buf = [0u16; 2];
+                for unit in c.encode_utf16(&mut buf) {
+                    out.push_str(&format!("\\u{unit:04x}"));
+                }
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+}
+
+fn json(out: &mut String, tree: &Tree<'_>, level: usize) {
+    match tree {
+        Tree::Map(entries) if !entries.is_empty() => {
+            out.push_str("{\n");
+            for (i, (k, v)) in entries.iter().enumerate() {
+                indent(out, level + 2);
+                json_string(out, k);
+                out.push_str(": ");
+                json(out, v, level + 2);
+                if i + 1 < entries.len() {
+                    out.push(',');
+                }
+                out.push('\n');
+            }
+            indent(out, level);
+            out.push('}');
+        }
+        Tree::List(items) if !items.is_empty() => {
+            out.push_str("[\n");
+            for (i, v) in items.iter().enumerate() {
+                indent(out, level + 2);
+                json(out, v, level + 2);
+                if i + 1 < items.len() {
+                    out.push(',');
+                }
+                out.push('\n');
+            }
+            indent(out, level);
+            out.push(']');
+        }
+        other => json_compact(out, other),
+    }
+}
+
+fn json_compact(out: &mut String, tree: &Tree<'_>) {
+    match tree {
+        Tree::Null => out.push_str("null"),
+        Tree::Str(s) => json_string(out, s),
+        Tree::Int(i) => out.push_str(&i.to_string()),
+        Tree::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+        Tree::List(items) => {
+            out.push('[');
+            for (i, v) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                json_compact(out, v);
+            }
+            out.push(']');
+        }
+        Tree::Map(entries) => {
+            out.push('{');
+            for (i, (k, v)) in entries.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                json_string(out, k);
+                out.push(':');
+                json_compact(out, v);
+            }
+            out.push('}');
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::source::FileId;
+    use crate::yaml::{self, Kind};
+    use proptest::prelude::*;
+
+    fn yaml_text(tree: &Tree<'_>) -> String {
+        let mut buf = Vec::new();
+        write_yaml(&mut buf, tree).unwrap();
+        String::from_utf8(buf).unwrap()
+    }
+
+    #[test]
+    fn writes_nested_yaml() {
+        let t = Tree::map()
+            .with("host", Tree::str("web-001"))
+            .with("mode", Tree::str("0640"))
+            .with("list", Tree::strs(["Package[nginx]"]))
+            .with("empty", Tree::map())
+            .with("count", Tree::Int(3))
+            .with("items", Tree::List(vec![Tree::map().with("a", Tree::str("x")).with("b", Tree::Bool(true))]))
+            .with("text", Tree::str("line one\nline two\n"));
+        assert_eq!(
+            yaml_text(&t),
+            "host: web-001\nmode: \"0640\"\nlist:\n  - Package[nginx]\nempty: {}\ncount: 3\nitems:\n  - a: x\n    b: true\ntext: |\n  line one\n  line two\n"
+        );
+    }
+
+    #[test]
+    fn writes_json() {
+        let t = Tree::map().with("a", Tree::strs(["x", "y\"z"])).with("b", Tree::map());
+        let mut buf = Vec::new();
+        write_json(&mut buf, &t).unwrap();
+        assert_eq!(String::from_utf8(buf).unwrap(), "{\n  \"a\": [\n    \"x\",\n    \"y\\\"z\"\n  ],\n  \"b\": {}\n}\n");
+    }
+
+    fn reads_back(s: &str) -> Option<String> {
+        let t = Tree::map().with("k", Tree::str(s)).with("z", Tree::str("end"));
+        let text = yaml_text(&t);
+        let mut diags = Vec::new();
+        let docs = yaml::parse(FileId(0), &text, &mut diags);
+        assert!(diags.is_empty(), "{text:?}: {diags:?}");
+        let doc = &docs[0];
+        let (_, v) = doc.entries(0).next()?;
+        match &doc.node(v).kind {
+            Kind::Scalar(t, style) => {
+                if *style == yaml::Style::Plain {
+                    assert_eq!(classify_plain(t), Plain::Str, "{text:?}");
+                }
+                Some(t.to_string())
+            }
+            _ => None,
+        }
+    }
+
+    #[test]
+    fn tricky_strings_read_back() {
+        for s in ["", "0640", "yes", "true", "null", "~", "1.10", "a: b", "#x", "- x", " lead", "trail ", "x\n", "x", "\n", "a\n\n", "a\nb", "  a\nb", "tab\there", "ünï", "1_000", "12:30", "[x]", "{x}", "x #y", "@at", "`tick", "%p", "!bang", "&amp", "*star", "|pipe", ">gt", "'q'", "\"q\"", "a\r\nb", "\u{2028}", "a\n  \nb", "-", "?"] {
+            assert_eq!(reads_back(s).as_deref(), Some(s), "{s:?}");
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn any_string_reads_back(s in "\\PC*|[ -~\\n\\t]{0,40}") {
+            prop_assert_eq!(reads_back(&s), Some(s.clone()));
+        }
+    }
+}

@@ -1,0 +1,223 @@
+//! Resolution problems as diagnostics, naming the hosts they hit.
+//!
+//! A conflict keeps the exact shape of the specification (the sides as an
+//! aligned table, then the hosts line); the places it involves follow as
+//! `-->` lines, and a hint says how to settle it.
+
+use crate::diagnostic::Diagnostic;
+use crate::fleet::{Fleet, Setting};
+use crate::resolve::{Contrib, Problem};
+use crate::schema::Value;
+
+/// How many host names a report lists before `and N more`.
+pub const HOSTS_SHOWN: usize = 5;
+
+/// `web-001`, or `web-001, web-002 and 3 more`.
+pub fn host_list(hosts: &[&str]) -> String {
+    let shown = &hosts[..hosts.len().min(HOSTS_SHOWN)];
+    let mut s = shown.join(", ");
+    if hosts.len() > shown.len() {
+        s.push_str(&format!(" and {} more", hosts.len() - shown.len()));
+    }
+    s
+}
+
+fn hosts_phrase(hosts: &[&str]) -> String {
+    if hosts.len() == 1 {
+        format!("host {}", hosts[0])
+    } else {
+        format!("hosts {}", host_list(hosts))
+    }
+}
+
+/// A value on one line: text as written when it is plain, quoted otherwise,
+/// long text cut short.
+pub fn display_value(value: &Value) -> String {
+    match value {
+        Value::Str(s) => display_text(s),
+        other => other.to_string(),
+    }
+}
+
+pub fn display_text(s: &str) -> String {
+    const MAX: usize = 48;
+    let plain = !s.is_empty()
+        && s.trim() == s
+        && !s.chars().any(char::is_control)
+        && s.chars().count() <= MAX;
+    if plain {
+        return s.to_owned();
+    }
+    let mut out = String::from("\"");
+    for (i, c) in s.chars().enumerate() {
+        if i == MAX {
+            out.push_str("…\"");
+            return format!("{out} ({} bytes)", s.len());
+        }
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\t' => out.push_str("\\t"),
+            c if c.is_control() => out.push_str(&format!("\\u{{{:x}}}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// A contribution's value on one line (`null` for an unset).
+pub fn display_setting(fleet: &Fleet, c: Contrib) -> String {
+    match &fleet.setting(c).setting {
+        Setting::Value(v) => display_value(v),
+        Setting::Unset => "null".to_owned(),
+        Setting::Refs(refs) => {
+            let ids: Vec<&str> = refs.iter().map(|(id, _)| fleet.resources.text(*id)).collect();
+            format!("[{}]", ids.join(", "))
+        }
+    }
+}
+
+/// Rows padded so each column lines up; the last column is not padded.
+pub fn align(rows: &[Vec<String>]) -> Vec<String> {
+    let cols = rows.iter().map(Vec::len).max().unwrap_or(0);
+    let mut width = vec![0; cols];
+    for row in rows {
+        for (i, cell) in row.iter().enumerate() {
+            width[i] = width[i].max(cell.chars().count());
+        }
+    }
+    rows.iter()
+        .map(|row| {
+            let mut line = String::new();
+            for (i, cell) in row.iter().enumerate() {
+                if i + 1 == row.len() {
+                    line.push_str(cell);
+                } else {
+                    line.push_str(cell);
+                    let pad = width[i] - cell.chars().count() + 2;
+                    line.extend(std::iter::repeat_n(' ', pad));
+                }
+            }
+            line.trim_end().to_owned()
+        })
+        .collect()
+}
+
+/// The diagnostic for a problem found on `hosts` (sorted, at least one).
+pub fn problem_diagnostic(fleet: &Fleet, problem: &Problem, hosts: &[&str]) -> Diagnostic {
+    let on_hosts = format!("on {}", hosts_phrase(hosts));
+    match problem {
+        Problem::Conflict {
+            resource,
+            field,
+            sides,
+        } => {
+            let rows: Vec<Vec<String>> = sides
+                .iter()
+                .map(|&c| {
+                    let layer = fleet.layer(c.layer);
+                    vec![
+                        display_setting(fleet, c),
+                        layer.display.clone(),
+                        format!("precedence {}", layer.precedence),
+                    ]
+                })
+                .collect();
+            let mut body = align(&rows);
+            let who = if sides.len() == 2 {
+                "both layers".to_owned()
+            } else {
+                format!("all {} layers", sides.len())
+            };
+            body.push(format!("{who} match {} at equal precedence", hosts_phrase(hosts)));
+            let mut d = Diagnostic::error(
+                "conflict",
+                format!("conflicting values for {}.{}", fleet.resources.text(*resource), field),
+            )
+            .with_body(body)
+            .hint("give the layer that should win a higher precedence, or narrow a matcher so the layers no longer overlap");
+            for (i, &c) in sides.iter().enumerate() {
+                let span = fleet.setting(c).span;
+                d = if i == 0 { d.at(span, "") } else { d.also(span, "") };
+            }
+            d
+        }
+        Problem::Missing {
+            resource,
+            field,
+            declared,
+        } => {
+            let r = fleet.resources.text(*resource);
+            let mut d = Diagnostic::error("missing-field", format!("{r} has no `{field}`"))
+                .note(on_hosts)
+                .hint(format!("set `{field}` in one of the layers that declare {r}"));
+            for (i, &span) in declared.iter().enumerate() {
+                d = if i == 0 { d.at(span, "declared here") } else { d.also(span, "declared here") };
+            }
+            d
+        }
+        Problem::Exclusive {
+            resource,
+            source,
+            content,
+        } => {
+            let r = fleet.resources.text(*resource);
+            let (sl, cl) = (&fleet.layer(source.layer).display, &fleet.layer(content.layer).display);
+            Diagnostic::error("source-and-content", format!("{r} has both `source` (from {sl}) and `content` (from {cl})"))
+                .at(fleet.setting(*content).span, "content")
+                .also(fleet.setting(*source).span, "source")
+                .note(on_hosts)
+                .hint("a File takes one of them: in the layer that should win, set the other to null (`source: null`)")
+        }
+        Problem::Dangling {
+            resource,
+            field,
+            target,
+            by,
+        } => {
+            let (r, t) = (fleet.resources.text(*resource), fleet.resources.text(*target));
+            let lacks = if hosts.len() == 1 { "which that host does not have" } else { "which those hosts do not have" };
+            Diagnostic::error("unknown-reference", format!("{r} `{field}` names {t}, {lacks}"))
+                .at(fleet.setting(*by).span, format!("listed by {}", fleet.layer(by.layer).display))
+                .note(on_hosts)
+                .hint(format!("declare {t} in a layer these hosts match, or remove the entry"))
+        }
+        Problem::Cycle { steps } => {
+            let mut names: Vec<&str> = steps.iter().map(|(id, _)| fleet.resources.text(*id)).collect();
+            names.push(names[0]);
+            let mut d = Diagnostic::error("cycle", format!("dependency cycle: {}", names.join(" -> ")))
+                .note(on_hosts)
+                .hint("remove one of these `requires` or `restart_on` entries to break the cycle");
+            for (i, (id, via)) in steps.iter().enumerate() {
+                let next = names[i + 1];
+                let label = format!("{} needs {next}", fleet.resources.text(*id));
+                let span = fleet.setting(*via).span;
+                d = if i == 0 { d.at(span, label) } else { d.also(span, label) };
+            }
+            d
+        }
+        Problem::Duplicate {
+            field,
+            value,
+            resources,
+        } => {
+            let names: Vec<&str> = resources.iter().map(|(id, _)| fleet.resources.text(*id)).collect();
+            let mut d = Diagnostic::error(
+                "duplicate-target",
+                format!("{} all manage {field} {}", names.join(", "), display_text(value)),
+            )
+            .note(on_hosts)
+            .hint(format!("one resource manages each {field}: remove one, or change its {field}"));
+            if names.len() == 2 {
+                d.message = format!("{} and {} both manage {field} {}", names[0], names[1], display_text(value));
+            }
+            for (i, &(id, span)) in resources.iter().enumerate() {
+                let label = fleet.resources.text(id).to_owned();
+                d = if i == 0 { d.at(span, label) } else { d.also(span, label) };
+            }
+            d
+        }
+    }
+}

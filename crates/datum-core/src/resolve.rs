@@ -1,0 +1,580 @@
+//! The fold: for one set of matching layers, every field's winner, what it
+//! displaced, who agreed, and every problem that keeps the result from being
+//! a manifest.
+//!
+//! A resolution depends only on the layers that matched, so hosts matching
+//! the same layers share one. Nothing is thrown away: the contributions of
+//! every layer stay attached to each field, which is what explain, query and
+//! diff read.
+
+use rayon::prelude::*;
+use rustc_hash::FxHashMap;
+
+use crate::fleet::{Fleet, HostId, LayerField, LayerId, ResId, Setting};
+use crate::schema::{Field, Kind, Value};
+use crate::source::Span;
+
+/// One field as one layer sets it: indices into the fleet's layers.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Contrib {
+    pub layer: LayerId,
+    /// Index of the resource in the layer.
+    pub resource: u32,
+    /// Index of the field in that resource.
+    pub field: u32,
+}
+
+/// An entry of `requires` or `restart_on` that survived the fold.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SetEntry {
+    pub id: ResId,
+    /// The layers that listed it, in fold order.
+    pub by: Box<[Contrib]>,
+}
+
+/// One field of one resource after the fold.
+#[derive(Clone, Debug)]
+pub struct ResolvedField {
+    pub field: Field,
+    /// Every layer that set the field, in fold order.
+    pub contribs: Box<[Contrib]>,
+    /// Where the winning precedence group starts in `contribs`.
+    pub top: u32,
+    /// Whether layers of equal precedence disagree on this field.
+    pub conflict: bool,
+    /// For `requires` and `restart_on`: the entries kept, sorted by id.
+    pub entries: Box<[SetEntry]>,
+}
+
+impl ResolvedField {
+    /// The layer whose value stands: the last of the winning group.
+    pub fn winner(&self) -> Contrib {
+        self.contribs[self.contribs.len() - 1]
+    }
+
+    /// Layers at the winning precedence that set the same value earlier in fold order.
+    pub fn agreeing(&self) -> &[Contrib] {
+        &self.contribs[self.top as usize..self.contribs.len() - 1]
+    }
+
+    /// Contributions of lower precedence, highest first.
+    pub fn displaced(&self) -> impl Iterator<Item = Contrib> + '_ {
+        self.contribs[..self.top as usize].iter().rev().copied()
+    }
+
+    /// The final value of a scalar field; `None` when unset (or a set).
+    pub fn value<'f>(&self, fleet: &'f Fleet) -> Option<&'f Value> {
+        match &fleet.setting(self.winner()).setting {
+            Setting::Value(v) => Some(v),
+            _ => None,
+        }
+    }
+
+    /// Whether the field appears in the manifest.
+    pub fn is_present(&self, fleet: &Fleet) -> bool {
+        if self.field.is_set() {
+            !self.entries.is_empty()
+        } else {
+            self.value(fleet).is_some()
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct ResolvedResource {
+    pub id: ResId,
+    /// The layers declaring it, in fold order, with the resource's index in each.
+    pub declared_by: Box<[(LayerId, u32)]>,
+    /// Fields some layer mentions, in schema order.
+    pub fields: Box<[ResolvedField]>,
+}
+
+impl ResolvedResource {
+    pub fn field(&self, field: Field) -> Option<&ResolvedField> {
+        self.fields.iter().find(|f| f.field == field)
+    }
+
+    /// The final value of a scalar field.
+    pub fn value<'f>(&self, fleet: &'f Fleet, field: Field) -> Option<&'f Value> {
+        self.field(field)?.value(fleet)
+    }
+
+    /// The entries of `requires` or `restart_on`.
+    pub fn entries(&self, field: Field) -> &[SetEntry] {
+        self.field(field).map_or(&[], |f| &f.entries)
+    }
+
+    /// What the resource manages: its `path`, or its `name` (the title by default).
+    pub fn summary<'f>(&self, fleet: &'f Fleet) -> Option<&'f str> {
+        let kind = fleet.resources.get(self.id).kind;
+        match self.value(fleet, kind.summary_field()) {
+            Some(Value::Str(s)) => Some(s),
+            _ if kind.is_path() => None,
+            _ => Some(&fleet.resources.get(self.id).title),
+        }
+    }
+}
+
+/// Why a set of layers gives no manifest.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Problem {
+    /// Layers of equal precedence set different values.
+    Conflict {
+        resource: ResId,
+        field: Field,
+        /// Every contribution of the disagreeing precedence, in fold order.
+        sides: Box<[Contrib]>,
+    },
+    /// A required field has no value; with where the matching layers declare the resource.
+    Missing {
+        resource: ResId,
+        field: Field,
+        declared: Box<[Span]>,
+    },
+    /// A File has both `source` and `content`.
+    Exclusive {
+        resource: ResId,
+        source: Contrib,
+        content: Contrib,
+    },
+    /// An entry of `requires` or `restart_on` names a resource the host lacks.
+    Dangling {
+        resource: ResId,
+        field: Field,
+        target: ResId,
+        by: Contrib,
+    },
+    /// Resources that require each other in a circle: each with the entry
+    /// leading to the next; the last leads back to the first.
+    Cycle { steps: Box<[(ResId, Contrib)]> },
+    /// Two resources manage the same thing: each with where its value (or,
+    /// for a name defaulting to the title, the resource) is written.
+    Duplicate {
+        field: Field,
+        value: String,
+        resources: Box<[(ResId, Span)]>,
+    },
+}
+
+/// The result of folding one set of layers.
+#[derive(Clone, Debug)]
+pub struct Resolution {
+    /// The matching layers, in fold order.
+    pub layers: Box<[LayerId]>,
+    /// Sorted by id.
+    pub resources: Box<[ResolvedResource]>,
+    /// Empty when the resolution is a manifest.
+    pub problems: Box<[Problem]>,
+}
+
+impl Resolution {
+    pub fn is_ok(&self) -> bool {
+        self.problems.is_empty()
+    }
+
+    pub fn resource(&self, fleet: &Fleet, id: ResId) -> Option<&ResolvedResource> {
+        let rank = fleet.resources.rank(id);
+        self.resources
+            .binary_search_by_key(&rank, |r| fleet.resources.rank(r.id))
+            .ok()
+            .map(|i| &self.resources[i])
+    }
+}
+
+impl Fleet {
+    /// The field a contribution points at.
+    pub fn setting(&self, c: Contrib) -> &LayerField {
+        &self.layer(c.layer).resources[c.resource as usize].fields[c.field as usize]
+    }
+
+    /// The precedence of a contribution's layer.
+    pub fn precedence(&self, c: Contrib) -> i32 {
+        self.layer(c.layer).precedence
+    }
+
+    /// Resolves one host.
+    pub fn resolve_host(&self, host: HostId) -> Resolution {
+        resolve(self, &self.matching(host))
+    }
+}
+
+/// Folds a set of layers, given in fold order.
+pub fn resolve(fleet: &Fleet, layers: &[LayerId]) -> Resolution {
+    struct Acc {
+        id: ResId,
+        declared_by: Vec<(LayerId, u32)>,
+        contribs: Vec<(Field, Contrib)>,
+    }
+    let mut slots: FxHashMap<ResId, usize> = FxHashMap::default();
+    let mut accs: Vec<Acc> = Vec::new();
+    for &l in layers {
+        for (ri, r) in fleet.layer(l).resources.iter().enumerate() {
+            let slot = *slots.entry(r.id).or_insert_with(|| {
+                accs.push(Acc {
+                    id: r.id,
+                    declared_by: Vec::new(),
+                    contribs: Vec::new(),
+                });
+                accs.len() - 1
+            });
+            let acc = &mut accs[slot];
+            acc.declared_by.push((l, ri as u32));
+            for (fi, f) in r.fields.iter().enumerate() {
+                acc.contribs.push((
+                    f.field,
+                    Contrib {
+                        layer: l,
+                        resource: ri as u32,
+                        field: fi as u32,
+                    },
+                ));
+            }
+        }
+    }
+    accs.sort_by_key(|a| fleet.resources.rank(a.id));
+
+    let mut problems = Vec::new();
+    let mut resources = Vec::with_capacity(accs.len());
+    for mut acc in accs {
+        let kind = fleet.resources.get(acc.id).kind;
+        // Schema order; stable, so within a field contributions stay in fold order.
+        acc.contribs.sort_by_key(|(f, _)| kind.rank(*f));
+        let mut fields = Vec::new();
+        let mut rest = &acc.contribs[..];
+        while let Some(&(field, _)) = rest.first() {
+            let n = rest.iter().take_while(|(f, _)| *f == field).count();
+            let contribs: Box<[Contrib]> = rest[..n].iter().map(|&(_, c)| c).collect();
+            rest = &rest[n..];
+            fields.push(fold_field(fleet, acc.id, kind, field, contribs, &mut problems));
+        }
+        resources.push(ResolvedResource {
+            id: acc.id,
+            declared_by: acc.declared_by.into_boxed_slice(),
+            fields: fields.into_boxed_slice(),
+        });
+    }
+    let mut resolution = Resolution {
+        layers: layers.into(),
+        resources: resources.into_boxed_slice(),
+        problems: Box::new([]),
+    };
+    validate(fleet, &resolution, &mut problems);
+    problems.sort();
+    problems.dedup();
+    resolution.problems = problems.into_boxed_slice();
+    resolution
+}
+
+fn fold_field(
+    fleet: &Fleet,
+    resource: ResId,
+    kind: Kind,
+    field: Field,
+    contribs: Box<[Contrib]>,
+    problems: &mut Vec<Problem>,
+) -> ResolvedField {
+    let _ = kind;
+    let mut top = 0;
+    let mut conflict = false;
+    let mut start = 0;
+    while start < contribs.len() {
+        let prec = fleet.precedence(contribs[start]);
+        let end = start
+            + contribs[start..]
+                .iter()
+                .take_while(|&&c| fleet.precedence(c) == prec)
+                .count();
+        let group = &contribs[start..end];
+        if !field.is_set() {
+            let first = &fleet.setting(group[0]).setting;
+            if group[1..].iter().any(|&c| fleet.setting(c).setting != *first) {
+                conflict = true;
+                problems.push(Problem::Conflict {
+                    resource,
+                    field,
+                    sides: group.into(),
+                });
+            }
+        }
+        top = start;
+        start = end;
+    }
+    let entries = if field.is_set() {
+        set_entries(fleet, &contribs)
+    } else {
+        Box::new([])
+    };
+    ResolvedField {
+        field,
+        top: top as u32,
+        conflict,
+        contribs,
+        entries,
+    }
+}
+
+/// Unites the entries of a set; `null` drops those of strictly lower precedence.
+fn set_entries(fleet: &Fleet, contribs: &[Contrib]) -> Box<[SetEntry]> {
+    let floor = contribs
+        .iter()
+        .filter(|&&c| fleet.setting(c).setting == Setting::Unset)
+        .map(|&c| fleet.precedence(c))
+        .max();
+    let mut entries: Vec<(ResId, Contrib)> = Vec::new();
+    for &c in contribs {
+        if floor.is_some_and(|f| fleet.precedence(c) < f) {
+            continue;
+        }
+        if let Setting::Refs(refs) = &fleet.setting(c).setting {
+            entries.extend(refs.iter().map(|&(id, _)| (id, c)));
+        }
+    }
+    entries.sort_by_key(|&(id, c)| (fleet.resources.rank(id), c.layer));
+    let mut out: Vec<SetEntry> = Vec::new();
+    for (id, c) in entries {
+        match out.last_mut() {
+            Some(e) if e.id == id => {
+                let mut by = std::mem::take(&mut e.by).into_vec();
+                by.push(c);
+                e.by = by.into_boxed_slice();
+            }
+            _ => out.push(SetEntry {
+                id,
+                by: Box::new([c]),
+            }),
+        }
+    }
+    out.into_boxed_slice()
+}
+
+/// Checks a folded set of layers as a whole manifest.
+fn validate(fleet: &Fleet, res: &Resolution, problems: &mut Vec<Problem>) {
+    let has = |id: ResId| res.resource(fleet, id).is_some();
+    let mut edges: Vec<Vec<(usize, Contrib)>> = vec![Vec::new(); res.resources.len()];
+    let index_of = |id: ResId| {
+        let rank = fleet.resources.rank(id);
+        res.resources
+            .binary_search_by_key(&rank, |r| fleet.resources.rank(r.id))
+            .ok()
+    };
+    let mut claims: FxHashMap<(u8, &str), Vec<(ResId, Span)>> = FxHashMap::default();
+    for (i, r) in res.resources.iter().enumerate() {
+        let kind = fleet.resources.get(r.id).kind;
+        for &field in kind.required() {
+            let f = r.field(field);
+            if f.is_some_and(|f| f.conflict) {
+                continue;
+            }
+            if f.and_then(|f| f.value(fleet)).is_none() {
+                problems.push(Problem::Missing {
+                    resource: r.id,
+                    field,
+                    declared: r
+                        .declared_by
+                        .iter()
+                        .map(|&(l, i)| fleet.layer(l).resources[i as usize].span)
+                        .collect(),
+                });
+            }
+        }
+        if kind == Kind::File
+            && let (Some(s), Some(c)) = (r.field(Field::Source), r.field(Field::Content))
+            && s.value(fleet).is_some()
+            && c.value(fleet).is_some()
+        {
+            problems.push(Problem::Exclusive {
+                resource: r.id,
+                source: s.winner(),
+                content: c.winner(),
+            });
+        }
+        for field in [Field::Requires, Field::RestartOn] {
+            for e in r.entries(field) {
+                if !has(e.id) {
+                    problems.push(Problem::Dangling {
+                        resource: r.id,
+                        field,
+                        target: e.id,
+                        by: e.by[0],
+                    });
+                } else if let Some(j) = index_of(e.id) {
+                    edges[i].push((j, e.by[0]));
+                }
+            }
+        }
+        // What the resource manages, to find two resources managing one thing.
+        let summary_field = kind.summary_field();
+        let f = r.field(summary_field);
+        if f.is_some_and(|f| f.conflict) {
+            continue;
+        }
+        let class = if kind.is_path() { 0 } else { kind as u8 + 1 };
+        if let Some(s) = r.summary(fleet) {
+            let span = match f {
+                Some(f) if f.value(fleet).is_some() => fleet.setting(f.winner()).span,
+                _ => {
+                    let (l, i) = r.declared_by[0];
+                    fleet.layer(l).resources[i as usize].span
+                }
+            };
+            claims.entry((class, s)).or_default().push((r.id, span));
+        }
+    }
+    let mut dups: Vec<_> = claims.into_iter().filter(|(_, v)| v.len() > 1).collect();
+    dups.sort_by(|a, b| a.0.cmp(&b.0));
+    for ((class, value), resources) in dups {
+        problems.push(Problem::Duplicate {
+            field: if class == 0 { Field::Path } else { Field::Name },
+            value: value.to_owned(),
+            resources: resources.into_boxed_slice(),
+        });
+    }
+    for cycle in find_cycles(&edges) {
+        let steps = cycle
+            .iter()
+            .map(|&(node, via)| (res.resources[node].id, via))
+            .collect();
+        problems.push(Problem::Cycle { steps });
+    }
+}
+
+/// Every strongly connected component with a cycle, as one cycle through it
+/// starting at its first node. Iterative, so no input can exhaust the stack.
+fn find_cycles(edges: &[Vec<(usize, Contrib)>]) -> Vec<Vec<(usize, Contrib)>> {
+    let n = edges.len();
+    // Tarjan's algorithm with an explicit stack.
+    let mut index = vec![u32::MAX; n];
+    let mut low = vec![0u32; n];
+    let mut on_stack = vec![false; n];
+    let mut stack = Vec::new();
+    let mut comp = vec![u32::MAX; n];
+    let mut comps: Vec<Vec<usize>> = Vec::new();
+    let mut counter = 0u32;
+    for root in 0..n {
+        if index[root] != u32::MAX {
+            continue;
+        }
+        let mut work: Vec<(usize, usize)> = vec![(root, 0)];
+        index[root] = counter;
+        low[root] = counter;
+        counter += 1;
+        stack.push(root);
+        on_stack[root] = true;
+        while let Some(&mut (v, ref mut next)) = work.last_mut() {
+            if *next < edges[v].len() {
+                let w = edges[v][*next].0;
+                *next += 1;
+                if index[w] == u32::MAX {
+                    index[w] = counter;
+                    low[w] = counter;
+                    counter += 1;
+                    stack.push(w);
+                    on_stack[w] = true;
+                    work.push((w, 0));
+                } else if on_stack[w] {
+                    low[v] = low[v].min(index[w]);
+                }
+            } else {
+                work.pop();
+                if let Some(&(parent, _)) = work.last() {
+                    low[parent] = low[parent].min(low[v]);
+                }
+                if low[v] == index[v] {
+                    let mut members = Vec::new();
+                    while let Some(w) = stack.pop() {
+                        on_stack[w] = false;
+                        comp[w] = comps.len() as u32;
+                        members.push(w);
+                        if w == v {
+                            break;
+                        }
+                    }
+                    members.sort_unstable();
+                    comps.push(members);
+                }
+            }
+        }
+    }
+    let mut cycles = Vec::new();
+    for (ci, members) in comps.iter().enumerate() {
+        let start = members[0];
+        let self_loop = edges[start].iter().any(|&(w, _)| w == start);
+        if members.len() == 1 && !self_loop {
+            continue;
+        }
+        // The shortest way from the start back to itself inside the component.
+        let mut prev: FxHashMap<usize, (usize, Contrib)> = FxHashMap::default();
+        let mut queue = std::collections::VecDeque::from([start]);
+        let mut closing = None;
+        'search: while let Some(v) = queue.pop_front() {
+            let mut out: Vec<&(usize, Contrib)> = edges[v].iter().filter(|(w, _)| comp[*w] == ci as u32).collect();
+            out.sort_by_key(|(w, _)| *w);
+            for &&(w, via) in &out {
+                if w == start {
+                    closing = Some((v, via));
+                    break 'search;
+                }
+                if let std::collections::hash_map::Entry::Vacant(e) = prev.entry(w) {
+                    e.insert((v, via));
+                    queue.push_back(w);
+                }
+            }
+        }
+        let Some((last, via)) = closing else { continue };
+        let mut path = vec![(last, via)];
+        let mut at = last;
+        while at != start {
+            let (p, v) = prev[&at];
+            path.push((p, v));
+            at = p;
+        }
+        path.reverse();
+        cycles.push(path);
+    }
+    cycles
+}
+
+/// Every host's resolution, shared between hosts that match the same layers.
+#[derive(Debug)]
+pub struct FleetResolution {
+    /// One per distinct set of matching layers.
+    pub resolutions: Vec<Resolution>,
+    /// For each host, its resolution; `None` when broken documents hold it back.
+    pub by_host: Vec<Option<u32>>,
+}
+
+impl FleetResolution {
+    pub fn of(&self, host: HostId) -> Option<&Resolution> {
+        self.by_host[host.0 as usize].map(|i| &self.resolutions[i as usize])
+    }
+}
+
+/// Resolves every host no broken document touches, in parallel. The result
+/// does not depend on the number of threads.
+pub fn resolve_all(fleet: &Fleet) -> FleetResolution {
+    let sets: Vec<Option<Vec<LayerId>>> = (0..fleet.hosts.len() as u32)
+        .into_par_iter()
+        .map(|h| {
+            let h = HostId(h);
+            fleet.blockers(h).is_empty().then(|| fleet.matching(h))
+        })
+        .collect();
+    let mut distinct: FxHashMap<&[LayerId], u32> = FxHashMap::default();
+    let mut order: Vec<&[LayerId]> = Vec::new();
+    let by_host = sets
+        .iter()
+        .map(|s| {
+            s.as_deref().map(|s| {
+                *distinct.entry(s).or_insert_with(|| {
+                    order.push(s);
+                    order.len() as u32 - 1
+                })
+            })
+        })
+        .collect();
+    let resolutions = order.par_iter().map(|s| resolve(fleet, s)).collect();
+    FleetResolution {
+        resolutions,
+        by_host,
+    }
+}
