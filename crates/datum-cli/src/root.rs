@@ -12,12 +12,16 @@ use crate::exit::{Error, Result};
 pub fn find(explicit: Option<&Path>) -> Result<PathBuf> {
     if let Some(dir) = explicit {
         if !dir.is_dir() {
-            return Err(Error::usage(format!("{} is not a directory", dir.display()))
-                .hint("--fleet (or DATUM_FLEET) names the directory holding datum.yaml"));
+            return Err(
+                Error::usage(format!("{} is not a directory", dir.display()))
+                    .hint("--fleet (or DATUM_FLEET) names the directory holding datum.yaml"),
+            );
         }
         if !dir.join("datum.yaml").is_file() {
-            return Err(Error::usage(format!("{} holds no datum.yaml", dir.display()))
-                .hint("--fleet (or DATUM_FLEET) names the directory holding datum.yaml"));
+            return Err(
+                Error::usage(format!("{} holds no datum.yaml", dir.display()))
+                    .hint("--fleet (or DATUM_FLEET) names the directory holding datum.yaml"),
+            );
         }
         return Ok(dir.to_path_buf());
     }
@@ -31,8 +35,10 @@ pub fn find(explicit: Option<&Path>) -> Result<PathBuf> {
         match dir.parent() {
             Some(parent) => dir = parent,
             None => {
-                return Err(Error::usage("no datum.yaml in this directory or any parent")
-                    .hint("run datum inside a fleet repository, or pass --fleet DIR"));
+                return Err(
+                    Error::usage("no datum.yaml in this directory or any parent")
+                        .hint("run datum inside a fleet repository, or pass --fleet DIR"),
+                );
             }
         }
     }

@@ -136,7 +136,10 @@ impl Diagnostic {
             t.push("body", Tree::strs(self.body.iter().map(String::as_str)));
         }
         t.push("primary", self.primary.as_ref().map_or(Tree::Null, label));
-        t.push("secondary", Tree::List(self.secondary.iter().map(label).collect()));
+        t.push(
+            "secondary",
+            Tree::List(self.secondary.iter().map(label).collect()),
+        );
         t.push("notes", Tree::strs(self.notes.iter().map(String::as_str)));
         t.push("hint", self.hint.as_deref().map_or(Tree::Null, Tree::str));
         t

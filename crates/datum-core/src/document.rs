@@ -141,10 +141,17 @@ pub fn is_document_file(bytes: &[u8]) -> bool {
 pub fn decode_file(file: FileId, text: &str, diags: &mut Vec<Diagnostic>) -> FileDocs {
     let mut out = FileDocs::default();
     for doc in yaml::parse(file, text, diags) {
+        // A document cut short by a syntax error is read only to learn which
+        // hosts it touches; its other complaints would be about the cut.
+        let mut quiet = Vec::new();
         let mut cx = Cx {
             doc: &doc,
             file,
-            diags,
+            diags: if doc.truncated {
+                &mut quiet
+            } else {
+                &mut *diags
+            },
             ok: !doc.broken,
         };
         cx.document(&mut out);

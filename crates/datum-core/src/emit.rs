@@ -199,7 +199,11 @@ fn plain_ok(s: &str) -> bool {
         return false;
     }
     let allowed = |c: char| {
-        c.is_alphanumeric() || matches!(c, '/' | '_' | '.' | '-' | '[' | ']' | '@' | '+' | '=' | '~' | ' ' | ',' | '(' | ')')
+        c.is_alphanumeric()
+            || matches!(
+                c,
+                '/' | '_' | '.' | '-' | '[' | ']' | '@' | '+' | '=' | '~' | ' ' | ',' | '(' | ')'
+            )
     };
     if !s.chars().all(allowed) {
         return false;
@@ -336,7 +340,14 @@ mod tests {
             .with("list", Tree::strs(["Package[nginx]"]))
             .with("empty", Tree::map())
             .with("count", Tree::Int(3))
-            .with("items", Tree::List(vec![Tree::map().with("a", Tree::str("x")).with("b", Tree::Bool(true))]))
+            .with(
+                "items",
+                Tree::List(vec![
+                    Tree::map()
+                        .with("a", Tree::str("x"))
+                        .with("b", Tree::Bool(true)),
+                ]),
+            )
             .with("text", Tree::str("line one\nline two\n"));
         assert_eq!(
             yaml_text(&t),
@@ -346,14 +357,21 @@ mod tests {
 
     #[test]
     fn writes_json() {
-        let t = Tree::map().with("a", Tree::strs(["x", "y\"z"])).with("b", Tree::map());
+        let t = Tree::map()
+            .with("a", Tree::strs(["x", "y\"z"]))
+            .with("b", Tree::map());
         let mut buf = Vec::new();
         write_json(&mut buf, &t).unwrap();
-        assert_eq!(String::from_utf8(buf).unwrap(), "{\n  \"a\": [\n    \"x\",\n    \"y\\\"z\"\n  ],\n  \"b\": {}\n}\n");
+        assert_eq!(
+            String::from_utf8(buf).unwrap(),
+            "{\n  \"a\": [\n    \"x\",\n    \"y\\\"z\"\n  ],\n  \"b\": {}\n}\n"
+        );
     }
 
     fn reads_back(s: &str) -> Option<String> {
-        let t = Tree::map().with("k", Tree::str(s)).with("z", Tree::str("end"));
+        let t = Tree::map()
+            .with("k", Tree::str(s))
+            .with("z", Tree::str("end"));
         let text = yaml_text(&t);
         let mut diags = Vec::new();
         let docs = yaml::parse(FileId(0), &text, &mut diags);
@@ -373,7 +391,48 @@ mod tests {
 
     #[test]
     fn tricky_strings_read_back() {
-        for s in ["", "0640", "yes", "true", "null", "~", "1.10", "a: b", "#x", "- x", " lead", "trail ", "x\n", "x", "\n", "a\n\n", "a\nb", "  a\nb", "tab\there", "ünï", "1_000", "12:30", "[x]", "{x}", "x #y", "@at", "`tick", "%p", "!bang", "&amp", "*star", "|pipe", ">gt", "'q'", "\"q\"", "a\r\nb", "\u{2028}", "a\n  \nb", "-", "?"] {
+        for s in [
+            "",
+            "0640",
+            "yes",
+            "true",
+            "null",
+            "~",
+            "1.10",
+            "a: b",
+            "#x",
+            "- x",
+            " lead",
+            "trail ",
+            "x\n",
+            "x",
+            "\n",
+            "a\n\n",
+            "a\nb",
+            "  a\nb",
+            "tab\there",
+            "ünï",
+            "1_000",
+            "12:30",
+            "[x]",
+            "{x}",
+            "x #y",
+            "@at",
+            "`tick",
+            "%p",
+            "!bang",
+            "&amp",
+            "*star",
+            "|pipe",
+            ">gt",
+            "'q'",
+            "\"q\"",
+            "a\r\nb",
+            "\u{2028}",
+            "a\n  \nb",
+            "-",
+            "?",
+        ] {
             assert_eq!(reads_back(s).as_deref(), Some(s), "{s:?}");
         }
     }

@@ -372,7 +372,10 @@ pub fn load(reader: &dyn Reader) -> Result<Fleet, ReadError> {
                     Ok(text) => texts.push((files.add(path, text), true)),
                     Err(e) => {
                         let bytes = e.into_bytes();
-                        let valid = std::str::from_utf8(&bytes).map_err(|e| e.valid_up_to()).err().unwrap_or(0);
+                        let valid = std::str::from_utf8(&bytes)
+                            .map_err(|e| e.valid_up_to())
+                            .err()
+                            .unwrap_or(0);
                         let at = position_of(&bytes[..valid]);
                         let text = String::from_utf8_lossy(&bytes).into_owned();
                         let id = files.add(path, text);
@@ -385,12 +388,15 @@ pub fn load(reader: &dyn Reader) -> Result<Fleet, ReadError> {
                     }
                 }
             }
-            Err(e) => unreadable.push(Diagnostic::error("unreadable", e.to_string()).note(format!(
-                "{} was not read, so every host is held back: it could have held any layer",
-                match &e {
-                    ReadError::Io { path, .. } | ReadError::TooLarge { path, .. } => path.as_str(),
-                }
-            ))),
+            Err(e) => {
+                unreadable.push(Diagnostic::error("unreadable", e.to_string()).note(format!(
+                    "{} was not read, so every host is held back: it could have held any layer",
+                    match &e {
+                        ReadError::Io { path, .. } | ReadError::TooLarge { path, .. } =>
+                            path.as_str(),
+                    }
+                )))
+            }
         }
     }
 
@@ -406,7 +412,11 @@ pub fn load(reader: &dyn Reader) -> Result<Fleet, ReadError> {
                 diags.clear();
                 let mut broken = std::mem::take(&mut docs.broken);
                 broken.extend(docs.hosts.drain(..).map(|h| Broken::Host(Some(h.name))));
-                broken.extend(docs.layers.drain(..).map(|l| Broken::Layer(Some(l.matcher))));
+                broken.extend(
+                    docs.layers
+                        .drain(..)
+                        .map(|l| Broken::Layer(Some(l.matcher))),
+                );
                 if !docs.fleets.is_empty() {
                     docs.fleets.clear();
                     broken.push(Broken::Fleet);
@@ -525,17 +535,23 @@ impl Assembler {
             for fleet in docs.fleets {
                 if path != "datum.yaml" {
                     self.diags.push(
-                        Diagnostic::error("misplaced-fleet", "a Fleet document belongs in datum.yaml at the fleet root")
-                            .at(fleet.span, "Fleet document")
-                            .hint("move it to datum.yaml, or remove it: a fleet has exactly one"),
+                        Diagnostic::error(
+                            "misplaced-fleet",
+                            "a Fleet document belongs in datum.yaml at the fleet root",
+                        )
+                        .at(fleet.span, "Fleet document")
+                        .hint("move it to datum.yaml, or remove it: a fleet has exactly one"),
                     );
                     continue;
                 }
                 if fleet_seen {
                     self.diags.push(
-                        Diagnostic::error("duplicate-fleet", "datum.yaml holds more than one Fleet document")
-                            .at(fleet.span, "second Fleet document")
-                            .hint("a fleet has exactly one Fleet document; merge them"),
+                        Diagnostic::error(
+                            "duplicate-fleet",
+                            "datum.yaml holds more than one Fleet document",
+                        )
+                        .at(fleet.span, "second Fleet document")
+                        .hint("a fleet has exactly one Fleet document; merge them"),
                     );
                     self.set_aside(&path, "Fleet document", Touch::All);
                     continue;
@@ -601,11 +617,18 @@ impl Assembler {
         }
         if !fleet_seen {
             let (msg, hint) = if root_file {
-                ("datum.yaml holds no Fleet document", "add a document with `datum: v1alpha1`, `type: Fleet` and `name:`")
+                (
+                    "datum.yaml holds no Fleet document",
+                    "add a document with `datum: v1alpha1`, `type: Fleet` and `name:`",
+                )
             } else {
-                ("the fleet root has no datum.yaml", "create datum.yaml with `datum: v1alpha1`, `type: Fleet` and `name:`")
+                (
+                    "the fleet root has no datum.yaml",
+                    "create datum.yaml with `datum: v1alpha1`, `type: Fleet` and `name:`",
+                )
             };
-            self.diags.push(Diagnostic::error("no-fleet", msg).hint(hint));
+            self.diags
+                .push(Diagnostic::error("no-fleet", msg).hint(hint));
             self.set_aside("datum.yaml", "Fleet document", Touch::All);
         }
         self.check_hosts();
@@ -624,17 +647,24 @@ impl Assembler {
                 // Order the duplicates by place so the report is stable.
                 let mut group: Vec<usize> = (i..j).collect();
                 group.sort_by(|&a, &b| {
-                    cmp_paths(&self.hosts[a].path, &self.hosts[b].path)
-                        .then(self.hosts[a].name_span.start.cmp(&self.hosts[b].name_span.start))
+                    cmp_paths(&self.hosts[a].path, &self.hosts[b].path).then(
+                        self.hosts[a]
+                            .name_span
+                            .start
+                            .cmp(&self.hosts[b].name_span.start),
+                    )
                 });
                 let first = self.hosts[group[0]].name_span;
                 for &k in &group[1..] {
                     let h = &self.hosts[k];
                     self.diags.push(
-                        Diagnostic::error("duplicate-host", format!("host `{}` is declared more than once", h.name))
-                            .at(h.name_span, "declared again here")
-                            .also(first, "first declared here")
-                            .hint("host names are unique in a fleet: remove one, or rename it"),
+                        Diagnostic::error(
+                            "duplicate-host",
+                            format!("host `{}` is declared more than once", h.name),
+                        )
+                        .at(h.name_span, "declared again here")
+                        .also(first, "first declared here")
+                        .hint("host names are unique in a fleet: remove one, or rename it"),
                     );
                 }
                 for k in i..j {
@@ -669,25 +699,45 @@ impl Assembler {
         }
         let Some(values) = declared.get(&*label.key) else {
             let hint = match suggest(&label.key, declared.keys().map(String::as_str)) {
-                Some(n) => format!("did you mean `{n}`? datum.yaml declares {}", key_list(declared)),
-                None => format!("datum.yaml declares {}; declare the key there if it is new", key_list(declared)),
+                Some(n) => format!(
+                    "did you mean `{n}`? datum.yaml declares {}",
+                    key_list(declared)
+                ),
+                None => format!(
+                    "datum.yaml declares {}; declare the key there if it is new",
+                    key_list(declared)
+                ),
             };
             self.diags.push(
-                Diagnostic::error("undeclared-label", format!("label key `{}` is not declared in datum.yaml", label.key))
-                    .at(label.key_span, "undeclared key")
-                    .hint(hint),
+                Diagnostic::error(
+                    "undeclared-label",
+                    format!("label key `{}` is not declared in datum.yaml", label.key),
+                )
+                .at(label.key_span, "undeclared key")
+                .hint(hint),
             );
             return false;
         };
         if !values.contains(&*label.value) {
             let hint = match suggest(&label.value, values.iter().map(String::as_str)) {
-                Some(n) => format!("did you mean `{n}`? `{}` takes {}", label.key, value_list(values)),
-                None => format!("`{}` takes {}; declare the value in datum.yaml if it is new", label.key, value_list(values)),
+                Some(n) => format!(
+                    "did you mean `{n}`? `{}` takes {}",
+                    label.key,
+                    value_list(values)
+                ),
+                None => format!(
+                    "`{}` takes {}; declare the value in datum.yaml if it is new",
+                    label.key,
+                    value_list(values)
+                ),
             };
             self.diags.push(
                 Diagnostic::error(
                     "undeclared-label",
-                    format!("`{}` is not a declared value of label `{}`", label.value, label.key),
+                    format!(
+                        "`{}` is not a declared value of label `{}`",
+                        label.value, label.key
+                    ),
                 )
                 .at(label.value_span, "undeclared value")
                 .hint(hint),
@@ -702,11 +752,17 @@ impl Assembler {
         self.layers.sort_by(|a, b| cmp_paths(&a.path, &b.path));
         let mut by_display: BTreeMap<String, Vec<usize>> = BTreeMap::new();
         for (i, l) in self.layers.iter().enumerate() {
-            by_display.entry(display_name(&l.path).to_owned()).or_default().push(i);
+            by_display
+                .entry(display_name(&l.path).to_owned())
+                .or_default()
+                .push(i);
         }
         for (display, group) in &by_display {
             // Two layers of one file are reported as such.
-            let paths: BTreeSet<&str> = group.iter().map(|&k| self.layers[k].path.as_str()).collect();
+            let paths: BTreeSet<&str> = group
+                .iter()
+                .map(|&k| self.layers[k].path.as_str())
+                .collect();
             if paths.len() > 1 {
                 let first = self.layers[group[0]].doc.match_span;
                 let first_path = self.layers[group[0]].path.clone();
@@ -715,7 +771,10 @@ impl Assembler {
                     self.diags.push(
                         Diagnostic::error(
                             "duplicate-layer",
-                            format!("{} and {} are both the layer `{display}`", first_path, self.layers[k].path),
+                            format!(
+                                "{} and {} are both the layer `{display}`",
+                                first_path, self.layers[k].path
+                            ),
                         )
                         .at(span, "second file")
                         .also(first, "first file")
@@ -788,9 +847,15 @@ impl Assembler {
             }
             for (p, span, e) in bad {
                 let hint = match e {
-                    SourceError::Missing => "source paths are relative to the fleet root (the directory holding datum.yaml); check the name, and that the file is committed",
-                    SourceError::Escapes { .. } => "payloads must live inside the fleet repository; copy the file in instead of linking to it",
-                    SourceError::NotAFile => "source names a file; a Directory resource manages directories",
+                    SourceError::Missing => {
+                        "source paths are relative to the fleet root (the directory holding datum.yaml); check the name, and that the file is committed"
+                    }
+                    SourceError::Escapes { .. } => {
+                        "payloads must live inside the fleet repository; copy the file in instead of linking to it"
+                    }
+                    SourceError::NotAFile => {
+                        "source names a file; a Directory resource manages directories"
+                    }
                     SourceError::Io(_) => "check the file's permissions",
                 };
                 self.diags.push(
@@ -858,7 +923,9 @@ impl Assembler {
                                 FieldValue::Value(v) => Setting::Value(v),
                                 FieldValue::Unset => Setting::Unset,
                                 FieldValue::Refs(refs) => Setting::Refs(
-                                    refs.iter().map(|(id, s)| (self.resources.intern(id), *s)).collect(),
+                                    refs.iter()
+                                        .map(|(id, s)| (self.resources.intern(id), *s))
+                                        .collect(),
                                 ),
                             },
                         })
@@ -877,7 +944,11 @@ impl Assembler {
                 resources,
             });
         }
-        layers.sort_by(|a, b| a.precedence.cmp(&b.precedence).then_with(|| cmp_paths(&a.path, &b.path)));
+        layers.sort_by(|a, b| {
+            a.precedence
+                .cmp(&b.precedence)
+                .then_with(|| cmp_paths(&a.path, &b.path))
+        });
         self.resources.finish();
 
         // What the broken documents touch.
@@ -974,7 +1045,13 @@ fn build_index(hosts: &[Host], layers: &[Layer]) -> MatchIndex {
         let rarest = layer
             .matcher
             .iter()
-            .map(|m| (count.get(&(m.key, m.value)).copied().unwrap_or(0), m.key, m.value))
+            .map(|m| {
+                (
+                    count.get(&(m.key, m.value)).copied().unwrap_or(0),
+                    m.key,
+                    m.value,
+                )
+            })
             .min();
         match rarest {
             None => index.always.push(id),
@@ -985,11 +1062,19 @@ fn build_index(hosts: &[Host], layers: &[Layer]) -> MatchIndex {
 }
 
 fn key_list(declared: &BTreeMap<String, BTreeSet<String>>) -> String {
-    declared.keys().map(|k| format!("`{k}`")).collect::<Vec<_>>().join(", ")
+    declared
+        .keys()
+        .map(|k| format!("`{k}`"))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 fn value_list(values: &BTreeSet<String>) -> String {
-    values.iter().map(|k| format!("`{k}`")).collect::<Vec<_>>().join(", ")
+    values
+        .iter()
+        .map(|k| format!("`{k}`"))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 pub(crate) fn hex(bytes: &[u8]) -> String {
@@ -1012,27 +1097,42 @@ mod tests {
     }
 
     fn layer(prec: i32, labels: &str, resources: &str) -> String {
-        format!("datum: v1alpha1\ntype: Layer\nname: l\nprecedence: {prec}\nmatch: {{labels: {labels}}}\nresources:\n{resources}")
+        format!(
+            "datum: v1alpha1\ntype: Layer\nname: l\nprecedence: {prec}\nmatch: {{labels: {labels}}}\nresources:\n{resources}"
+        )
     }
 
     #[test]
     fn loads_hosts_and_layers_in_fold_order() {
         let r = MemReader::new()
             .file("datum.yaml", FLEET)
-            .file("hosts.yaml", host("web-001", "{role: web}") + &host("db-001", "{role: db}"))
+            .file(
+                "hosts.yaml",
+                host("web-001", "{role: web}") + &host("db-001", "{role: db}"),
+            )
             .file("roles/web-tls/layer.yaml", layer(30, "{role: web}", ""))
             .file("roles/web/layer.yaml", layer(30, "{role: web}", ""))
-            .file("base/layer.yaml", "datum: v1alpha1\ntype: Layer\nname: base\nprecedence: 0\nmatch: {}\n");
+            .file(
+                "base/layer.yaml",
+                "datum: v1alpha1\ntype: Layer\nname: base\nprecedence: 0\nmatch: {}\n",
+            );
         let fleet = load(&r).unwrap();
         assert!(fleet.diagnostics.is_empty(), "{:?}", fleet.diagnostics);
         let names: Vec<&str> = fleet.layers.iter().map(|l| l.display.as_str()).collect();
         assert_eq!(names, ["base", "roles/web", "roles/web-tls"]);
         let web = fleet.host_id("web-001").unwrap();
-        let m: Vec<&str> = fleet.matching(web).iter().map(|&l| fleet.layer(l).display.as_str()).collect();
+        let m: Vec<&str> = fleet
+            .matching(web)
+            .iter()
+            .map(|&l| fleet.layer(l).display.as_str())
+            .collect();
         assert_eq!(m, ["base", "roles/web", "roles/web-tls"]);
         let db = fleet.host_id("db-001").unwrap();
         assert_eq!(fleet.matching(db).len(), 1);
-        assert_eq!(fleet.labels_of(db), [("datum/host", "db-001"), ("role", "db")]);
+        assert_eq!(
+            fleet.labels_of(db),
+            [("datum/host", "db-001"), ("role", "db")]
+        );
     }
 
     #[test]
@@ -1041,7 +1141,10 @@ mod tests {
             .file("datum.yaml", FLEET)
             .file("a.yaml", host("web-001", "{}"))
             .file("b.yaml", host("web-001", "{}"))
-            .file("two.yaml", layer(1, "{role: web}", "") + "\n---\n" + &layer(2, "{role: web}", ""));
+            .file(
+                "two.yaml",
+                layer(1, "{role: web}", "") + "\n---\n" + &layer(2, "{role: web}", ""),
+            );
         let fleet = load(&r).unwrap();
         let codes: Vec<&str> = fleet.diagnostics.iter().map(|d| d.code).collect();
         assert_eq!(codes, ["duplicate-host", "two-layers"]);
@@ -1054,8 +1157,18 @@ mod tests {
     fn broken_documents_hold_back_only_the_hosts_they_touch() {
         let r = MemReader::new()
             .file("datum.yaml", FLEET)
-            .file("hosts.yaml", host("web-001", "{role: web}") + &host("db-001", "{role: db}"))
-            .file("roles/web/layer.yaml", layer(30, "{role: web}", "  Package[nginx]:\n    ensure: instaled\n"));
+            .file(
+                "hosts.yaml",
+                host("web-001", "{role: web}") + &host("db-001", "{role: db}"),
+            )
+            .file(
+                "roles/web/layer.yaml",
+                layer(
+                    30,
+                    "{role: web}",
+                    "  Package[nginx]:\n    ensure: instaled\n",
+                ),
+            );
         let fleet = load(&r).unwrap();
         assert_eq!(fleet.diagnostics.len(), 1);
         let web = fleet.host_id("web-001").unwrap();
@@ -1072,10 +1185,20 @@ mod tests {
             .file("hosts.yaml", host("web-001", "{role: wbe}"))
             .file("roles/web/layer.yaml", layer(30, "{rle: web}", ""));
         let fleet = load(&r).unwrap();
-        let hints: Vec<&str> = fleet.diagnostics.iter().map(|d| d.hint.as_deref().unwrap()).collect();
+        let hints: Vec<&str> = fleet
+            .diagnostics
+            .iter()
+            .map(|d| d.hint.as_deref().unwrap())
+            .collect();
         assert_eq!(hints.len(), 2);
-        assert!(hints.iter().any(|h| h.starts_with("did you mean `web`?")), "{hints:?}");
-        assert!(hints.iter().any(|h| h.starts_with("did you mean `role`?")), "{hints:?}");
+        assert!(
+            hints.iter().any(|h| h.starts_with("did you mean `web`?")),
+            "{hints:?}"
+        );
+        assert!(
+            hints.iter().any(|h| h.starts_with("did you mean `role`?")),
+            "{hints:?}"
+        );
     }
 
     #[test]
@@ -1089,7 +1212,11 @@ mod tests {
                 layer(30, "{role: web}", "  File[a]:\n    path: /a\n    source: ./files/ok\n  File[b]:\n    path: /b\n    source: files/missing\n  File[c]:\n    path: /c\n    source: files/out\n"),
             );
         let fleet = load(&r).unwrap();
-        let msgs: Vec<&str> = fleet.diagnostics.iter().map(|d| d.message.as_str()).collect();
+        let msgs: Vec<&str> = fleet
+            .diagnostics
+            .iter()
+            .map(|d| d.message.as_str())
+            .collect();
         assert_eq!(
             msgs,
             [
@@ -1113,7 +1240,10 @@ mod tests {
 
     #[test]
     fn paths_compare_by_component() {
-        assert_eq!(cmp_paths("roles/web/layer.yaml", "roles/web-tls/layer.yaml"), Ordering::Less);
+        assert_eq!(
+            cmp_paths("roles/web/layer.yaml", "roles/web-tls/layer.yaml"),
+            Ordering::Less
+        );
         assert_eq!(display_name("roles/web/layer.yaml"), "roles/web");
         assert_eq!(display_name("extra/tls.yaml"), "extra/tls.yaml");
         assert_eq!(display_name("x/layer.yml"), "x");

@@ -7,7 +7,7 @@ use std::borrow::Cow;
 use crate::document::VERSION;
 use crate::emit::Tree;
 use crate::fleet::{Fleet, HostId};
-use crate::resolve::{ResolvedResource, Resolution};
+use crate::resolve::{Resolution, ResolvedResource};
 use crate::schema::{Field, Kind, ResourceId, Value};
 
 /// What a host receives.
@@ -105,7 +105,11 @@ impl<'f> Resource<'f> {
                 if f.entries.is_empty() {
                     return None;
                 }
-                let ids = f.entries.iter().map(|e| fleet.resources.text(e.id)).collect();
+                let ids = f
+                    .entries
+                    .iter()
+                    .map(|e| fleet.resources.text(e.id))
+                    .collect();
                 Some((f.field, FieldOut::Refs(ids)))
             } else {
                 f.value(fleet).map(|v| (f.field, FieldOut::Value(v)))

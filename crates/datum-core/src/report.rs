@@ -73,7 +73,10 @@ pub fn display_setting(fleet: &Fleet, c: Contrib) -> String {
         Setting::Value(v) => display_value(v),
         Setting::Unset => "null".to_owned(),
         Setting::Refs(refs) => {
-            let ids: Vec<&str> = refs.iter().map(|(id, _)| fleet.resources.text(*id)).collect();
+            let ids: Vec<&str> = refs
+                .iter()
+                .map(|(id, _)| fleet.resources.text(*id))
+                .collect();
             format!("[{}]", ids.join(", "))
         }
     }
@@ -131,7 +134,10 @@ pub fn problem_diagnostic(fleet: &Fleet, problem: &Problem, hosts: &[&str]) -> D
             } else {
                 format!("all {} layers", sides.len())
             };
-            body.push(format!("{who} match {} at equal precedence", hosts_phrase(hosts)));
+            body.push(format!(
+                "{who} match {} at equal precedence",
+                hosts_phrase(hosts)
+            ));
             let mut d = Diagnostic::error(
                 "conflict",
                 format!("conflicting values for {}.{}", fleet.resources.text(*resource), field),
@@ -140,7 +146,11 @@ pub fn problem_diagnostic(fleet: &Fleet, problem: &Problem, hosts: &[&str]) -> D
             .hint("give the layer that should win a higher precedence, or narrow a matcher so the layers no longer overlap");
             for (i, &c) in sides.iter().enumerate() {
                 let span = fleet.setting(c).span;
-                d = if i == 0 { d.at(span, "") } else { d.also(span, "") };
+                d = if i == 0 {
+                    d.at(span, "")
+                } else {
+                    d.also(span, "")
+                };
             }
             d
         }
@@ -152,9 +162,15 @@ pub fn problem_diagnostic(fleet: &Fleet, problem: &Problem, hosts: &[&str]) -> D
             let r = fleet.resources.text(*resource);
             let mut d = Diagnostic::error("missing-field", format!("{r} has no `{field}`"))
                 .note(on_hosts)
-                .hint(format!("set `{field}` in one of the layers that declare {r}"));
+                .hint(format!(
+                    "set `{field}` in one of the layers that declare {r}"
+                ));
             for (i, &span) in declared.iter().enumerate() {
-                d = if i == 0 { d.at(span, "declared here") } else { d.also(span, "declared here") };
+                d = if i == 0 {
+                    d.at(span, "declared here")
+                } else {
+                    d.also(span, "declared here")
+                };
             }
             d
         }
@@ -164,7 +180,10 @@ pub fn problem_diagnostic(fleet: &Fleet, problem: &Problem, hosts: &[&str]) -> D
             content,
         } => {
             let r = fleet.resources.text(*resource);
-            let (sl, cl) = (&fleet.layer(source.layer).display, &fleet.layer(content.layer).display);
+            let (sl, cl) = (
+                &fleet.layer(source.layer).display,
+                &fleet.layer(content.layer).display,
+            );
             Diagnostic::error("source-and-content", format!("{r} has both `source` (from {sl}) and `content` (from {cl})"))
                 .at(fleet.setting(*content).span, "content")
                 .also(fleet.setting(*source).span, "source")
@@ -177,24 +196,50 @@ pub fn problem_diagnostic(fleet: &Fleet, problem: &Problem, hosts: &[&str]) -> D
             target,
             by,
         } => {
-            let (r, t) = (fleet.resources.text(*resource), fleet.resources.text(*target));
-            let lacks = if hosts.len() == 1 { "which that host does not have" } else { "which those hosts do not have" };
-            Diagnostic::error("unknown-reference", format!("{r} `{field}` names {t}, {lacks}"))
-                .at(fleet.setting(*by).span, format!("listed by {}", fleet.layer(by.layer).display))
-                .note(on_hosts)
-                .hint(format!("declare {t} in a layer these hosts match, or remove the entry"))
+            let (r, t) = (
+                fleet.resources.text(*resource),
+                fleet.resources.text(*target),
+            );
+            let lacks = if hosts.len() == 1 {
+                "which that host does not have"
+            } else {
+                "which those hosts do not have"
+            };
+            Diagnostic::error(
+                "unknown-reference",
+                format!("{r} `{field}` names {t}, {lacks}"),
+            )
+            .at(
+                fleet.entry_span(*by, *target),
+                format!("listed by {}", fleet.layer(by.layer).display),
+            )
+            .note(on_hosts)
+            .hint(format!(
+                "declare {t} in a layer these hosts match, or remove the entry"
+            ))
         }
         Problem::Cycle { steps } => {
-            let mut names: Vec<&str> = steps.iter().map(|(id, _)| fleet.resources.text(*id)).collect();
+            let mut names: Vec<&str> = steps
+                .iter()
+                .map(|(id, _)| fleet.resources.text(*id))
+                .collect();
             names.push(names[0]);
-            let mut d = Diagnostic::error("cycle", format!("dependency cycle: {}", names.join(" -> ")))
-                .note(on_hosts)
-                .hint("remove one of these `requires` or `restart_on` entries to break the cycle");
+            let mut d =
+                Diagnostic::error("cycle", format!("dependency cycle: {}", names.join(" -> ")))
+                    .note(on_hosts)
+                    .hint(
+                        "remove one of these `requires` or `restart_on` entries to break the cycle",
+                    );
             for (i, (id, via)) in steps.iter().enumerate() {
                 let next = names[i + 1];
                 let label = format!("{} needs {next}", fleet.resources.text(*id));
-                let span = fleet.setting(*via).span;
-                d = if i == 0 { d.at(span, label) } else { d.also(span, label) };
+                let next_id = steps[(i + 1) % steps.len()].0;
+                let span = fleet.entry_span(*via, next_id);
+                d = if i == 0 {
+                    d.at(span, label)
+                } else {
+                    d.also(span, label)
+                };
             }
             d
         }
@@ -203,19 +248,37 @@ pub fn problem_diagnostic(fleet: &Fleet, problem: &Problem, hosts: &[&str]) -> D
             value,
             resources,
         } => {
-            let names: Vec<&str> = resources.iter().map(|(id, _)| fleet.resources.text(*id)).collect();
+            let names: Vec<&str> = resources
+                .iter()
+                .map(|(id, _)| fleet.resources.text(*id))
+                .collect();
             let mut d = Diagnostic::error(
                 "duplicate-target",
-                format!("{} all manage {field} {}", names.join(", "), display_text(value)),
+                format!(
+                    "{} all manage {field} {}",
+                    names.join(", "),
+                    display_text(value)
+                ),
             )
             .note(on_hosts)
-            .hint(format!("one resource manages each {field}: remove one, or change its {field}"));
+            .hint(format!(
+                "one resource manages each {field}: remove one, or change its {field}"
+            ));
             if names.len() == 2 {
-                d.message = format!("{} and {} both manage {field} {}", names[0], names[1], display_text(value));
+                d.message = format!(
+                    "{} and {} both manage {field} {}",
+                    names[0],
+                    names[1],
+                    display_text(value)
+                );
             }
             for (i, &(id, span)) in resources.iter().enumerate() {
                 let label = fleet.resources.text(id).to_owned();
-                d = if i == 0 { d.at(span, label) } else { d.also(span, label) };
+                d = if i == 0 {
+                    d.at(span, label)
+                } else {
+                    d.also(span, label)
+                };
             }
             d
         }

@@ -187,6 +187,18 @@ impl Fleet {
         &self.layer(c.layer).resources[c.resource as usize].fields[c.field as usize]
     }
 
+    /// Where a contribution lists one entry of `requires` or `restart_on`.
+    pub fn entry_span(&self, c: Contrib, id: ResId) -> Span {
+        let field = self.setting(c);
+        match &field.setting {
+            Setting::Refs(refs) => refs
+                .iter()
+                .find(|(r, _)| *r == id)
+                .map_or(field.span, |(_, s)| *s),
+            _ => field.span,
+        }
+    }
+
     /// The precedence of a contribution's layer.
     pub fn precedence(&self, c: Contrib) -> i32 {
         self.layer(c.layer).precedence
@@ -245,7 +257,14 @@ pub fn resolve(fleet: &Fleet, layers: &[LayerId]) -> Resolution {
             let n = rest.iter().take_while(|(f, _)| *f == field).count();
             let contribs: Box<[Contrib]> = rest[..n].iter().map(|&(_, c)| c).collect();
             rest = &rest[n..];
-            fields.push(fold_field(fleet, acc.id, kind, field, contribs, &mut problems));
+            fields.push(fold_field(
+                fleet,
+                acc.id,
+                kind,
+                field,
+                contribs,
+                &mut problems,
+            ));
         }
         resources.push(ResolvedResource {
             id: acc.id,
@@ -287,7 +306,10 @@ fn fold_field(
         let group = &contribs[start..end];
         if !field.is_set() {
             let first = &fleet.setting(group[0]).setting;
-            if group[1..].iter().any(|&c| fleet.setting(c).setting != *first) {
+            if group[1..]
+                .iter()
+                .any(|&c| fleet.setting(c).setting != *first)
+            {
                 conflict = true;
                 problems.push(Problem::Conflict {
                     resource,
@@ -507,7 +529,10 @@ fn find_cycles(edges: &[Vec<(usize, Contrib)>]) -> Vec<Vec<(usize, Contrib)>> {
         let mut queue = std::collections::VecDeque::from([start]);
         let mut closing = None;
         'search: while let Some(v) = queue.pop_front() {
-            let mut out: Vec<&(usize, Contrib)> = edges[v].iter().filter(|(w, _)| comp[*w] == ci as u32).collect();
+            let mut out: Vec<&(usize, Contrib)> = edges[v]
+                .iter()
+                .filter(|(w, _)| comp[*w] == ci as u32)
+                .collect();
             out.sort_by_key(|(w, _)| *w);
             for &&(w, via) in &out {
                 if w == start {

@@ -49,6 +49,9 @@ pub(crate) struct Doc<'a> {
     /// Set when this document broke a rule; it is still decoded, so that
     /// every other error in it is reported too.
     pub broken: bool,
+    /// Set when a syntax error cut the document short: what was read is
+    /// only good for telling which hosts it touches.
+    pub truncated: bool,
 }
 
 impl<'a> Doc<'a> {
@@ -159,19 +162,14 @@ fn next_separator(
     line_offset: u32,
     after_line: u32,
 ) -> Option<(usize, u32)> {
-    let mut line = line_offset + 1;
     let mut at = from;
-    for l in text[from..].split_inclusive('\n') {
-        if line > after_line
-            && (l == "---"
-                || l.starts_with("---\n")
-                || l.starts_with("--- ")
-                || l.starts_with("---\r"))
-        {
+    for (line, l) in (line_offset + 1..).zip(text[from..].split_inclusive('\n')) {
+        let separator =
+            l == "---" || l.starts_with("---\n") || l.starts_with("--- ") || l.starts_with("---\r");
+        if line > after_line && separator {
             return Some((at, line));
         }
         at += l.len();
-        line += 1;
     }
     None
 }
@@ -209,6 +207,7 @@ fn parse_from<'a>(
                 diags.push(scan_error(file, text, where_, line_offset, &e));
                 if let Some(mut d) = doc.take() {
                     d.broken = true;
+                    d.truncated = true;
                     // Collections left open end where the text stopped.
                     let len = d.nodes.len() as u32;
                     for open in &stack {
@@ -431,17 +430,13 @@ fn push_leaf<'a>(
 }
 
 fn scan_error(file: FileId, text: &str, at: Pos, line_offset: u32, e: &ScanError) -> Diagnostic {
-    let line = text
-        .lines()
-        .nth((at.line - line_offset).saturating_sub(1) as usize)
-        .unwrap_or("");
-    // `[Package[nginx]]`: brackets inside a flow list are YAML syntax.
-    let hint = match line.find('[') {
-        Some(i) if line[i + 1..].contains('[') => {
-            "inside `[...]`, quote each resource id: `requires: [\"Package[nginx]\"]`"
-        }
-        _ => "check the indentation and quoting on this line and the one above it",
-    };
+    let rel = (at.line - line_offset).saturating_sub(1) as usize;
+    let line = text.lines().nth(rel).unwrap_or("");
+    if e.info().contains("unknown anchor") {
+        return Diagnostic::error("yaml-alias", "YAML aliases are not allowed")
+            .at(Span::point(file, at), "alias")
+            .hint("write the value out in full: an alias hides where a value comes from");
+    }
     if e.info() == "recursion limit exceeded" {
         return Diagnostic::error(
             "yaml-depth",
@@ -450,9 +445,64 @@ fn scan_error(file: FileId, text: &str, at: Pos, line_offset: u32, e: &ScanError
         .at(Span::point(file, at), "too deep")
         .hint("Datum documents nest a few levels at most; flatten this value");
     }
-    Diagnostic::error("yaml-syntax", format!("malformed YAML: {}", e.info()))
-        .at(Span::point(file, at), "here")
-        .hint(hint)
+    let mut d = Diagnostic::error("yaml-syntax", format!("malformed YAML: {}", e.info()))
+        .at(Span::point(file, at), "here");
+    // `[Package[nginx]]`: brackets inside a flow list are YAML syntax.
+    if let Some(i) = line.find('[')
+        && line[i + 1..].contains('[')
+    {
+        return d.hint("inside `[...]`, quote each resource id: `requires: [\"Package[nginx]\"]`");
+    }
+    // A bracket left open on an earlier line is the usual cause.
+    for back in 1..=5 {
+        let Some(n) = rel.checked_sub(back) else {
+            break;
+        };
+        let Some(prev) = text.lines().nth(n) else {
+            break;
+        };
+        if let Some((col, open)) = unclosed_bracket(prev) {
+            let close = if open == '[' { ']' } else { '}' };
+            let line_no = at.line - back as u32;
+            let span = Span::point(
+                file,
+                Pos {
+                    line: line_no,
+                    col: col as u32 + 1,
+                },
+            );
+            d = d.also(span, format!("this `{open}` is never closed"));
+            return d.hint(format!(
+                "close the `{open}` opened on line {line_no} with `{close}`"
+            ));
+        }
+    }
+    d.hint("check the indentation and quoting on this line and the one above it")
+}
+
+/// The column (0-based, in characters) and kind of the last flow bracket a
+/// line opens without closing, ignoring quoted text and comments.
+fn unclosed_bracket(line: &str) -> Option<(usize, char)> {
+    let mut open: Vec<(usize, char)> = Vec::new();
+    let mut quote: Option<char> = None;
+    let mut prev = ' ';
+    for (i, c) in line.chars().enumerate() {
+        match quote {
+            Some(q) if c == q => quote = None,
+            Some(_) => {}
+            None => match c {
+                '"' | '\'' => quote = Some(c),
+                '#' if prev == ' ' => break,
+                '[' | '{' => open.push((i, c)),
+                ']' | '}' => {
+                    open.pop();
+                }
+                _ => {}
+            },
+        }
+        prev = c;
+    }
+    open.last().copied()
 }
 
 /// How a plain scalar reads under the YAML 1.2 core schema.

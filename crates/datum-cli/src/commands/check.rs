@@ -45,7 +45,11 @@ pub fn run(global: &GlobalArgs, args: Args) -> Result<Status> {
                 output::note_line(&format!(
                     "not resolved, because documents they depend on failed to load: {}",
                     datum_core::report::host_list(
-                        &report.held_back.iter().map(String::as_str).collect::<Vec<_>>()
+                        &report
+                            .held_back
+                            .iter()
+                            .map(String::as_str)
+                            .collect::<Vec<_>>()
                     )
                 ));
             }
@@ -57,10 +61,19 @@ pub fn run(global: &GlobalArgs, args: Args) -> Result<Status> {
                 .with("layers", Tree::Int(report.layers as i64))
                 .with("errors", Tree::Int(report.errors() as i64))
                 .with("warnings", Tree::Int(report.warnings() as i64))
-                .with("held_back", Tree::strs(report.held_back.iter().map(String::as_str)))
+                .with(
+                    "held_back",
+                    Tree::strs(report.held_back.iter().map(String::as_str)),
+                )
                 .with(
                     "diagnostics",
-                    Tree::List(report.diagnostics.iter().map(|d| d.tree(&fleet.files)).collect()),
+                    Tree::List(
+                        report
+                            .diagnostics
+                            .iter()
+                            .map(|d| d.tree(&fleet.files))
+                            .collect(),
+                    ),
                 )
                 .with("summary", Tree::str(report.summary()));
             emit::write_json(&mut out, &tree)?;

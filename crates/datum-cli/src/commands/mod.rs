@@ -57,7 +57,9 @@ pub fn find_host(fleet: &Fleet, name: &str) -> Result<HostId> {
     }
     let mut err = Error::failed(format!("no host named `{name}` in this fleet"));
     if let Some(near) = nearest(name, fleet.hosts.iter().map(|h| &*h.name)) {
-        err = err.hint(format!("the nearest host name is `{near}`; `datum hosts` lists them all"));
+        err = err.hint(format!(
+            "the nearest host name is `{near}`; `datum hosts` lists them all"
+        ));
     } else {
         err = err.hint("the fleet has no hosts yet: a Host document declares one");
     }

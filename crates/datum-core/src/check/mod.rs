@@ -61,7 +61,10 @@ fn count_or_no(n: usize, what: &str) -> String {
 
 /// Groups every host's problems so each distinct one is reported once,
 /// naming the hosts it hits (in name order).
-pub fn problems_by_host<'f>(fleet: &'f Fleet, all: &'f FleetResolution) -> BTreeMap<&'f Problem, Vec<&'f str>> {
+pub fn problems_by_host<'f>(
+    fleet: &'f Fleet,
+    all: &'f FleetResolution,
+) -> BTreeMap<&'f Problem, Vec<&'f str>> {
     let mut grouped: BTreeMap<&Problem, Vec<&str>> = BTreeMap::new();
     for (h, host) in fleet.hosts.iter().enumerate() {
         if let Some(res) = all.of(HostId(h as u32)) {

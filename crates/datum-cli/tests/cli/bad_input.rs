@@ -1,0 +1,205 @@
+//! Every kind of bad input: exit status 1, `path:line:column`, the line
+//! itself and a hint, and never a panic. Fixture fleets are folders under
+//! `tests/fixtures/bad/`; cases that cannot live in git (bad encodings,
+//! links out of the tree, huge files) are built in a temporary directory.
+
+use std::fs;
+use std::path::Path;
+
+use crate::common::{Run, copy_tree, fixture, run_in};
+
+/// Runs `check` on a broken fleet and asserts the shape every error has.
+fn check_fails(fleet: &Path) -> Run {
+    let run = run_in(fleet, &["check"]);
+    assert_eq!(
+        run.code, 1,
+        "stdout:\n{}\nstderr:\n{}",
+        run.stdout, run.stderr
+    );
+    assert!(run.stderr.starts_with("error"), "{}", run.stderr);
+    let located = run.stderr.lines().any(|l| {
+        let l = l.trim_start();
+        l.starts_with("--> ") && l[4..].split(':').count() >= 3
+    });
+    assert!(located, "no path:line:column in\n{}", run.stderr);
+    assert!(
+        run.stderr.contains("= hint: "),
+        "no hint in\n{}",
+        run.stderr
+    );
+    run
+}
+
+macro_rules! bad {
+    ($($name:ident => $dir:literal,)*) => {$(
+        #[test]
+        fn $name() {
+            let run = check_fails(&fixture(concat!("bad/", $dir)));
+            insta::assert_snapshot!(run.stderr);
+        }
+    )*};
+}
+
+bad! {
+    malformed_yaml => "malformed-yaml",
+    duplicate_key => "duplicate-key",
+    yaml_anchor => "yaml-anchor",
+    yaml_alias => "yaml-alias",
+    unknown_top_level_key => "unknown-top-level-key",
+    unknown_resource_type => "unknown-resource-type",
+    unknown_field => "unknown-field",
+    wrong_type => "wrong-type",
+    unquoted_mode => "unquoted-mode",
+    invalid_mode => "invalid-mode",
+    source_missing => "source-missing",
+    source_parent => "source-parent",
+    requires_missing => "requires-missing",
+    requires_cycle => "requires-cycle",
+    duplicate_host => "duplicate-host",
+    reserved_label => "reserved-label",
+    two_layers_in_a_file => "two-layers-in-a-file",
+    unsupported_version => "unsupported-version",
+    missing_required_field => "missing-required-field",
+    duplicate_path => "duplicate-path",
+    undeclared_label => "undeclared-label",
+    invalid_host_name => "invalid-host-name",
+    flow_list_brackets => "flow-list-brackets",
+}
+
+/// A copy of a fixture fleet to break further.
+fn scratch(name: &str) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    copy_tree(&fixture(name), &dir.path().join("fleet"));
+    dir
+}
+
+#[test]
+fn render_of_a_broken_host_fails_without_output() {
+    let run = run_in(&fixture("bad/unquoted-mode"), &["render", "web-001"]);
+    assert_eq!(run.code, 1);
+    assert_eq!(run.stdout, "");
+    assert!(
+        run.stderr.contains("roles/web/layer.yaml:13:11"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn not_utf8() {
+    let dir = scratch("bad/unknown-field");
+    let fleet = dir.path().join("fleet");
+    let mut bytes = fs::read(fleet.join("roles/web/layer.yaml")).unwrap();
+    bytes.extend(b"  File[motd]:\n    content: caf\xe9\n");
+    fs::write(fleet.join("roles/web/layer.yaml"), bytes).unwrap();
+    let run = check_fails(&fleet);
+    insta::assert_snapshot!(run.stderr);
+}
+
+#[cfg(unix)]
+#[test]
+fn source_through_a_link_out_of_the_root() {
+    let dir = scratch("bad/unknown-field");
+    let fleet = dir.path().join("fleet");
+    fs::write(dir.path().join("outside.conf"), "secret").unwrap();
+    std::os::unix::fs::symlink("../../outside.conf", fleet.join("files/linked.conf")).unwrap();
+    let layer = fs::read_to_string(fleet.join("roles/web/layer.yaml"))
+        .unwrap()
+        .replace("mdoe:", "mode:")
+        .replace("source: files/nginx.conf", "source: files/linked.conf");
+    fs::write(fleet.join("roles/web/layer.yaml"), layer).unwrap();
+    let run = check_fails(&fleet);
+    assert!(
+        run.stderr.contains(
+            "error: source `files/linked.conf` is a symbolic link that leads out of the fleet root"
+        ),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains("roles/web/layer.yaml:14:13"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains("    source: files/linked.conf"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn a_50_mb_document_is_refused_quickly() {
+    let dir = scratch("bad/unknown-field");
+    let fleet = dir.path().join("fleet");
+    let mut text = String::from("datum: v1alpha1\ntype: Host\nname: big\nlabels:\n");
+    let line = format!("  k{{}}: {}\n", "v".repeat(90));
+    let mut i = 0;
+    while text.len() < 50 << 20 {
+        text.push_str(&line.replace("{}", &i.to_string()));
+        i += 1;
+    }
+    fs::write(fleet.join("big.yaml"), text).unwrap();
+    let run = run_in(&fleet, &["check"]);
+    assert_eq!(run.code, 1);
+    assert!(
+        run.stderr.contains("big.yaml is 52"),
+        "{}",
+        &run.stderr[..run.stderr.len().min(2000)]
+    );
+    assert!(
+        run.stderr.contains("over the limit of 33554432 bytes"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn a_document_nested_10000_deep_is_refused() {
+    let dir = scratch("bad/unknown-field");
+    let fleet = dir.path().join("fleet");
+    let layer = fs::read_to_string(fleet.join("roles/web/layer.yaml"))
+        .unwrap()
+        .replace("mdoe:", "mode:");
+    fs::write(fleet.join("roles/web/layer.yaml"), layer).unwrap();
+    for (name, nested) in [
+        ("block.yaml", format!("{}x", "- ".repeat(10_000))),
+        (
+            "flow.yaml",
+            format!("{}{}", "[".repeat(10_000), "]".repeat(10_000)),
+        ),
+    ] {
+        let text =
+            format!("datum: v1alpha1\ntype: Host\nname: deep\nlabels:\n  role:\n    {nested}\n");
+        fs::write(fleet.join(name), text).unwrap();
+        let run = check_fails(&fleet);
+        assert!(
+            run.stderr
+                .contains("collections are nested more than 32 levels deep"),
+            "{}",
+            &run.stderr[..run.stderr.len().min(3000)]
+        );
+        fs::remove_file(fleet.join(name)).unwrap();
+    }
+}
+
+#[test]
+fn every_independent_error_is_reported_in_one_run() {
+    let dir = scratch("bad/unknown-field");
+    let fleet = dir.path().join("fleet");
+    fs::write(fleet.join("more.yaml"), "datum: v1alpha1\ntype: Host\nname: db-001\nlabels:\n  role: db\n  datum/x: y\n---\ndatum: v1alpha1\ntype: Host\nname: db-002\nlabels:\n  role: db\n").unwrap();
+    fs::create_dir_all(fleet.join("roles/db")).unwrap();
+    fs::write(
+        fleet.join("roles/db/layer.yaml"),
+        "datum: v1alpha1\ntype: Layer\nname: db\nprecedence: 30\nmatch: {labels: {role: db}}\nresources:\n  Service[postgresql]:\n    requires: Package[postgresql]\n",
+    )
+    .unwrap();
+    let run = check_fails(&fleet);
+    // The broken role layer, the reserved label on db-001, and the missing
+    // reference on db-002, which no broken document touches.
+    insta::assert_snapshot!(run.stderr);
+    assert_eq!(
+        run.stdout,
+        "checked 2 hosts against 1 layer: 3 errors, no warnings\n"
+    );
+}

@@ -1,0 +1,77 @@
+//! Running `datum` the way a user does, with a quiet, colourless terminal.
+
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+/// The repository root (two levels above this crate).
+pub fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .canonicalize()
+        .unwrap()
+}
+
+/// `examples/<name>`.
+pub fn example(name: &str) -> PathBuf {
+    repo_root().join("examples").join(name)
+}
+
+/// `tests/fixtures/<name>`.
+pub fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(name)
+}
+
+/// The `datum` binary with a clean environment.
+pub fn datum() -> assert_cmd::Command {
+    let mut cmd = assert_cmd::Command::cargo_bin("datum").unwrap();
+    cmd.env_remove("DATUM_FLEET")
+        .env("NO_COLOR", "1")
+        .env("RAYON_NUM_THREADS", "2");
+    cmd
+}
+
+/// What a run printed and how it ended.
+pub struct Run {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl From<Output> for Run {
+    fn from(o: Output) -> Run {
+        Run {
+            code: o.status.code().unwrap_or(-1),
+            stdout: String::from_utf8(o.stdout).unwrap(),
+            stderr: String::from_utf8(o.stderr).unwrap(),
+        }
+    }
+}
+
+/// Runs `datum ARGS --fleet DIR`.
+pub fn run_in(fleet: &Path, args: &[&str]) -> Run {
+    let out = datum()
+        .args(args)
+        .arg("--fleet")
+        .arg(fleet)
+        .output()
+        .unwrap();
+    let run = Run::from(out);
+    assert_ne!(run.code, 101, "datum panicked:\n{}", run.stderr);
+    run
+}
+
+/// Copies a directory tree (regular files and directories only).
+pub fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_tree(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).unwrap();
+        }
+    }
+}

@@ -1,0 +1,8 @@
+//! CLI tests: one binary, a module per command. Each runs the real `datum`
+//! binary and asserts whole outputs (insta snapshots); fixture fleets are
+//! folders under `tests/fixtures/`, and the example fleets under `examples/`.
+
+mod bad_input;
+mod check;
+mod common;
+mod render;

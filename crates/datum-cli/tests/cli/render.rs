@@ -1,0 +1,173 @@
+use crate::common::{Run, datum, example, run_in};
+
+#[test]
+fn renders_the_example_host() {
+    let run = run_in(&example("fleet"), &["render", "web-001"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(run.stderr, "");
+    insta::assert_snapshot!(run.stdout);
+}
+
+#[test]
+fn renders_json_that_parses() {
+    let run = run_in(
+        &example("fleet"),
+        &["render", "web-001", "--format", "json"],
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let v: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(v["host"], "web-001");
+    assert_eq!(v["type"], "Manifest");
+    assert_eq!(v["resources"]["File[nginx-config]"]["mode"], "0600");
+    assert_eq!(v["layers"][4], "hosts/web-001");
+    insta::assert_snapshot!(run.stdout);
+}
+
+#[test]
+fn finds_the_fleet_from_the_working_directory_and_the_environment() {
+    let fleet = example("fleet");
+    let from_cwd = Run::from(
+        datum()
+            .current_dir(fleet.join("roles/web"))
+            .args(["render", "db-001"])
+            .output()
+            .unwrap(),
+    );
+    let from_env = Run::from(
+        datum()
+            .env("DATUM_FLEET", &fleet)
+            .args(["render", "db-001"])
+            .output()
+            .unwrap(),
+    );
+    let explicit = run_in(&fleet, &["render", "db-001"]);
+    assert_eq!(explicit.code, 0);
+    assert_eq!(from_cwd.stdout, explicit.stdout);
+    assert_eq!(from_env.stdout, explicit.stdout);
+}
+
+#[test]
+fn no_fleet_is_a_usage_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = Run::from(
+        datum()
+            .current_dir(dir.path())
+            .args(["render", "web-001"])
+            .output()
+            .unwrap(),
+    );
+    assert_eq!(run.code, 2);
+    insta::assert_snapshot!(run.stderr, @r"
+    error: no datum.yaml in this directory or any parent
+      = hint: run datum inside a fleet repository, or pass --fleet DIR
+    ");
+}
+
+#[test]
+fn an_unknown_host_names_the_nearest() {
+    let run = run_in(&example("fleet"), &["render", "web-01"]);
+    assert_eq!(run.code, 1);
+    assert_eq!(run.stdout, "");
+    insta::assert_snapshot!(run.stderr, @r"
+    error: no host named `web-01` in this fleet
+      = hint: the nearest host name is `web-001`; `datum hosts` lists them all
+    ");
+}
+
+#[test]
+fn a_conflict_prints_nothing_on_stdout_and_the_report_on_stderr() {
+    let run = run_in(&example("conflict"), &["render", "web-001"]);
+    assert_eq!(run.code, 1);
+    assert_eq!(run.stdout, "");
+    insta::assert_snapshot!(run.stderr);
+}
+
+#[test]
+fn a_host_without_conflict_in_a_conflicting_fleet_renders() {
+    let run = run_in(&example("conflict"), &["render", "web-002"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(run.stdout.contains("mode: \"0640\""));
+}
+
+#[test]
+fn render_all_writes_one_file_per_host() {
+    let out = tempfile::tempdir().unwrap();
+    let dir = out.path().join("manifests");
+    let run = run_in(
+        &example("fleet"),
+        &["render", "--all", "--out", dir.to_str().unwrap()],
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let mut names: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    names.sort();
+    assert_eq!(
+        names,
+        [
+            "cache-001.yaml",
+            "db-001.yaml",
+            "web-001.yaml",
+            "web-002.yaml",
+            "web-003.yaml"
+        ]
+    );
+    let single = run_in(&example("fleet"), &["render", "web-001"]);
+    assert_eq!(
+        std::fs::read_to_string(dir.join("web-001.yaml")).unwrap(),
+        single.stdout
+    );
+}
+
+#[test]
+fn render_all_gives_a_failing_host_no_file() {
+    let out = tempfile::tempdir().unwrap();
+    std::fs::write(out.path().join("web-001.json"), "stale").unwrap();
+    let run = run_in(
+        &example("conflict"),
+        &[
+            "render",
+            "--all",
+            "--out",
+            out.path().to_str().unwrap(),
+            "--format",
+            "json",
+        ],
+    );
+    assert_eq!(run.code, 1);
+    assert!(!out.path().join("web-001.json").exists());
+    assert!(out.path().join("web-002.json").exists());
+    assert!(
+        run.stderr
+            .contains("error: conflicting values for File[nginx-config].mode")
+    );
+}
+
+#[test]
+fn output_is_identical_across_thread_counts_and_runs() {
+    let fleet = example("fleet");
+    let outs: Vec<String> = ["1", "2", "8", "1"]
+        .iter()
+        .map(|threads| {
+            let dir = tempfile::tempdir().unwrap();
+            let out = datum()
+                .env("RAYON_NUM_THREADS", threads)
+                .args(["render", "--all", "--out"])
+                .arg(dir.path())
+                .arg("--fleet")
+                .arg(&fleet)
+                .output()
+                .unwrap();
+            assert!(out.status.success());
+            let mut all = String::new();
+            for host in ["cache-001", "db-001", "web-001", "web-002", "web-003"] {
+                all.push_str(
+                    &std::fs::read_to_string(dir.path().join(format!("{host}.yaml"))).unwrap(),
+                );
+            }
+            all
+        })
+        .collect();
+    assert!(outs.windows(2).all(|w| w[0] == w[1]));
+}
