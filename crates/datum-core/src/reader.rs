@@ -97,6 +97,9 @@ impl Reader for DirReader {
             .git_exclude(false)
             .require_git(false)
             .follow_links(false)
+            // Hidden names are skipped before ignore rules are read, so a
+            // negation such as `!.private.yaml` cannot bring one back.
+            .filter_entry(|e| e.depth() == 0 || !e.file_name().to_string_lossy().starts_with('.'))
             .build();
         let mut out = Vec::new();
         for entry in walker {
@@ -135,7 +138,7 @@ impl Reader for DirReader {
         }
         let mut bytes = Vec::with_capacity(size as usize);
         // A file growing while read still stops at the limit.
-        file.take(limit + 1)
+        file.take(limit.saturating_add(1))
             .read_to_end(&mut bytes)
             .map_err(|e| io_error(path, e))?;
         if bytes.len() as u64 > limit {
@@ -319,7 +322,8 @@ mod tests {
         fs::write(root.join("roles/web/notes.txt"), "x").unwrap();
         fs::write(root.join(".hidden/x.yaml"), "datum: v1alpha1\n").unwrap();
         fs::write(root.join("build/x.yml"), "datum: v1alpha1\n").unwrap();
-        fs::write(root.join(".gitignore"), "build/\n").unwrap();
+        fs::write(root.join(".gitignore"), "build/\n!.hidden/\n!.z.yaml\n").unwrap();
+        fs::write(root.join(".z.yaml"), "datum: v1alpha1\n").unwrap();
         fs::write(dir.path().join("secret"), "s").unwrap();
         #[cfg(unix)]
         {
