@@ -335,7 +335,7 @@ fn gitignore_at_root_in_subdirectories_and_above_the_fleet() {
     f.write(".gitignore", "*.tmp.yaml\n/top-anchored.yaml\nscratch/\n");
     f.write(
         "ops/.gitignore",
-        "generated.yaml\n!fleet/keep/generated.yaml\n",
+        "generated.yaml\n!fleet/keep/generated.yaml\nlegacy.yaml\n",
     );
     // In the fleet root and below it.
     f.write(
@@ -344,7 +344,7 @@ fn gitignore_at_root_in_subdirectories_and_above_the_fleet() {
     );
     f.write(
         "ops/fleet/roles/.gitignore",
-        "draft-*.yaml\n!draft-ok.yaml\nlocal/\n",
+        "draft-*.yaml\n!draft-ok.yaml\nlocal/\n!legacy.yaml\n",
     );
     for path in [
         "datum.yaml",
@@ -366,6 +366,9 @@ fn gitignore_at_root_in_subdirectories_and_above_the_fleet() {
         "roles/sub/draft-2.yaml",
         "roles/local/z.yaml",
         "roles/web.yaml",
+        // Ignored from above the fleet, re-included in roles/ only.
+        "legacy.yaml",
+        "roles/legacy.yaml",
         // A negation cannot re-include a file inside an ignored directory.
         "build/important.yml",
     ] {
@@ -383,6 +386,7 @@ fn gitignore_at_root_in_subdirectories_and_above_the_fleet() {
             "roles/anchored.yaml",
             "roles/draft-ok.yaml",
             "roles/important.yml",
+            "roles/legacy.yaml",
             "roles/web.yaml",
             "top-anchored.yaml",
         ]
