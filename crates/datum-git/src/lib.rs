@@ -24,6 +24,7 @@
 //! and one object read, safe from many threads at once.
 
 #![forbid(unsafe_code)]
+#![warn(missing_docs)]
 
 mod error;
 mod reader;

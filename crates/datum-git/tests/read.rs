@@ -438,3 +438,51 @@ fn gitignore_with_crlf_bom_bad_patterns_and_comments() {
     let dir = datum_core::reader::DirReader::new(&copy).unwrap();
     assert_eq!(sorted(dir.discover().unwrap()), found);
 }
+
+#[test]
+fn negations_do_not_reveal_hidden_names() {
+    // The specification skips hidden names whatever .gitignore says.
+    // (DirReader, built on the ignore crate, lets a whitelisted hidden name
+    // through: `!.z.yaml` below makes it discover `.z.yaml` and `.h/a.yaml`.)
+    let f = Fixture::new();
+    f.write("datum.yaml", FLEET);
+    f.write(".gitignore", "!.z.yaml\n!.h/\n!*.yaml\n");
+    f.write(".z.yaml", "datum: v1alpha1\n");
+    f.write(".h/a.yaml", "datum: v1alpha1\n");
+    f.commit_all("hidden");
+    let repo = Repo::discover(&f.repo).unwrap();
+    let r = repo.reader(&repo.resolve("HEAD").unwrap()).unwrap();
+    assert_eq!(r.discover().unwrap(), ["datum.yaml"]);
+}
+
+#[test]
+fn fleet_in_a_linked_worktree() {
+    let f = Fixture::new();
+    f.write("fleet/datum.yaml", FLEET);
+    f.commit_all("first");
+    f.git(&["branch", "other"]);
+    let wt = f.dir.path().join("wt");
+    f.git(&["worktree", "add", "-q", &wt.to_string_lossy(), "other"]);
+    std::fs::write(wt.join("fleet/x.yaml"), "datum: v1alpha1\n").unwrap();
+    f.git_in(&wt, &["add", "-A"]);
+    f.git_in(&wt, &["commit", "-q", "-m", "in the worktree"]);
+
+    let repo = Repo::discover(&wt.join("fleet")).unwrap();
+    assert_eq!(repo.workdir(), std::fs::canonicalize(&wt).unwrap());
+    assert_eq!(repo.prefix(), "fleet");
+    let head = repo.reader(&repo.resolve("HEAD").unwrap()).unwrap();
+    assert_eq!(sorted(head.discover().unwrap()), ["datum.yaml", "x.yaml"]);
+    let main = repo.reader(&repo.resolve("main").unwrap()).unwrap();
+    assert_eq!(main.discover().unwrap(), ["datum.yaml"]);
+}
+
+#[test]
+fn the_git_directory_is_no_fleet() {
+    let f = Fixture::new();
+    f.write("datum.yaml", FLEET);
+    f.commit_all("first");
+    assert!(matches!(
+        Repo::discover(&f.repo.join(".git")),
+        Err(GitError::OutsideWorkTree { .. })
+    ));
+}
