@@ -24,6 +24,10 @@ use crate::repo::{Revision, first_line};
 /// up, as Linux does.
 const MAX_LINK_HOPS: usize = 40;
 
+/// The longest symbolic link target read (Linux's `PATH_MAX`); a link blob
+/// larger than this is refused rather than loaded.
+const MAX_LINK_TARGET: u64 = 4096;
+
 /// What a tree entry is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Kind {
@@ -483,6 +487,11 @@ impl Reader for GitReader {
         // Resolve one component at a time, as the kernel does, so a link in
         // the middle of the path is followed and `..` after it climbs from
         // where the link led. Components still to visit are kept reversed.
+        if path.starts_with('/') {
+            return Err(SourceError::Escapes {
+                target: path.to_owned(),
+            });
+        }
         let mut todo: Vec<String> = path.split('/').rev().map(str::to_owned).collect();
         let mut done: Vec<String> = Vec::new();
         let mut hops = 0;
@@ -525,10 +534,16 @@ impl Reader for GitReader {
                             "too many levels of symbolic links (more than {MAX_LINK_HOPS})"
                         )));
                     }
-                    let target = self
-                        .blob(entry.id)
-                        .map_err(|message| self.source_io_error(message))?;
-                    let target = String::from_utf8_lossy(&target).into_owned();
+                    let target = match self.blob_within(entry.id, MAX_LINK_TARGET) {
+                        Ok(Ok(target)) => String::from_utf8_lossy(&target).into_owned(),
+                        Ok(Err(size)) => {
+                            return Err(SourceError::Io(format!(
+                                "the symbolic link {here} holds a {size}-byte target, \
+                                 longer than any path"
+                            )));
+                        }
+                        Err(message) => return Err(self.source_io_error(message)),
+                    };
                     if target.is_empty() {
                         // An empty link target names nothing, as on disk.
                         return Err(SourceError::Missing);

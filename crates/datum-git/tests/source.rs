@@ -127,6 +127,11 @@ fn missing_and_directories() {
     assert_eq!(r.read_source("files"), Err(SourceError::NotAFile));
     assert_eq!(r.read_source("files/dir-link"), Err(SourceError::NotAFile));
     assert_eq!(r.read_source(""), Err(SourceError::NotAFile));
+    // An absolute path is outside the fleet whatever it names.
+    assert!(matches!(
+        r.read_source("/etc/passwd"),
+        Err(SourceError::Escapes { .. })
+    ));
     // The secret is in the repository but not in the fleet.
     assert_eq!(r.read_source("secret"), Err(SourceError::Missing));
 }
@@ -199,4 +204,24 @@ fn agrees_with_dir_reader_on_a_checkout() {
         "Ok(worker_processes 4;\n)"
     );
     assert_eq!(shape(&r.read_source("files/out-and-back")), "Escapes");
+}
+
+#[test]
+fn oversized_link_targets_are_refused() {
+    // No file system would check this out; only a crafted tree holds it.
+    let f = Fixture::new();
+    f.write("datum.yaml", "datum: v1alpha1\n");
+    f.write("long-target", "a/".repeat(3000));
+    let blob = f.git(&["hash-object", "-w", "long-target"]);
+    f.remove("long-target");
+    f.git(&["add", "datum.yaml"]);
+    let cacheinfo = format!("120000,{},files/long", blob.trim());
+    f.git(&["update-index", "--add", "--cacheinfo", &cacheinfo]);
+    f.git(&["commit", "-q", "-m", "crafted"]);
+    let repo = Repo::discover(&f.repo).unwrap();
+    let r = repo.reader(&repo.resolve("HEAD").unwrap()).unwrap();
+    match r.read_source("files/long") {
+        Err(SourceError::Io(message)) => assert!(message.contains("6000-byte"), "{message}"),
+        other => panic!("{other:?}"),
+    }
 }
