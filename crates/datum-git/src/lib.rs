@@ -22,6 +22,19 @@
 //!
 //! The tree is walked once when the reader is made; reads are a map lookup
 //! and one object read, safe from many threads at once.
+//!
+//! # Where it knowingly differs from `DirReader` on a checkout
+//!
+//! - A hidden name is skipped even when a `.gitignore` negation matches it
+//!   (`!.z.yaml`); `DirReader`, through the `ignore` crate, lets it through.
+//!   The specification says hidden names are skipped.
+//! - Only `.gitignore` files inside the repository count, as in git;
+//!   `DirReader` also reads any above the work tree's top directory.
+//! - A `.gitignore` that is a symbolic link is not read, as in git (since
+//!   2.32); `DirReader` follows it.
+//! - `read_source` refuses a link chain that leaves the fleet root even if
+//!   it comes back in (`../fleet/files/x`); `DirReader` checks only where
+//!   the path finally lands.
 
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
