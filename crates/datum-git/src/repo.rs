@@ -1,0 +1,218 @@
+//! Finding the repository that holds a fleet, and naming its commits.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use gix::ObjectId;
+
+use crate::error::GitError;
+use crate::reader::GitReader;
+
+/// The git repository containing a fleet, and where in it the fleet lives.
+pub struct Repo {
+    shared: gix::ThreadSafeRepository,
+    workdir: PathBuf,
+    prefix: String,
+}
+
+impl fmt::Debug for Repo {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Repo")
+            .field("workdir", &self.workdir)
+            .field("prefix", &self.prefix)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A commit named by the operator, resolved to its id.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Revision {
+    spec: String,
+    id: ObjectId,
+    hex: String,
+    short: String,
+}
+
+impl Revision {
+    /// The revision as the operator wrote it (`HEAD~1`, `main`, `v2`, …).
+    pub fn spec(&self) -> &str {
+        &self.spec
+    }
+
+    /// The full commit id in hexadecimal.
+    pub fn id(&self) -> &str {
+        &self.hex
+    }
+
+    /// The shortest unambiguous abbreviation of the commit id (at least 7
+    /// characters, as `git log --oneline` shows it).
+    pub fn short(&self) -> &str {
+        &self.short
+    }
+
+    /// The revision for messages: `HEAD~1 (3f2a9c1)`, or just the short id
+    /// when the operator wrote a hash.
+    pub fn describe(&self) -> String {
+        if self.hex.starts_with(&self.spec) || self.spec.starts_with(&self.short) {
+            self.short.clone()
+        } else {
+            format!("{} ({})", self.spec, self.short)
+        }
+    }
+
+    pub(crate) fn object_id(&self) -> ObjectId {
+        self.id
+    }
+}
+
+impl fmt::Display for Revision {
+    /// Shows [`Revision::describe`].
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.describe())
+    }
+}
+
+impl Repo {
+    /// Finds the repository containing `fleet_dir` (searching upwards, as
+    /// `git` does) and remembers where the fleet sits in its work tree.
+    ///
+    /// `GIT_DIR` and similar variables are not consulted: the repository is
+    /// the one the fleet directory is in.
+    pub fn discover(fleet_dir: &Path) -> Result<Repo, GitError> {
+        let fleet = std::fs::canonicalize(fleet_dir).map_err(|e| GitError::FleetDir {
+            path: fleet_dir.to_path_buf(),
+            message: e.to_string(),
+        })?;
+        let shared = gix::ThreadSafeRepository::discover(&fleet).map_err(|e| {
+            if e.downcast_any_ref::<gix::discover::upwards::Error>()
+                .is_some()
+            {
+                GitError::NotARepository {
+                    path: fleet_dir.to_path_buf(),
+                }
+            } else {
+                GitError::Open {
+                    path: fleet_dir.to_path_buf(),
+                    message: e.to_string(),
+                }
+            }
+        })?;
+        let Some(workdir) = shared.work_tree.clone() else {
+            return Err(GitError::Bare {
+                path: fleet_dir.to_path_buf(),
+                git_dir: shared.git_dir().to_path_buf(),
+            });
+        };
+        let workdir = std::fs::canonicalize(&workdir).map_err(|e| GitError::Open {
+            path: fleet_dir.to_path_buf(),
+            message: format!("cannot resolve the work tree {}: {e}", workdir.display()),
+        })?;
+        let Ok(relative) = fleet.strip_prefix(&workdir) else {
+            return Err(GitError::OutsideWorkTree {
+                path: fleet_dir.to_path_buf(),
+                workdir,
+            });
+        };
+        let mut parts = Vec::new();
+        for component in relative.components() {
+            match component {
+                std::path::Component::Normal(name) => match name.to_str() {
+                    Some(name) => parts.push(name),
+                    None => {
+                        return Err(GitError::NotUtf8 {
+                            path: relative.to_string_lossy().into_owned(),
+                        });
+                    }
+                },
+                _ => {
+                    return Err(GitError::OutsideWorkTree {
+                        path: fleet_dir.to_path_buf(),
+                        workdir,
+                    });
+                }
+            }
+        }
+        // A fleet inside the repository's own git directory is no fleet.
+        if parts.first() == Some(&".git") {
+            return Err(GitError::OutsideWorkTree {
+                path: fleet_dir.to_path_buf(),
+                workdir,
+            });
+        }
+        let prefix = parts.join("/");
+        Ok(Repo {
+            shared,
+            workdir,
+            prefix,
+        })
+    }
+
+    /// The top directory of the repository's work tree.
+    pub fn workdir(&self) -> &Path {
+        &self.workdir
+    }
+
+    /// The fleet root relative to [`Repo::workdir`], `/`-separated; empty when
+    /// the fleet is at the top of the repository.
+    pub fn prefix(&self) -> &str {
+        &self.prefix
+    }
+
+    /// Resolves any revision git accepts for a commit: `HEAD`, a branch, a
+    /// tag (annotated tags are peeled), a full or abbreviated id, `HEAD~1`,
+    /// `main^2`, … Trees and blobs (`HEAD:path`) are refused.
+    pub fn resolve(&self, rev: &str) -> Result<Revision, GitError> {
+        let repo = self.shared.to_thread_local();
+        let unknown = |reason: String| GitError::UnknownRevision {
+            rev: rev.to_owned(),
+            repo: self.workdir.clone(),
+            reason,
+        };
+        if rev.trim().is_empty() {
+            return Err(unknown("the revision is empty".to_owned()));
+        }
+        let id = repo
+            .rev_parse_single(rev)
+            .map_err(|e| unknown(revspec_reason(&e)))?;
+        let object = id
+            .object()
+            .map_err(|e| unknown(first_line(&e.to_string())))?;
+        let kind = object.kind;
+        let commit = object.peel_to_commit().map_err(|_| {
+            unknown(format!(
+                "it names a {kind}, and datum diff compares commits"
+            ))
+        })?;
+        let id = commit.id();
+        let short = id.shorten_or_id().to_string();
+        let id = id.detach();
+        Ok(Revision {
+            spec: rev.to_owned(),
+            hex: id.to_string(),
+            id,
+            short,
+        })
+    }
+
+    /// A reader over the fleet as committed at `rev`: the tree of that
+    /// commit at [`Repo::prefix`]. Fails with [`GitError::NoFleet`] when the
+    /// fleet's directory does not exist in that commit.
+    pub fn reader(&self, rev: &Revision) -> Result<GitReader, GitError> {
+        GitReader::load(self.shared.clone(), &self.workdir, &self.prefix, rev)
+    }
+}
+
+/// Why gix could not parse a revision: its first cause when there is one
+/// ("Commit 3f2a9c1 has 0 ancestors along the first parent…", "Reference
+/// \"nope\" could not be found"), which says more than the summary.
+fn revspec_reason(e: &gix::Error) -> String {
+    let mut errors = e.iter_errors();
+    let top = errors.next().map(ToString::to_string);
+    let cause = errors.next().map(ToString::to_string);
+    first_line(&cause.or(top).unwrap_or_else(|| e.to_string()))
+}
+
+/// The first line of a possibly multi-line error report.
+pub(crate) fn first_line(message: &str) -> String {
+    message.lines().next().unwrap_or_default().trim().to_owned()
+}

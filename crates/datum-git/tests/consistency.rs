@@ -1,0 +1,260 @@
+//! For any committed tree, discovery at the commit equals `DirReader`'s
+//! discovery on a checkout of that commit.
+
+mod common;
+
+use common::{Fixture, sorted};
+use datum_core::reader::{DirReader, Reader};
+use datum_git::Repo;
+use proptest::prelude::*;
+
+/// Where the fleet sits in the repository.
+const PREFIXES: &[&str] = &["", "fleet", "ops/site/fleet"];
+
+/// Directories inside the fleet.
+const DIRS: &[&str] = &[
+    "", "a", "a/b", "b", "build", "build/a", "sub", "a/sub", ".h", "a/.h",
+];
+
+/// Directories inside the fleet that may hold a `.gitignore` (fewer than
+/// [`DIRS`], so that files in nested directories often meet rules from
+/// several of them).
+const IGNORE_DIRS: &[&str] = &["", "a", "build", "sub", "a/sub"];
+
+/// File names, YAML and not, hidden and not.
+const NAMES: &[&str] = &[
+    "x.yaml",
+    "y.yml",
+    "keep.yaml",
+    "n.txt",
+    ".z.yaml",
+    "sub.yml",
+    "X.YAML",
+    "b",
+];
+
+/// Lines a `.gitignore` may hold: plain, anchored, directory-only, globbed,
+/// negated, escaped, comments and blanks. Negations name no hidden file:
+/// `DirReader` lets a whitelisted hidden name through (see the crate docs),
+/// which the specification does not.
+const PATTERNS: &[&str] = &[
+    "build/",
+    "build",
+    "/build",
+    "*.yml",
+    "!keep.yaml",
+    "keep.yaml",
+    "x.yaml",
+    "/x.yaml",
+    "a/x.yaml",
+    "**/b/",
+    "b/**",
+    "sub",
+    "!sub",
+    "!sub/",
+    "*.yaml",
+    "!y.yml",
+    "a/*",
+    "!a/keep.yaml",
+    "**/sub/*.yaml",
+    "fleet",
+    "site/",
+    "fleet/a/",
+    "site/fleet/x.yaml",
+    "*",
+    "!x.yaml",
+    "a/b/",
+    "\\#x.yaml",
+    "# x.yaml",
+    "",
+    "[ab]/x.yaml",
+    "?.yml",
+    "x.yaml/",
+    "!build/",
+    "*.txt",
+    "b",
+    "/a",
+    "a/**/x.yaml",
+];
+
+/// Negations, drawn more often so that a `.gitignore` in a subdirectory
+/// often re-includes what one above it ignores.
+const NEGATIONS: &[&str] = &[
+    "!keep.yaml",
+    "!sub",
+    "!sub/",
+    "!y.yml",
+    "!a/keep.yaml",
+    "!x.yaml",
+    "!build/",
+    "!*.yml",
+    "!a",
+    "!b/",
+];
+
+/// Symbolic links that might be committed (never discovered).
+const LINKS: &[(&str, &str)] = &[
+    ("l.yaml", "x.yaml"),
+    ("a/l.yml", "../y.yml"),
+    ("dirlink", "a"),
+    ("dirlink.yaml", "a"),
+];
+
+#[derive(Debug, Clone)]
+struct Tree {
+    prefix: &'static str,
+    files: Vec<(usize, usize)>,
+    /// `.gitignore` contents by directory, fleet-relative or (when starting
+    /// with `^`) repository-relative above the fleet.
+    ignores: Vec<(String, Vec<&'static str>)>,
+    links: Vec<usize>,
+}
+
+fn ancestors(prefix: &str) -> Vec<String> {
+    let mut out = vec![String::new()];
+    let parts: Vec<&str> = prefix.split('/').filter(|p| !p.is_empty()).collect();
+    for i in 1..parts.len() {
+        out.push(parts[..i].join("/"));
+    }
+    if prefix.is_empty() {
+        out.clear();
+    }
+    out
+}
+
+fn tree() -> impl Strategy<Value = Tree> {
+    (0..PREFIXES.len()).prop_flat_map(|p| {
+        let prefix = PREFIXES[p];
+        let mut ignore_dirs: Vec<String> = ancestors(prefix)
+            .into_iter()
+            .map(|a| format!("^{a}"))
+            .collect();
+        ignore_dirs.extend(IGNORE_DIRS.iter().map(|d| d.to_string()));
+        let n_dirs = ignore_dirs.len();
+        (
+            proptest::collection::vec((0..DIRS.len(), 0..NAMES.len()), 1..25),
+            proptest::collection::vec(
+                (
+                    0..n_dirs,
+                    proptest::collection::vec(
+                        prop_oneof![
+                            2 => proptest::sample::select(PATTERNS),
+                            1 => proptest::sample::select(NEGATIONS),
+                        ],
+                        1..5,
+                    ),
+                ),
+                0..5,
+            ),
+            proptest::collection::vec(0..LINKS.len(), 0..3),
+        )
+            .prop_map(move |(files, ignores, links)| Tree {
+                prefix,
+                files,
+                ignores: ignores
+                    .into_iter()
+                    .map(|(d, lines)| (ignore_dirs[d].clone(), lines))
+                    .collect(),
+                links,
+            })
+    })
+}
+
+fn in_fleet(prefix: &str, path: &str) -> String {
+    [prefix, path]
+        .iter()
+        .filter(|p| !p.is_empty())
+        .copied()
+        .collect::<Vec<_>>()
+        .join("/")
+}
+
+fn check(t: &Tree) -> Result<(), TestCaseError> {
+    let f = Fixture::new();
+    f.write(&in_fleet(t.prefix, "datum.yaml"), "datum: v1alpha1\n");
+    for &(d, n) in &t.files {
+        let path = in_fleet(t.prefix, &in_fleet(DIRS[d], NAMES[n]));
+        // A name may already be a directory (`b`), or a directory a file.
+        let full = f.repo.join(&path);
+        if full.is_dir() || full.parent().is_some_and(|p| p.is_file()) {
+            continue;
+        }
+        if let Some(parent) = full.parent()
+            && parent.ancestors().any(|a| a.is_file())
+        {
+            continue;
+        }
+        f.write(&path, "datum: v1alpha1\n");
+    }
+    for (dir, lines) in &t.ignores {
+        let dir = match dir.strip_prefix('^') {
+            Some(above) => above.to_owned(),
+            None => in_fleet(t.prefix, dir),
+        };
+        let path = in_fleet(&dir, ".gitignore");
+        if f.repo.join(&dir).ancestors().any(|a| a.is_file()) {
+            continue;
+        }
+        f.write(&path, lines.join("\n") + "\n");
+    }
+    for &l in &t.links {
+        let (path, target) = LINKS[l];
+        let path = in_fleet(t.prefix, path);
+        let full = f.repo.join(&path);
+        if full.symlink_metadata().is_ok() || full.ancestors().skip(1).any(|a| a.is_file()) {
+            continue;
+        }
+        f.symlink(target, &path);
+    }
+    f.commit_all("tree");
+
+    let fleet = f.repo.join(t.prefix);
+    let repo = Repo::discover(&fleet).map_err(|e| TestCaseError::fail(e.to_string()))?;
+    let git = repo
+        .reader(
+            &repo
+                .resolve("HEAD")
+                .map_err(|e| TestCaseError::fail(e.to_string()))?,
+        )
+        .map_err(|e| TestCaseError::fail(e.to_string()))?;
+    // Everything was committed, ignored files included, so the work tree is
+    // a checkout of HEAD (its `.git` is hidden from DirReader).
+    let status = f.git(&[
+        "status",
+        "--porcelain",
+        "--ignored",
+        "--untracked-files=all",
+    ]);
+    prop_assert_eq!(status, "");
+    let dir = DirReader::new(&fleet).map_err(|e| TestCaseError::fail(e.to_string()))?;
+    let from_git = sorted(
+        git.discover()
+            .map_err(|e| TestCaseError::fail(e.to_string()))?,
+    );
+    let from_dir = sorted(
+        dir.discover()
+            .map_err(|e| TestCaseError::fail(e.to_string()))?,
+    );
+    if std::env::var_os("DATUM_GIT_SHOW_CASES").is_some() {
+        eprintln!(
+            "{} ignores, {} discovered: {from_git:?}",
+            t.ignores.len(),
+            from_git.len()
+        );
+    }
+    prop_assert_eq!(&from_git, &from_dir);
+    // Every discovered file reads the same bytes both ways.
+    for path in &from_git {
+        prop_assert_eq!(git.read(path, 1 << 20).ok(), dir.read(path, 1 << 20).ok());
+    }
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 64, failure_persistence: None, ..ProptestConfig::default() })]
+
+    #[test]
+    fn git_discovery_equals_dir_discovery(t in tree()) {
+        check(&t)?;
+    }
+}
