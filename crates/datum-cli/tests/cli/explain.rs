@@ -3,7 +3,9 @@
 //! JSON that locates every contribution. Fleets the examples do not cover
 //! are folders under `tests/fixtures/explain/`.
 
-use crate::common::{example, fixture, run_in};
+use std::path::{Path, PathBuf};
+
+use crate::common::{Run, example, fixture, run_in};
 
 /// The output SPEC §6 prints for `datum explain File[nginx-config] --host web-001`.
 const SPEC_EXAMPLE: &str = "\
@@ -21,16 +23,21 @@ File[nginx-config] /etc/nginx/nginx.conf
     Package[nginx]  roles/web
 ";
 
-fn layers() -> std::path::PathBuf {
+fn layers() -> PathBuf {
     fixture("explain/layers")
+}
+
+/// `datum explain ARGS --host HOST --fleet FLEET`, the target first as SPEC §6 writes it.
+fn explain(fleet: &Path, host: &str, args: &[&str]) -> Run {
+    let mut all = vec!["explain"];
+    all.extend(args);
+    all.extend(["--host", host]);
+    run_in(fleet, &all)
 }
 
 #[test]
 fn the_spec_example_comes_out_exactly() {
-    let run = run_in(
-        &example("fleet"),
-        &["explain", "File[nginx-config]", "--host", "web-001"],
-    );
+    let run = explain(&example("fleet"), "web-001", &["File[nginx-config]"]);
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert_eq!(run.stderr, "");
     assert_eq!(run.stdout, SPEC_EXAMPLE);
@@ -39,10 +46,7 @@ fn the_spec_example_comes_out_exactly() {
 
 #[test]
 fn a_field_gives_its_whole_chain() {
-    let run = run_in(
-        &layers(),
-        &["explain", "File[app-config].mode", "--host", "web-001"],
-    );
+    let run = explain(&layers(), "web-001", &["File[app-config].mode"]);
     assert_eq!(run.code, 0, "{}", run.stderr);
     insta::assert_snapshot!(run.stdout, @r"
     File[app-config].mode 0600
@@ -55,10 +59,7 @@ fn a_field_gives_its_whole_chain() {
 
 #[test]
 fn a_set_field_gives_its_entries_and_chain() {
-    let run = run_in(
-        &layers(),
-        &["explain", "File[app-config].requires", "--host", "web-001"],
-    );
+    let run = explain(&layers(), "web-001", &["File[app-config].requires"]);
     assert_eq!(run.code, 0, "{}", run.stderr);
     insta::assert_snapshot!(run.stdout, @r#"
     File[app-config].requires Package[app]
@@ -72,7 +73,7 @@ fn a_set_field_gives_its_entries_and_chain() {
 
 #[test]
 fn the_whole_host_gives_layers_then_every_resource() {
-    let run = run_in(&example("fleet"), &["explain", "--host", "web-001"]);
+    let run = explain(&example("fleet"), "web-001", &[]);
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert!(
         run.stdout.starts_with(
@@ -88,10 +89,7 @@ fn the_whole_host_gives_layers_then_every_resource() {
 
 #[test]
 fn several_displaced_values_read_highest_first() {
-    let run = run_in(
-        &layers(),
-        &["explain", "File[app-config]", "--host", "web-001"],
-    );
+    let run = explain(&layers(), "web-001", &["File[app-config]"]);
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert!(
         run.stdout.contains(
@@ -105,20 +103,14 @@ fn several_displaced_values_read_highest_first() {
 
 #[test]
 fn layers_agreeing_at_equal_precedence_are_shown() {
-    let run = run_in(
-        &layers(),
-        &["explain", "File[app-config]", "--host", "web-001"],
-    );
+    let run = explain(&layers(), "web-001", &["File[app-config]"]);
     assert!(
         run.stdout
             .contains("    group    www            sites/london   agreed by roles/web\n"),
         "{}",
         run.stdout
     );
-    let chain = run_in(
-        &layers(),
-        &["explain", "File[app-config].group", "--host", "web-001"],
-    );
+    let chain = explain(&layers(), "web-001", &["File[app-config].group"]);
     assert!(
         chain
             .stdout
@@ -130,10 +122,7 @@ fn layers_agreeing_at_equal_precedence_are_shown() {
 
 #[test]
 fn a_null_reads_as_unset_by_its_layer() {
-    let run = run_in(
-        &layers(),
-        &["explain", "File[app-config]", "--host", "web-001"],
-    );
+    let run = explain(&layers(), "web-001", &["File[app-config]"]);
     assert!(
         run.stdout.contains(
             "    content  (unset)        hosts/web-001  overrides \"default\\n\" from base\n"
@@ -145,10 +134,7 @@ fn a_null_reads_as_unset_by_its_layer() {
 
 #[test]
 fn a_layer_matching_every_host_says_so() {
-    let run = run_in(
-        &example("fleet"),
-        &["explain", "File[motd]", "--host", "db-001"],
-    );
+    let run = explain(&example("fleet"), "db-001", &["File[motd]"]);
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert!(
         run.stdout
@@ -161,17 +147,11 @@ fn a_layer_matching_every_host_says_so() {
 #[test]
 fn sensitive_content_is_never_printed() {
     for format in ["text", "json"] {
-        let run = run_in(
-            &layers(),
-            &["explain", "--host", "web-001", "--format", format],
-        );
+        let run = explain(&layers(), "web-001", &["--format", format]);
         assert_eq!(run.code, 0, "{}", run.stderr);
         assert!(!run.stdout.contains("secret-value"), "{}", run.stdout);
     }
-    let run = run_in(
-        &layers(),
-        &["explain", "File[app-key]", "--host", "web-001"],
-    );
+    let run = explain(&layers(), "web-001", &["File[app-key]"]);
     assert!(
         run.stdout
             .contains("    content    (sensitive)   roles/web  overrides (sensitive) from base\n"),
@@ -182,10 +162,7 @@ fn sensitive_content_is_never_printed() {
 
 #[test]
 fn why_not_names_the_label_that_failed() {
-    let run = run_in(
-        &example("fleet"),
-        &["explain", "Package[postgresql]", "--host", "web-001"],
-    );
+    let run = explain(&example("fleet"), "web-001", &["Package[postgresql]"]);
     assert_eq!(run.code, 1);
     assert_eq!(run.stderr, "");
     insta::assert_snapshot!(run.stdout, @r"
@@ -197,15 +174,7 @@ fn why_not_names_the_label_that_failed() {
 
 #[test]
 fn why_not_names_a_label_the_host_lacks() {
-    let run = run_in(
-        &layers(),
-        &[
-            "explain",
-            "Service[app-metrics].ensure",
-            "--host",
-            "web-001",
-        ],
-    );
+    let run = explain(&layers(), "web-001", &["Service[app-metrics].ensure"]);
     assert_eq!(run.code, 1);
     insta::assert_snapshot!(run.stdout, @r"
     web-001 has no Service[app-metrics].ensure
@@ -216,20 +185,14 @@ fn why_not_names_a_label_the_host_lacks() {
 
 #[test]
 fn why_not_a_field_names_the_layers_that_set_it() {
-    let run = run_in(
-        &layers(),
-        &["explain", "File[app-key].owner", "--host", "web-001"],
-    );
+    let run = explain(&layers(), "web-001", &["File[app-key].owner"]);
     assert_eq!(run.code, 1);
     insta::assert_snapshot!(run.stdout, @r"
     web-001 has no File[app-key].owner
       no layer sets File[app-key].owner, for any host
     ");
     // web-001 has the file; only a layer it does not match sets the owner.
-    let run = run_in(
-        &layers(),
-        &["explain", "File[app-config].owner", "--host", "web-001"],
-    );
+    let run = explain(&layers(), "web-001", &["File[app-config].owner"]);
     assert_eq!(run.code, 1);
     insta::assert_snapshot!(run.stdout, @r"
     web-001 has no File[app-config].owner
@@ -240,10 +203,7 @@ fn why_not_a_field_names_the_layers_that_set_it() {
 
 #[test]
 fn an_id_no_layer_declares_names_the_nearest() {
-    let run = run_in(
-        &example("fleet"),
-        &["explain", "File[ngnix-config]", "--host", "web-001"],
-    );
+    let run = explain(&example("fleet"), "web-001", &["File[ngnix-config]"]);
     assert_eq!(run.code, 1);
     insta::assert_snapshot!(run.stdout, @r"
     web-001 has no File[ngnix-config]
@@ -253,10 +213,7 @@ fn an_id_no_layer_declares_names_the_nearest() {
 
 #[test]
 fn a_failing_host_is_explained_with_both_sides_of_the_conflict() {
-    let run = run_in(
-        &example("conflict"),
-        &["explain", "File[nginx-config]", "--host", "web-001"],
-    );
+    let run = explain(&example("conflict"), "web-001", &["File[nginx-config]"]);
     assert_eq!(run.code, 1);
     insta::assert_snapshot!(run.stdout, @r"
     File[nginx-config] /etc/nginx/nginx.conf
@@ -291,9 +248,10 @@ fn a_failing_host_is_explained_with_both_sides_of_the_conflict() {
 
 #[test]
 fn a_failing_host_still_answers_for_a_field_that_resolves() {
-    let run = run_in(
+    let run = explain(
         &example("conflict"),
-        &["explain", "File[nginx-config].owner", "--host", "web-001"],
+        "web-001",
+        &["File[nginx-config].owner"],
     );
     assert_eq!(run.code, 1);
     assert!(
@@ -305,9 +263,10 @@ fn a_failing_host_still_answers_for_a_field_that_resolves() {
 
 #[test]
 fn a_host_held_back_by_broken_documents_names_them() {
-    let run = run_in(
+    let run = explain(
         &fixture("bad/unquoted-mode"),
-        &["explain", "File[nginx-config]", "--host", "web-001"],
+        "web-001",
+        &["File[nginx-config]"],
     );
     assert_eq!(run.code, 1);
     assert_eq!(run.stdout, "");
@@ -322,10 +281,7 @@ fn a_host_held_back_by_broken_documents_names_them() {
 
 #[test]
 fn an_unknown_host_is_refused_as_render_refuses_it() {
-    let explain = run_in(
-        &example("fleet"),
-        &["explain", "File[motd]", "--host", "web-01"],
-    );
+    let explain = explain(&example("fleet"), "web-01", &["File[motd]"]);
     let render = run_in(&example("fleet"), &["render", "web-01"]);
     assert_eq!(explain.code, 1);
     assert_eq!(explain.stdout, "");
@@ -334,10 +290,7 @@ fn an_unknown_host_is_refused_as_render_refuses_it() {
 
 #[test]
 fn a_field_the_type_lacks_is_an_error_with_a_suggestion() {
-    let run = run_in(
-        &example("fleet"),
-        &["explain", "File[nginx-config].mdoe", "--host", "web-001"],
-    );
+    let run = explain(&example("fleet"), "web-001", &["File[nginx-config].mdoe"]);
     assert_eq!(run.code, 1);
     assert_eq!(run.stdout, "");
     insta::assert_snapshot!(run.stderr, @r"
@@ -348,20 +301,14 @@ fn a_field_the_type_lacks_is_an_error_with_a_suggestion() {
 
 #[test]
 fn ids_are_read_as_everywhere_else() {
-    let run = run_in(
-        &example("fleet"),
-        &["explain", "Fiel[motd]", "--host", "web-001"],
-    );
+    let run = explain(&example("fleet"), "web-001", &["Fiel[motd]"]);
     assert_eq!(run.code, 1);
     insta::assert_snapshot!(run.stderr, @r"
     error: unknown resource type `Fiel`
       = hint: did you mean `File`? The types are Directory, File, Group, Package, Service, Symlink, User
     ");
     // Not a resource id at all: bad usage.
-    let run = run_in(
-        &example("fleet"),
-        &["explain", "nginx", "--host", "web-001"],
-    );
+    let run = explain(&example("fleet"), "web-001", &["nginx"]);
     assert_eq!(run.code, 2);
     insta::assert_snapshot!(run.stderr, @r"
     error: `nginx` is not a resource id
@@ -371,16 +318,10 @@ fn ids_are_read_as_everywhere_else() {
 
 #[test]
 fn json_locates_every_contribution_and_label() {
-    let run = run_in(
+    let run = explain(
         &example("fleet"),
-        &[
-            "explain",
-            "File[nginx-config]",
-            "--host",
-            "web-001",
-            "--format",
-            "json",
-        ],
+        "web-001",
+        &["File[nginx-config]", "--format", "json"],
     );
     assert_eq!(run.code, 0, "{}", run.stderr);
     let v: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
@@ -414,10 +355,7 @@ fn json_locates_every_contribution_and_label() {
         "roles/web/layer.yaml:23:9"
     );
     // Every contribution anywhere carries a location.
-    let all = run_in(
-        &example("fleet"),
-        &["explain", "--host", "web-001", "--format", "json"],
-    );
+    let all = explain(&example("fleet"), "web-001", &["--format", "json"]);
     let v: serde_json::Value = serde_json::from_str(&all.stdout).unwrap();
     let mut seen = 0;
     for r in v["resources"].as_array().unwrap() {
@@ -434,16 +372,10 @@ fn json_locates_every_contribution_and_label() {
 
 #[test]
 fn json_why_not_gives_each_failed_label() {
-    let run = run_in(
+    let run = explain(
         &layers(),
-        &[
-            "explain",
-            "Service[app-metrics]",
-            "--host",
-            "web-001",
-            "--format",
-            "json",
-        ],
+        "web-001",
+        &["Service[app-metrics]", "--format", "json"],
     );
     assert_eq!(run.code, 1);
     let v: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
@@ -460,16 +392,10 @@ fn json_why_not_gives_each_failed_label() {
 
 #[test]
 fn json_of_a_failing_host_carries_the_conflict() {
-    let run = run_in(
+    let run = explain(
         &example("conflict"),
-        &[
-            "explain",
-            "File[nginx-config].mode",
-            "--host",
-            "web-001",
-            "--format",
-            "json",
-        ],
+        "web-001",
+        &["File[nginx-config].mode", "--format", "json"],
     );
     assert_eq!(run.code, 1);
     let v: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();

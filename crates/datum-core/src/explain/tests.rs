@@ -5,19 +5,30 @@ use crate::reader::MemReader;
 const FLEET: &str = "datum: v1alpha1\ntype: Fleet\nname: test\n";
 const HOSTS: &str = "datum: v1alpha1\ntype: Host\nname: web-001\nlabels: {role: web, site: london}\n---\ndatum: v1alpha1\ntype: Host\nname: db-001\nlabels: {role: db}\n";
 
+// Matchers.
+const EVERY: &str = "{}";
+const WEB: &str = "{labels: {role: web}}";
+const LONDON: &str = "{labels: {site: london}}";
+const WEB_001: &str = "{labels: {datum/host: web-001}}";
+const DB: &str = "{labels: {role: db}}";
+
 fn layer(prec: i32, matcher: &str, resources: &str) -> String {
     format!(
         "datum: v1alpha1\ntype: Layer\nname: l\nprecedence: {prec}\nmatch: {matcher}\nresources:\n{resources}"
     )
 }
 
-/// A fleet of web-001 and db-001 with the given layers.
-fn fleet(layers: &[(&str, String)]) -> Fleet {
+/// A fleet of web-001 and db-001 with layers given as (directory,
+/// precedence, matcher, resources); each is `<directory>/layer.yaml`.
+fn fleet(layers: &[(&str, i32, &str, &str)]) -> Fleet {
     let mut r = MemReader::new()
         .file("datum.yaml", FLEET)
         .file("hosts.yaml", HOSTS);
-    for (path, text) in layers {
-        r.add(path, text.as_str());
+    for &(dir, prec, matcher, resources) in layers {
+        r.add(
+            &format!("{dir}/layer.yaml"),
+            layer(prec, matcher, resources),
+        );
     }
     let fleet = load(&r).unwrap();
     assert!(
@@ -103,24 +114,17 @@ fn bad_targets_say_what_is_wrong() {
 fn displaced_values_read_highest_first() {
     let f = fleet(&[
         (
-            "base/layer.yaml",
-            layer(0, "{}", "  File[x]:\n    path: /x\n    mode: \"0644\"\n"),
+            "base",
+            0,
+            EVERY,
+            "  File[x]:\n    path: /x\n    mode: \"0644\"\n",
         ),
+        ("roles/web", 30, WEB, "  File[x]:\n    mode: \"0640\"\n"),
         (
-            "roles/web/layer.yaml",
-            layer(
-                30,
-                "{labels: {role: web}}",
-                "  File[x]:\n    mode: \"0640\"\n",
-            ),
-        ),
-        (
-            "hosts/web-001/layer.yaml",
-            layer(
-                100,
-                "{labels: {datum/host: web-001}}",
-                "  File[x]:\n    mode: \"0600\"\n",
-            ),
+            "hosts/web-001",
+            100,
+            WEB_001,
+            "  File[x]:\n    mode: \"0600\"\n",
         ),
     ]);
     let (text, found) = explain(&f, "web-001", "File[x]");
@@ -141,21 +145,12 @@ fn displaced_values_read_highest_first() {
 fn agreeing_layers_are_named() {
     let f = fleet(&[
         (
-            "roles/web/layer.yaml",
-            layer(
-                30,
-                "{labels: {role: web}}",
-                "  File[x]:\n    path: /x\n    owner: root\n",
-            ),
+            "roles/web",
+            30,
+            WEB,
+            "  File[x]:\n    path: /x\n    owner: root\n",
         ),
-        (
-            "sites/london/layer.yaml",
-            layer(
-                30,
-                "{labels: {site: london}}",
-                "  File[x]:\n    owner: root\n",
-            ),
-        ),
+        ("sites/london", 30, LONDON, "  File[x]:\n    owner: root\n"),
     ]);
     let (text, _) = explain(&f, "web-001", "File[x]");
     assert!(
@@ -173,20 +168,16 @@ fn agreeing_layers_are_named() {
 fn null_is_shown_as_unset_by_its_layer() {
     let f = fleet(&[
         (
-            "base/layer.yaml",
-            layer(
-                0,
-                "{}",
-                "  File[x]:\n    path: /x\n    content: hello\n    requires: Package[a]\n  Package[a]: {}\n",
-            ),
+            "base",
+            0,
+            EVERY,
+            "  File[x]:\n    path: /x\n    content: hello\n    requires: Package[a]\n  Package[a]: {}\n",
         ),
         (
-            "roles/web/layer.yaml",
-            layer(
-                30,
-                "{labels: {role: web}}",
-                "  File[x]:\n    content: null\n    requires: null\n",
-            ),
+            "roles/web",
+            30,
+            WEB,
+            "  File[x]:\n    content: null\n    requires: null\n",
         ),
     ]);
     let (text, _) = explain(&f, "web-001", "File[x]");
@@ -215,12 +206,10 @@ fn null_is_shown_as_unset_by_its_layer() {
 #[test]
 fn an_emptied_set_names_the_null() {
     let f = fleet(&[(
-        "roles/web/layer.yaml",
-        layer(
-            30,
-            "{labels: {role: web}}",
-            "  Service[x]:\n    restart_on: null\n",
-        ),
+        "roles/web",
+        30,
+        WEB,
+        "  Service[x]:\n    restart_on: null\n",
     )]);
     let (text, _) = explain(&f, "web-001", "Service[x]");
     assert!(
@@ -233,20 +222,16 @@ fn an_emptied_set_names_the_null() {
 fn conflicts_show_every_side() {
     let f = fleet(&[
         (
-            "roles/web/layer.yaml",
-            layer(
-                30,
-                "{labels: {role: web}}",
-                "  File[x]:\n    path: /x\n    mode: \"0640\"\n",
-            ),
+            "roles/web",
+            30,
+            WEB,
+            "  File[x]:\n    path: /x\n    mode: \"0640\"\n",
         ),
         (
-            "sites/london/layer.yaml",
-            layer(
-                30,
-                "{labels: {site: london}}",
-                "  File[x]:\n    mode: \"0600\"\n",
-            ),
+            "sites/london",
+            30,
+            LONDON,
+            "  File[x]:\n    mode: \"0600\"\n",
         ),
     ]);
     let (text, found) = explain(&f, "web-001", "File[x]");
@@ -263,28 +248,22 @@ fn conflicts_show_every_side() {
 fn a_conflict_below_the_winner_is_still_shown() {
     let f = fleet(&[
         (
-            "roles/web/layer.yaml",
-            layer(
-                30,
-                "{labels: {role: web}}",
-                "  File[x]:\n    path: /x\n    mode: \"0640\"\n",
-            ),
+            "roles/web",
+            30,
+            WEB,
+            "  File[x]:\n    path: /x\n    mode: \"0640\"\n",
         ),
         (
-            "sites/london/layer.yaml",
-            layer(
-                30,
-                "{labels: {site: london}}",
-                "  File[x]:\n    mode: \"0600\"\n",
-            ),
+            "sites/london",
+            30,
+            LONDON,
+            "  File[x]:\n    mode: \"0600\"\n",
         ),
         (
-            "hosts/web-001/layer.yaml",
-            layer(
-                100,
-                "{labels: {datum/host: web-001}}",
-                "  File[x]:\n    mode: \"0400\"\n",
-            ),
+            "hosts/web-001",
+            100,
+            WEB_001,
+            "  File[x]:\n    mode: \"0400\"\n",
         ),
     ]);
     let (text, _) = explain(&f, "web-001", "File[x]");
@@ -297,17 +276,12 @@ fn a_conflict_below_the_winner_is_still_shown() {
 #[test]
 fn why_not_names_the_failing_label() {
     let f = fleet(&[
+        ("roles/db", 30, DB, "  Package[pg]: {}\n"),
         (
-            "roles/db/layer.yaml",
-            layer(30, "{labels: {role: db}}", "  Package[pg]: {}\n"),
-        ),
-        (
-            "extra/layer.yaml",
-            layer(
-                40,
-                "{labels: {role: web, tier: gold, site: paris}}",
-                "  Package[pg]: {}\n",
-            ),
+            "extra",
+            40,
+            "{labels: {role: web, tier: gold, site: paris}}",
+            "  Package[pg]: {}\n",
         ),
     ]);
     let (text, found) = explain(&f, "web-001", "Package[pg]");
@@ -321,14 +295,8 @@ fn why_not_names_the_failing_label() {
 #[test]
 fn why_not_a_field_names_the_layers_that_set_it() {
     let f = fleet(&[
-        (
-            "base/layer.yaml",
-            layer(0, "{}", "  File[x]:\n    path: /x\n"),
-        ),
-        (
-            "roles/db/layer.yaml",
-            layer(30, "{labels: {role: db}}", "  File[x]:\n    owner: pg\n"),
-        ),
+        ("base", 0, EVERY, "  File[x]:\n    path: /x\n"),
+        ("roles/db", 30, DB, "  File[x]:\n    owner: pg\n"),
     ]);
     let (text, found) = explain(&f, "web-001", "File[x].owner");
     assert!(!found);
@@ -346,14 +314,12 @@ fn why_not_a_field_names_the_layers_that_set_it() {
 
 #[test]
 fn an_id_no_layer_declares_names_the_nearest_declared_one() {
+    // Package[ngnx] is only named, never declared: it is no suggestion.
     let f = fleet(&[(
-        "base/layer.yaml",
-        // Package[ngnx] is only named, never declared: it is no suggestion.
-        layer(
-            0,
-            "{}",
-            "  Package[nginx-full]: {}\n  File[x]:\n    path: /x\n    requires: Package[ngnx]\n",
-        ),
+        "base",
+        0,
+        EVERY,
+        "  Package[nginx-full]: {}\n  File[x]:\n    path: /x\n    requires: Package[ngnx]\n",
     )]);
     let host = f.host_id("web-001").unwrap();
     let res = f.resolve_host(host);
@@ -375,29 +341,23 @@ fn sensitive_content_is_never_shown() {
     let secret = "hunter2-secret";
     let f = fleet(&[
         (
-            "base/layer.yaml",
-            layer(
-                0,
-                "{}",
-                &format!("  File[k]:\n    path: /k\n    content: {secret}-old\n"),
-            ),
+            "base",
+            0,
+            EVERY,
+            format!("  File[k]:\n    path: /k\n    content: {secret}-old\n").as_str(),
         ),
         (
-            "roles/web/layer.yaml",
-            layer(
-                30,
-                "{labels: {role: web}}",
-                &format!("  File[k]:\n    content: {secret}\n    sensitive: true\n"),
-            ),
+            "roles/web",
+            30,
+            WEB,
+            format!("  File[k]:\n    content: {secret}\n    sensitive: true\n").as_str(),
         ),
         // A higher layer turning the flag off does not reveal what a lower one hid.
         (
-            "hosts/web-001/layer.yaml",
-            layer(
-                100,
-                "{labels: {datum/host: web-001}}",
-                "  File[k]:\n    sensitive: false\n",
-            ),
+            "hosts/web-001",
+            100,
+            WEB_001,
+            "  File[k]:\n    sensitive: false\n",
         ),
     ]);
     let host = f.host_id("web-001").unwrap();
@@ -429,20 +389,16 @@ fn sensitive_content_is_never_shown() {
 fn requires_entries_name_every_layer_that_listed_them() {
     let f = fleet(&[
         (
-            "base/layer.yaml",
-            layer(
-                0,
-                "{}",
-                "  Package[a]: {}\n  Service[s]:\n    requires: Package[a]\n",
-            ),
+            "base",
+            0,
+            EVERY,
+            "  Package[a]: {}\n  Service[s]:\n    requires: Package[a]\n",
         ),
         (
-            "roles/web/layer.yaml",
-            layer(
-                30,
-                "{labels: {role: web}}",
-                "  Package[b]: {}\n  Service[s]:\n    requires: [\"Package[a]\", \"Package[b]\"]\n    restart_on: Package[gone]\n",
-            ),
+            "roles/web",
+            30,
+            WEB,
+            "  Package[b]: {}\n  Service[s]:\n    requires: [\"Package[a]\", \"Package[b]\"]\n    restart_on: Package[gone]\n",
         ),
     ]);
     let (text, _) = explain(&f, "web-001", "Service[s]");
@@ -455,14 +411,12 @@ fn requires_entries_name_every_layer_that_listed_them() {
 #[test]
 fn the_whole_host_lists_labels_layers_then_resources() {
     let f = fleet(&[
-        ("base/layer.yaml", layer(0, "{}", "  Package[a]: {}\n")),
+        ("base", 0, EVERY, "  Package[a]: {}\n"),
         (
-            "roles/web/layer.yaml",
-            layer(
-                30,
-                "{labels: {site: london, role: web}}",
-                "  Package[b]:\n    ensure: installed\n",
-            ),
+            "roles/web",
+            30,
+            "{labels: {site: london, role: web}}",
+            "  Package[b]:\n    ensure: installed\n",
         ),
     ]);
     let (text, found) = explain(&f, "web-001", "");
@@ -471,4 +425,23 @@ fn the_whole_host_lists_labels_layers_then_resources() {
         text,
         "host web-001\n  labels\n    datum/host  web-001\n    role        web\n    site        london\n  layers\n    base       precedence 0   matched every host\n    roles/web  precedence 30  matched role=web, site=london\n\nPackage[a] a\n  contributed by\n    base  precedence 0  matched every host\n\nPackage[b] b\n  contributed by\n    roles/web  precedence 30  matched role=web, site=london\n  fields\n    ensure  installed  roles/web\n"
     );
+}
+
+proptest::proptest! {
+    #[test]
+    fn any_text_parses_or_is_refused_without_panicking(s in "\\PC{0,40}") {
+        let _ = Target::parse(&s).map_err(|e| e.describe(&s));
+    }
+
+    #[test]
+    fn ids_and_fields_read_back(title in "[a-z0-9][a-z0-9._-]{0,20}", k in 0usize..7, f in 0usize..20) {
+        let kind = Kind::ALL[k];
+        let field = kind.fields()[f % kind.fields().len()];
+        let id = ResourceId { kind, title: title.into() };
+        proptest::prop_assert_eq!(Target::parse(&id.to_string()), Ok(Target::Resource(id.clone())));
+        proptest::prop_assert_eq!(
+            Target::parse(&format!("{id}.{field}")),
+            Ok(Target::Field(id, field))
+        );
+    }
 }
