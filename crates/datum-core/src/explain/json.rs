@@ -6,10 +6,10 @@
 
 use std::borrow::Cow;
 
-use super::{Absence, Answer, Explanation, Role, State, WhyNot};
+use super::{Absence, Answer, Explanation, Miss, Role, State, WhyNot};
 use crate::diagnostic::Diagnostic;
 use crate::emit::Tree;
-use crate::fleet::{Label, LayerId, Setting};
+use crate::fleet::{Label, LayerId, ResId, Setting};
 use crate::manifest::value_tree;
 use crate::resolve::{Contrib, ResolvedField, ResolvedResource};
 use crate::source::Span;
@@ -232,7 +232,7 @@ fn contribution<'f>(
 /// the `null` that dropped it.
 fn entry<'f>(
     ex: &Explanation<'f>,
-    id: crate::fleet::ResId,
+    id: ResId,
     by: &[Contrib],
     dropped_by: Option<Contrib>,
 ) -> Tree<'f> {
@@ -261,57 +261,46 @@ fn entry<'f>(
 }
 
 fn why_not<'f>(ex: &Explanation<'f>, a: &Absence) -> Tree<'f> {
+    let (reason, misses, nearest) = match &a.why {
+        WhyNot::Unmatched(misses) => ("unmatched", &misses[..], None),
+        WhyNot::Undeclared { nearest } => ("undeclared", &[][..], *nearest),
+        WhyNot::FieldUnset => ("field_unset", &[][..], None),
+    };
+    Tree::map()
+        .with("reason", Tree::str(reason))
+        .with(
+            "layers",
+            Tree::List(misses.iter().map(|m| miss(ex, m)).collect()),
+        )
+        .with(
+            "nearest",
+            nearest.map_or(Tree::Null, |r| Tree::str(ex.fleet.resources.text(r))),
+        )
+}
+
+/// A layer that does not match, with each label of its matcher the host
+/// fails, located where the matcher writes it.
+fn miss<'f>(ex: &Explanation<'f>, m: &Miss) -> Tree<'f> {
     let fleet = ex.fleet;
-    match &a.why {
-        WhyNot::Unmatched(misses) => Tree::map()
-            .with("reason", Tree::str("unmatched"))
-            .with(
-                "layers",
-                Tree::List(
-                    misses
-                        .iter()
-                        .map(|m| {
-                            let t = located(
-                                layer_head(ex, m.layer),
-                                ex,
-                                fleet.layer(m.layer).match_span,
-                            );
-                            let failed = m
-                                .failed
-                                .iter()
-                                .map(|c| {
-                                    let span = fleet
-                                        .layer(m.layer)
-                                        .matcher
-                                        .iter()
-                                        .find(|l| l.key == c.key)
-                                        .map_or(fleet.layer(m.layer).match_span, |l| l.key_span);
-                                    let t = Tree::map()
-                                        .with("key", Tree::str(fleet.sym(c.key)))
-                                        .with("wanted", Tree::str(fleet.sym(c.wanted)))
-                                        .with(
-                                            "found",
-                                            c.found.map_or(Tree::Null, |v| Tree::str(fleet.sym(v))),
-                                        );
-                                    located(t, ex, span)
-                                })
-                                .collect();
-                            t.with("failed", Tree::List(failed))
-                        })
-                        .collect(),
-                ),
-            )
-            .with("nearest", Tree::Null),
-        WhyNot::Undeclared { nearest } => Tree::map()
-            .with("reason", Tree::str("undeclared"))
-            .with("layers", Tree::List(Vec::new()))
-            .with(
-                "nearest",
-                nearest.map_or(Tree::Null, |r| Tree::str(fleet.resources.text(r))),
-            ),
-        WhyNot::FieldUnset => Tree::map()
-            .with("reason", Tree::str("field_unset"))
-            .with("layers", Tree::List(Vec::new()))
-            .with("nearest", Tree::Null),
-    }
+    let layer = fleet.layer(m.layer);
+    let failed = m
+        .failed
+        .iter()
+        .map(|c| {
+            let span = layer
+                .matcher
+                .iter()
+                .find(|l| l.key == c.key)
+                .map_or(layer.match_span, |l| l.key_span);
+            let t = Tree::map()
+                .with("key", Tree::str(fleet.sym(c.key)))
+                .with("wanted", Tree::str(fleet.sym(c.wanted)))
+                .with(
+                    "found",
+                    c.found.map_or(Tree::Null, |v| Tree::str(fleet.sym(v))),
+                );
+            located(t, ex, span)
+        })
+        .collect();
+    located(layer_head(ex, m.layer), ex, layer.match_span).with("failed", Tree::List(failed))
 }

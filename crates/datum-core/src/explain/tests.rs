@@ -445,3 +445,56 @@ proptest::proptest! {
         );
     }
 }
+
+/// The answer as one line of JSON.
+fn json_line(f: &Fleet, host: &str, target: Target) -> String {
+    let host = f.host_id(host).unwrap();
+    let res = f.resolve_host(host);
+    let ex = Explanation::new(f, host, &res);
+    let problems = ex.problems();
+    let mut buf = Vec::new();
+    crate::emit::write_json_line(&mut buf, &json::tree(&ex, &ex.answer(&target), &problems))
+        .unwrap();
+    String::from_utf8(buf).unwrap()
+}
+
+#[test]
+fn json_keeps_dropped_entries_and_the_null_that_dropped_them() {
+    let f = fleet(&[
+        (
+            "base",
+            0,
+            EVERY,
+            "  Package[a]: {}\n  Service[s]:\n    requires: Package[a]\n",
+        ),
+        (
+            "roles/web",
+            30,
+            WEB,
+            "  Service[s]:\n    requires: null\n    restart_on: []\n",
+        ),
+    ]);
+    let s = Target::Field(id("Service[s]"), Field::Requires);
+    let line = json_line(&f, "web-001", s);
+    assert!(line.contains(r#""field":{"field":"requires","state":"unset","value":[],"entries":[],"dropped":[{"id":"Package[a]","on_host":true,"listed_by":[{"layer":"base","precedence":0,"location":"base/layer.yaml:9:15","path":"base/layer.yaml","line":9,"column":15}],"dropped_by":{"layer":"roles/web","precedence":30,"location":"roles/web/layer.yaml:8:15","#), "{line}");
+    assert!(
+        line.contains(
+            r#""unset_by":{"layer":"roles/web","precedence":30,"role":"unset","value":null,"#
+        ),
+        "{line}"
+    );
+    let (text, _) = explain(&f, "web-001", "Service[s]");
+    assert!(text.ends_with("  restart_on\n    (empty)  roles/web\n  requires\n    Package[a]  base  dropped by null from roles/web\n"), "{text}");
+}
+
+#[test]
+fn json_says_why_not() {
+    let f = fleet(&[("base", 0, EVERY, "  File[x]:\n    path: /x\n")]);
+    let line = json_line(&f, "web-001", Target::Resource(id("File[y]")));
+    assert!(line.contains(r#""found":false,"#), "{line}");
+    assert!(line.ends_with(r#""resource":"File[y]","field":null,"why_not":{"reason":"undeclared","layers":[],"nearest":"File[x]"}}
+"#), "{line}");
+    let line = json_line(&f, "web-001", Target::Field(id("File[x]"), Field::Owner));
+    assert!(line.ends_with(r#""resource":"File[x]","field":"owner","why_not":{"reason":"field_unset","layers":[],"nearest":null}}
+"#), "{line}");
+}
