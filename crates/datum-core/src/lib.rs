@@ -12,6 +12,7 @@ pub mod check;
 pub mod diagnostic;
 pub mod document;
 pub mod emit;
+pub mod explain;
 pub mod fleet;
 pub mod intern;
 pub mod manifest;

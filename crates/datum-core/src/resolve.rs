@@ -70,6 +70,12 @@ impl ResolvedField {
         }
     }
 
+    /// For `requires` and `restart_on`: the highest precedence that set the
+    /// field to `null`; entries listed below it were dropped.
+    pub fn unset_floor(&self, fleet: &Fleet) -> Option<i32> {
+        unset_floor(fleet, &self.contribs)
+    }
+
     /// Whether the field appears in the manifest.
     pub fn is_present(&self, fleet: &Fleet) -> bool {
         if self.field.is_set() {
@@ -337,11 +343,7 @@ fn fold_field(
 
 /// Unites the entries of a set; `null` drops those of strictly lower precedence.
 fn set_entries(fleet: &Fleet, contribs: &[Contrib]) -> Box<[SetEntry]> {
-    let floor = contribs
-        .iter()
-        .filter(|&&c| fleet.setting(c).setting == Setting::Unset)
-        .map(|&c| fleet.precedence(c))
-        .max();
+    let floor = unset_floor(fleet, contribs);
     let mut entries: Vec<(ResId, Contrib)> = Vec::new();
     for &c in contribs {
         if floor.is_some_and(|f| fleet.precedence(c) < f) {
@@ -367,6 +369,14 @@ fn set_entries(fleet: &Fleet, contribs: &[Contrib]) -> Box<[SetEntry]> {
         }
     }
     out.into_boxed_slice()
+}
+
+fn unset_floor(fleet: &Fleet, contribs: &[Contrib]) -> Option<i32> {
+    contribs
+        .iter()
+        .filter(|&&c| fleet.setting(c).setting == Setting::Unset)
+        .map(|&c| fleet.precedence(c))
+        .max()
 }
 
 /// Checks a folded set of layers as a whole manifest.

@@ -2,6 +2,7 @@
 //! text) and a `run` that calls into `datum-core`.
 
 mod check;
+mod explain;
 mod render;
 
 use clap::ValueEnum;
@@ -18,12 +19,14 @@ use crate::output;
 pub enum Command {
     Render(render::Args),
     Check(check::Args),
+    Explain(explain::Args),
 }
 
 pub fn run(global: &GlobalArgs, command: Command) -> Result<Status> {
     match command {
         Command::Render(args) => render::run(global, args),
         Command::Check(args) => check::run(global, args),
+        Command::Explain(args) => explain::run(global, args),
     }
 }
 

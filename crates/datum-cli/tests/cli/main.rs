@@ -5,4 +5,5 @@
 mod bad_input;
 mod check;
 mod common;
+mod explain;
 mod render;

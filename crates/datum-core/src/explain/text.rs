@@ -1,0 +1,363 @@
+//! Explain as text, in the shape of SPEC §6: a header line, then sections
+//! indented by two spaces whose rows (indented by four) are aligned per
+//! section.
+//!
+//! Values print on one line, as `check` prints them: text as written when
+//! plain, quoted and cut short otherwise (multi-line `content` included).
+//! The `content` of a resource some matching layer marks `sensitive: true`
+//! prints as `(sensitive)`, wherever it appears.
+
+use super::{Absence, Answer, Explanation, Miss, Role, State, WhyNot};
+use crate::fleet::LayerId;
+use crate::report::{align, display_setting, display_text};
+use crate::resolve::{Contrib, ResolvedField, ResolvedResource};
+
+/// Draws an answer, ending with a newline.
+pub fn render(ex: &Explanation<'_>, answer: &Answer<'_>) -> String {
+    let mut out = Out::default();
+    match answer {
+        Answer::Host => host(ex, &mut out),
+        Answer::Resource(r) => resource(ex, r, &mut out),
+        Answer::Field(r, f) => field(ex, r, f, &mut out),
+        Answer::Absent(a) => absent(ex, a, &mut out),
+    }
+    let mut text = out.lines.join("\n");
+    text.push('\n');
+    text
+}
+
+/// A row, and the lines printed under it (the sides of a conflict).
+type Row = (Vec<String>, Vec<String>);
+
+#[derive(Default)]
+struct Out {
+    lines: Vec<String>,
+}
+
+impl Out {
+    /// A titled section; nothing when it has no rows.
+    fn section(&mut self, title: &str, rows: Vec<Vec<String>>) {
+        self.section_with(title, rows.into_iter().map(|r| (r, Vec::new())).collect());
+    }
+
+    fn section_with(&mut self, title: &str, rows: Vec<Row>) {
+        if rows.is_empty() {
+            return;
+        }
+        self.lines.push(format!("  {title}"));
+        let cells: Vec<Vec<String>> = rows.iter().map(|(r, _)| r.clone()).collect();
+        for (line, (_, under)) in align(&cells).into_iter().zip(rows) {
+            self.lines.push(format!("    {line}"));
+            self.lines
+                .extend(under.into_iter().map(|l| format!("      {l}")));
+        }
+    }
+}
+
+fn host(ex: &Explanation<'_>, out: &mut Out) {
+    let fleet = ex.fleet;
+    out.lines.push(format!("host {}", ex.host_name()));
+    out.section(
+        "labels",
+        fleet
+            .labels_of(ex.host)
+            .into_iter()
+            .map(|(k, v)| vec![k.to_owned(), v.to_owned()])
+            .collect(),
+    );
+    out.section(
+        "layers",
+        ex.resolution
+            .layers
+            .iter()
+            .map(|&l| layer_row(ex, l))
+            .collect(),
+    );
+    for r in ex.resolution.resources.iter() {
+        out.lines.push(String::new());
+        resource(ex, r, out);
+    }
+}
+
+/// `roles/web  precedence 30  matched role=web`.
+fn layer_row(ex: &Explanation<'_>, l: LayerId) -> Vec<String> {
+    let layer = ex.fleet.layer(l);
+    vec![
+        layer.display.clone(),
+        format!("precedence {}", layer.precedence),
+        matched(ex, l),
+    ]
+}
+
+fn matched(ex: &Explanation<'_>, l: LayerId) -> String {
+    let labels = ex.matcher(l);
+    if labels.is_empty() {
+        return "matched every host".to_owned();
+    }
+    let pairs: Vec<String> = labels
+        .iter()
+        .map(|m| format!("{}={}", ex.fleet.sym(m.key), ex.fleet.sym(m.value)))
+        .collect();
+    format!("matched {}", pairs.join(", "))
+}
+
+fn resource(ex: &Explanation<'_>, r: &ResolvedResource, out: &mut Out) {
+    let fleet = ex.fleet;
+    let id = fleet.resources.text(r.id);
+    out.lines.push(match r.summary(fleet) {
+        Some(s) => format!("{id} {}", display_text(s)),
+        None => id.to_owned(),
+    });
+    out.section(
+        "contributed by",
+        r.declared_by
+            .iter()
+            .map(|&(l, _)| layer_row(ex, l))
+            .collect(),
+    );
+    out.section_with(
+        "fields",
+        r.fields
+            .iter()
+            .filter(|f| !f.field.is_set())
+            .map(|f| field_row(ex, r, f))
+            .collect(),
+    );
+    // `restart_on` and `requires` are sets: entry by entry, in schema order.
+    for f in r.fields.iter().filter(|f| f.field.is_set()) {
+        out.section(f.field.name(), entry_rows(ex, f));
+    }
+}
+
+/// A contribution's value on one line, hidden when sensitive.
+fn shown(ex: &Explanation<'_>, r: &ResolvedResource, c: Contrib) -> String {
+    if ex.redacted(r, c) {
+        "(sensitive)".to_owned()
+    } else {
+        display_setting(ex.fleet, c)
+    }
+}
+
+fn layer_name(ex: &Explanation<'_>, c: Contrib) -> String {
+    ex.fleet.layer(c.layer).display.clone()
+}
+
+/// `mode  0600  hosts/web-001  overrides 0640 from roles/web`, with the
+/// sides of any conflict on the lines under it.
+fn field_row(ex: &Explanation<'_>, r: &ResolvedResource, f: &ResolvedField) -> Row {
+    let fleet = ex.fleet;
+    let conflicts = ex.conflicts(r, f);
+    let winner = f.winner();
+    let mut row = vec![f.field.name().to_owned()];
+    match ex.state(r, f) {
+        State::Conflict => {
+            row.push("conflict".to_owned());
+            row.push(format!("at precedence {}", fleet.precedence(winner)));
+        }
+        state => {
+            row.push(if state == State::Unset {
+                "(unset)".to_owned()
+            } else {
+                shown(ex, r, winner)
+            });
+            row.push(layer_name(ex, winner));
+            let mut tail = Vec::new();
+            let agreed: Vec<String> = f.agreeing().iter().map(|&c| layer_name(ex, c)).collect();
+            if !agreed.is_empty() {
+                tail.push(format!("agreed by {}", agreed.join(", ")));
+            }
+            let displaced: Vec<String> = f
+                .displaced()
+                .map(|c| format!("{} from {}", shown(ex, r, c), layer_name(ex, c)))
+                .collect();
+            if !displaced.is_empty() {
+                tail.push(format!("overrides {}", displaced.join(", ")));
+            }
+            // A conflict below the winner still fails the host.
+            if !conflicts.is_empty() {
+                let precs: Vec<String> = conflicts
+                    .iter()
+                    .filter_map(|sides| sides.first())
+                    .map(|&c| fleet.precedence(c).to_string())
+                    .collect();
+                tail.push(format!("conflict at precedence {}", precs.join(", ")));
+            }
+            if !tail.is_empty() {
+                row.push(tail.join("; "));
+            }
+        }
+    }
+    // The sides in the shape of the conflict report: value, layer, precedence.
+    let sides: Vec<Vec<String>> = conflicts
+        .iter()
+        .flat_map(|sides| sides.iter())
+        .map(|&c| {
+            vec![
+                shown(ex, r, c),
+                layer_name(ex, c),
+                format!("precedence {}", fleet.precedence(c)),
+            ]
+        })
+        .collect();
+    (row, align(&sides))
+}
+
+/// `Package[nginx]  roles/web`: each entry kept, with the layers that listed
+/// it; then each entry a `null` dropped.
+fn entry_rows(ex: &Explanation<'_>, f: &ResolvedField) -> Vec<Vec<String>> {
+    let fleet = ex.fleet;
+    let layers = |by: &[Contrib]| {
+        let mut names: Vec<String> = by.iter().map(|&c| layer_name(ex, c)).collect();
+        names.dedup();
+        names.join(", ")
+    };
+    let mut rows: Vec<Vec<String>> = f
+        .entries
+        .iter()
+        .map(|e| {
+            let mut row = vec![fleet.resources.text(e.id).to_owned(), layers(&e.by)];
+            if ex.resolution.resource(fleet, e.id).is_none() {
+                row.push(format!(
+                    "{} has no {}",
+                    ex.host_name(),
+                    fleet.resources.text(e.id)
+                ));
+            }
+            row
+        })
+        .collect();
+    let unset_by = ex.unset_by(f);
+    for d in ex.dropped(f) {
+        let mut row = vec![fleet.resources.text(d.id).to_owned(), layers(&d.by)];
+        if let Some(c) = unset_by {
+            row.push(format!("dropped by null from {}", layer_name(ex, c)));
+        }
+        rows.push(row);
+    }
+    if rows.is_empty() {
+        rows.push(match unset_by {
+            Some(c) => vec!["(unset)".to_owned(), layer_name(ex, c)],
+            None => vec!["(empty)".to_owned(), layer_name(ex, f.winner())],
+        });
+    }
+    rows
+}
+
+/// One field with its whole chain.
+fn field(ex: &Explanation<'_>, r: &ResolvedResource, f: &ResolvedField, out: &mut Out) {
+    let fleet = ex.fleet;
+    let value = match ex.state(r, f) {
+        State::Conflict => "conflict".to_owned(),
+        State::Unset => "(unset)".to_owned(),
+        State::Empty => "(empty)".to_owned(),
+        State::Set if f.field.is_set() => f
+            .entries
+            .iter()
+            .map(|e| fleet.resources.text(e.id))
+            .collect::<Vec<_>>()
+            .join(", "),
+        State::Set => shown(ex, r, f.winner()),
+    };
+    out.lines.push(format!(
+        "{}.{} {value}",
+        fleet.resources.text(r.id),
+        f.field
+    ));
+    if f.field.is_set() {
+        out.section("entries", entry_rows(ex, f));
+    }
+    out.section(
+        "contributions",
+        ex.roles(r, f)
+            .into_iter()
+            .map(|(c, role)| contribution_row(ex, r, c, role))
+            .collect(),
+    );
+}
+
+/// `roles/web  precedence 30  0640  overridden  matched role=web  roles/web/layer.yaml:15:11`.
+fn contribution_row(
+    ex: &Explanation<'_>,
+    r: &ResolvedResource,
+    c: Contrib,
+    role: Role,
+) -> Vec<String> {
+    let fleet = ex.fleet;
+    vec![
+        layer_name(ex, c),
+        format!("precedence {}", fleet.precedence(c)),
+        shown(ex, r, c),
+        role.word().to_owned(),
+        matched(ex, c.layer),
+        fleet.files.location(fleet.setting(c).span),
+    ]
+}
+
+fn absent(ex: &Explanation<'_>, a: &Absence, out: &mut Out) {
+    let host = ex.host_name();
+    let what = match a.field {
+        Some(f) => format!("{}.{f}", a.resource),
+        None => a.resource.to_string(),
+    };
+    out.lines.push(format!("{host} has no {what}"));
+    match &a.why {
+        WhyNot::Unmatched(misses) => {
+            let title = if a.field.is_some() && a.has_resource {
+                format!("set by layers that do not match {host}")
+            } else {
+                format!("declared by layers that do not match {host}")
+            };
+            out.lines.push(format!("  {title}"));
+            out.lines
+                .extend(misses.iter().map(|m| format!("    {}", miss(ex, m))));
+        }
+        WhyNot::Undeclared { nearest } => {
+            let mut line = format!("  no layer declares {}", a.resource);
+            if let Some(near) = nearest {
+                line.push_str(&format!(
+                    "; the nearest resource id is {}",
+                    ex.fleet.resources.text(*near)
+                ));
+            }
+            out.lines.push(line);
+        }
+        WhyNot::FieldUnset => {
+            out.lines
+                .push(format!("  no layer sets {what}, for any host"));
+        }
+    }
+}
+
+/// `roles/db needs role=db; web-001 has role=web`.
+fn miss(ex: &Explanation<'_>, m: &Miss) -> String {
+    let fleet = ex.fleet;
+    let needs: Vec<String> = m
+        .failed
+        .iter()
+        .map(|c| format!("{}={}", fleet.sym(c.key), fleet.sym(c.wanted)))
+        .collect();
+    let has: Vec<String> = m
+        .failed
+        .iter()
+        .map(|c| match c.found {
+            Some(v) => format!("{}={}", fleet.sym(c.key), fleet.sym(v)),
+            None => format!("no label {}", fleet.sym(c.key)),
+        })
+        .collect();
+    format!(
+        "{} needs {}; {} has {}",
+        fleet.layer(m.layer).display,
+        and_list(&needs),
+        ex.host_name(),
+        and_list(&has)
+    )
+}
+
+/// `a`, `a and b`, `a, b and c`.
+fn and_list(items: &[String]) -> String {
+    match items {
+        [] => String::new(),
+        [one] => one.clone(),
+        [rest @ .., last] => format!("{} and {last}", rest.join(", ")),
+    }
+}
