@@ -4,8 +4,22 @@
 //! Nothing here prints, reads the environment or the clock, or runs a process:
 //! callers pass in a [`reader::Reader`] and get data back.
 //!
+//! The data flows in this order:
+//!
+//! - [`reader`]: where bytes come from (a directory, memory; git lives in `datum-git`).
 //! - [`source`]: the file table and positions (`path:line:column`).
-//! - [`diagnostic`]: errors and warnings as data, drawn as text on request.
+//! - `yaml` (private) then [`document`]: YAML text to Fleet, Host and Layer
+//!   documents, every value with its place; the only modules that know YAML.
+//! - [`schema`]: resource types, fields, normalisation, suggestions.
+//! - [`fleet`]: [`fleet::load`] assembles the repository: hosts by name,
+//!   layers in fold order, interned labels ([`intern`]) and ids, the match
+//!   index, payload digests, and what broken documents touch.
+//! - [`resolve`]: the fold, per distinct set of matching layers; every field
+//!   keeps all its contributions. [`resolve::resolve_all`] for the fleet.
+//! - [`manifest`]: the final-value view of a resolution and its serialisation.
+//! - [`explain`]: the origin of every value, and why a layer did not match.
+//! - [`check`], [`report`], [`diagnostic`]: problems as data and as text.
+//! - [`emit`]: the ordered tree every YAML and JSON output goes through.
 #![forbid(unsafe_code)]
 
 pub mod check;

@@ -101,7 +101,7 @@ pub fn resolve_host(fleet: &Fleet, host: HostId) -> Result<Resolution> {
     let elsewhere = fleet.diagnostics.iter().filter(|d| d.is_error()).count();
     if elsewhere > 0 {
         output::warning_line(&format!(
-            "{} elsewhere in the fleet (they do not touch {name}); run `datum check` to see them",
+            "{} elsewhere in the fleet, none touching {name}; run `datum check` to see them",
             datum_core::check::count(elsewhere, "error")
         ));
     }

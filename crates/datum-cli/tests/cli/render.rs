@@ -171,3 +171,31 @@ fn output_is_identical_across_thread_counts_and_runs() {
         .collect();
     assert!(outs.windows(2).all(|w| w[0] == w[1]));
 }
+
+#[test]
+fn a_host_untouched_by_broken_documents_renders_with_a_warning() {
+    let dir = tempfile::tempdir().unwrap();
+    let fleet = dir.path().join("fleet");
+    crate::common::copy_tree(&example("fleet"), &fleet);
+    std::fs::write(
+        fleet.join("roles/db/layer.yaml"),
+        std::fs::read_to_string(fleet.join("roles/db/layer.yaml"))
+            .unwrap()
+            .replace("ensure: running", "ensure: runing"),
+    )
+    .unwrap();
+    let web = run_in(&fleet, &["render", "web-001"]);
+    assert_eq!(web.code, 0, "{}", web.stderr);
+    assert_eq!(
+        web.stdout,
+        run_in(&example("fleet"), &["render", "web-001"]).stdout
+    );
+    assert_eq!(
+        web.stderr,
+        "warning: 1 error elsewhere in the fleet, none touching web-001; run `datum check` to see them\n"
+    );
+    let db = run_in(&fleet, &["render", "db-001"]);
+    assert_eq!(db.code, 1);
+    assert_eq!(db.stdout, "");
+    assert!(db.stderr.contains("error: db-001 cannot be resolved: documents it depends on failed to load: roles/db/layer.yaml (Layer document)"), "{}", db.stderr);
+}
