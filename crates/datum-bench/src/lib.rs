@@ -1,0 +1,7 @@
+//! Datum's benchmark support: a deterministic fleet generator ([`generator`]) and
+//! the parse floor ([`floor`]), the time it takes only to read and parse a
+//! fleet's files with the YAML parser Datum itself uses.
+#![forbid(unsafe_code)]
+
+pub mod floor;
+pub mod generator;

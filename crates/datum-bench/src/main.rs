@@ -1,0 +1,116 @@
+//! `datum-bench`: generates fleets and measures the parse floor.
+//!
+//! ```text
+//! datum-bench gen --hosts 10000 --seed 1 --out /tmp/fleet-10k [--conflicts 3]
+//! datum-bench floor /tmp/fleet-10k [--serial] [--repeat 5]
+//! ```
+#![forbid(unsafe_code)]
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Instant;
+
+use clap::Parser;
+use datum_bench::{floor, generator};
+use datum_core::reader::DirReader;
+
+#[derive(Debug, Parser)]
+#[command(name = "datum-bench")]
+enum Cli {
+    /// Write a generated fleet into a directory.
+    Gen {
+        #[arg(long)]
+        hosts: usize,
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// Layers that conflict with a role layer on the hosts they match.
+        #[arg(long, default_value_t = 0)]
+        conflicts: usize,
+        #[arg(long)]
+        out: PathBuf,
+    },
+    /// Time each phase of a check: load, resolve, report (medians).
+    Phases {
+        fleet: PathBuf,
+        #[arg(long, default_value_t = 5)]
+        repeat: usize,
+    },
+    /// Read and parse every document file of a fleet; print the median time in seconds.
+    Floor {
+        fleet: PathBuf,
+        /// Parse on one thread instead of the rayon pool.
+        #[arg(long)]
+        serial: bool,
+        #[arg(long, default_value_t = 5)]
+        repeat: usize,
+    },
+}
+
+fn main() -> ExitCode {
+    match Cli::parse() {
+        Cli::Gen { hosts, seed, conflicts, out } => {
+            let opts = generator::Options { hosts, seed, conflicts };
+            match generator::generate(&out, &opts) {
+                Ok(h) => {
+                    println!("generated {} hosts into {}", h.len(), out.display());
+                    ExitCode::SUCCESS
+                }
+                Err(e) => {
+                    eprintln!("error: cannot write {}: {e}", out.display());
+                    ExitCode::FAILURE
+                }
+            }
+        }
+        Cli::Phases { fleet, repeat } => {
+            let reader = match DirReader::new(&fleet) {
+                Ok(r) => r,
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    return ExitCode::FAILURE;
+                }
+            };
+            let mut rows: Vec<[f64; 3]> = Vec::new();
+            for _ in 0..repeat.max(1) {
+                let t = Instant::now();
+                let Ok(fleet) = datum_core::fleet::load(&reader) else {
+                    eprintln!("error: cannot list the fleet");
+                    return ExitCode::FAILURE;
+                };
+                let load = t.elapsed().as_secs_f64();
+                let t = Instant::now();
+                let all = datum_core::resolve::resolve_all(&fleet);
+                let resolve = t.elapsed().as_secs_f64();
+                let t = Instant::now();
+                let report = datum_core::check::check(&fleet, &all);
+                let check = t.elapsed().as_secs_f64();
+                std::hint::black_box(report.errors());
+                rows.push([load, resolve, check]);
+            }
+            for (i, name) in ["load", "resolve", "report"].iter().enumerate() {
+                let mut v: Vec<f64> = rows.iter().map(|r| r[i]).collect();
+                v.sort_by(f64::total_cmp);
+                println!("{name:8} {:.4} s", v[v.len() / 2]);
+            }
+            ExitCode::SUCCESS
+        }
+        Cli::Floor { fleet, serial, repeat } => {
+            let reader = match DirReader::new(&fleet) {
+                Ok(r) => r,
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    return ExitCode::FAILURE;
+                }
+            };
+            let mut times = Vec::new();
+            let mut events = 0;
+            for _ in 0..repeat.max(1) {
+                let t = Instant::now();
+                events = floor::parse_all(&reader, !serial);
+                times.push(t.elapsed().as_secs_f64());
+            }
+            times.sort_by(f64::total_cmp);
+            println!("{:.4} s median of {} runs, {} events", times[times.len() / 2], times.len(), events);
+            ExitCode::SUCCESS
+        }
+    }
+}
