@@ -33,15 +33,17 @@ pub enum ApplyError {
 }
 
 fn cycles_message(cycles: &[Cycle]) -> String {
-    let mut lines = Vec::new();
+    let mut lines = vec![match cycles.len() {
+        1 => "resources wait on each other in a cycle; nothing was applied".to_owned(),
+        n => format!("resources wait on each other in {n} cycles; nothing was applied"),
+    }];
     for c in cycles {
-        lines.push(format!("dependency cycle: {}", c.chain()));
+        lines.push(format!("  {}", c.chain()));
         for (i, (id, why)) in c.steps.iter().enumerate() {
             let next = &c.steps[(i + 1) % c.steps.len()].0;
-            lines.push(format!("  {id} {} {next}", why.phrase()));
+            lines.push(format!("    {id} {} {next}", why.phrase()));
         }
     }
-    lines.push("nothing was applied".into());
     lines.join("\n")
 }
 

@@ -176,19 +176,21 @@ impl<W: Write> HumanReporter<W> {
 
 impl<W: Write> Reporter for HumanReporter<W> {
     fn start(&mut self, run: &RunInfo) -> io::Result<()> {
-        let what = if run.noop {
-            "checking (noop, nothing will change)"
-        } else {
-            "applying"
-        };
+        let what = if run.noop { "noop for" } else { "applying" };
         let resources = match run.resources {
             1 => "1 resource".to_owned(),
             n => format!("{n} resources"),
         };
-        match &run.root {
-            Some(root) => writeln!(self.out, "{what} {}: {resources}, under {root}", run.host),
-            None => writeln!(self.out, "{what} {}: {resources}", run.host),
-        }
+        let place = match &run.root {
+            Some(root) => format!(", under {root}"),
+            None => String::new(),
+        };
+        let promise = if run.noop {
+            "; nothing will be changed"
+        } else {
+            ""
+        };
+        writeln!(self.out, "{what} {}: {resources}{place}{promise}", run.host)
     }
 
     fn note(&mut self, text: &str) -> io::Result<()> {

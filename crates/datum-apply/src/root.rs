@@ -180,12 +180,23 @@ pub enum HostError {
     Hostname(String),
 }
 
+/// Which host a machine is, and where that came from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Identity {
+    pub name: String,
+    /// `--host`, the file it was read from, or `the system hostname`.
+    pub from: String,
+}
+
 /// The host name to apply as: `explicit` (`--host`), else the content of
 /// `/etc/datum/host` (under the root) with surrounding whitespace trimmed,
 /// else the system hostname.
-pub fn host_name(explicit: Option<&str>, root: &Root) -> Result<String, HostError> {
+pub fn host_name(explicit: Option<&str>, root: &Root) -> Result<Identity, HostError> {
     if let Some(name) = explicit {
-        return Ok(name.to_owned());
+        return Ok(Identity {
+            name: name.to_owned(),
+            from: "--host".into(),
+        });
     }
     let path = root.path("/etc/datum/host");
     match fs::read_to_string(&path) {
@@ -196,11 +207,17 @@ pub fn host_name(explicit: Option<&str>, root: &Root) -> Result<String, HostErro
                     path: path.display().to_string(),
                 });
             }
-            Ok(name.to_owned())
+            Ok(Identity {
+                name: name.to_owned(),
+                from: path.display().to_string(),
+            })
         }
         Err(e) if e.kind() == io::ErrorKind::NotFound => nix::unistd::gethostname()
             .map_err(|e| HostError::Hostname(e.to_string()))
-            .map(|h| h.to_string_lossy().into_owned()),
+            .map(|h| Identity {
+                name: h.to_string_lossy().into_owned(),
+                from: "the system hostname".into(),
+            }),
         Err(e) => Err(HostError::Unreadable {
             path: path.display().to_string(),
             message: e.to_string(),
@@ -250,13 +267,21 @@ mod tests {
     fn the_host_is_the_flag_then_the_file_under_the_root_then_the_hostname() {
         let dir = tempfile::tempdir().unwrap();
         let r = Root::at(dir.path());
-        assert_eq!(host_name(Some("web-009"), &r).unwrap(), "web-009");
+        let name = |explicit| host_name(explicit, &r).unwrap().name;
+        assert_eq!(name(Some("web-009")), "web-009");
         let system = nix::unistd::gethostname().unwrap();
-        assert_eq!(host_name(None, &r).unwrap(), system.to_string_lossy());
+        assert_eq!(host_name(None, &r).unwrap().from, "the system hostname");
+        assert_eq!(name(None), system.to_string_lossy());
         fs::create_dir_all(dir.path().join("etc/datum")).unwrap();
         fs::write(dir.path().join("etc/datum/host"), "  web-001 \n").unwrap();
-        assert_eq!(host_name(None, &r).unwrap(), "web-001");
-        assert_eq!(host_name(Some("db-001"), &r).unwrap(), "db-001");
+        assert_eq!(name(None), "web-001");
+        assert!(
+            host_name(None, &r)
+                .unwrap()
+                .from
+                .ends_with("/etc/datum/host")
+        );
+        assert_eq!(name(Some("db-001")), "db-001");
         fs::write(dir.path().join("etc/datum/host"), "\n").unwrap();
         assert!(matches!(host_name(None, &r), Err(HostError::Empty { .. })));
     }

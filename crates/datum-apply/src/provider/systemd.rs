@@ -87,7 +87,7 @@ impl Systemd {
         }
         Some(match self.root.dir() {
             Some(dir) => Ok(format!(
-                "nothing runs from {}: whether {name} runs is left alone (`enabled` decides whether it starts when that system boots)",
+                "not started or stopped: nothing runs from {} (`enabled` decides whether {name} starts when it boots)",
                 dir.display()
             )),
             None => Err(Failure::new(format!(
