@@ -1,6 +1,7 @@
 //! One file per subcommand: its arguments (whose doc comments are the help
 //! text) and a `run` that calls into `datum-core`.
 
+mod apply;
 mod check;
 mod render;
 
@@ -18,12 +19,14 @@ use crate::output;
 pub enum Command {
     Render(render::Args),
     Check(check::Args),
+    Apply(apply::Args),
 }
 
 pub fn run(global: &GlobalArgs, command: Command) -> Result<Status> {
     match command {
         Command::Render(args) => render::run(global, args),
         Command::Check(args) => check::run(global, args),
+        Command::Apply(args) => apply::run(global, args),
     }
 }
 
