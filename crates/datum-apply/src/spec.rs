@@ -273,3 +273,105 @@ fn item(r: &Resource<'_>, reader: &dyn Reader) -> Item {
         problem: (!problems.is_empty()).then(|| problems.join("; ")),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use datum_core::fleet;
+    use datum_core::reader::{MemReader, ReadError, SourceError};
+
+    /// A repository whose payloads vanish after loading.
+    struct Vanishing(MemReader);
+
+    impl Reader for Vanishing {
+        fn discover(&self) -> Result<Vec<String>, ReadError> {
+            self.0.discover()
+        }
+        fn read(&self, path: &str, limit: u64) -> Result<Vec<u8>, ReadError> {
+            self.0.read(path, limit)
+        }
+        fn read_source(&self, _: &str) -> Result<Vec<u8>, SourceError> {
+            Err(SourceError::Missing)
+        }
+    }
+
+    fn items_of(resources: &str, vanish: bool) -> Vec<Item> {
+        let reader = MemReader::new()
+            .file("datum.yaml", "datum: v1alpha1\ntype: Fleet\nname: t\n")
+            .file("hosts.yaml", "datum: v1alpha1\ntype: Host\nname: h\n")
+            .file("files/app.conf", "from source\n")
+            .file(
+                "layer.yaml",
+                format!(
+                    "datum: v1alpha1\ntype: Layer\nname: l\nprecedence: 0\nmatch: {{}}\nresources:\n{resources}"
+                ),
+            );
+        let fleet = fleet::load(&reader).unwrap();
+        let host = fleet.host_id("h").unwrap();
+        let res = fleet.resolve_host(host);
+        assert!(res.is_ok(), "{:?}", res.problems);
+        let m = Manifest::new(&fleet, host, &res);
+        if vanish {
+            items(&m, &Vanishing(reader))
+        } else {
+            items(&m, &reader)
+        }
+    }
+
+    #[test]
+    fn fields_left_out_stay_unmanaged_and_names_default_to_titles() {
+        let items = items_of(
+            "  File[conf]:\n    path: /etc/app.conf\n    source: files/app.conf\n    mode: \"640\"\n\
+             \x20 Service[web]:\n    enabled: false\n    restart_on: File[conf]\n\
+             \x20 User[ops]:\n    groups: [wheel, adm, wheel]\n    uid: 2000\n",
+            false,
+        );
+        assert_eq!(
+            items[0].desired,
+            Desired::File(FileSpec {
+                path: "/etc/app.conf".into(),
+                ensure: Ensure::Present,
+                owner: None,
+                group: None,
+                mode: Some(0o640),
+                content: Some(b"from source\n".to_vec()),
+                sensitive: false,
+            })
+        );
+        assert_eq!(
+            items[1].desired,
+            Desired::Service(ServiceSpec {
+                name: "web".into(),
+                running: None,
+                enabled: Some(false),
+            })
+        );
+        assert_eq!(items[1].restart_on, ["File[conf]"]);
+        assert_eq!(items[1].summary, "web");
+        let Desired::User(u) = &items[2].desired else {
+            panic!("not a user")
+        };
+        assert_eq!(
+            (u.uid, u.groups.clone()),
+            (Some(2000), Some(vec!["adm".into(), "wheel".into()]))
+        );
+        assert_eq!(
+            (u.home.as_deref(), u.shell.as_deref(), u.group.as_deref()),
+            (None, None, None)
+        );
+    }
+
+    #[test]
+    fn a_payload_that_cannot_be_read_now_fails_its_resource_only() {
+        let items = items_of(
+            "  File[conf]:\n    path: /etc/app.conf\n    source: files/app.conf\n\
+             \x20 File[motd]:\n    path: /etc/motd\n    content: hi\n",
+            true,
+        );
+        assert_eq!(
+            items[0].problem.as_deref(),
+            Some("source files/app.conf does not exist")
+        );
+        assert_eq!(items[1].problem, None);
+    }
+}
