@@ -27,9 +27,31 @@ pub enum ApplyError {
     /// The lock or the state directory.
     #[error(transparent)]
     State(#[from] StateError),
-    /// The reporter could not write.
-    #[error("cannot write the report: {0}")]
-    Report(#[from] std::io::Error),
+    /// The reporter could not write. The run went on to the end regardless
+    /// (stopping half way would leave the machine between two states for no
+    /// gain); this is how it ended.
+    #[error("cannot write the report: {source}")]
+    Report {
+        source: std::io::Error,
+        summary: Summary,
+    },
+}
+
+/// A reporter that keeps the first error and stops writing after it, so a
+/// closed terminal or pipe does not stop the run.
+struct Guarded<'a> {
+    inner: &'a mut dyn Reporter,
+    error: Option<std::io::Error>,
+}
+
+impl Guarded<'_> {
+    fn with(&mut self, f: impl FnOnce(&mut dyn Reporter) -> std::io::Result<()>) {
+        if self.error.is_none()
+            && let Err(e) = f(self.inner)
+        {
+            self.error = Some(e);
+        }
+    }
 }
 
 fn cycles_message(cycles: &[Cycle]) -> String {
@@ -59,12 +81,22 @@ pub fn apply(
 ) -> Result<Summary, ApplyError> {
     let plan = graph::plan(items).map_err(ApplyError::Cycles)?;
     let mut state = State::open(root, options.noop)?;
-    reporter.start(&RunInfo {
+    let mut reporter = Guarded {
+        inner: reporter,
+        error: None,
+    };
+    let info = RunInfo {
         host: host.to_owned(),
         root: root.dir().map(|d| d.display().to_string()),
         noop: options.noop,
         resources: items.len(),
-    })?;
+    };
+    reporter.with(|r| r.start(&info));
+    let by_id: BTreeMap<&str, usize> = items
+        .iter()
+        .enumerate()
+        .map(|(i, it)| (it.id.as_str(), i))
+        .collect();
 
     let services: BTreeMap<&str, usize> = items
         .iter()
@@ -78,7 +110,7 @@ pub fn apply(
     let mut restarted_by: Vec<Vec<&str>> = vec![Vec::new(); items.len()];
     for (name, &s) in &services {
         for id in &items[s].restart_on {
-            if let Some(i) = items.iter().position(|it| &it.id == id) {
+            if let Some(&i) = by_id.get(id.as_str()) {
                 restarted_by[i].push(name);
             }
         }
@@ -91,18 +123,21 @@ pub fn apply(
         .collect();
     for name in stale {
         if options.noop {
-            reporter.note(&format!(
+            let note = format!(
                 "a restart of {name} is owed, but no Service in the manifest manages it: a real run drops it"
-            ))?;
+            );
+            reporter.with(|r| r.note(&note));
         } else {
-            reporter.note(&format!(
+            let note = format!(
                 "a restart of {name} was owed, but no Service in the manifest manages it: dropped"
-            ))?;
+            );
+            reporter.with(|r| r.note(&note));
             state.settle(&name)?;
         }
     }
 
     let mut run = Run {
+        by_id,
         items,
         providers,
         noop: options.noop,
@@ -140,14 +175,18 @@ pub fn apply(
         run.status[i] = Some(outcome.status);
         run.changed[i] = matches!(outcome.status, Status::Changed | Status::WouldChange);
         summary.count(outcome.status);
-        reporter.resource(&outcome)?;
+        reporter.with(|r| r.resource(&outcome));
     }
-    reporter.finish(&summary)?;
-    Ok(summary)
+    reporter.with(|r| r.finish(&summary));
+    match reporter.error {
+        Some(source) => Err(ApplyError::Report { source, summary }),
+        None => Ok(summary),
+    }
 }
 
 /// The state of a run in progress.
 struct Run<'a> {
+    by_id: BTreeMap<&'a str, usize>,
     items: &'a [Item],
     providers: &'a Providers,
     noop: bool,
@@ -229,10 +268,9 @@ impl Run<'_> {
             .restart_on
             .iter()
             .filter(|id| {
-                self.items
-                    .iter()
-                    .position(|it| &it.id == *id)
-                    .is_some_and(|d| self.changed[d])
+                self.by_id
+                    .get(id.as_str())
+                    .is_some_and(|&d| self.changed[d])
             })
             .map(String::as_str)
             .collect();

@@ -637,3 +637,50 @@ fn the_json_report_gives_each_resource_its_status_and_changes() {
         )
     );
 }
+
+/// A reporter whose output is gone after the first line.
+struct Closed;
+
+impl Reporter for Closed {
+    fn start(&mut self, _: &RunInfo) -> std::io::Result<()> {
+        Ok(())
+    }
+    fn note(&mut self, _: &str) -> std::io::Result<()> {
+        Ok(())
+    }
+    fn resource(&mut self, _: &Outcome) -> std::io::Result<()> {
+        Err(std::io::ErrorKind::BrokenPipe.into())
+    }
+    fn finish(&mut self, _: &Summary) -> std::io::Result<()> {
+        panic!("called after the reporter failed")
+    }
+}
+
+#[test]
+fn a_reporter_that_fails_does_not_stop_the_run_half_way() {
+    let dir = tempfile::tempdir().unwrap();
+    fs::create_dir(dir.path().join("etc")).unwrap();
+    let root = Root::at(dir.path());
+    let log = Log::default();
+    let p = providers(
+        &root,
+        &log,
+        &[],
+        FakeServices::new(&log, OnRestart::Restart, &["app"]),
+    );
+    let err = apply(
+        "app-001",
+        &fleet_items(APP),
+        &p,
+        &root,
+        &Options::default(),
+        &mut Closed,
+    )
+    .unwrap_err();
+    let datum_apply::ApplyError::Report { source, summary } = err else {
+        panic!("{err}")
+    };
+    assert_eq!(source.kind(), std::io::ErrorKind::BrokenPipe);
+    assert_eq!(summary.changed, 3);
+    assert_eq!(*log.borrow(), ["install app", "restart app"]);
+}

@@ -173,8 +173,17 @@ impl ServiceProvider for Systemd {
                     .unwrap_or_default()
             ))),
             Some(Err(f)) => Err(f),
-            None => command::run(self.systemctl().args(["restart", "--"]).arg(&s.name))
-                .map(|_| Restarted::Yes),
+            None => {
+                // Where the manifest does not say the service runs, a stopped
+                // one stays stopped: `try-restart` only restarts a running one.
+                let verb = if s.running == Some(true) {
+                    "restart"
+                } else {
+                    "try-restart"
+                };
+                command::run(self.systemctl().args([verb, "--"]).arg(&s.name))
+                    .map(|_| Restarted::Yes)
+            }
         }
     }
 }

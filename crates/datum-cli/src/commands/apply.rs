@@ -97,7 +97,13 @@ pub fn run(global: &GlobalArgs, args: Args) -> Result<Status> {
     };
     match result {
         Ok(summary) => Ok(status(&summary)),
-        Err(ApplyError::Report(e)) => Err(e.into()),
+        // The run went on to the end; its status still tells what happened.
+        Err(ApplyError::Report { source, summary }) => {
+            if source.kind() != std::io::ErrorKind::BrokenPipe {
+                output::warning_line(&format!("the report was cut short: {source}"));
+            }
+            Ok(status(&summary))
+        }
         Err(e @ ApplyError::State(datum_apply::state::StateError::Locked { .. })) => {
             Err(Error::failed(e.to_string())
                 .hint("wait for that run to finish; the lock is released when it ends, even if it is killed"))

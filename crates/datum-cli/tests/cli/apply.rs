@@ -562,3 +562,32 @@ fn a_run_killed_while_writing_leaves_the_old_file_or_the_new_one_never_a_mix() {
     assert!(fs::read(&target).unwrap() == new);
     assert_eq!(leftovers(&data), 0);
 }
+
+#[test]
+fn a_closed_stdout_does_not_stop_the_run_and_the_status_still_tells() {
+    let m = machine();
+    let mut child = Command::new(assert_cmd::cargo::cargo_bin("datum"))
+        .env_remove("DATUM_FLEET")
+        .arg("--fleet")
+        .arg(example("fleet"))
+        .args(["apply", "--host", "web-001", "--root"])
+        .arg(m.path())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(String::from_utf8_lossy(&out.stderr), "");
+    // Every resource was applied: the next run has nothing to do.
+    assert_eq!(
+        apply(&example("fleet"), m.path(), &["--host", "web-001"]).code,
+        0
+    );
+}
