@@ -208,13 +208,15 @@ fn providers(
 #[derive(Default)]
 struct Collect {
     outcomes: Vec<Outcome>,
+    notes: Vec<String>,
 }
 
 impl Reporter for Collect {
     fn start(&mut self, _: &RunInfo) -> std::io::Result<()> {
         Ok(())
     }
-    fn note(&mut self, _: &str) -> std::io::Result<()> {
+    fn note(&mut self, text: &str) -> std::io::Result<()> {
+        self.notes.push(text.to_owned());
         Ok(())
     }
     fn resource(&mut self, o: &Outcome) -> std::io::Result<()> {
@@ -224,6 +226,14 @@ impl Reporter for Collect {
     fn finish(&mut self, _: &Summary) -> std::io::Result<()> {
         Ok(())
     }
+}
+
+/// A temporary root with an empty `/etc`, and a log for the fakes.
+fn scene() -> (tempfile::TempDir, Root, Log) {
+    let dir = tempfile::tempdir().unwrap();
+    fs::create_dir(dir.path().join("etc")).unwrap();
+    let root = Root::at(dir.path());
+    (dir, root, Log::default())
 }
 
 fn run(items: &[Item], p: &Providers, root: &Root, noop: bool) -> (Summary, Vec<Outcome>) {
@@ -250,10 +260,7 @@ const APP: &str = "
 
 #[test]
 fn a_failed_resource_skips_its_dependents_and_independent_ones_go_on() {
-    let dir = tempfile::tempdir().unwrap();
-    fs::create_dir(dir.path().join("etc")).unwrap();
-    let root = Root::at(dir.path());
-    let log = Log::default();
+    let (dir, root, log) = scene();
     let items = fleet_items(&format!(
         "{APP}
   Package[tools]:
@@ -301,10 +308,7 @@ fn a_failed_resource_skips_its_dependents_and_independent_ones_go_on() {
 
 #[test]
 fn noop_examines_everything_and_converges_nothing() {
-    let dir = tempfile::tempdir().unwrap();
-    fs::create_dir(dir.path().join("etc")).unwrap();
-    let root = Root::at(dir.path());
-    let log = Log::default();
+    let (dir, root, log) = scene();
     let items = fleet_items(APP);
     let p = providers(
         &root,
@@ -325,10 +329,7 @@ fn noop_examines_everything_and_converges_nothing() {
 
 #[test]
 fn a_service_restarts_when_its_configuration_changed_and_only_then() {
-    let dir = tempfile::tempdir().unwrap();
-    fs::create_dir(dir.path().join("etc")).unwrap();
-    let root = Root::at(dir.path());
-    let log = Log::default();
+    let (dir, root, log) = scene();
     let items = fleet_items(APP);
     // Already running: the new configuration needs a restart.
     let p = providers(
@@ -363,10 +364,7 @@ fn a_service_restarts_when_its_configuration_changed_and_only_then() {
 
 #[test]
 fn a_service_being_started_or_wanted_stopped_is_not_restarted() {
-    let dir = tempfile::tempdir().unwrap();
-    fs::create_dir(dir.path().join("etc")).unwrap();
-    let root = Root::at(dir.path());
-    let log = Log::default();
+    let (dir, root, log) = scene();
     let p = providers(
         &root,
         &log,
@@ -394,10 +392,7 @@ fn a_service_being_started_or_wanted_stopped_is_not_restarted() {
 
 #[test]
 fn a_failed_restart_stays_owed_and_happens_on_the_next_run() {
-    let dir = tempfile::tempdir().unwrap();
-    fs::create_dir(dir.path().join("etc")).unwrap();
-    let root = Root::at(dir.path());
-    let log = Log::default();
+    let (dir, root, log) = scene();
     let items = fleet_items(APP);
     let failing = providers(
         &root,
@@ -658,10 +653,7 @@ impl Reporter for Closed {
 
 #[test]
 fn a_reporter_that_fails_does_not_stop_the_run_half_way() {
-    let dir = tempfile::tempdir().unwrap();
-    fs::create_dir(dir.path().join("etc")).unwrap();
-    let root = Root::at(dir.path());
-    let log = Log::default();
+    let (_dir, root, log) = scene();
     let p = providers(
         &root,
         &log,
@@ -683,4 +675,47 @@ fn a_reporter_that_fails_does_not_stop_the_run_half_way() {
     assert_eq!(source.kind(), std::io::ErrorKind::BrokenPipe);
     assert_eq!(summary.changed, 3);
     assert_eq!(*log.borrow(), ["install app", "restart app"]);
+}
+
+#[test]
+fn a_restart_owed_by_a_service_no_longer_managed_is_dropped_with_a_note() {
+    let (dir, root, log) = scene();
+    let state = dir.path().join("var/lib/datum");
+    fs::create_dir_all(&state).unwrap();
+    fs::write(state.join("restarts"), "gone\n").unwrap();
+    let p = providers(
+        &root,
+        &log,
+        &[],
+        FakeServices::new(&log, OnRestart::Restart, &[]),
+    );
+    let items = fleet_items("  Package[app]:\n    ensure: installed\n");
+    let mut noop = Collect::default();
+    apply(
+        "app-001",
+        &items,
+        &p,
+        &root,
+        &Options { noop: true },
+        &mut noop,
+    )
+    .unwrap();
+    assert_eq!(
+        noop.notes,
+        [
+            "a restart of gone is owed, but no Service in the manifest manages it: a real run drops it"
+        ]
+    );
+    assert_eq!(
+        fs::read_to_string(state.join("restarts")).unwrap(),
+        "gone\n"
+    );
+    let mut real = Collect::default();
+    apply("app-001", &items, &p, &root, &Options::default(), &mut real).unwrap();
+    assert_eq!(
+        real.notes,
+        ["a restart of gone was owed, but no Service in the manifest manages it: dropped"]
+    );
+    assert_eq!(fs::read_to_string(state.join("restarts")).unwrap(), "");
+    assert!(!log.borrow().iter().any(|l| l.contains("gone")));
 }

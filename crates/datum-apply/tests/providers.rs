@@ -52,6 +52,15 @@ fn tool_missing(name: &str) -> bool {
     missing
 }
 
+fn command_ok(cmd: &mut Command) {
+    let out = cmd.output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 fn accounts(root: &Path) {
     fs::create_dir_all(root.join("etc")).unwrap();
     fs::write(root.join("etc/passwd"), "root:x:0:0:root:/root:/bin/bash\n").unwrap();
@@ -128,7 +137,7 @@ fn a_new_file_gets_0644_and_the_named_owner_from_the_roots_own_accounts() {
     converge(&files, &spec);
     let owned = fs::metadata(dir.path().join("etc/owned")).unwrap();
     assert_eq!((owned.uid(), owned.gid()), (2000, 2000));
-    // A name nobody has is a failure, not a guess.
+    // A name nobody has is a failure, not a guess...
     spec.owner = Some("nobody-here".into());
     let err = files.examine(&spec, &cx()).unwrap_err();
     assert_eq!(
@@ -137,6 +146,17 @@ fn a_new_file_gets_0644_and_the_named_owner_from_the_roots_own_accounts() {
             "no user named nobody-here in {}/etc/passwd",
             dir.path().display()
         )
+    );
+    // ...unless, in a noop run, a User resource before it would add it.
+    let mut pending = Pending::default();
+    pending.users.insert("nobody-here".into());
+    let noop = Context {
+        noop: true,
+        pending: &pending,
+    };
+    assert_eq!(
+        files.examine(&spec, &noop).unwrap().changes,
+        [Change::new("owner", "ops", "nobody-here")]
     );
 }
 
@@ -389,6 +409,28 @@ fn groups_and_users_are_managed_with_the_shadow_tools_under_a_prefix() {
         passwd.contains(":2000:2000::/home/ops:/bin/bash\n"),
         "{passwd}"
     );
+    // A group that does not exist fails the user, unless a noop run would add it.
+    let mut late = user.clone();
+    late.name = "late".into();
+    late.uid = None;
+    late.group = Some("later".into());
+    assert_eq!(
+        users.examine(&late, &cx()).unwrap_err().0,
+        format!(
+            "late names the group later, which does not exist in {}/etc/group",
+            dir.path().display()
+        )
+    );
+    let mut pending = Pending::default();
+    pending.groups.insert("later".into());
+    let noop = Context {
+        noop: true,
+        pending: &pending,
+    };
+    assert_eq!(
+        users.examine(&late, &noop).unwrap().changes[0],
+        Change::new("ensure", "absent", "present")
+    );
     // No home directory is made.
     assert!(!dir.path().join("home").exists());
     user.shell = Some("/bin/sh".into());
@@ -456,6 +498,17 @@ fn services_are_enabled_in_a_root_and_never_started_there() {
     spec.enabled = Some(false);
     converge(&systemd, &spec);
     assert!(wants.symlink_metadata().is_err());
+    // A masked unit is not unmasked behind the operator's back.
+    command_ok(
+        Command::new("systemctl")
+            .arg(format!("--root={}", dir.path().display()))
+            .args(["mask", "app"]),
+    );
+    spec.enabled = Some(true);
+    assert_eq!(
+        systemd.examine(&spec, &cx()).unwrap_err().0,
+        "app is masked; Datum does not unmask it"
+    );
     // A unit that is not there shows as a change, and fails clearly.
     let missing = ServiceSpec {
         name: "ghost".into(),

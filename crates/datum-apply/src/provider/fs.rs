@@ -299,23 +299,84 @@ fn change_attrs(root: &Root, path: &str, want_dir: bool, attrs: Attrs) -> Result
     disk::set_attrs(&f, attrs).map_err(|e| io_failure(path, "change the attributes of", e))
 }
 
-/// The attributes among `changes`, to set on something that exists.
-fn changed_attrs(
-    root: &Root,
-    owner: Option<&str>,
-    group: Option<&str>,
+/// The mode and ownership a File or Directory manages.
+struct Owned<'a> {
     mode: Option<u32>,
-    changes: &[Change],
-) -> Result<Attrs, Failure> {
-    let resolved = ids(
-        root,
-        owner.filter(|_| has(changes, "owner")),
-        group.filter(|_| has(changes, "group")),
-    )?;
-    Ok(Attrs {
-        mode: mode.filter(|_| has(changes, "mode")),
-        ..resolved
-    })
+    owner: Option<&'a str>,
+    group: Option<&'a str>,
+}
+
+impl Owned<'_> {
+    /// What something about to be created gets: the mode (or `default`),
+    /// and the owner and group when named.
+    fn for_new(&self, root: &Root, cx: &Context<'_>, default: u32) -> Result<Vec<Change>, Failure> {
+        let mut out = vec![Change::set("mode", mode_text(self.mode.unwrap_or(default)))];
+        out.extend(ownership_changes(root, cx, self.owner, self.group, None)?);
+        Ok(out)
+    }
+
+    /// How something that exists differs.
+    fn differences(
+        &self,
+        root: &Root,
+        cx: &Context<'_>,
+        m: &Metadata,
+    ) -> Result<Vec<Change>, Failure> {
+        let mut out = Vec::new();
+        if let Some(mode) = self.mode
+            && m.mode() & 0o7777 != mode
+        {
+            out.push(Change::new("mode", mode_text(m.mode()), mode_text(mode)));
+        }
+        out.extend(ownership_changes(
+            root,
+            cx,
+            self.owner,
+            self.group,
+            Some((m.uid(), m.gid())),
+        )?);
+        Ok(out)
+    }
+
+    /// Sets the attributes among `changes` on something that exists.
+    fn set_changed(
+        &self,
+        root: &Root,
+        path: &str,
+        want_dir: bool,
+        changes: &[Change],
+    ) -> Result<(), Failure> {
+        let resolved = ids(
+            root,
+            self.owner.filter(|_| has(changes, "owner")),
+            self.group.filter(|_| has(changes, "group")),
+        )?;
+        let attrs = Attrs {
+            mode: self.mode.filter(|_| has(changes, "mode")),
+            ..resolved
+        };
+        change_attrs(root, path, want_dir, attrs)
+    }
+}
+
+impl FileSpec {
+    fn owned(&self) -> Owned<'_> {
+        Owned {
+            mode: self.mode,
+            owner: self.owner.as_deref(),
+            group: self.group.as_deref(),
+        }
+    }
+}
+
+impl DirectorySpec {
+    fn owned(&self) -> Owned<'_> {
+        Owned {
+            mode: self.mode,
+            owner: self.owner.as_deref(),
+            group: self.group.as_deref(),
+        }
+    }
 }
 
 impl Provider<FileSpec> for Files {
@@ -354,19 +415,7 @@ impl Provider<FileSpec> for Files {
                             .push(content_change(&s.path, Some(&have), want, s.sensitive));
                     }
                 }
-                if let Some(mode) = s.mode
-                    && m.mode() & 0o7777 != mode
-                {
-                    ex.changes
-                        .push(Change::new("mode", mode_text(m.mode()), mode_text(mode)));
-                }
-                ex.changes.extend(ownership_changes(
-                    root,
-                    cx,
-                    s.owner.as_deref(),
-                    s.group.as_deref(),
-                    Some((m.uid(), m.gid())),
-                )?);
+                ex.changes.extend(s.owned().differences(root, cx, &m)?);
             }
             (Ensure::Present, m) => {
                 match m {
@@ -390,17 +439,8 @@ impl Provider<FileSpec> for Files {
                     ex.changes
                         .push(content_change(&s.path, None, c, s.sensitive));
                 }
-                ex.changes.push(Change::set(
-                    "mode",
-                    mode_text(s.mode.unwrap_or(NEW_FILE_MODE)),
-                ));
-                ex.changes.extend(ownership_changes(
-                    root,
-                    cx,
-                    s.owner.as_deref(),
-                    s.group.as_deref(),
-                    None,
-                )?);
+                ex.changes
+                    .extend(s.owned().for_new(root, cx, NEW_FILE_MODE)?);
             }
         }
         Ok(ex)
@@ -429,14 +469,7 @@ impl Provider<FileSpec> for Files {
             return disk::write_atomic(&root.path(&s.path), bytes, attrs)
                 .map_err(|e| io_failure(&s.path, "write", e));
         }
-        let attrs = changed_attrs(
-            root,
-            s.owner.as_deref(),
-            s.group.as_deref(),
-            s.mode,
-            changes,
-        )?;
-        change_attrs(root, &s.path, false, attrs)
+        s.owned().set_changed(root, &s.path, false, changes)
     }
 }
 
@@ -459,17 +492,8 @@ impl Provider<DirectorySpec> for Directories {
             (Ensure::Present, None) => {
                 check_parent(root, &s.path, cx)?;
                 ex.changes.push(Change::new("ensure", "absent", "present"));
-                ex.changes.push(Change::set(
-                    "mode",
-                    mode_text(s.mode.unwrap_or(NEW_DIR_MODE)),
-                ));
-                ex.changes.extend(ownership_changes(
-                    root,
-                    cx,
-                    s.owner.as_deref(),
-                    s.group.as_deref(),
-                    None,
-                )?);
+                ex.changes
+                    .extend(s.owned().for_new(root, cx, NEW_DIR_MODE)?);
             }
             (Ensure::Present, Some(m)) => {
                 if !m.is_dir() {
@@ -479,19 +503,7 @@ impl Provider<DirectorySpec> for Directories {
                         what_is(&m)
                     )));
                 }
-                if let Some(mode) = s.mode
-                    && m.mode() & 0o7777 != mode
-                {
-                    ex.changes
-                        .push(Change::new("mode", mode_text(m.mode()), mode_text(mode)));
-                }
-                ex.changes.extend(ownership_changes(
-                    root,
-                    cx,
-                    s.owner.as_deref(),
-                    s.group.as_deref(),
-                    Some((m.uid(), m.gid())),
-                )?);
+                ex.changes.extend(s.owned().differences(root, cx, &m)?);
             }
         }
         Ok(ex)
@@ -528,14 +540,7 @@ impl Provider<DirectorySpec> for Directories {
             change_attrs(root, &s.path, true, attrs)?;
             return sync_parent(root, &s.path);
         }
-        let attrs = changed_attrs(
-            root,
-            s.owner.as_deref(),
-            s.group.as_deref(),
-            s.mode,
-            changes,
-        )?;
-        change_attrs(root, &s.path, true, attrs)
+        s.owned().set_changed(root, &s.path, true, changes)
     }
 }
 

@@ -6,10 +6,10 @@ use std::collections::BTreeMap;
 use std::fs;
 use std::os::unix::fs::{MetadataExt, PermissionsExt, symlink};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::common::{Run, datum, example, fixture};
+use crate::common::{Run, datum, example, fixture, run_in};
 
 /// A temporary machine root with what a minimal Debian system has.
 fn machine() -> tempfile::TempDir {
@@ -73,20 +73,25 @@ fn deb(dir: &Path, name: &str, version: &str, unit: Option<&str>) {
     );
 }
 
-/// `datum --fleet FLEET apply --root ROOT ARGS`.
+/// `datum apply --root ROOT ARGS --fleet FLEET`.
 fn apply(fleet: &Path, root: &Path, args: &[&str]) -> Run {
-    let out = datum()
+    let mut all = vec!["apply", "--root", root.to_str().unwrap()];
+    all.extend_from_slice(args);
+    run_in(fleet, &all)
+}
+
+/// `datum apply` as a process to kill or to starve of output.
+fn spawn_apply(fleet: &Path, root: &Path, host: &str, out: Stdio, err: Stdio) -> Child {
+    Command::new(assert_cmd::cargo::cargo_bin("datum"))
+        .env_remove("DATUM_FLEET")
         .arg("--fleet")
         .arg(fleet)
-        .arg("apply")
-        .arg("--root")
+        .args(["apply", "--host", host, "--root"])
         .arg(root)
-        .args(args)
-        .output()
-        .unwrap();
-    let run = Run::from(out);
-    assert_ne!(run.code, 101, "datum panicked:\n{}", run.stderr);
-    run
+        .stdout(out)
+        .stderr(err)
+        .spawn()
+        .unwrap()
 }
 
 /// Output with the temporary root replaced by `[ROOT]`.
@@ -495,16 +500,13 @@ fn a_run_killed_while_writing_leaves_the_old_file_or_the_new_one_never_a_mix() {
     let mut mid_write = 0;
     for point in points {
         fs::write(&target, &old).unwrap();
-        let mut child = Command::new(assert_cmd::cargo::cargo_bin("datum"))
-            .env_remove("DATUM_FLEET")
-            .arg("--fleet")
-            .arg(fleet.path())
-            .args(["apply", "--host", "big-001", "--root"])
-            .arg(m.path())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
+        let mut child = spawn_apply(
+            fleet.path(),
+            m.path(),
+            "big-001",
+            Stdio::null(),
+            Stdio::null(),
+        );
         let start = Instant::now();
         match point {
             None => std::thread::sleep(Duration::from_millis(30)),
@@ -566,16 +568,13 @@ fn a_run_killed_while_writing_leaves_the_old_file_or_the_new_one_never_a_mix() {
 #[test]
 fn a_closed_stdout_does_not_stop_the_run_and_the_status_still_tells() {
     let m = machine();
-    let mut child = Command::new(assert_cmd::cargo::cargo_bin("datum"))
-        .env_remove("DATUM_FLEET")
-        .arg("--fleet")
-        .arg(example("fleet"))
-        .args(["apply", "--host", "web-001", "--root"])
-        .arg(m.path())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = spawn_apply(
+        &example("fleet"),
+        m.path(),
+        "web-001",
+        Stdio::piped(),
+        Stdio::piped(),
+    );
     drop(child.stdout.take());
     let out = child.wait_with_output().unwrap();
     assert_eq!(
