@@ -1,1 +1,30 @@
-//! Applying a manifest to a machine (to come).
+//! Applying a manifest to a machine: desired state (a host's manifest) and
+//! observed state (the machine) give a plan, and the plan gives changes.
+//!
+//! - [`spec`]: a manifest's resources read into typed desired states ([`spec::items`]).
+//! - [`graph`]: the order to apply them in, and the cycles that forbid any order.
+//! - [`provider`]: one provider per resource type, behind traits
+//!   ([`provider::Provider`], [`provider::ServiceProvider`]); [`provider::Providers::system`]
+//!   gives the real ones (filesystem, dpkg/apt, systemd, shadow tools).
+//! - [`engine`]: a run ([`engine::apply`]): lock, observe, compare, change,
+//!   skip what follows a failure, restart what must restart.
+//! - [`report`]: what a run tells, through a [`report::Reporter`]
+//!   ([`report::HumanReporter`], [`report::JsonReporter`]).
+//! - [`state`]: the lock and the restarts owed, under `/var/lib/datum`.
+//! - [`root`]: `/` or the `--root` directory, its accounts, and the host's name.
+//! - [`disk`]: atomic, link-refusing filesystem operations.
+#![forbid(unsafe_code)]
+
+pub mod disk;
+pub mod engine;
+pub mod graph;
+pub mod provider;
+pub mod report;
+pub mod root;
+pub mod spec;
+pub mod state;
+
+pub use engine::{ApplyError, Options, apply};
+pub use provider::Providers;
+pub use report::{HumanReporter, JsonReporter, Reporter, Status, Summary};
+pub use root::Root;

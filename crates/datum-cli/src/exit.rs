@@ -14,6 +14,18 @@ pub enum Status {
     Failed = 1,
     /// Bad usage: arguments, or no fleet where one was expected.
     Usage = 2,
+    /// `apply`: some resources failed, or were skipped because one they
+    /// come after failed; nothing else changed.
+    ApplyFailed = 4,
+    /// `apply`: changes were made (or are pending, under `--noop`) and some
+    /// resources failed.
+    ApplyChangedAndFailed = 6,
+}
+
+impl Status {
+    /// `apply`: changes were made, or are pending under `--noop`. SPEC §7
+    /// fixes it at 2, the number bad usage also exits with.
+    pub const APPLY_CHANGED: Status = Status::Usage;
 }
 
 /// An error that ends a command, with a hint and the status it exits with.

@@ -1,6 +1,7 @@
 //! One file per subcommand: its arguments (whose doc comments are the help
 //! text) and a `run` that calls into `datum-core`.
 
+mod apply;
 mod check;
 mod explain;
 mod render;
@@ -20,6 +21,7 @@ pub enum Command {
     Render(render::Args),
     Check(check::Args),
     Explain(explain::Args),
+    Apply(apply::Args),
 }
 
 pub fn run(global: &GlobalArgs, command: Command) -> Result<Status> {
@@ -27,6 +29,7 @@ pub fn run(global: &GlobalArgs, command: Command) -> Result<Status> {
         Command::Render(args) => render::run(global, args),
         Command::Check(args) => check::run(global, args),
         Command::Explain(args) => explain::run(global, args),
+        Command::Apply(args) => apply::run(global, args),
     }
 }
 

@@ -2,6 +2,7 @@
 //! binary and asserts whole outputs (insta snapshots); fixture fleets are
 //! folders under `tests/fixtures/`, and the example fleets under `examples/`.
 
+mod apply;
 mod bad_input;
 mod check;
 mod common;

@@ -1,0 +1,364 @@
+//! A run: order the resources, take the lock, then for each resource in
+//! order observe, compare, and change only what differs, skipping what
+//! comes after a failure, restarting services whose configuration changed.
+
+use std::collections::BTreeMap;
+
+use crate::graph::{self, Cycle};
+use crate::provider::{Context, Examined, Failure, Pending, Providers, Restarted};
+use crate::report::{Change, Outcome, Reporter, RunInfo, Status, Summary};
+use crate::root::Root;
+use crate::spec::{Desired, Ensure, Item};
+use crate::state::{State, StateError};
+
+/// How to run.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Options {
+    /// Examine and report; change nothing at all.
+    pub noop: bool,
+}
+
+/// Why a run did not start.
+#[derive(Debug, thiserror::Error)]
+pub enum ApplyError {
+    /// Resources wait on each other in a circle; nothing was applied.
+    #[error("{}", cycles_message(.0))]
+    Cycles(Vec<Cycle>),
+    /// The lock or the state directory.
+    #[error(transparent)]
+    State(#[from] StateError),
+    /// The reporter could not write. The run went on to the end regardless
+    /// (stopping half way would leave the machine between two states for no
+    /// gain); this is how it ended.
+    #[error("cannot write the report: {source}")]
+    Report {
+        source: std::io::Error,
+        summary: Summary,
+    },
+}
+
+/// A reporter that keeps the first error and stops writing after it, so a
+/// closed terminal or pipe does not stop the run.
+struct Guarded<'a> {
+    inner: &'a mut dyn Reporter,
+    error: Option<std::io::Error>,
+}
+
+impl Guarded<'_> {
+    fn with(&mut self, f: impl FnOnce(&mut dyn Reporter) -> std::io::Result<()>) {
+        if self.error.is_none()
+            && let Err(e) = f(self.inner)
+        {
+            self.error = Some(e);
+        }
+    }
+}
+
+fn cycles_message(cycles: &[Cycle]) -> String {
+    let mut lines = vec![match cycles.len() {
+        1 => "resources wait on each other in a cycle; nothing was applied".to_owned(),
+        n => format!("resources wait on each other in {n} cycles; nothing was applied"),
+    }];
+    for c in cycles {
+        lines.push(format!("  {}", c.chain()));
+        for (i, (id, why)) in c.steps.iter().enumerate() {
+            let next = &c.steps[(i + 1) % c.steps.len()].0;
+            lines.push(format!("    {id} {} {next}", why.phrase()));
+        }
+    }
+    lines.join("\n")
+}
+
+/// Applies the items (sorted by id, as a manifest gives them) to the machine
+/// at `root`, reporting each resource as it is done.
+pub fn apply(
+    host: &str,
+    items: &[Item],
+    providers: &Providers,
+    root: &Root,
+    options: &Options,
+    reporter: &mut dyn Reporter,
+) -> Result<Summary, ApplyError> {
+    let plan = graph::plan(items).map_err(ApplyError::Cycles)?;
+    let mut state = State::open(root, options.noop)?;
+    let mut reporter = Guarded {
+        inner: reporter,
+        error: None,
+    };
+    let info = RunInfo {
+        host: host.to_owned(),
+        root: root.dir().map(|d| d.display().to_string()),
+        noop: options.noop,
+        resources: items.len(),
+    };
+    reporter.with(|r| r.start(&info));
+    let by_id: BTreeMap<&str, usize> = items
+        .iter()
+        .enumerate()
+        .map(|(i, it)| (it.id.as_str(), i))
+        .collect();
+
+    let services: BTreeMap<&str, usize> = items
+        .iter()
+        .enumerate()
+        .filter_map(|(i, it)| match &it.desired {
+            Desired::Service(s) => Some((s.name.as_str(), i)),
+            _ => None,
+        })
+        .collect();
+    // For each item, the services that restart when it changes.
+    let mut restarted_by: Vec<Vec<&str>> = vec![Vec::new(); items.len()];
+    for (name, &s) in &services {
+        for id in &items[s].restart_on {
+            if let Some(&i) = by_id.get(id.as_str()) {
+                restarted_by[i].push(name);
+            }
+        }
+    }
+    let stale: Vec<String> = state
+        .owed()
+        .iter()
+        .filter(|name| !services.contains_key(name.as_str()))
+        .cloned()
+        .collect();
+    for name in stale {
+        if options.noop {
+            let note = format!(
+                "a restart of {name} is owed, but no Service in the manifest manages it: a real run drops it"
+            );
+            reporter.with(|r| r.note(&note));
+        } else {
+            let note = format!(
+                "a restart of {name} was owed, but no Service in the manifest manages it: dropped"
+            );
+            reporter.with(|r| r.note(&note));
+            state.settle(&name)?;
+        }
+    }
+
+    let mut run = Run {
+        by_id,
+        items,
+        providers,
+        noop: options.noop,
+        state,
+        status: vec![None; items.len()],
+        changed: vec![false; items.len()],
+        pending: Pending::default(),
+        restarted_by,
+    };
+    let mut summary = Summary::default();
+    for &i in &plan.order {
+        let blocked = plan.deps[i].iter().find_map(|&(d, _)| match run.status[d] {
+            Some(s @ (Status::Failed | Status::Skipped)) => Some((d, s)),
+            _ => None,
+        });
+        let outcome = match blocked {
+            Some((d, s)) => Outcome {
+                id: items[i].id.clone(),
+                summary: items[i].summary.clone(),
+                status: Status::Skipped,
+                changes: vec![],
+                notes: vec![],
+                reason: Some(format!(
+                    "{} {}",
+                    items[d].id,
+                    if s == Status::Failed {
+                        "failed"
+                    } else {
+                        "was skipped"
+                    }
+                )),
+            },
+            None => run.one(i),
+        };
+        run.status[i] = Some(outcome.status);
+        run.changed[i] = matches!(outcome.status, Status::Changed | Status::WouldChange);
+        summary.count(outcome.status);
+        reporter.with(|r| r.resource(&outcome));
+    }
+    reporter.with(|r| r.finish(&summary));
+    match reporter.error {
+        Some(source) => Err(ApplyError::Report { source, summary }),
+        None => Ok(summary),
+    }
+}
+
+/// The state of a run in progress.
+struct Run<'a> {
+    by_id: BTreeMap<&'a str, usize>,
+    items: &'a [Item],
+    providers: &'a Providers,
+    noop: bool,
+    state: State,
+    status: Vec<Option<Status>>,
+    /// Changed (or would change) in this run.
+    changed: Vec<bool>,
+    pending: Pending,
+    restarted_by: Vec<Vec<&'a str>>,
+}
+
+impl Run<'_> {
+    fn one(&mut self, i: usize) -> Outcome {
+        let item = &self.items[i];
+        let mut outcome = Outcome {
+            id: item.id.clone(),
+            summary: item.summary.clone(),
+            status: Status::Unchanged,
+            changes: vec![],
+            notes: vec![],
+            reason: None,
+        };
+        let result = match &item.problem {
+            Some(p) => Err(Failure::new(p.clone())),
+            None => self.converge(i, &mut outcome),
+        };
+        if let Err(f) = result {
+            outcome.status = Status::Failed;
+            outcome.reason = Some(f.0);
+        }
+        outcome
+    }
+
+    fn cx(&self) -> Context<'_> {
+        Context {
+            noop: self.noop,
+            pending: &self.pending,
+        }
+    }
+
+    fn converge(&mut self, i: usize, outcome: &mut Outcome) -> Result<(), Failure> {
+        let item = &self.items[i];
+        let ex = examine(self.providers, &item.desired, &self.cx())?;
+        let Examined { changes, notes } = ex;
+        outcome.notes = notes;
+        outcome.changes = changes;
+        if let Desired::Service(s) = &item.desired {
+            return self.service(i, s, outcome);
+        }
+        if outcome.changes.is_empty() {
+            return Ok(());
+        }
+        if self.noop {
+            self.note_pending(&item.desired);
+            outcome.status = Status::WouldChange;
+            return Ok(());
+        }
+        // Owed before the change, so a run that dies in between still restarts.
+        let owed = self.restarted_by[i].clone();
+        self.state.owe(owed).map_err(|e| {
+            Failure::new(format!(
+                "cannot record the restarts this change makes owed: {e}"
+            ))
+        })?;
+        converge(self.providers, &item.desired, &outcome.changes, &self.cx())?;
+        outcome.status = Status::Changed;
+        Ok(())
+    }
+
+    /// A Service: its own changes, then the restart it owes, if any.
+    fn service(
+        &mut self,
+        i: usize,
+        spec: &crate::spec::ServiceSpec,
+        outcome: &mut Outcome,
+    ) -> Result<(), Failure> {
+        let item = &self.items[i];
+        let changed_deps: Vec<&str> = item
+            .restart_on
+            .iter()
+            .filter(|id| {
+                self.by_id
+                    .get(id.as_str())
+                    .is_some_and(|&d| self.changed[d])
+            })
+            .map(String::as_str)
+            .collect();
+        let cause = if !changed_deps.is_empty() {
+            Some(format!("{} changed", changed_deps.join(", ")))
+        } else if self.state.owed().contains(&spec.name) {
+            Some("owed by an earlier run that did not finish".to_owned())
+        } else {
+            None
+        };
+        // Starting or stopping it now, or wanting it stopped, makes a restart moot.
+        let moot = spec.running == Some(false) || crate::provider::has(&outcome.changes, "ensure");
+        if self.noop {
+            if let (Some(cause), false) = (&cause, moot) {
+                outcome.changes.push(Change::set("restart", cause.as_str()));
+            }
+            if !outcome.changes.is_empty() {
+                outcome.status = Status::WouldChange;
+            }
+            return Ok(());
+        }
+        if !outcome.changes.is_empty() {
+            converge(self.providers, &item.desired, &outcome.changes, &self.cx())?;
+            outcome.status = Status::Changed;
+        }
+        if let Some(cause) = cause {
+            if !moot {
+                match self.providers.service.restart(spec)? {
+                    Restarted::Yes => {
+                        outcome.changes.push(Change::set("restart", cause));
+                        outcome.status = Status::Changed;
+                    }
+                    Restarted::NotRunning(why) => {
+                        outcome
+                            .notes
+                            .push(format!("no restart needed ({cause}): {why}"));
+                    }
+                }
+            }
+            self.state
+                .settle(&spec.name)
+                .map_err(|e| Failure::new(format!("restarted, but cannot record it: {e}")))?;
+        }
+        Ok(())
+    }
+
+    /// What a noop run counts on earlier resources to have created.
+    fn note_pending(&mut self, desired: &Desired) {
+        match desired {
+            Desired::Directory(d) if d.ensure == Ensure::Present => {
+                self.pending.paths.insert(d.path.clone());
+            }
+            Desired::User(u) if u.ensure == Ensure::Present => {
+                self.pending.users.insert(u.name.clone());
+            }
+            Desired::Group(g) if g.ensure == Ensure::Present => {
+                self.pending.groups.insert(g.name.clone());
+            }
+            _ => {}
+        }
+    }
+}
+
+fn examine(p: &Providers, d: &Desired, cx: &Context<'_>) -> Result<Examined, Failure> {
+    match d {
+        Desired::File(s) => p.file.examine(s, cx),
+        Desired::Directory(s) => p.directory.examine(s, cx),
+        Desired::Symlink(s) => p.symlink.examine(s, cx),
+        Desired::Package(s) => p.package.examine(s, cx),
+        Desired::Service(s) => p.service.examine(s, cx),
+        Desired::User(s) => p.user.examine(s, cx),
+        Desired::Group(s) => p.group.examine(s, cx),
+    }
+}
+
+fn converge(
+    p: &Providers,
+    d: &Desired,
+    changes: &[Change],
+    cx: &Context<'_>,
+) -> Result<(), Failure> {
+    match d {
+        Desired::File(s) => p.file.converge(s, changes, cx),
+        Desired::Directory(s) => p.directory.converge(s, changes, cx),
+        Desired::Symlink(s) => p.symlink.converge(s, changes, cx),
+        Desired::Package(s) => p.package.converge(s, changes, cx),
+        Desired::Service(s) => p.service.converge(s, changes, cx),
+        Desired::User(s) => p.user.converge(s, changes, cx),
+        Desired::Group(s) => p.group.converge(s, changes, cx),
+    }
+}

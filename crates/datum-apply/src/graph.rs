@@ -1,0 +1,507 @@
+//! The order resources are applied in: the edges the manifest states
+//! (`requires`, `restart_on`) and the ones the resources imply (a path after
+//! the Directory resource holding it, a File or Directory after the User and
+//! Group that own it, a User after its groups), sorted topologically with
+//! ties broken by resource id.
+
+use std::cmp::Reverse;
+use std::collections::{BTreeMap, BinaryHeap, VecDeque};
+use std::fmt;
+
+use crate::spec::{Desired, Item};
+
+/// Why one resource comes after another.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Why {
+    /// Listed in `requires`.
+    Requires,
+    /// Listed in `restart_on`.
+    RestartOn,
+    /// The nearest Directory resource above its path.
+    Parent,
+    /// The User resource named by `owner`.
+    Owner,
+    /// The Group resource named by `group`.
+    Group,
+    /// A User after the Group resources of its `group` and `groups`.
+    Member,
+}
+
+impl Why {
+    /// How the later resource relates to the earlier, for messages:
+    /// `File[x] <phrase> Directory[y]`.
+    pub fn phrase(self) -> &'static str {
+        match self {
+            Why::Requires => "requires",
+            Why::RestartOn => "restarts on",
+            Why::Parent => "is inside",
+            Why::Owner => "is owned by",
+            Why::Group => "has the group of",
+            Why::Member => "is a member of",
+        }
+    }
+}
+
+/// The resources in the order to apply them, with what each waits for.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Plan {
+    /// Indices into the items, in apply order.
+    pub order: Vec<usize>,
+    /// For each item, the items it comes after and why (sorted, one reason per pair).
+    pub deps: Vec<Vec<(usize, Why)>>,
+}
+
+/// Resources that wait for each other in a circle: each step is a resource,
+/// why it waits for the next, and the last waits for the first.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Cycle {
+    pub steps: Vec<(String, Why)>,
+}
+
+impl fmt::Display for Cycle {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, (id, why)) in self.steps.iter().enumerate() {
+            let next = &self.steps[(i + 1) % self.steps.len()].0;
+            if i > 0 {
+                f.write_str(", ")?;
+            }
+            write!(f, "{id} {} {next}", why.phrase())?;
+        }
+        Ok(())
+    }
+}
+
+impl Cycle {
+    /// `A -> B -> A`.
+    pub fn chain(&self) -> String {
+        let mut ids: Vec<&str> = self.steps.iter().map(|(id, _)| id.as_str()).collect();
+        if let Some(first) = ids.first().copied() {
+            ids.push(first);
+        }
+        ids.join(" -> ")
+    }
+}
+
+/// Orders the items (given sorted by id), or gives every cycle, one per
+/// knot of resources that wait on each other.
+pub fn plan(items: &[Item]) -> Result<Plan, Vec<Cycle>> {
+    let deps = edges(items);
+    let n = items.len();
+    let mut waiting: Vec<usize> = deps.iter().map(Vec::len).collect();
+    let mut dependents: Vec<Vec<usize>> = vec![Vec::new(); n];
+    for (i, ds) in deps.iter().enumerate() {
+        for &(d, _) in ds {
+            dependents[d].push(i);
+        }
+    }
+    let mut ready: BinaryHeap<Reverse<(&str, usize)>> = (0..n)
+        .filter(|&i| waiting[i] == 0)
+        .map(|i| Reverse((items[i].id.as_str(), i)))
+        .collect();
+    let mut order = Vec::with_capacity(n);
+    while let Some(Reverse((_, i))) = ready.pop() {
+        order.push(i);
+        for &j in &dependents[i] {
+            waiting[j] -= 1;
+            if waiting[j] == 0 {
+                ready.push(Reverse((items[j].id.as_str(), j)));
+            }
+        }
+    }
+    if order.len() == n {
+        return Ok(Plan { order, deps });
+    }
+    Err(cycles(items, &deps, &dependents, &waiting))
+}
+
+/// Every edge, as `deps[later] = [(earlier, why)]`.
+fn edges(items: &[Item]) -> Vec<Vec<(usize, Why)>> {
+    let by_id: BTreeMap<&str, usize> = items
+        .iter()
+        .enumerate()
+        .map(|(i, it)| (it.id.as_str(), i))
+        .collect();
+    let mut dirs = BTreeMap::new();
+    let mut users = BTreeMap::new();
+    let mut groups = BTreeMap::new();
+    for (i, it) in items.iter().enumerate() {
+        match &it.desired {
+            Desired::Directory(d) => {
+                dirs.insert(d.path.as_str(), i);
+            }
+            Desired::User(u) => {
+                users.insert(u.name.as_str(), i);
+            }
+            Desired::Group(g) => {
+                groups.insert(g.name.as_str(), i);
+            }
+            _ => {}
+        }
+    }
+    let mut deps = Vec::with_capacity(items.len());
+    for (i, it) in items.iter().enumerate() {
+        let mut mine: BTreeMap<usize, Why> = BTreeMap::new();
+        let mut add = |j: Option<&usize>, why: Why| {
+            if let Some(&j) = j
+                && j != i
+            {
+                let e = mine.entry(j).or_insert(why);
+                *e = (*e).min(why);
+            }
+        };
+        for id in &it.requires {
+            add(by_id.get(id.as_str()), Why::Requires);
+        }
+        for id in &it.restart_on {
+            add(by_id.get(id.as_str()), Why::RestartOn);
+        }
+        if let Some(path) = it.desired.path() {
+            let parent = ancestors(path).find_map(|a| dirs.get(a));
+            add(parent, Why::Parent);
+        }
+        let (owner, group) = it.desired.ownership();
+        add(owner.and_then(|o| users.get(o)), Why::Owner);
+        add(group.and_then(|g| groups.get(g)), Why::Group);
+        if let Desired::User(u) = &it.desired {
+            for g in u.group.iter().chain(u.groups.iter().flatten()) {
+                add(groups.get(g.as_str()), Why::Member);
+            }
+        }
+        deps.push(mine.into_iter().collect());
+    }
+    deps
+}
+
+/// The ancestors of an absolute path, nearest first: `/a/b/c` gives `/a/b`, `/a`, `/`.
+fn ancestors(path: &str) -> impl Iterator<Item = &str> {
+    let mut rest = path;
+    std::iter::from_fn(move || {
+        if rest == "/" || rest.is_empty() {
+            return None;
+        }
+        let cut = rest.rfind('/')?;
+        rest = if cut == 0 { "/" } else { &rest[..cut] };
+        Some(rest)
+    })
+}
+
+/// The cycles among the items Kahn's algorithm could not place: for each
+/// knot (strongly connected set), the shortest cycle through its first id.
+fn cycles(
+    items: &[Item],
+    deps: &[Vec<(usize, Why)>],
+    dependents: &[Vec<usize>],
+    waiting: &[usize],
+) -> Vec<Cycle> {
+    let n = items.len();
+    let stuck: Vec<bool> = waiting.iter().map(|&w| w > 0).collect();
+    let mut candidates: Vec<usize> = (0..n).filter(|&i| stuck[i]).collect();
+    candidates.sort_by(|&a, &b| items[a].id.cmp(&items[b].id));
+    let mut reported = vec![false; n];
+    let mut out = Vec::new();
+    for s in candidates {
+        if reported[s] {
+            continue;
+        }
+        let forward = reach(s, n, &stuck, |i| deps[i].iter().map(|&(d, _)| d));
+        if !forward[s] {
+            continue;
+        }
+        let backward = reach(s, n, &stuck, |i| dependents[i].iter().copied());
+        for i in 0..n {
+            if forward[i] && backward[i] {
+                reported[i] = true;
+            }
+        }
+        let knot: Vec<bool> = (0..n).map(|i| forward[i] && backward[i]).collect();
+        out.push(shortest_cycle(items, deps, &knot, s));
+    }
+    out
+}
+
+/// Which items `from` leads to (not counting itself unless it is on a loop).
+fn reach<I: Iterator<Item = usize>>(
+    from: usize,
+    n: usize,
+    allowed: &[bool],
+    next: impl Fn(usize) -> I,
+) -> Vec<bool> {
+    let mut seen = vec![false; n];
+    let mut queue = VecDeque::from([from]);
+    while let Some(i) = queue.pop_front() {
+        for j in next(i) {
+            if allowed[j] && !seen[j] {
+                seen[j] = true;
+                queue.push_back(j);
+            }
+        }
+    }
+    seen
+}
+
+/// Breadth first from `s` along `deps` inside the knot, back to `s`;
+/// neighbours in id order, so the cycle is always the same one.
+fn shortest_cycle(items: &[Item], deps: &[Vec<(usize, Why)>], knot: &[bool], s: usize) -> Cycle {
+    let n = items.len();
+    let mut prev: Vec<Option<(usize, Why)>> = vec![None; n];
+    let mut queue = VecDeque::from([s]);
+    let mut last = None;
+    'search: while let Some(i) = queue.pop_front() {
+        let mut next: Vec<(usize, Why)> =
+            deps[i].iter().copied().filter(|&(d, _)| knot[d]).collect();
+        next.sort_by(|a, b| items[a.0].id.cmp(&items[b.0].id));
+        for (d, why) in next {
+            if d == s {
+                last = Some((i, why));
+                break 'search;
+            }
+            if prev[d].is_none() && d != s {
+                prev[d] = Some((i, why));
+                queue.push_back(d);
+            }
+        }
+    }
+    // Walk back from the step that closes the loop to `s`.
+    let mut steps = Vec::new();
+    if let Some((mut i, why)) = last {
+        steps.push((items[i].id.clone(), why));
+        while i != s {
+            let Some((p, w)) = prev[i] else { break };
+            steps.push((items[p].id.clone(), w));
+            i = p;
+        }
+    }
+    steps.reverse();
+    Cycle { steps }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::spec::{DirectorySpec, Ensure, FileSpec, GroupSpec, ServiceSpec, UserSpec};
+
+    fn item(id: &str, desired: Desired) -> Item {
+        Item {
+            id: id.into(),
+            summary: String::new(),
+            desired,
+            requires: vec![],
+            restart_on: vec![],
+            problem: None,
+        }
+    }
+
+    fn file(id: &str, path: &str) -> Item {
+        item(
+            id,
+            Desired::File(FileSpec {
+                path: path.into(),
+                ensure: Ensure::Present,
+                owner: None,
+                group: None,
+                mode: None,
+                content: None,
+                sensitive: false,
+            }),
+        )
+    }
+
+    fn dir(id: &str, path: &str) -> Item {
+        item(
+            id,
+            Desired::Directory(DirectorySpec {
+                path: path.into(),
+                ensure: Ensure::Present,
+                owner: None,
+                group: None,
+                mode: None,
+            }),
+        )
+    }
+
+    fn user(id: &str, name: &str, group: Option<&str>, groups: &[&str]) -> Item {
+        item(
+            id,
+            Desired::User(UserSpec {
+                name: name.into(),
+                ensure: Ensure::Present,
+                uid: None,
+                group: group.map(Into::into),
+                groups: Some(groups.iter().map(|g| g.to_string()).collect()),
+                home: None,
+                shell: None,
+                system: false,
+            }),
+        )
+    }
+
+    fn group(id: &str, name: &str) -> Item {
+        item(
+            id,
+            Desired::Group(GroupSpec {
+                name: name.into(),
+                ensure: Ensure::Present,
+                gid: None,
+                system: false,
+            }),
+        )
+    }
+
+    fn service(id: &str) -> Item {
+        item(
+            id,
+            Desired::Service(ServiceSpec {
+                name: id.into(),
+                running: None,
+                enabled: None,
+            }),
+        )
+    }
+
+    fn sorted(mut items: Vec<Item>) -> Vec<Item> {
+        items.sort_by(|a, b| a.id.cmp(&b.id));
+        items
+    }
+
+    fn ids(items: &[Item], plan: &Plan) -> Vec<String> {
+        plan.order.iter().map(|&i| items[i].id.clone()).collect()
+    }
+
+    #[test]
+    fn without_edges_the_order_is_the_id_order() {
+        let items = sorted(vec![
+            file("File[b]", "/b"),
+            file("File[a]", "/a"),
+            service("Service[a]"),
+        ]);
+        let plan = plan(&items).unwrap();
+        assert_eq!(ids(&items, &plan), ["File[a]", "File[b]", "Service[a]"]);
+    }
+
+    #[test]
+    fn requires_and_restart_on_come_first() {
+        let mut a = file("File[a]", "/a");
+        a.requires = vec!["Service[z]".into()];
+        let mut s = service("Service[m]");
+        s.restart_on = vec!["File[a]".into()];
+        let items = sorted(vec![a, s, service("Service[z]")]);
+        let plan = plan(&items).unwrap();
+        assert_eq!(ids(&items, &plan), ["Service[z]", "File[a]", "Service[m]"]);
+        let m = items.iter().position(|i| i.id == "Service[m]").unwrap();
+        let a = items.iter().position(|i| i.id == "File[a]").unwrap();
+        assert_eq!(plan.deps[m], [(a, Why::RestartOn)]);
+    }
+
+    #[test]
+    fn a_path_waits_for_the_nearest_managed_directory_above_it() {
+        // File[a] sorts first, but lives in the directory Directory[z] makes;
+        // /srv/x is not managed, so /srv/x/y/f waits for /srv.
+        let items = sorted(vec![
+            file("File[a]", "/srv/app/conf"),
+            file("File[deep]", "/srv/x/y/f"),
+            dir("Directory[z]", "/srv/app"),
+            dir("Directory[srv]", "/srv"),
+            file("File[elsewhere]", "/etc/app"),
+        ]);
+        let plan = plan(&items).unwrap();
+        assert_eq!(
+            ids(&items, &plan),
+            [
+                "Directory[srv]",
+                "Directory[z]",
+                "File[a]",
+                "File[deep]",
+                "File[elsewhere]"
+            ]
+        );
+        let deep = items.iter().position(|i| i.id == "File[deep]").unwrap();
+        let srv = items.iter().position(|i| i.id == "Directory[srv]").unwrap();
+        assert_eq!(plan.deps[deep], [(srv, Why::Parent)]);
+    }
+
+    #[test]
+    fn owners_and_groups_come_before_what_they_own_and_groups_before_members() {
+        let mut f = file("File[a]", "/a");
+        if let Desired::File(s) = &mut f.desired {
+            s.owner = Some("zed".into());
+            s.group = Some("staff".into());
+        }
+        let items = sorted(vec![
+            f,
+            user("User[zed]", "zed", Some("zed-primary"), &["wheel"]),
+            group("Group[wheel]", "wheel"),
+            group("Group[zz-primary]", "zed-primary"),
+            group("Group[staff]", "staff"),
+        ]);
+        let plan = plan(&items).unwrap();
+        assert_eq!(
+            ids(&items, &plan),
+            [
+                "Group[staff]",
+                "Group[wheel]",
+                "Group[zz-primary]",
+                "User[zed]",
+                "File[a]"
+            ]
+        );
+    }
+
+    #[test]
+    fn a_cycle_through_an_automatic_edge_names_every_resource_in_it() {
+        // The directory requires a file inside it: the file waits for its
+        // directory, the directory for the file.
+        let mut d = dir("Directory[app]", "/srv/app");
+        d.requires = vec!["File[conf]".into()];
+        let items = sorted(vec![
+            d,
+            file("File[conf]", "/srv/app/conf"),
+            file("File[free]", "/x"),
+        ]);
+        let cycles = plan(&items).unwrap_err();
+        assert_eq!(cycles.len(), 1);
+        assert_eq!(
+            cycles[0].chain(),
+            "Directory[app] -> File[conf] -> Directory[app]"
+        );
+        assert_eq!(
+            cycles[0].to_string(),
+            "Directory[app] requires File[conf], File[conf] is inside Directory[app]"
+        );
+    }
+
+    #[test]
+    fn each_knot_is_reported_once_and_downstream_resources_are_not_blamed() {
+        let mut a = service("Service[a]");
+        a.requires = vec!["Service[b]".into()];
+        let mut b = service("Service[b]");
+        b.requires = vec!["Service[c]".into()];
+        let mut c = service("Service[c]");
+        c.requires = vec!["Service[a]".into()];
+        let mut after = service("Service[d]");
+        after.requires = vec!["Service[a]".into()];
+        let mut x = service("Service[x]");
+        x.requires = vec!["Service[y]".into()];
+        let mut y = service("Service[y]");
+        y.restart_on = vec!["Service[x]".into()];
+        let items = sorted(vec![a, b, c, after, x, y]);
+        let cycles = plan(&items).unwrap_err();
+        let chains: Vec<String> = cycles.iter().map(Cycle::chain).collect();
+        assert_eq!(
+            chains,
+            [
+                "Service[a] -> Service[b] -> Service[c] -> Service[a]",
+                "Service[x] -> Service[y] -> Service[x]"
+            ]
+        );
+        assert_eq!(
+            cycles[1].to_string(),
+            "Service[x] requires Service[y], Service[y] restarts on Service[x]"
+        );
+    }
+
+    #[test]
+    fn ancestors_run_nearest_first() {
+        assert_eq!(ancestors("/a/b/c").collect::<Vec<_>>(), ["/a/b", "/a", "/"]);
+        assert_eq!(ancestors("/").count(), 0);
+    }
+}

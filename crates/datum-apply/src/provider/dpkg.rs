@@ -1,0 +1,201 @@
+//! Debian packages.
+//!
+//! The installed state is read with `dpkg-query` from the root's dpkg
+//! database. On the running system, packages are installed and removed
+//! with `apt-get`. Under `--root`, nothing is downloaded: a package is
+//! installed with `dpkg --root` from a `.deb` in the root's archive cache
+//! (`ROOT/var/cache/apt/archives`), and removed with `dpkg --root --remove`.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use super::command::{self, tool};
+use super::{Context, Examined, Failure, Provider};
+use crate::report::Change;
+use crate::root::Root;
+use crate::spec::{Ensure, PackageSpec};
+
+/// The archive cache, relative to the root.
+pub const ARCHIVES: &str = "/var/cache/apt/archives";
+
+pub struct Dpkg {
+    root: Root,
+}
+
+impl Dpkg {
+    pub fn new(root: Root) -> Dpkg {
+        Dpkg { root }
+    }
+
+    /// The installed version, or `None` when the package is not installed
+    /// (never was, removed, or only its configuration files are left).
+    pub fn installed(&self, name: &str) -> Result<Option<String>, Failure> {
+        let mut cmd = tool("dpkg-query");
+        cmd.arg(format!(
+            "--admindir={}",
+            self.root.path("/var/lib/dpkg").display()
+        ))
+        .args(["-W", "-f=${db:Status-Abbrev}\t${Version}\n", "--"])
+        .arg(name);
+        let out = command::output(&mut cmd)?;
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        if !out.status.success() {
+            if String::from_utf8_lossy(&out.stderr).contains("no packages found") {
+                return Ok(None);
+            }
+            return Err(command::failed(&cmd, &out));
+        }
+        // One line per architecture; the second letter of the status is
+        // the current state (`i`: installed).
+        Ok(stdout.lines().find_map(|line| {
+            let (status, version) = line.split_once('\t')?;
+            (status.as_bytes().get(1) == Some(&b'i')).then(|| version.to_owned())
+        }))
+    }
+
+    /// The `.deb` in the root's archive cache for a package (the given
+    /// version, or the highest there is).
+    fn find_deb(&self, dir: &Path, name: &str, version: Option<&str>) -> Result<PathBuf, Failure> {
+        let archives = dir.join(ARCHIVES.trim_start_matches('/'));
+        let mut debs: Vec<PathBuf> = match fs::read_dir(&archives) {
+            Ok(entries) => entries
+                .filter_map(Result::ok)
+                .map(|e| e.path())
+                .filter(|p| p.extension().is_some_and(|x| x == "deb"))
+                .collect(),
+            Err(_) => Vec::new(),
+        };
+        debs.sort();
+        let mut best: Option<(PathBuf, String)> = None;
+        for deb in debs {
+            let fields = command::run(
+                tool("dpkg-deb")
+                    .arg("--field")
+                    .arg(&deb)
+                    .args(["Package", "Version"]),
+            )?;
+            let field = |key: &str| {
+                fields
+                    .lines()
+                    .find_map(|l| l.strip_prefix(key)?.strip_prefix(':'))
+                    .map(|v| v.trim().to_owned())
+            };
+            let (Some(pkg), Some(ver)) = (field("Package"), field("Version")) else {
+                continue;
+            };
+            if pkg != name || version.is_some_and(|v| v != ver) {
+                continue;
+            }
+            let newer = match &best {
+                None => true,
+                Some((_, b)) => {
+                    command::output(tool("dpkg").args(["--compare-versions", &ver, "gt", b]))?
+                        .status
+                        .success()
+                }
+            };
+            if newer {
+                best = Some((deb, ver));
+            }
+        }
+        best.map(|(deb, _)| deb).ok_or_else(|| {
+            let wanted = match version {
+                Some(v) => format!("{name} version {v}"),
+                None => name.to_owned(),
+            };
+            Failure::new(format!(
+                "no .deb for {wanted} in {}: under --root, packages are installed only from \
+                 the root's archive cache, never downloaded",
+                archives.display()
+            ))
+        })
+    }
+
+    fn dpkg(&self, dir: &Path) -> std::process::Command {
+        let mut cmd = tool("dpkg");
+        let log = dir.join("var/log");
+        let log = if log.is_dir() {
+            log.join("dpkg.log")
+        } else {
+            PathBuf::from("/dev/null")
+        };
+        cmd.arg(format!("--root={}", dir.display()))
+            .arg(format!("--log={}", log.display()))
+            .args(["--force-confdef", "--force-confold"]);
+        cmd
+    }
+}
+
+impl Provider<PackageSpec> for Dpkg {
+    fn examine(&self, s: &PackageSpec, _cx: &Context<'_>) -> Result<Examined, Failure> {
+        let mut ex = Examined::default();
+        match (s.ensure, self.installed(&s.name)?) {
+            (Ensure::Present, None) => {
+                ex.changes
+                    .push(Change::new("ensure", "absent", "installed"));
+                if let Some(v) = &s.version {
+                    ex.changes.push(Change::set("version", v.as_str()));
+                }
+            }
+            (Ensure::Present, Some(have)) => {
+                if let Some(want) = &s.version
+                    && &have != want
+                {
+                    ex.changes.push(Change::new("version", have, want.as_str()));
+                }
+            }
+            (Ensure::Absent, Some(have)) => {
+                ex.changes.push(Change::new(
+                    "ensure",
+                    format!("installed ({have})"),
+                    "absent",
+                ));
+            }
+            (Ensure::Absent, None) => {}
+        }
+        Ok(ex)
+    }
+
+    fn converge(
+        &self,
+        s: &PackageSpec,
+        _changes: &[Change],
+        _cx: &Context<'_>,
+    ) -> Result<(), Failure> {
+        match (self.root.dir(), s.ensure) {
+            (Some(dir), Ensure::Present) => {
+                let deb = self.find_deb(dir, &s.name, s.version.as_deref())?;
+                command::run(self.dpkg(dir).arg("--install").arg(deb)).map(drop)
+            }
+            (Some(dir), Ensure::Absent) => {
+                command::run(self.dpkg(dir).args(["--remove", "--"]).arg(&s.name)).map(drop)
+            }
+            (None, Ensure::Present) => {
+                let what = match &s.version {
+                    Some(v) => format!("{}={v}", s.name),
+                    None => s.name.clone(),
+                };
+                command::run(
+                    tool("apt-get")
+                        .args([
+                            "install",
+                            "-y",
+                            "-q",
+                            "--no-install-recommends",
+                            "--allow-downgrades",
+                        ])
+                        .args(["-o", "Dpkg::Options::=--force-confdef"])
+                        .args(["-o", "Dpkg::Options::=--force-confold", "--"])
+                        .arg(what),
+                )
+                .map(drop)
+            }
+            (None, Ensure::Absent) => command::run(
+                tool("apt-get")
+                    .args(["remove", "-y", "-q", "--"])
+                    .arg(&s.name),
+            )
+            .map(drop),
+        }
+    }
+}

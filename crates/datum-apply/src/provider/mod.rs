@@ -1,0 +1,118 @@
+//! One provider per resource type, behind traits so tests put fakes (and
+//! failures) in their place.
+//!
+//! A provider observes a resource and lists what differs ([`Provider::examine`]),
+//! then makes exactly those changes ([`Provider::converge`]). The engine
+//! decides what runs when; providers never look at other resources.
+
+pub mod command;
+pub mod dpkg;
+pub mod fs;
+pub mod shadow;
+pub mod systemd;
+
+use std::collections::BTreeSet;
+
+use crate::report::Change;
+use crate::root::Root;
+use crate::spec::{
+    DirectorySpec, FileSpec, GroupSpec, PackageSpec, ServiceSpec, SymlinkSpec, UserSpec,
+};
+
+/// Why a resource could not be examined or changed.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct Failure(pub String);
+
+impl Failure {
+    pub fn new(message: impl Into<String>) -> Failure {
+        Failure(message.into())
+    }
+}
+
+/// What earlier resources of a noop run would have created, so that the
+/// plan of a later one can count on it instead of failing (a file in a
+/// directory that would be made, owned by a user who would be added).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Pending {
+    pub paths: BTreeSet<String>,
+    pub users: BTreeSet<String>,
+    pub groups: BTreeSet<String>,
+}
+
+/// What a provider is told about the run.
+#[derive(Clone, Copy, Debug)]
+pub struct Context<'a> {
+    pub noop: bool,
+    /// Empty unless `noop`.
+    pub pending: &'a Pending,
+}
+
+/// What examining a resource found.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Examined {
+    /// What differs, in the order it would be changed.
+    pub changes: Vec<Change>,
+    /// What is not managed here and why.
+    pub notes: Vec<String>,
+}
+
+impl Examined {
+    pub fn has(&self, attribute: &str) -> bool {
+        has(&self.changes, attribute)
+    }
+}
+
+/// Whether a list of changes touches an attribute.
+pub fn has(changes: &[Change], attribute: &str) -> bool {
+    changes.iter().any(|c| c.attribute == attribute)
+}
+
+/// Observes and converges one resource type.
+pub trait Provider<S> {
+    /// Observes the resource and says what differs from `spec`; changes nothing.
+    fn examine(&self, spec: &S, cx: &Context<'_>) -> Result<Examined, Failure>;
+    /// Makes the changes `examine` found.
+    fn converge(&self, spec: &S, changes: &[Change], cx: &Context<'_>) -> Result<(), Failure>;
+}
+
+/// What a restart did.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Restarted {
+    Yes,
+    /// Nothing runs that could be restarted, so nothing runs the old
+    /// configuration either (a root that is not booted); with why.
+    NotRunning(String),
+}
+
+/// Services can also be restarted.
+pub trait ServiceProvider: Provider<ServiceSpec> {
+    fn restart(&self, spec: &ServiceSpec) -> Result<Restarted, Failure>;
+}
+
+/// The provider of every resource type.
+pub struct Providers {
+    pub file: Box<dyn Provider<FileSpec>>,
+    pub directory: Box<dyn Provider<DirectorySpec>>,
+    pub symlink: Box<dyn Provider<SymlinkSpec>>,
+    pub package: Box<dyn Provider<PackageSpec>>,
+    pub service: Box<dyn ServiceProvider>,
+    pub user: Box<dyn Provider<UserSpec>>,
+    pub group: Box<dyn Provider<GroupSpec>>,
+}
+
+impl Providers {
+    /// The real providers for a machine: the filesystem, dpkg (apt on the
+    /// running system), systemd and the shadow tools.
+    pub fn system(root: &Root) -> Providers {
+        Providers {
+            file: Box::new(fs::Files::new(root.clone())),
+            directory: Box::new(fs::Directories::new(root.clone())),
+            symlink: Box::new(fs::Symlinks::new(root.clone())),
+            package: Box::new(dpkg::Dpkg::new(root.clone())),
+            service: Box::new(systemd::Systemd::new(root.clone())),
+            user: Box::new(shadow::Users::new(root.clone())),
+            group: Box::new(shadow::Groups::new(root.clone())),
+        }
+    }
+}

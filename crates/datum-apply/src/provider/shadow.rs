@@ -1,0 +1,260 @@
+//! Users and groups, through the shadow tools (`useradd`, `usermod`,
+//! `userdel`, `groupadd`, `groupmod`, `groupdel`).
+//!
+//! State is read from `/etc/passwd` and `/etc/group` (the local accounts
+//! these tools manage). Under `--root` the tools run with `--prefix ROOT`,
+//! so they edit `ROOT/etc/*` with the running system's binaries and never
+//! chroot. A home directory is never created, moved or removed: declare a
+//! Directory for it.
+
+use std::process::Command;
+
+use super::command::{self, tool};
+use super::{Context, Examined, Failure, Provider, has};
+use crate::report::Change;
+use crate::root::Root;
+use crate::spec::{Ensure, GroupSpec, UserSpec};
+
+pub struct Users {
+    root: Root,
+}
+
+pub struct Groups {
+    root: Root,
+}
+
+impl Users {
+    pub fn new(root: Root) -> Users {
+        Users { root }
+    }
+}
+
+impl Groups {
+    pub fn new(root: Root) -> Groups {
+        Groups { root }
+    }
+}
+
+fn shadow_tool(root: &Root, program: &str) -> Command {
+    let mut cmd = tool(program);
+    if let Some(dir) = root.dir() {
+        cmd.arg("--prefix").arg(dir);
+    }
+    cmd
+}
+
+fn read_failure(root: &Root, file: &str, e: std::io::Error) -> Failure {
+    Failure::new(format!("cannot read {}: {e}", root.path(file).display()))
+}
+
+fn list(names: &[String]) -> String {
+    if names.is_empty() {
+        "(none)".into()
+    } else {
+        names.join(",")
+    }
+}
+
+impl Provider<GroupSpec> for Groups {
+    fn examine(&self, s: &GroupSpec, _cx: &Context<'_>) -> Result<Examined, Failure> {
+        let groups = self
+            .root
+            .groups()
+            .map_err(|e| read_failure(&self.root, "/etc/group", e))?;
+        let entry = groups.into_iter().find(|g| g.name == s.name);
+        let mut ex = Examined::default();
+        match (s.ensure, entry) {
+            (Ensure::Present, None) => {
+                ex.changes.push(Change::new("ensure", "absent", "present"));
+                if let Some(gid) = s.gid {
+                    ex.changes.push(Change::set("gid", gid.to_string()));
+                }
+            }
+            (Ensure::Present, Some(e)) => {
+                if let Some(gid) = s.gid
+                    && gid != e.gid
+                {
+                    ex.changes
+                        .push(Change::new("gid", e.gid.to_string(), gid.to_string()));
+                }
+            }
+            (Ensure::Absent, Some(_)) => {
+                ex.changes.push(Change::new("ensure", "present", "absent"))
+            }
+            (Ensure::Absent, None) => {}
+        }
+        Ok(ex)
+    }
+
+    fn converge(
+        &self,
+        s: &GroupSpec,
+        changes: &[Change],
+        _cx: &Context<'_>,
+    ) -> Result<(), Failure> {
+        let root = &self.root;
+        let mut cmd;
+        if s.ensure == Ensure::Absent {
+            cmd = shadow_tool(root, "groupdel");
+        } else if has(changes, "ensure") {
+            cmd = shadow_tool(root, "groupadd");
+            if let Some(gid) = s.gid {
+                cmd.arg("-g").arg(gid.to_string());
+            }
+            if s.system {
+                cmd.arg("-r");
+            }
+        } else {
+            cmd = shadow_tool(root, "groupmod");
+            if let Some(gid) = s.gid {
+                cmd.arg("-g").arg(gid.to_string());
+            }
+        }
+        command::run(cmd.arg("--").arg(&s.name)).map(drop)
+    }
+}
+
+impl Users {
+    /// The group names a user's `group` and `groups` name must exist (or,
+    /// in a noop run, be about to).
+    fn check_groups(&self, s: &UserSpec, cx: &Context<'_>) -> Result<(), Failure> {
+        let groups = self
+            .root
+            .groups()
+            .map_err(|e| read_failure(&self.root, "/etc/group", e))?;
+        for name in s.group.iter().chain(s.groups.iter().flatten()) {
+            let known = groups.iter().any(|g| &g.name == name)
+                || (cx.noop && cx.pending.groups.contains(name));
+            if !known {
+                return Err(Failure::new(format!(
+                    "{} names the group {name}, which does not exist in {}",
+                    s.name,
+                    self.root.path("/etc/group").display()
+                )));
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Provider<UserSpec> for Users {
+    fn examine(&self, s: &UserSpec, cx: &Context<'_>) -> Result<Examined, Failure> {
+        let root = &self.root;
+        let passwd = root
+            .passwd()
+            .map_err(|e| read_failure(root, "/etc/passwd", e))?;
+        let entry = passwd.into_iter().find(|u| u.name == s.name);
+        let mut ex = Examined::default();
+        if s.ensure == Ensure::Absent {
+            if entry.is_some() {
+                ex.changes.push(Change::new("ensure", "present", "absent"));
+            }
+            return Ok(ex);
+        }
+        self.check_groups(s, cx)?;
+        let Some(e) = entry else {
+            ex.changes.push(Change::new("ensure", "absent", "present"));
+            if let Some(uid) = s.uid {
+                ex.changes.push(Change::set("uid", uid.to_string()));
+            }
+            if let Some(g) = &s.group {
+                ex.changes.push(Change::set("group", g.as_str()));
+            }
+            if let Some(gs) = &s.groups {
+                ex.changes.push(Change::set("groups", list(gs)));
+            }
+            if let Some(h) = &s.home {
+                ex.changes.push(Change::set("home", h.as_str()));
+            }
+            if let Some(sh) = &s.shell {
+                ex.changes.push(Change::set("shell", sh.as_str()));
+            }
+            return Ok(ex);
+        };
+        let groups = root
+            .groups()
+            .map_err(|err| read_failure(root, "/etc/group", err))?;
+        if let Some(uid) = s.uid
+            && uid != e.uid
+        {
+            ex.changes
+                .push(Change::new("uid", e.uid.to_string(), uid.to_string()));
+        }
+        if let Some(want) = &s.group {
+            let have = groups
+                .iter()
+                .find(|g| g.gid == e.gid)
+                .map(|g| g.name.clone());
+            if have.as_ref() != Some(want) {
+                ex.changes.push(Change::new(
+                    "group",
+                    have.unwrap_or_else(|| e.gid.to_string()),
+                    want.as_str(),
+                ));
+            }
+        }
+        if let Some(want) = &s.groups {
+            let mut have: Vec<String> = groups
+                .iter()
+                .filter(|g| g.members.contains(&s.name))
+                .map(|g| g.name.clone())
+                .collect();
+            have.sort();
+            have.dedup();
+            if &have != want {
+                ex.changes
+                    .push(Change::new("groups", list(&have), list(want)));
+            }
+        }
+        if let Some(h) = &s.home
+            && h != &e.home
+        {
+            ex.changes
+                .push(Change::new("home", e.home.as_str(), h.as_str()));
+        }
+        if let Some(sh) = &s.shell
+            && sh != &e.shell
+        {
+            ex.changes
+                .push(Change::new("shell", e.shell.as_str(), sh.as_str()));
+        }
+        Ok(ex)
+    }
+
+    fn converge(&self, s: &UserSpec, changes: &[Change], _cx: &Context<'_>) -> Result<(), Failure> {
+        let root = &self.root;
+        if s.ensure == Ensure::Absent {
+            return command::run(shadow_tool(root, "userdel").arg("--").arg(&s.name)).map(drop);
+        }
+        let create = has(changes, "ensure");
+        let mut cmd = shadow_tool(root, if create { "useradd" } else { "usermod" });
+        let wanted = |attr: &str| create || has(changes, attr);
+        if let Some(uid) = s.uid.filter(|_| wanted("uid")) {
+            cmd.arg("-u").arg(uid.to_string());
+        }
+        if let Some(g) = s.group.as_ref().filter(|_| wanted("group")) {
+            cmd.arg("-g").arg(g);
+        }
+        // `-G ""` clears the supplementary groups; a new account has none anyway.
+        if let Some(gs) = s
+            .groups
+            .as_ref()
+            .filter(|gs| wanted("groups") && !(create && gs.is_empty()))
+        {
+            cmd.arg("-G").arg(gs.join(","));
+        }
+        if let Some(h) = s.home.as_ref().filter(|_| wanted("home")) {
+            cmd.arg("-d").arg(h);
+        }
+        if let Some(sh) = s.shell.as_ref().filter(|_| wanted("shell")) {
+            cmd.arg("-s").arg(sh);
+        }
+        if create {
+            cmd.arg("-M");
+            if s.system {
+                cmd.arg("-r");
+            }
+        }
+        command::run(cmd.arg("--").arg(&s.name)).map(drop)
+    }
+}

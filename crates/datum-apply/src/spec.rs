@@ -1,0 +1,377 @@
+//! What each resource should be: a manifest's resources read into typed
+//! specs, one per resource type.
+//!
+//! A field the manifest leaves out stays `None`: that attribute is not
+//! managed, and no provider touches it.
+
+use datum_core::manifest::{Manifest, Resource};
+use datum_core::reader::Reader;
+use datum_core::schema::{Field, Kind, Value};
+
+/// `ensure` of the filesystem types, users and groups (`installed` reads as
+/// present for packages). A resource without `ensure` is present.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Ensure {
+    Present,
+    Absent,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FileSpec {
+    pub path: String,
+    pub ensure: Ensure,
+    pub owner: Option<String>,
+    pub group: Option<String>,
+    pub mode: Option<u32>,
+    /// The bytes the file holds, from `content` or `source`; `None` leaves
+    /// the content of an existing file alone (a new one is empty).
+    pub content: Option<Vec<u8>>,
+    /// Content is never printed, nor hashed in output.
+    pub sensitive: bool,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DirectorySpec {
+    pub path: String,
+    pub ensure: Ensure,
+    pub owner: Option<String>,
+    pub group: Option<String>,
+    pub mode: Option<u32>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SymlinkSpec {
+    pub path: String,
+    /// Kept as written, relative or absolute.
+    pub target: String,
+    pub ensure: Ensure,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PackageSpec {
+    pub name: String,
+    pub ensure: Ensure,
+    /// An exact Debian version, as `dpkg-query` shows it.
+    pub version: Option<String>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ServiceSpec {
+    pub name: String,
+    /// `ensure: running` (true) or `stopped` (false); `None` leaves it alone.
+    pub running: Option<bool>,
+    pub enabled: Option<bool>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UserSpec {
+    pub name: String,
+    pub ensure: Ensure,
+    pub uid: Option<u32>,
+    /// The primary group, by name.
+    pub group: Option<String>,
+    /// The supplementary groups, exactly (sorted).
+    pub groups: Option<Vec<String>>,
+    pub home: Option<String>,
+    pub shell: Option<String>,
+    /// Only used when the account is created.
+    pub system: bool,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GroupSpec {
+    pub name: String,
+    pub ensure: Ensure,
+    pub gid: Option<u32>,
+    /// Only used when the group is created.
+    pub system: bool,
+}
+
+/// A resource's desired state.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Desired {
+    File(FileSpec),
+    Directory(DirectorySpec),
+    Symlink(SymlinkSpec),
+    Package(PackageSpec),
+    Service(ServiceSpec),
+    User(UserSpec),
+    Group(GroupSpec),
+}
+
+/// One resource to apply.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Item {
+    /// `Type[title]`.
+    pub id: String,
+    /// Its path or name, for output.
+    pub summary: String,
+    pub desired: Desired,
+    /// Ids from `requires`.
+    pub requires: Vec<String>,
+    /// Ids from `restart_on`.
+    pub restart_on: Vec<String>,
+    /// Why the desired state cannot be known (a `source` that cannot be read
+    /// now): the resource fails, and its dependents are skipped.
+    pub problem: Option<String>,
+}
+
+impl Desired {
+    pub fn kind(&self) -> Kind {
+        match self {
+            Desired::File(_) => Kind::File,
+            Desired::Directory(_) => Kind::Directory,
+            Desired::Symlink(_) => Kind::Symlink,
+            Desired::Package(_) => Kind::Package,
+            Desired::Service(_) => Kind::Service,
+            Desired::User(_) => Kind::User,
+            Desired::Group(_) => Kind::Group,
+        }
+    }
+
+    /// The absolute path a File, Directory or Symlink manages.
+    pub fn path(&self) -> Option<&str> {
+        match self {
+            Desired::File(s) => Some(&s.path),
+            Desired::Directory(s) => Some(&s.path),
+            Desired::Symlink(s) => Some(&s.path),
+            _ => None,
+        }
+    }
+
+    /// The owner and group a File or Directory names.
+    pub fn ownership(&self) -> (Option<&str>, Option<&str>) {
+        match self {
+            Desired::File(s) => (s.owner.as_deref(), s.group.as_deref()),
+            Desired::Directory(s) => (s.owner.as_deref(), s.group.as_deref()),
+            _ => (None, None),
+        }
+    }
+}
+
+/// Reads every resource of a manifest, in id order. `source` payloads are
+/// read through `reader` now, so a payload that has gone missing fails its
+/// resource only.
+pub fn items(manifest: &Manifest<'_>, reader: &dyn Reader) -> Vec<Item> {
+    manifest.resources().map(|r| item(&r, reader)).collect()
+}
+
+fn item(r: &Resource<'_>, reader: &dyn Reader) -> Item {
+    let mut problems = Vec::new();
+    let text = |f: Field| r.str(f).map(str::to_owned);
+    let ensure = match r.str(Field::Ensure) {
+        Some("absent") => Ensure::Absent,
+        _ => Ensure::Present,
+    };
+    let flag = |f: Field| matches!(r.value(f), Some(Value::Bool(true)));
+    let mode = |problems: &mut Vec<String>| {
+        let m = r.str(Field::Mode)?;
+        match u32::from_str_radix(m, 8) {
+            Ok(m) if m <= 0o7777 => Some(m),
+            _ => {
+                problems.push(format!("mode `{m}` is not an octal mode"));
+                None
+            }
+        }
+    };
+    let id_field = |f: Field, problems: &mut Vec<String>| match r.value(f) {
+        Some(Value::Int(i)) => match u32::try_from(*i) {
+            Ok(v) if v != u32::MAX => Some(v),
+            _ => {
+                problems.push(format!("{f} {i} is out of range"));
+                None
+            }
+        },
+        _ => None,
+    };
+    let desired = match r.kind() {
+        Kind::File => {
+            let mode = mode(&mut problems);
+            let content = if let Some(c) = r.str(Field::Content) {
+                Some(c.as_bytes().to_vec())
+            } else if let Some(src) = r.str(Field::Source) {
+                match reader.read_source(src) {
+                    Ok(bytes) => Some(bytes),
+                    Err(e) => {
+                        problems.push(format!("source {src} {e}"));
+                        None
+                    }
+                }
+            } else {
+                None
+            };
+            Desired::File(FileSpec {
+                path: text(Field::Path).unwrap_or_default(),
+                ensure,
+                owner: text(Field::Owner),
+                group: text(Field::Group),
+                mode,
+                content,
+                sensitive: flag(Field::Sensitive),
+            })
+        }
+        Kind::Directory => Desired::Directory(DirectorySpec {
+            mode: mode(&mut problems),
+            path: text(Field::Path).unwrap_or_default(),
+            ensure,
+            owner: text(Field::Owner),
+            group: text(Field::Group),
+        }),
+        Kind::Symlink => Desired::Symlink(SymlinkSpec {
+            path: text(Field::Path).unwrap_or_default(),
+            target: text(Field::Target).unwrap_or_default(),
+            ensure,
+        }),
+        Kind::Package => Desired::Package(PackageSpec {
+            name: r.name().to_owned(),
+            ensure,
+            version: text(Field::Version),
+        }),
+        Kind::Service => Desired::Service(ServiceSpec {
+            name: r.name().to_owned(),
+            running: r.str(Field::Ensure).map(|e| e == "running"),
+            enabled: match r.value(Field::Enabled) {
+                Some(Value::Bool(b)) => Some(*b),
+                _ => None,
+            },
+        }),
+        Kind::User => Desired::User(UserSpec {
+            name: r.name().to_owned(),
+            ensure,
+            uid: id_field(Field::Uid, &mut problems),
+            group: text(Field::Group),
+            groups: match r.value(Field::Groups) {
+                Some(Value::List(items)) => {
+                    let mut g: Vec<String> = items.iter().map(|s| s.to_string()).collect();
+                    g.sort();
+                    g.dedup();
+                    Some(g)
+                }
+                _ => None,
+            },
+            home: text(Field::Home),
+            shell: text(Field::Shell),
+            system: flag(Field::System),
+        }),
+        Kind::Group => Desired::Group(GroupSpec {
+            name: r.name().to_owned(),
+            ensure,
+            gid: id_field(Field::Gid, &mut problems),
+            system: flag(Field::System),
+        }),
+    };
+    let ids = |f: Field| r.refs(f).iter().map(|id| id.to_string()).collect();
+    Item {
+        id: r.id_text().to_owned(),
+        summary: match r.kind() {
+            k if k.is_path() => r.str(Field::Path).unwrap_or_default().to_owned(),
+            _ => r.name().to_owned(),
+        },
+        desired,
+        requires: ids(Field::Requires),
+        restart_on: ids(Field::RestartOn),
+        problem: (!problems.is_empty()).then(|| problems.join("; ")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use datum_core::fleet;
+    use datum_core::reader::{MemReader, ReadError, SourceError};
+
+    /// A repository whose payloads vanish after loading.
+    struct Vanishing(MemReader);
+
+    impl Reader for Vanishing {
+        fn discover(&self) -> Result<Vec<String>, ReadError> {
+            self.0.discover()
+        }
+        fn read(&self, path: &str, limit: u64) -> Result<Vec<u8>, ReadError> {
+            self.0.read(path, limit)
+        }
+        fn read_source(&self, _: &str) -> Result<Vec<u8>, SourceError> {
+            Err(SourceError::Missing)
+        }
+    }
+
+    fn items_of(resources: &str, vanish: bool) -> Vec<Item> {
+        let reader = MemReader::new()
+            .file("datum.yaml", "datum: v1alpha1\ntype: Fleet\nname: t\n")
+            .file("hosts.yaml", "datum: v1alpha1\ntype: Host\nname: h\n")
+            .file("files/app.conf", "from source\n")
+            .file(
+                "layer.yaml",
+                format!(
+                    "datum: v1alpha1\ntype: Layer\nname: l\nprecedence: 0\nmatch: {{}}\nresources:\n{resources}"
+                ),
+            );
+        let fleet = fleet::load(&reader).unwrap();
+        let host = fleet.host_id("h").unwrap();
+        let res = fleet.resolve_host(host);
+        assert!(res.is_ok(), "{:?}", res.problems);
+        let m = Manifest::new(&fleet, host, &res);
+        if vanish {
+            items(&m, &Vanishing(reader))
+        } else {
+            items(&m, &reader)
+        }
+    }
+
+    #[test]
+    fn fields_left_out_stay_unmanaged_and_names_default_to_titles() {
+        let items = items_of(
+            "  File[conf]:\n    path: /etc/app.conf\n    source: files/app.conf\n    mode: \"640\"\n\
+             \x20 Service[web]:\n    enabled: false\n    restart_on: File[conf]\n\
+             \x20 User[ops]:\n    groups: [wheel, adm, wheel]\n    uid: 2000\n",
+            false,
+        );
+        assert_eq!(
+            items[0].desired,
+            Desired::File(FileSpec {
+                path: "/etc/app.conf".into(),
+                ensure: Ensure::Present,
+                owner: None,
+                group: None,
+                mode: Some(0o640),
+                content: Some(b"from source\n".to_vec()),
+                sensitive: false,
+            })
+        );
+        assert_eq!(
+            items[1].desired,
+            Desired::Service(ServiceSpec {
+                name: "web".into(),
+                running: None,
+                enabled: Some(false),
+            })
+        );
+        assert_eq!(items[1].restart_on, ["File[conf]"]);
+        assert_eq!(items[1].summary, "web");
+        let Desired::User(u) = &items[2].desired else {
+            panic!("not a user")
+        };
+        assert_eq!(
+            (u.uid, u.groups.clone()),
+            (Some(2000), Some(vec!["adm".into(), "wheel".into()]))
+        );
+        assert_eq!(
+            (u.home.as_deref(), u.shell.as_deref(), u.group.as_deref()),
+            (None, None, None)
+        );
+    }
+
+    #[test]
+    fn a_payload_that_cannot_be_read_now_fails_its_resource_only() {
+        let items = items_of(
+            "  File[conf]:\n    path: /etc/app.conf\n    source: files/app.conf\n\
+             \x20 File[motd]:\n    path: /etc/motd\n    content: hi\n",
+            true,
+        );
+        assert_eq!(
+            items[0].problem.as_deref(),
+            Some("source files/app.conf does not exist")
+        );
+        assert_eq!(items[1].problem, None);
+    }
+}

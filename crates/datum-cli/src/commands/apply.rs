@@ -1,0 +1,123 @@
+//! `datum apply`: converge this machine (or a directory) to its manifest.
+
+use std::path::PathBuf;
+
+use datum_apply::engine::{ApplyError, Options};
+use datum_apply::root::{Root, host_name};
+use datum_apply::spec::items;
+use datum_apply::{HumanReporter, JsonReporter, Providers, Summary};
+use datum_core::manifest::Manifest;
+
+use super::{ReportFormat, find_host, resolve_host};
+use crate::GlobalArgs;
+use crate::exit::{Error, Result, Status};
+use crate::{output, root};
+
+/// Converge this machine to its manifest: observe each resource, change only
+/// what differs, and print every change.
+///
+/// Resources run in dependency order; a failed resource skips the ones that
+/// come after it, and the others go on. Nothing is applied when the host
+/// does not resolve, or its resources wait on each other in a cycle.
+///
+/// Exit status: 0 nothing changed, 2 changes made (or pending, with --noop),
+/// 4 failures, 6 changes and failures, 1 nothing was applied (the host did
+/// not resolve, a dependency cycle, another run holds the lock).
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The host to apply as. By default the content of /etc/datum/host
+    /// (under --root), else the system hostname. Labels always come from
+    /// the fleet repository.
+    #[arg(long, value_name = "NAME")]
+    host: Option<String>,
+    /// Examine every resource and print what would change, changing
+    /// nothing at all.
+    #[arg(long)]
+    noop: bool,
+    /// Treat DIR as /: every path, /etc/passwd, /etc/datum/host, the dpkg
+    /// database and the state in /var/lib/datum are taken inside it.
+    /// Packages come only from DIR/var/cache/apt/archives; services are
+    /// enabled or disabled in DIR but never started, stopped or restarted.
+    #[arg(long, value_name = "DIR")]
+    root: Option<PathBuf>,
+    /// The output format: changes as they happen and a summary, or one JSON
+    /// report at the end.
+    #[arg(long, value_enum, default_value_t = ReportFormat::Text)]
+    format: ReportFormat,
+}
+
+pub fn run(global: &GlobalArgs, args: Args) -> Result<Status> {
+    let machine = match &args.root {
+        Some(dir) => {
+            let dir = dir
+                .canonicalize()
+                .ok()
+                .filter(|d| d.is_dir())
+                .ok_or_else(|| {
+                    Error::usage(format!("--root {} is not a directory", dir.display()))
+                })?;
+            Root::at(dir)
+        }
+        None => Root::system(),
+    };
+    let identity = host_name(args.host.as_deref(), &machine)
+        .map_err(|e| Error::failed(e.to_string()).hint("name the host with --host NAME"))?;
+    let (fleet, reader) = root::load(global.fleet.as_deref())?;
+    let host = find_host(&fleet, &identity.name).inspect_err(|_| {
+        if identity.from != "--host" {
+            output::note_line(&format!(
+                "the host name `{}` came from {}; --host NAME names another",
+                identity.name, identity.from
+            ));
+        }
+    })?;
+    let resolution = resolve_host(&fleet, host)?;
+    let manifest = Manifest::new(&fleet, host, &resolution);
+    let items = items(&manifest, &reader);
+    let providers = Providers::system(&machine);
+    let options = Options { noop: args.noop };
+    let out = std::io::stdout().lock();
+    let result = match args.format {
+        ReportFormat::Text => datum_apply::apply(
+            &identity.name,
+            &items,
+            &providers,
+            &machine,
+            &options,
+            &mut HumanReporter::new(out),
+        ),
+        ReportFormat::Json => datum_apply::apply(
+            &identity.name,
+            &items,
+            &providers,
+            &machine,
+            &options,
+            &mut JsonReporter::new(out),
+        ),
+    };
+    match result {
+        Ok(summary) => Ok(status(&summary)),
+        // The run went on to the end; its status still tells what happened.
+        Err(ApplyError::Report { source, summary }) => {
+            if source.kind() != std::io::ErrorKind::BrokenPipe {
+                output::warning_line(&format!("the report was cut short: {source}"));
+            }
+            Ok(status(&summary))
+        }
+        Err(e @ ApplyError::State(datum_apply::state::StateError::Locked { .. })) => {
+            Err(Error::failed(e.to_string())
+                .hint("wait for that run to finish; the lock is released when it ends, even if it is killed"))
+        }
+        Err(e) => Err(Error::failed(e.to_string())),
+    }
+}
+
+/// 0, 2, 4 or 6: changes and failures as two bits monitoring can test.
+fn status(summary: &Summary) -> Status {
+    match (summary.changes(), summary.failures()) {
+        (false, false) => Status::Ok,
+        (true, false) => Status::APPLY_CHANGED,
+        (false, true) => Status::ApplyFailed,
+        (true, true) => Status::ApplyChangedAndFailed,
+    }
+}
