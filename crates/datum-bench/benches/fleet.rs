@@ -1,1 +1,114 @@
-fn main() {}
+//! Criterion benchmarks on generated fleets of 1k, 10k and 100k hosts
+//! (`DATUM_BENCH_SIZES=1000,10000` to choose). Each size measures the parse
+//! floor beside the work Datum does on the same files, so ratios come from
+//! one run on one machine.
+//!
+//! ```text
+//! cargo bench -p datum-bench --bench fleet
+//! ```
+
+use std::hint::black_box;
+use std::path::Path;
+use std::time::Duration;
+
+use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
+use datum_bench::{floor, generator};
+use datum_core::check::check;
+use datum_core::emit;
+use datum_core::explain::{Explanation, Target};
+use datum_core::fleet::{self, HostId};
+use datum_core::manifest::Manifest;
+use datum_core::reader::DirReader;
+use datum_core::resolve::resolve_all;
+use rayon::prelude::*;
+
+/// The same allocator as the `datum` binary, so the figures match it.
+#[global_allocator]
+static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
+fn sizes() -> Vec<usize> {
+    std::env::var("DATUM_BENCH_SIZES")
+        .ok()
+        .map(|s| s.split(',').filter_map(|n| n.trim().parse().ok()).collect())
+        .unwrap_or_else(|| vec![1_000, 10_000, 100_000])
+}
+
+fn fleet_at(dir: &Path, hosts: usize) -> DirReader {
+    generator::generate(
+        dir,
+        &generator::Options {
+            hosts,
+            seed: 1,
+            conflicts: 0,
+        },
+    )
+    .unwrap();
+    DirReader::new(dir).unwrap()
+}
+
+fn benches(c: &mut Criterion) {
+    let mut g = c.benchmark_group("fleet");
+    g.sample_size(10)
+        .warm_up_time(Duration::from_millis(500))
+        .measurement_time(Duration::from_secs(4));
+    for n in sizes() {
+        let tmp = tempfile::tempdir().unwrap();
+        let reader = fleet_at(&tmp.path().join("fleet"), n);
+        g.bench_with_input(BenchmarkId::new("parse_floor", n), &reader, |b, r| {
+            b.iter(|| black_box(floor::parse_all(r, true)))
+        });
+        g.bench_with_input(BenchmarkId::new("load", n), &reader, |b, r| {
+            b.iter(|| black_box(fleet::load(r).unwrap()))
+        });
+        let loaded = fleet::load(&reader).unwrap();
+        assert!(loaded.diagnostics.is_empty());
+        g.bench_with_input(BenchmarkId::new("resolve_all", n), &loaded, |b, f| {
+            b.iter(|| black_box(resolve_all(f)))
+        });
+        g.bench_with_input(BenchmarkId::new("check", n), &reader, |b, r| {
+            b.iter(|| {
+                let f = fleet::load(r).unwrap();
+                let all = resolve_all(&f);
+                black_box(check(&f, &all).errors())
+            })
+        });
+        let all = resolve_all(&loaded);
+        g.bench_with_input(BenchmarkId::new("render_all", n), &loaded, |b, f| {
+            b.iter(|| {
+                let bytes: usize = (0..f.hosts.len() as u32)
+                    .into_par_iter()
+                    .map(|h| {
+                        let host = HostId(h);
+                        let mut out = Vec::new();
+                        let res = all.of(host).unwrap();
+                        emit::write_yaml(&mut out, &Manifest::new(f, host, res).tree()).unwrap();
+                        out.len()
+                    })
+                    .sum();
+                black_box(bytes)
+            })
+        });
+        // One host: rendering it, and explaining every resource of it.
+        let host = HostId(loaded.hosts.len() as u32 / 2);
+        g.bench_with_input(BenchmarkId::new("render_one_host", n), &loaded, |b, f| {
+            b.iter(|| {
+                let res = f.resolve_host(host);
+                let mut out = Vec::new();
+                emit::write_yaml(&mut out, &Manifest::new(f, host, &res).tree()).unwrap();
+                black_box(out.len())
+            })
+        });
+        g.bench_with_input(BenchmarkId::new("explain_one_host", n), &loaded, |b, f| {
+            b.iter(|| {
+                let res = f.resolve_host(host);
+                let ex = Explanation::new(f, host, &res);
+                let answer = ex.answer(&Target::Host);
+                black_box(datum_core::explain::text::render(&ex, &answer).len())
+            })
+        });
+    }
+    g.finish();
+}
+
+criterion_group!(fleet_benches, benches);
+criterion_main!(fleet_benches);

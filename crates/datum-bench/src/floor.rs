@@ -15,11 +15,15 @@ use datum_core::reader::Reader;
 pub fn parse_all(reader: &dyn Reader, parallel: bool) -> usize {
     let paths = reader.discover().unwrap_or_default();
     let one = |p: &String| -> usize {
-        let Ok(bytes) = reader.read(p, MAX_FILE_BYTES) else { return 0 };
+        let Ok(bytes) = reader.read(p, MAX_FILE_BYTES) else {
+            return 0;
+        };
         if !is_document_file(&bytes) {
             return 0;
         }
-        let Ok(text) = std::str::from_utf8(&bytes) else { return 0 };
+        let Ok(text) = std::str::from_utf8(&bytes) else {
+            return 0;
+        };
         let mut n = 0;
         let mut parser = Parser::new_from_str(text);
         while let Some(Ok((event, _))) = parser.next_event() {

@@ -15,16 +15,79 @@ use std::path::Path;
 pub const ENVIRONMENTS: [&str; 3] = ["production", "staging", "development"];
 
 pub const SITES: [&str; 20] = [
-    "london", "frankfurt", "paris", "dublin", "madrid", "milan", "stockholm", "warsaw", "zurich", "vienna",
-    "amsterdam", "oslo", "helsinki", "lisbon", "prague", "brussels", "copenhagen", "athens", "bucharest", "sofia",
+    "london",
+    "frankfurt",
+    "paris",
+    "dublin",
+    "madrid",
+    "milan",
+    "stockholm",
+    "warsaw",
+    "zurich",
+    "vienna",
+    "amsterdam",
+    "oslo",
+    "helsinki",
+    "lisbon",
+    "prague",
+    "brussels",
+    "copenhagen",
+    "athens",
+    "bucharest",
+    "sofia",
 ];
 
 pub const ROLES: [&str; 50] = [
-    "web", "api", "db", "cache", "queue", "search", "auth", "billing", "mail", "dns", "proxy", "cdn", "metrics",
-    "logs", "trace", "alert", "backup", "storage", "build", "ci", "registry", "vault", "ldap", "vpn", "ntp",
-    "bastion", "ftp", "git", "wiki", "chat", "video", "media", "batch", "etl", "ml", "gpu", "kafka", "zookeeper",
-    "consul", "nomad", "ingress", "gateway", "payments", "ledger", "reports", "admin", "static", "assets",
-    "scheduler", "worker",
+    "web",
+    "api",
+    "db",
+    "cache",
+    "queue",
+    "search",
+    "auth",
+    "billing",
+    "mail",
+    "dns",
+    "proxy",
+    "cdn",
+    "metrics",
+    "logs",
+    "trace",
+    "alert",
+    "backup",
+    "storage",
+    "build",
+    "ci",
+    "registry",
+    "vault",
+    "ldap",
+    "vpn",
+    "ntp",
+    "bastion",
+    "ftp",
+    "git",
+    "wiki",
+    "chat",
+    "video",
+    "media",
+    "batch",
+    "etl",
+    "ml",
+    "gpu",
+    "kafka",
+    "zookeeper",
+    "consul",
+    "nomad",
+    "ingress",
+    "gateway",
+    "payments",
+    "ledger",
+    "reports",
+    "admin",
+    "static",
+    "assets",
+    "scheduler",
+    "worker",
 ];
 
 /// What to generate.
@@ -69,7 +132,11 @@ pub fn hosts(opts: &Options) -> Vec<Host> {
     (0..opts.hosts)
         .map(|i| {
             // Roles are uneven, as in real fleets: a few are large.
-            let role = if rng.below(3) == 0 { rng.below(5) } else { rng.below(ROLES.len()) };
+            let role = if rng.below(3) == 0 {
+                rng.below(5)
+            } else {
+                rng.below(ROLES.len())
+            };
             let site = rng.below(SITES.len());
             let env = match rng.below(10) {
                 0..=6 => 0,
@@ -121,7 +188,11 @@ fn file(id: &str, path: &str, mode: &str, content: &str) -> String {
 pub fn generate(root: &Path, opts: &Options) -> io::Result<Vec<Host>> {
     let hosts = hosts(opts);
     fs::create_dir_all(root)?;
-    write(root, "datum.yaml", "datum: v1alpha1\ntype: Fleet\nname: generated\n")?;
+    write(
+        root,
+        "datum.yaml",
+        "datum: v1alpha1\ntype: Fleet\nname: generated\n",
+    )?;
 
     // Base: every host.
     let mut base = String::new();
@@ -132,9 +203,24 @@ pub fn generate(root: &Path, opts: &Options) -> io::Result<Vec<Host>> {
     }
     base.push_str("  Service[ssh]:\n    ensure: running\n    enabled: true\n    requires: Package[openssh-server]\n");
     base.push_str(&file("motd", "/etc/motd", "0644", "Managed by Datum."));
-    base.push_str(&file("resolv-conf", "/etc/resolv.conf", "0644", "nameserver 10.0.0.2"));
-    base.push_str(&file("sysctl", "/etc/sysctl.d/60-datum.conf", "0644", "vm.swappiness = 10"));
-    base.push_str(&file("chrony-conf", "/etc/chrony/chrony.conf", "0644", "pool pool.ntp.org iburst"));
+    base.push_str(&file(
+        "resolv-conf",
+        "/etc/resolv.conf",
+        "0644",
+        "nameserver 10.0.0.2",
+    ));
+    base.push_str(&file(
+        "sysctl",
+        "/etc/sysctl.d/60-datum.conf",
+        "0644",
+        "vm.swappiness = 10",
+    ));
+    base.push_str(&file(
+        "chrony-conf",
+        "/etc/chrony/chrony.conf",
+        "0644",
+        "pool pool.ntp.org iburst",
+    ));
     base.push_str("    requires: Package[chrony]\n");
     base.push_str("  Service[chrony]:\n    ensure: running\n    enabled: true\n    restart_on: File[chrony-conf]\n");
     base.push_str("  Directory[etc-datum]:\n    path: /etc/datum\n    owner: root\n    group: root\n    mode: \"0755\"\n");
@@ -142,43 +228,115 @@ pub fn generate(root: &Path, opts: &Options) -> io::Result<Vec<Host>> {
 
     for env in ENVIRONMENTS {
         let mut r = String::new();
-        let _ = write!(r, "  File[motd]:\n    content: |\n      Managed by Datum ({env}).\n");
-        let _ = write!(r, "  File[sysctl]:\n    content: |\n      vm.swappiness = {}\n", env.len());
+        let _ = write!(
+            r,
+            "  File[motd]:\n    content: |\n      Managed by Datum ({env}).\n"
+        );
+        let _ = write!(
+            r,
+            "  File[sysctl]:\n    content: |\n      vm.swappiness = {}\n",
+            env.len()
+        );
         r.push_str(&file("env-marker", "/etc/datum/environment", "0644", env));
-        write(root, &format!("environments/{env}/layer.yaml"), &layer(env, 10, &[("environment", env)], &r))?;
+        write(
+            root,
+            &format!("environments/{env}/layer.yaml"),
+            &layer(env, 10, &[("environment", env)], &r),
+        )?;
     }
     for (i, site) in SITES.iter().enumerate() {
         let mut r = String::new();
-        let _ = write!(r, "  File[resolv-conf]:\n    content: |\n      search {site}.example.net\n      nameserver 10.{i}.0.2\n");
-        let _ = write!(r, "  File[chrony-conf]:\n    content: |\n      server ntp.{site}.example.net iburst\n");
+        let _ = write!(
+            r,
+            "  File[resolv-conf]:\n    content: |\n      search {site}.example.net\n      nameserver 10.{i}.0.2\n"
+        );
+        let _ = write!(
+            r,
+            "  File[chrony-conf]:\n    content: |\n      server ntp.{site}.example.net iburst\n"
+        );
         r.push_str(&file("site-marker", "/etc/datum/site", "0644", site));
-        write(root, &format!("sites/{site}/layer.yaml"), &layer(site, 20, &[("site", site)], &r))?;
+        write(
+            root,
+            &format!("sites/{site}/layer.yaml"),
+            &layer(site, 20, &[("site", site)], &r),
+        )?;
     }
     for (i, role) in ROLES.iter().enumerate() {
         let uid = 3000 + i;
         let mut r = String::new();
-        let _ = write!(r, "  Package[{role}]:\n    name: {role}-server\n    ensure: installed\n    version: \"1.{i}\"\n");
+        let _ = write!(
+            r,
+            "  Package[{role}]:\n    name: {role}-server\n    ensure: installed\n    version: \"1.{i}\"\n"
+        );
         let _ = write!(r, "  Group[{role}]:\n    gid: {uid}\n    system: true\n");
-        let _ = write!(r, "  User[{role}]:\n    uid: {uid}\n    group: {role}\n    home: /var/lib/{role}\n    shell: /usr/sbin/nologin\n    system: true\n");
-        let _ = write!(r, "  Directory[{role}-data]:\n    path: /var/lib/{role}\n    owner: {role}\n    group: {role}\n    mode: \"0750\"\n    requires: User[{role}]\n");
-        let _ = write!(r, "  File[{role}-config]:\n    path: /etc/{role}/{role}.conf\n    owner: root\n    group: {role}\n    mode: \"0640\"\n    source: files/{role}.conf\n    requires:\n      - Package[{role}]\n");
-        r.push_str(&file(&format!("{role}-env"), &format!("/etc/default/{role}"), "0644", &format!("ROLE={role}")));
-        let _ = write!(r, "  File[{role}-logrotate]:\n    path: /etc/logrotate.d/{role}\n    mode: \"0644\"\n    content: |\n      /var/log/{role}/*.log {{ weekly }}\n");
-        let _ = write!(r, "  Symlink[{role}-current]:\n    path: /srv/{role}/current\n    target: /srv/{role}/releases/1.{i}\n");
-        let _ = write!(r, "  Service[{role}]:\n    name: {role}-server\n    ensure: running\n    enabled: true\n    restart_on: File[{role}-config]\n    requires: Package[{role}]\n");
-        write(root, &format!("roles/{role}/layer.yaml"), &layer(role, 30, &[("role", role)], &r))?;
-        write(root, &format!("files/{role}.conf"), &format!("# {role}\nlisten 0.0.0.0:{}\nworkers {}\n", 8000 + i, 1 + i % 8))?;
+        let _ = write!(
+            r,
+            "  User[{role}]:\n    uid: {uid}\n    group: {role}\n    home: /var/lib/{role}\n    shell: /usr/sbin/nologin\n    system: true\n"
+        );
+        let _ = write!(
+            r,
+            "  Directory[{role}-data]:\n    path: /var/lib/{role}\n    owner: {role}\n    group: {role}\n    mode: \"0750\"\n    requires: User[{role}]\n"
+        );
+        let _ = write!(
+            r,
+            "  File[{role}-config]:\n    path: /etc/{role}/{role}.conf\n    owner: root\n    group: {role}\n    mode: \"0640\"\n    source: files/{role}.conf\n    requires:\n      - Package[{role}]\n"
+        );
+        r.push_str(&file(
+            &format!("{role}-env"),
+            &format!("/etc/default/{role}"),
+            "0644",
+            &format!("ROLE={role}"),
+        ));
+        let _ = write!(
+            r,
+            "  File[{role}-logrotate]:\n    path: /etc/logrotate.d/{role}\n    mode: \"0644\"\n    content: |\n      /var/log/{role}/*.log {{ weekly }}\n"
+        );
+        let _ = write!(
+            r,
+            "  Symlink[{role}-current]:\n    path: /srv/{role}/current\n    target: /srv/{role}/releases/1.{i}\n"
+        );
+        let _ = write!(
+            r,
+            "  Service[{role}]:\n    name: {role}-server\n    ensure: running\n    enabled: true\n    restart_on: File[{role}-config]\n    requires: Package[{role}]\n"
+        );
+        write(
+            root,
+            &format!("roles/{role}/layer.yaml"),
+            &layer(role, 30, &[("role", role)], &r),
+        )?;
+        write(
+            root,
+            &format!("files/{role}.conf"),
+            &format!(
+                "# {role}\nlisten 0.0.0.0:{}\nworkers {}\n",
+                8000 + i,
+                1 + i % 8
+            ),
+        )?;
         for env in ENVIRONMENTS {
             let mut r = String::new();
             let mode = if env == "production" { "0600" } else { "0640" };
             let _ = write!(r, "  File[{role}-config]:\n    mode: \"{mode}\"\n");
             let _ = write!(r, "  Package[{role}]:\n    version: \"1.{i}-{env}\"\n");
-            let _ = write!(r, "  File[{role}-env]:\n    content: |\n      ROLE={role}\n      ENV={env}\n");
-            r.push_str(&file(&format!("{role}-tuning"), &format!("/etc/{role}/tuning.conf"), "0644", &format!("profile={env}")));
+            let _ = write!(
+                r,
+                "  File[{role}-env]:\n    content: |\n      ROLE={role}\n      ENV={env}\n"
+            );
+            r.push_str(&file(
+                &format!("{role}-tuning"),
+                &format!("/etc/{role}/tuning.conf"),
+                "0644",
+                &format!("profile={env}"),
+            ));
             write(
                 root,
                 &format!("roles/{role}/{env}/layer.yaml"),
-                &layer(&format!("{role}-{env}"), 40, &[("role", role), ("environment", env)], &r),
+                &layer(
+                    &format!("{role}-{env}"),
+                    40,
+                    &[("role", role), ("environment", env)],
+                    &r,
+                ),
             )?;
         }
     }
@@ -189,7 +347,12 @@ pub fn generate(root: &Path, opts: &Options) -> io::Result<Vec<Host>> {
         write(
             root,
             &format!("conflicts/{role}-{site}/layer.yaml"),
-            &layer(&format!("conflict-{k}"), 30, &[("role", role), ("site", site)], &r),
+            &layer(
+                &format!("conflict-{k}"),
+                30,
+                &[("role", role), ("site", site)],
+                &r,
+            ),
         )?;
     }
 
@@ -208,11 +371,19 @@ pub fn generate(root: &Path, opts: &Options) -> io::Result<Vec<Host>> {
         );
         if h.overridden {
             let role = ROLES[h.role];
-            let r = format!("  File[{role}-config]:\n    mode: \"0600\"\n  File[motd]:\n    content: |\n      {} is special.\n", h.name);
+            let r = format!(
+                "  File[{role}-config]:\n    mode: \"0600\"\n  File[motd]:\n    content: |\n      {} is special.\n",
+                h.name
+            );
             write(
                 root,
                 &format!("hosts/{}/layer.yaml", h.name),
-                &layer(&format!("host-{}", h.name), 100, &[("datum/host", &h.name)], &r),
+                &layer(
+                    &format!("host-{}", h.name),
+                    100,
+                    &[("datum/host", &h.name)],
+                    &r,
+                ),
             )?;
         }
     }

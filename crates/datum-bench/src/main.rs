@@ -6,6 +6,11 @@
 //! ```
 #![forbid(unsafe_code)]
 
+/// mimalloc: the loader and resolver allocate many small values from
+/// several threads, where glibc's allocator spends more time than parsing.
+#[global_allocator]
+static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Instant;
@@ -48,8 +53,17 @@ enum Cli {
 
 fn main() -> ExitCode {
     match Cli::parse() {
-        Cli::Gen { hosts, seed, conflicts, out } => {
-            let opts = generator::Options { hosts, seed, conflicts };
+        Cli::Gen {
+            hosts,
+            seed,
+            conflicts,
+            out,
+        } => {
+            let opts = generator::Options {
+                hosts,
+                seed,
+                conflicts,
+            };
             match generator::generate(&out, &opts) {
                 Ok(h) => {
                     println!("generated {} hosts into {}", h.len(), out.display());
@@ -93,7 +107,11 @@ fn main() -> ExitCode {
             }
             ExitCode::SUCCESS
         }
-        Cli::Floor { fleet, serial, repeat } => {
+        Cli::Floor {
+            fleet,
+            serial,
+            repeat,
+        } => {
             let reader = match DirReader::new(&fleet) {
                 Ok(r) => r,
                 Err(e) => {
@@ -109,7 +127,12 @@ fn main() -> ExitCode {
                 times.push(t.elapsed().as_secs_f64());
             }
             times.sort_by(f64::total_cmp);
-            println!("{:.4} s median of {} runs, {} events", times[times.len() / 2], times.len(), events);
+            println!(
+                "{:.4} s median of {} runs, {} events",
+                times[times.len() / 2],
+                times.len(),
+                events
+            );
             ExitCode::SUCCESS
         }
     }

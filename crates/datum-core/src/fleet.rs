@@ -956,6 +956,7 @@ impl Assembler {
         let mut blocks = vec![Vec::new(); hosts.len()];
         let mut broken_hosts: BTreeMap<String, Vec<u32>> = BTreeMap::new();
         let touches = std::mem::take(&mut self.touches);
+        let mut hosts_by_pair: Option<FxHashMap<(Sym, Sym), Vec<u32>>> = None;
         for (i, touch) in touches.iter().enumerate() {
             let i = i as u32;
             match touch {
@@ -973,9 +974,21 @@ impl Assembler {
                         .collect();
                     // A label no host carries: the document touches no host.
                     let Some(wanted) = wanted else { continue };
-                    for (h, host) in hosts.iter().enumerate() {
+                    // Only hosts carrying the rarest wanted label can match:
+                    // many broken host layers must not each scan every host.
+                    let by_pair = hosts_by_pair.get_or_insert_with(|| pair_index(&hosts));
+                    let candidates: Box<dyn Iterator<Item = u32>> = match wanted
+                        .iter()
+                        .map(|p| by_pair.get(p).map_or(&[][..], Vec::as_slice))
+                        .min_by_key(|c| c.len())
+                    {
+                        Some(c) => Box::new(c.iter().copied()),
+                        None => Box::new(0..hosts.len() as u32),
+                    };
+                    for h in candidates {
+                        let host = &hosts[h as usize];
                         if wanted.iter().all(|&(k, v)| host.label(k) == Some(v)) {
-                            blocks[h].push(i);
+                            blocks[h as usize].push(i);
                         }
                     }
                 }
@@ -1030,6 +1043,17 @@ fn bogus_label() -> LabelDecl {
         key_span: span,
         value_span: span,
     }
+}
+
+/// Each label pair with the hosts carrying it.
+fn pair_index(hosts: &[Host]) -> FxHashMap<(Sym, Sym), Vec<u32>> {
+    let mut map: FxHashMap<(Sym, Sym), Vec<u32>> = FxHashMap::default();
+    for (h, host) in hosts.iter().enumerate() {
+        for l in &host.labels {
+            map.entry((l.key, l.value)).or_default().push(h as u32);
+        }
+    }
+    map
 }
 
 fn build_index(hosts: &[Host], layers: &[Layer]) -> MatchIndex {

@@ -7,6 +7,8 @@
 //! every layer stay attached to each field, which is what explain, query and
 //! diff read.
 
+use std::sync::Arc;
+
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 
@@ -93,6 +95,8 @@ pub struct ResolvedResource {
     pub declared_by: Box<[(LayerId, u32)]>,
     /// Fields some layer mentions, in schema order.
     pub fields: Box<[ResolvedField]>,
+    /// Conflicts among its fields (also in the resolution's problems).
+    pub problems: Box<[Problem]>,
 }
 
 impl ResolvedResource {
@@ -167,8 +171,9 @@ pub enum Problem {
 pub struct Resolution {
     /// The matching layers, in fold order.
     pub layers: Box<[LayerId]>,
-    /// Sorted by id.
-    pub resources: Box<[ResolvedResource]>,
+    /// Sorted by id. Shared between resolutions where the same layers
+    /// declare a resource.
+    pub resources: Box<[Arc<ResolvedResource>]>,
     /// Empty when the resolution is a manifest.
     pub problems: Box<[Problem]>,
 }
@@ -183,7 +188,7 @@ impl Resolution {
         self.resources
             .binary_search_by_key(&rank, |r| fleet.resources.rank(r.id))
             .ok()
-            .map(|i| &self.resources[i])
+            .map(|i| &*self.resources[i])
     }
 }
 
@@ -216,71 +221,92 @@ impl Fleet {
     }
 }
 
-/// Folds a set of layers, given in fold order.
-pub fn resolve(fleet: &Fleet, layers: &[LayerId]) -> Resolution {
-    struct Acc {
-        id: ResId,
-        declared_by: Vec<(LayerId, u32)>,
-        contribs: Vec<(Field, Contrib)>,
-    }
-    let mut slots: FxHashMap<ResId, usize> = FxHashMap::default();
-    let mut accs: Vec<Acc> = Vec::new();
+/// For one set of layers: each resource with the layers declaring it (and
+/// the resource's index in each), in fold order; resources sorted by id.
+type Declarations = Vec<(ResId, Box<[Declaration]>)>;
+
+/// A layer declaring a resource, with the resource's index in that layer.
+type Declaration = (LayerId, u32);
+
+fn declarations(fleet: &Fleet, layers: &[LayerId]) -> Declarations {
+    let mut slots: FxHashMap<ResId, usize> =
+        FxHashMap::with_capacity_and_hasher(64, Default::default());
+    let mut decls: Vec<(ResId, Vec<(LayerId, u32)>)> = Vec::with_capacity(64);
     for &l in layers {
         for (ri, r) in fleet.layer(l).resources.iter().enumerate() {
             let slot = *slots.entry(r.id).or_insert_with(|| {
-                accs.push(Acc {
-                    id: r.id,
-                    declared_by: Vec::new(),
-                    contribs: Vec::new(),
-                });
-                accs.len() - 1
+                decls.push((r.id, Vec::with_capacity(2)));
+                decls.len() - 1
             });
-            let acc = &mut accs[slot];
-            acc.declared_by.push((l, ri as u32));
-            for (fi, f) in r.fields.iter().enumerate() {
-                acc.contribs.push((
-                    f.field,
-                    Contrib {
-                        layer: l,
-                        resource: ri as u32,
-                        field: fi as u32,
-                    },
-                ));
-            }
+            decls[slot].1.push((l, ri as u32));
         }
     }
-    accs.sort_by_key(|a| fleet.resources.rank(a.id));
+    decls.sort_unstable_by_key(|(id, _)| fleet.resources.rank(*id));
+    decls
+        .into_iter()
+        .map(|(id, d)| (id, d.into_boxed_slice()))
+        .collect()
+}
 
-    let mut problems = Vec::new();
-    let mut resources = Vec::with_capacity(accs.len());
-    for mut acc in accs {
-        let kind = fleet.resources.get(acc.id).kind;
-        // Schema order; stable, so within a field contributions stay in fold order.
-        acc.contribs.sort_by_key(|(f, _)| kind.rank(*f));
-        let mut fields = Vec::new();
-        let mut rest = &acc.contribs[..];
-        while let Some(&(field, _)) = rest.first() {
-            let n = rest.iter().take_while(|(f, _)| *f == field).count();
-            let contribs: Box<[Contrib]> = rest[..n].iter().map(|&(_, c)| c).collect();
-            rest = &rest[n..];
-            fields.push(fold_field(
-                fleet,
-                acc.id,
-                kind,
-                field,
-                contribs,
-                &mut problems,
-            ));
+/// Folds one resource from the layers declaring it. The result depends on
+/// nothing else, so hosts whose layer sets differ elsewhere share it.
+fn fold_resource(fleet: &Fleet, id: ResId, declared_by: &[(LayerId, u32)]) -> ResolvedResource {
+    let kind = fleet.resources.get(id).kind;
+    let mut contribs: Vec<(usize, Contrib)> = Vec::with_capacity(8);
+    for &(l, ri) in declared_by {
+        let r = &fleet.layer(l).resources[ri as usize];
+        for (fi, f) in r.fields.iter().enumerate() {
+            let c = Contrib {
+                layer: l,
+                resource: ri,
+                field: fi as u32,
+            };
+            contribs.push((kind.rank(f.field), c));
         }
-        resources.push(ResolvedResource {
-            id: acc.id,
-            declared_by: acc.declared_by.into_boxed_slice(),
-            fields: fields.into_boxed_slice(),
-        });
     }
+    // Schema order; stable, so within a field contributions stay in fold order.
+    contribs.sort_by_key(|&(rank, _)| rank);
+    let mut problems = Vec::new();
+    let mut fields = Vec::new();
+    let mut rest = &contribs[..];
+    while let Some(&(rank, first)) = rest.first() {
+        let n = rest.iter().take_while(|(r, _)| *r == rank).count();
+        let field = fleet.setting(first).field;
+        let group: Box<[Contrib]> = rest[..n].iter().map(|&(_, c)| c).collect();
+        rest = &rest[n..];
+        fields.push(fold_field(fleet, id, kind, field, group, &mut problems));
+    }
+    ResolvedResource {
+        id,
+        declared_by: declared_by.into(),
+        fields: fields.into_boxed_slice(),
+        problems: problems.into_boxed_slice(),
+    }
+}
+
+/// Folds a set of layers, given in fold order.
+pub fn resolve(fleet: &Fleet, layers: &[LayerId]) -> Resolution {
+    let resources = declarations(fleet, layers)
+        .into_iter()
+        .map(|(id, d)| Arc::new(fold_resource(fleet, id, &d)))
+        .collect();
+    assemble(fleet, layers, resources)
+}
+
+/// A resolution from its folded resources: their problems, then the checks
+/// of the manifest as a whole.
+fn assemble(
+    fleet: &Fleet,
+    layers: &[LayerId],
+    resources: Box<[Arc<ResolvedResource>]>,
+) -> Resolution {
+    let mut problems: Vec<Problem> = resources
+        .iter()
+        .flat_map(|r| r.problems.iter().cloned())
+        .collect();
     let mut resolution = Resolution {
         layers: layers.into(),
-        resources: resources.into_boxed_slice(),
+        resources,
         problems: Box::new([]),
     };
     validate(fleet, &resolution, &mut problems);
@@ -389,7 +415,8 @@ fn validate(fleet: &Fleet, res: &Resolution, problems: &mut Vec<Problem>) {
             .binary_search_by_key(&rank, |r| fleet.resources.rank(r.id))
             .ok()
     };
-    let mut claims: FxHashMap<(u8, &str), Vec<(ResId, Span)>> = FxHashMap::default();
+    // (class, what it manages, resource, where): sorted, equal neighbours are duplicates.
+    let mut claims: Vec<(u8, &str, ResId, Span)> = Vec::with_capacity(res.resources.len());
     for (i, r) in res.resources.iter().enumerate() {
         let kind = fleet.resources.get(r.id).kind;
         for &field in kind.required() {
@@ -449,17 +476,26 @@ fn validate(fleet: &Fleet, res: &Resolution, problems: &mut Vec<Problem>) {
                     fleet.layer(l).resources[i as usize].span
                 }
             };
-            claims.entry((class, s)).or_default().push((r.id, span));
+            claims.push((class, s, r.id, span));
         }
     }
-    let mut dups: Vec<_> = claims.into_iter().filter(|(_, v)| v.len() > 1).collect();
-    dups.sort_by(|a, b| a.0.cmp(&b.0));
-    for ((class, value), resources) in dups {
-        problems.push(Problem::Duplicate {
-            field: if class == 0 { Field::Path } else { Field::Name },
-            value: value.to_owned(),
-            resources: resources.into_boxed_slice(),
-        });
+    // Stable: resources stay in id order within a group.
+    claims.sort_by(|a, b| (a.0, a.1).cmp(&(b.0, b.1)));
+    for group in claims.chunk_by(|a, b| (a.0, a.1) == (b.0, b.1)) {
+        if group.len() > 1 {
+            problems.push(Problem::Duplicate {
+                field: if group[0].0 == 0 {
+                    Field::Path
+                } else {
+                    Field::Name
+                },
+                value: group[0].1.to_owned(),
+                resources: group.iter().map(|&(_, _, id, span)| (id, span)).collect(),
+            });
+        }
+    }
+    if edges.iter().all(Vec::is_empty) {
+        return;
     }
     for cycle in find_cycles(&edges) {
         let steps = cycle
@@ -586,6 +622,10 @@ impl FleetResolution {
 
 /// Resolves every host no broken document touches, in parallel. The result
 /// does not depend on the number of threads.
+///
+/// Work is shared at two levels: hosts matching the same layers share one
+/// resolution, and resolutions in which the same layers declare a resource
+/// share that resource's fold.
 pub fn resolve_all(fleet: &Fleet) -> FleetResolution {
     let sets: Vec<Option<Vec<LayerId>>> = (0..fleet.hosts.len() as u32)
         .into_par_iter()
@@ -607,7 +647,38 @@ pub fn resolve_all(fleet: &Fleet) -> FleetResolution {
             })
         })
         .collect();
-    let resolutions = order.par_iter().map(|s| resolve(fleet, s)).collect();
+    let decls: Vec<Declarations> = order.par_iter().map(|s| declarations(fleet, s)).collect();
+    // Each distinct (resource, declaring layers) is folded once.
+    let mut folds: FxHashMap<(ResId, &[Declaration]), u32> = FxHashMap::default();
+    let mut unique: Vec<(ResId, &[Declaration])> = Vec::new();
+    let slots: Vec<Vec<u32>> = decls
+        .iter()
+        .map(|d| {
+            d.iter()
+                .map(|(id, by)| {
+                    *folds.entry((*id, by)).or_insert_with(|| {
+                        unique.push((*id, by));
+                        unique.len() as u32 - 1
+                    })
+                })
+                .collect()
+        })
+        .collect();
+    let folded: Vec<Arc<ResolvedResource>> = unique
+        .par_iter()
+        .map(|&(id, by)| Arc::new(fold_resource(fleet, id, by)))
+        .collect();
+    let resolutions = order
+        .par_iter()
+        .zip(slots.par_iter())
+        .map(|(set, slots)| {
+            let resources = slots
+                .iter()
+                .map(|&i| Arc::clone(&folded[i as usize]))
+                .collect();
+            assemble(fleet, set, resources)
+        })
+        .collect();
     FleetResolution {
         resolutions,
         by_host,

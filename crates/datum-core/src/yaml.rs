@@ -224,6 +224,8 @@ fn parse_from<'a>(
                 Event::DocumentStart(_) => {
                     doc = Some(Doc {
                         start: span.start,
+                        // Enough for a host document without growing.
+                        nodes: Vec::with_capacity(24),
                         ..Doc::default()
                     });
                     stack.clear();

@@ -103,3 +103,24 @@ fn yaml_special_characters_in_the_example_round_trip() {
     assert!(text.contains("mode: \"0600\""));
     assert!(text.contains("source_sha256: "));
 }
+
+/// The fleet-wide resolution shares work between hosts; it must give every
+/// host exactly what resolving that host alone gives.
+#[test]
+fn shared_resolution_equals_resolving_each_host_alone() {
+    for name in ["fleet", "conflict"] {
+        let reader = example(name);
+        let fleet = fleet::load(&reader).unwrap();
+        let all = resolve_all(&fleet);
+        for h in 0..fleet.hosts.len() as u32 {
+            let host = HostId(h);
+            let shared = all.of(host).unwrap();
+            let alone = fleet.resolve_host(host);
+            assert_eq!(shared.problems, alone.problems);
+            assert_eq!(
+                format!("{:?}", shared.resources),
+                format!("{:?}", alone.resources)
+            );
+        }
+    }
+}
