@@ -116,3 +116,20 @@ fn conflicts_are_injected_on_request() {
     );
     assert!(report.diagnostics.iter().all(|d| d.code == "conflict"));
 }
+
+/// The match index finds exactly the layers a scan of every layer finds.
+#[test]
+fn the_match_index_agrees_with_a_full_scan() {
+    use datum_core::fleet::LayerId;
+    let dir = tempfile::tempdir().unwrap();
+    generate(dir.path(), &Options { hosts: 1500, seed: 3, conflicts: 4 }).unwrap();
+    let f = fleet::load(&DirReader::new(dir.path()).unwrap()).unwrap();
+    for h in 0..f.hosts.len() as u32 {
+        let host = HostId(h);
+        let scanned: Vec<LayerId> = (0..f.layers.len() as u32)
+            .map(LayerId)
+            .filter(|&l| f.check_match(l, host).iter().all(|c| c.holds()))
+            .collect();
+        assert_eq!(f.matching(host), scanned, "{}", f.host(host).name);
+    }
+}

@@ -190,12 +190,7 @@ fn plain_ok(s: &str) -> bool {
     if !(first.is_alphanumeric() || matches!(first, '/' | '_' | '.')) {
         return false;
     }
-    if s.ends_with(' ')
-        || s.contains(": ")
-        || s.contains(" #")
-        || s.contains(':')
-        || s.contains("  ")
-    {
+    if s.ends_with(' ') || s.contains(':') || s.contains(" #") || s.contains("  ") {
         return false;
     }
     let allowed = |c: char| {
@@ -212,8 +207,10 @@ fn plain_ok(s: &str) -> bool {
         return false;
     }
     // Words and numbers other YAML readers (YAML 1.1) take for booleans or numbers.
-    let lower = s.to_ascii_lowercase();
-    if matches!(lower.as_str(), "y" | "n" | "yes" | "no" | "on" | "off") {
+    if ["y", "n", "yes", "no", "on", "off"]
+        .iter()
+        .any(|w| s.eq_ignore_ascii_case(w))
+    {
         return false;
     }
     let numberish = s
