@@ -12,7 +12,9 @@ use proptest::prelude::*;
 
 /// Every file of a fleet directory, in memory.
 fn example(name: &str) -> MemReader {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples").join(name);
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../examples")
+        .join(name);
     let dir = DirReader::new(&root).unwrap();
     let mut mem = MemReader::new();
     let mut paths = dir.discover().unwrap();
