@@ -20,5 +20,6 @@ pub mod reader;
 pub mod report;
 pub mod resolve;
 pub mod schema;
+pub mod selector;
 pub mod source;
 mod yaml;

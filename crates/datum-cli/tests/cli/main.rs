@@ -6,4 +6,5 @@ mod bad_input;
 mod check;
 mod common;
 mod explain;
+mod hosts;
 mod render;
