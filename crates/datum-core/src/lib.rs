@@ -16,6 +16,7 @@ pub mod explain;
 pub mod fleet;
 pub mod intern;
 pub mod manifest;
+pub mod query;
 pub mod reader;
 pub mod report;
 pub mod resolve;

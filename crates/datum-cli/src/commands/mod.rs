@@ -4,6 +4,7 @@
 mod check;
 mod explain;
 mod hosts;
+mod query;
 mod render;
 
 use clap::ValueEnum;
@@ -23,6 +24,7 @@ pub enum Command {
     Check(check::Args),
     Explain(explain::Args),
     Hosts(hosts::Args),
+    Query(query::Args),
 }
 
 pub fn run(global: &GlobalArgs, command: Command) -> Result<Status> {
@@ -31,6 +33,7 @@ pub fn run(global: &GlobalArgs, command: Command) -> Result<Status> {
         Command::Check(args) => check::run(global, args),
         Command::Explain(args) => explain::run(global, args),
         Command::Hosts(args) => hosts::run(global, args),
+        Command::Query(args) => query::run(global, args),
     }
 }
 

@@ -7,4 +7,5 @@ mod check;
 mod common;
 mod explain;
 mod hosts;
+mod query;
 mod render;
