@@ -10,6 +10,7 @@
 
 pub mod check;
 pub mod diagnostic;
+pub mod diff;
 pub mod document;
 pub mod emit;
 pub mod explain;

@@ -201,6 +201,16 @@ impl<'f> Carried<'f> {
 /// One line per host: its name, then its labels as `key=value` (without
 /// `datum/host`, which repeats the name), aligned.
 pub fn hosts_text(fleet: &Fleet, hosts: &[HostId]) -> String {
+    let mut out = String::new();
+    for line in host_lines(fleet, hosts) {
+        out.push_str(&line);
+        out.push('\n');
+    }
+    out
+}
+
+/// The lines of [`hosts_text`], without line ends.
+pub fn host_lines(fleet: &Fleet, hosts: &[HostId]) -> Vec<String> {
     let host_key = fleet.sym(fleet.host_key());
     let rows: Vec<Vec<String>> = hosts
         .iter()
@@ -216,12 +226,7 @@ pub fn hosts_text(fleet: &Fleet, hosts: &[HostId]) -> String {
             row
         })
         .collect();
-    let mut out = String::new();
-    for line in align(&rows) {
-        out.push_str(&line);
-        out.push('\n');
-    }
-    out
+    align(&rows)
 }
 
 /// The hosts as data: each name with every label, `datum/host` included.

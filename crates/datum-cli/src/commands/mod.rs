@@ -2,6 +2,7 @@
 //! text) and a `run` that calls into `datum-core`.
 
 mod check;
+mod diff;
 mod explain;
 mod hosts;
 mod query;
@@ -24,6 +25,7 @@ pub enum Command {
     Check(check::Args),
     Explain(explain::Args),
     Hosts(hosts::Args),
+    Diff(diff::Args),
     Query(query::Args),
 }
 
@@ -33,6 +35,7 @@ pub fn run(global: &GlobalArgs, command: Command) -> Result<Status> {
         Command::Check(args) => check::run(global, args),
         Command::Explain(args) => explain::run(global, args),
         Command::Hosts(args) => hosts::run(global, args),
+        Command::Diff(args) => diff::run(global, args),
         Command::Query(args) => query::run(global, args),
     }
 }

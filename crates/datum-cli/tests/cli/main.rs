@@ -5,6 +5,7 @@
 mod bad_input;
 mod check;
 mod common;
+mod diff;
 mod explain;
 mod hosts;
 mod query;
