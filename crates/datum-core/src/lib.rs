@@ -24,4 +24,6 @@ pub mod resolve;
 pub mod schema;
 pub mod selector;
 pub mod source;
+#[cfg(test)]
+mod testkit;
 mod yaml;

@@ -126,8 +126,10 @@ pub fn manifest_diff(old: &Fleet, a: &Resolution, new: &Fleet, b: &Resolution) -
     };
     for step in merge_join(ra.len(), rb.len(), by_id) {
         match step {
-            (Some(i), None) => out.resources.push(removed(old, &ra[i])),
-            (None, Some(j)) => out.resources.push(added(new, &rb[j])),
+            (Some(i), None) => out
+                .resources
+                .push(one_sided(old, &ra[i], Presence::Removed)),
+            (None, Some(j)) => out.resources.push(one_sided(new, &rb[j], Presence::Added)),
             (Some(i), Some(j)) => {
                 let fields = changed_fields(Some((old, &ra[i])), new, &rb[j]);
                 if !fields.is_empty() {
@@ -147,30 +149,21 @@ pub fn manifest_diff(old: &Fleet, a: &Resolution, new: &Fleet, b: &Resolution) -
     out
 }
 
-fn declared_by(fleet: &Fleet, r: &ResolvedResource) -> Vec<String> {
-    r.declared_by
-        .iter()
-        .map(|&(l, _)| fleet.layer(l).display.clone())
-        .collect()
-}
-
-fn removed(fleet: &Fleet, r: &ResolvedResource) -> ResourceDiff {
+/// A resource on one side only: added with every field, or removed.
+fn one_sided(fleet: &Fleet, r: &ResolvedResource, presence: Presence) -> ResourceDiff {
     ResourceDiff {
         id: fleet.resources.text(r.id).to_owned(),
-        presence: Presence::Removed,
+        presence,
         summary: r.summary(fleet).map(str::to_owned),
-        layers: declared_by(fleet, r),
-        fields: Vec::new(),
-    }
-}
-
-fn added(fleet: &Fleet, r: &ResolvedResource) -> ResourceDiff {
-    ResourceDiff {
-        id: fleet.resources.text(r.id).to_owned(),
-        presence: Presence::Added,
-        summary: r.summary(fleet).map(str::to_owned),
-        layers: declared_by(fleet, r),
-        fields: changed_fields(None, fleet, r),
+        layers: r
+            .declared_by
+            .iter()
+            .map(|&(l, _)| fleet.layer(l).display.clone())
+            .collect(),
+        fields: match presence {
+            Presence::Added => changed_fields(None, fleet, r),
+            _ => Vec::new(),
+        },
     }
 }
 

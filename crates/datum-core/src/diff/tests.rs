@@ -3,18 +3,7 @@ use crate::emit::write_json;
 use crate::fleet::load;
 use crate::reader::MemReader;
 use crate::resolve::resolve_all;
-
-const FLEET: &str = "datum: v1alpha1\ntype: Fleet\nname: t\n";
-
-fn host(name: &str, labels: &str) -> String {
-    format!("datum: v1alpha1\ntype: Host\nname: {name}\nlabels: {labels}\n---\n")
-}
-
-fn layer(prec: i32, labels: &str, resources: &str) -> String {
-    format!(
-        "datum: v1alpha1\ntype: Layer\nname: l\nprecedence: {prec}\nmatch: {{labels: {labels}}}\nresources:\n{resources}"
-    )
-}
+use crate::testkit::{FLEET, host, layer};
 
 const WEB: &str = "  Package[nginx]: {}\n  File[conf]:\n    path: /etc/nginx.conf\n    mode: \"0640\"\n    source: files/nginx.conf\n    requires: Package[nginx]\n";
 
@@ -190,15 +179,14 @@ fn an_introduced_conflict_is_reported_with_its_hosts_and_a_fixed_one_too() {
 
 #[test]
 fn requires_entries_resources_labels_and_hosts() {
-    let new = MemReader::new()
-        .file("datum.yaml", FLEET)
+    // db-001 and web-003 go, web-004 comes, web-002 gains a label.
+    let new = base()
         .file(
             "hosts.yaml",
             host("web-001", "{role: web}")
                 + &host("web-002", "{role: web, tier: edge}")
                 + &host("web-004", "{role: web}"),
         )
-        .file("files/nginx.conf", "worker_processes 1;\n")
         .file(
             "roles/web/layer.yaml",
             layer(
@@ -209,22 +197,6 @@ fn requires_entries_resources_labels_and_hosts() {
                     "requires: [\"Package[openssl]\"]",
                 )
                 .replace("  Package[nginx]: {}\n", "  Package[openssl]: {}\n"),
-            ),
-        )
-        .file(
-            "hosts/web-001/layer.yaml",
-            layer(
-                100,
-                "{datum/host: web-001}",
-                "  File[conf]:\n    mode: \"0600\"\n",
-            ),
-        )
-        .file(
-            "base/layer.yaml",
-            layer(
-                0,
-                "{}",
-                "  File[motd]:\n    path: /etc/motd\n    content: hi\n",
             ),
         );
     let text = text_of(&base(), &new);

@@ -104,18 +104,7 @@ mod tests {
     use crate::fleet::load;
     use crate::reader::MemReader;
     use crate::resolve::resolve_all;
-
-    const FLEET: &str = "datum: v1alpha1\ntype: Fleet\nname: t\n";
-
-    fn host(name: &str, labels: &str) -> String {
-        format!("datum: v1alpha1\ntype: Host\nname: {name}\nlabels: {labels}\n---\n")
-    }
-
-    fn layer(prec: i32, labels: &str, resources: &str) -> String {
-        format!(
-            "datum: v1alpha1\ntype: Layer\nname: l\nprecedence: {prec}\nmatch: {{labels: {labels}}}\nresources:\n{resources}"
-        )
-    }
+    use crate::testkit::{FLEET, host, layer};
 
     fn codes(r: &MemReader) -> Vec<&'static str> {
         let fleet = load(r).unwrap();
