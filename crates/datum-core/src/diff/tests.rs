@@ -319,3 +319,31 @@ fn a_side_without_the_fleet_has_no_hosts() {
     assert_eq!(d.removed.len(), 4);
     assert_eq!(d.failing(), Vec::<&str>::new());
 }
+
+#[test]
+fn a_conflict_on_sensitive_content_never_shows_it() {
+    let key = |extra: &str| {
+        base()
+            .file(
+                "roles/db/layer.yaml",
+                layer(
+                    30,
+                    "{role: db}",
+                    "  File[key]:\n    path: /etc/key\n    content: hunter2\n    sensitive: true\n",
+                ),
+            )
+            .file("extra/layer.yaml", layer(30, "{role: db}", extra))
+    };
+    let (old, new) = (key(""), key("  File[key]:\n    content: swordfish\n"));
+    let text = text_of(&old, &new);
+    assert!(
+        text.contains("    (sensitive)  extra     precedence 30\n"),
+        "{text}"
+    );
+    for out in [text, json_of(&old, &new), text_of(&new, &old)] {
+        assert!(
+            !out.contains("hunter2") && !out.contains("swordfish"),
+            "{out}"
+        );
+    }
+}

@@ -16,15 +16,14 @@ use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::Context;
 use crate::diagnostic::Diagnostic;
-use crate::fleet::{Label, LayerId, ResId, Setting};
-use crate::report::{align, display_setting};
+use crate::fleet::{Label, LayerId, ResId};
+use crate::report::{align, display_setting, is_marked_sensitive};
 use crate::resolve::{Contrib, Problem};
-use crate::schema::{Field, Value};
+use crate::schema::Field;
 
 pub(super) fn run(cx: &Context<'_>, out: &mut Vec<Diagnostic>) {
     let fleet = cx.fleet;
     let conflicts = known_conflicts(cx);
-    let sensitive = sensitive_resources(cx);
     let host_key = fleet.host_key();
     let mut start = 0;
     while start < fleet.layers.len() {
@@ -63,6 +62,7 @@ pub(super) fn run(cx: &Context<'_>, out: &mut Vec<Diagnostic>) {
         keys.sort_unstable();
         for key in keys {
             let sides = &by_field[&key];
+            let hidden = key.1 == Field::Content && is_marked_sensitive(fleet, key.0);
             for (i, &a) in sides.iter().enumerate() {
                 for &b in &sides[i + 1..] {
                     if fleet.setting(a).setting == fleet.setting(b).setting
@@ -75,7 +75,6 @@ pub(super) fn run(cx: &Context<'_>, out: &mut Vec<Diagnostic>) {
                     {
                         continue;
                     }
-                    let hidden = key.1 == Field::Content && sensitive.contains(&key.0);
                     out.push(warning(cx, key, a, b, hidden));
                 }
             }
@@ -126,22 +125,6 @@ fn known_conflicts(cx: &Context<'_>) -> FxHashSet<(ResId, Field, LayerId, LayerI
         }
     }
     set
-}
-
-/// Resources some layer marks `sensitive: true`: their content is never shown.
-fn sensitive_resources(cx: &Context<'_>) -> FxHashSet<ResId> {
-    let yes = Setting::Value(Value::Bool(true));
-    cx.fleet
-        .layers
-        .iter()
-        .flat_map(|l| &l.resources)
-        .filter(|r| {
-            r.fields
-                .iter()
-                .any(|f| f.field == Field::Sensitive && f.setting == yes)
-        })
-        .map(|r| r.id)
-        .collect()
 }
 
 fn warning(

@@ -150,6 +150,56 @@ mod tests {
     }
 
     #[test]
+    fn a_latent_overlap_on_sensitive_content_never_shows_it() {
+        let r = MemReader::new()
+            .file("datum.yaml", FLEET)
+            .file(
+                "hosts.yaml",
+                host("web-001", "{role: web}") + &host("db-001", "{tier: edge}"),
+            )
+            .file(
+                "base/layer.yaml",
+                layer(0, "{}", "  File[key]:\n    path: /k\n    sensitive: true\n"),
+            )
+            .file(
+                "a/layer.yaml",
+                layer(30, "{role: web}", "  File[key]:\n    content: hunter2\n"),
+            )
+            .file(
+                "b/layer.yaml",
+                layer(30, "{tier: edge}", "  File[key]:\n    content: swordfish\n"),
+            );
+        let fleet = load(&r).unwrap();
+        let all = resolve_all(&fleet);
+        let report = check(&fleet, &all);
+        assert_eq!(report.diagnostics.len(), 1);
+        let text = report.diagnostics[0].render(&fleet.files, false);
+        assert!(
+            text.contains("  (sensitive)  a  matches role=web\n"),
+            "{text}"
+        );
+        assert!(
+            !text.contains("hunter2") && !text.contains("swordfish"),
+            "{text}"
+        );
+        // Once a host matches both, the conflict error hides it the same way.
+        let r = r.file("hosts.yaml", host("web-001", "{role: web, tier: edge}"));
+        let fleet = load(&r).unwrap();
+        let all = resolve_all(&fleet);
+        let text = check(&fleet, &all).diagnostics[0].render(&fleet.files, false);
+        assert!(
+            text.starts_with(
+                "error: conflicting values for File[key].content\n  (sensitive)  a  precedence 30\n"
+            ),
+            "{text}"
+        );
+        assert!(
+            !text.contains("hunter2") && !text.contains("swordfish"),
+            "{text}"
+        );
+    }
+
+    #[test]
     fn sets_are_united_and_never_overlap() {
         let r = MemReader::new()
             .file("datum.yaml", FLEET)
