@@ -104,7 +104,7 @@ pub fn run(global: &GlobalArgs, args: Args) -> Result<Status> {
             what.push(datum_core::check::count(new_errors, "document error"));
         }
         return Err(Error::failed(format!(
-            "the new side ({new_name}) has {}",
+            "the new side, {new_name}, has {}",
             what.join(" and ")
         ))
         .hint("`datum check` on that side lists every problem"));

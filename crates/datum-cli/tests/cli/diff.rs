@@ -264,7 +264,7 @@ fn an_introduced_conflict_shows_with_its_hosts_and_fails_the_new_side() {
     insta::assert_snapshot!(g.stable(&run.stdout, &["HEAD~1", "HEAD"]));
     assert_eq!(
         g.stable(&run.stderr, &["HEAD"]),
-        "error: the new side (HEAD (<commit>)) has 2 hosts that do not resolve\n  = hint: `datum check` on that side lists every problem\n"
+        "error: the new side, HEAD (<commit>), has 2 hosts that do not resolve\n  = hint: `datum check` on that side lists every problem\n"
     );
     let run = g.datum(&["diff", "HEAD~1", "HEAD", "--exit-code"]);
     assert_eq!(run.code, 1);
