@@ -106,6 +106,17 @@ mod tests {
     use crate::resolve::resolve_all;
     use crate::testkit::{FLEET, host, layer};
 
+    /// Every diagnostic of `check`, drawn as text.
+    fn rendered(r: &MemReader) -> Vec<String> {
+        let fleet = load(r).unwrap();
+        let all = resolve_all(&fleet);
+        check(&fleet, &all)
+            .diagnostics
+            .iter()
+            .map(|d| d.render(&fleet.files, false))
+            .collect()
+    }
+
     fn codes(r: &MemReader) -> Vec<&'static str> {
         let fleet = load(r).unwrap();
         let all = resolve_all(&fleet);
@@ -169,11 +180,8 @@ mod tests {
                 "b/layer.yaml",
                 layer(30, "{tier: edge}", "  File[key]:\n    content: swordfish\n"),
             );
-        let fleet = load(&r).unwrap();
-        let all = resolve_all(&fleet);
-        let report = check(&fleet, &all);
-        assert_eq!(report.diagnostics.len(), 1);
-        let text = report.diagnostics[0].render(&fleet.files, false);
+        let text = rendered(&r).concat();
+        assert_eq!(rendered(&r).len(), 1);
         assert!(
             text.contains("  (sensitive)  a  matches role=web\n"),
             "{text}"
@@ -184,9 +192,7 @@ mod tests {
         );
         // Once a host matches both, the conflict error hides it the same way.
         let r = r.file("hosts.yaml", host("web-001", "{role: web, tier: edge}"));
-        let fleet = load(&r).unwrap();
-        let all = resolve_all(&fleet);
-        let text = check(&fleet, &all).diagnostics[0].render(&fleet.files, false);
+        let text = rendered(&r).concat();
         assert!(
             text.starts_with(
                 "error: conflicting values for File[key].content\n  (sensitive)  a  precedence 30\n"
