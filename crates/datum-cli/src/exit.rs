@@ -14,6 +14,9 @@ pub enum Status {
     Failed = 1,
     /// Bad usage: arguments, or no fleet where one was expected.
     Usage = 2,
+    /// `diff --exit-code`: something changed (and nothing failed, which
+    /// takes precedence with status 1; bad usage, status 2, comes first).
+    Changed = 3,
     /// `apply`: some resources failed, or were skipped because one they
     /// come after failed; nothing else changed.
     ApplyFailed = 4,

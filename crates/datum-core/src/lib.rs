@@ -24,15 +24,20 @@
 
 pub mod check;
 pub mod diagnostic;
+pub mod diff;
 pub mod document;
 pub mod emit;
 pub mod explain;
 pub mod fleet;
 pub mod intern;
 pub mod manifest;
+pub mod query;
 pub mod reader;
 pub mod report;
 pub mod resolve;
 pub mod schema;
+pub mod selector;
 pub mod source;
+#[cfg(test)]
+mod testkit;
 mod yaml;

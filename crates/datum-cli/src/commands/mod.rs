@@ -3,7 +3,10 @@
 
 mod apply;
 mod check;
+mod diff;
 mod explain;
+mod hosts;
+mod query;
 mod render;
 
 use clap::ValueEnum;
@@ -11,6 +14,7 @@ use datum_core::fleet::{Fleet, HostId};
 use datum_core::report::problem_diagnostic;
 use datum_core::resolve::Resolution;
 use datum_core::schema::nearest;
+use datum_core::selector::{Carried, Selector, SelectorError};
 
 use crate::GlobalArgs;
 use crate::exit::{Error, Result, Status};
@@ -22,6 +26,9 @@ pub enum Command {
     Check(check::Args),
     Explain(explain::Args),
     Apply(apply::Args),
+    Hosts(hosts::Args),
+    Diff(diff::Args),
+    Query(query::Args),
 }
 
 pub fn run(global: &GlobalArgs, command: Command) -> Result<Status> {
@@ -30,6 +37,9 @@ pub fn run(global: &GlobalArgs, command: Command) -> Result<Status> {
         Command::Check(args) => check::run(global, args),
         Command::Explain(args) => explain::run(global, args),
         Command::Apply(args) => apply::run(global, args),
+        Command::Hosts(args) => hosts::run(global, args),
+        Command::Diff(args) => diff::run(global, args),
+        Command::Query(args) => query::run(global, args),
     }
 }
 
@@ -109,4 +119,32 @@ pub fn resolve_host(fleet: &Fleet, host: HostId) -> Result<Resolution> {
         ));
     }
     Ok(resolution)
+}
+
+/// A `KEY=VALUE` argument that is not one: bad usage.
+pub fn selector_error(e: SelectorError) -> Error {
+    let (message, hint) = e.describe();
+    Error::usage(message).hint(hint)
+}
+
+/// Fails on a selector label that no host carries: it can only be a typo,
+/// and an empty answer would hide it.
+pub fn require_carried(fleet: &Fleet, selector: &Selector) -> Result<()> {
+    let carried = Carried::of(fleet);
+    match selector.uncarried(&carried).first() {
+        Some(u) => Err(Error::failed(u.message()).hint(u.hint(&carried))),
+        None => Ok(()),
+    }
+}
+
+/// A warning that documents failed to load, so what is listed may be
+/// incomplete.
+pub fn warn_load_errors(fleet: &Fleet) {
+    let errors = fleet.diagnostics.iter().filter(|d| d.is_error()).count();
+    if errors > 0 {
+        output::warning_line(&format!(
+            "{} in the fleet: hosts and layers whose documents failed to load are left out; run `datum check` to see them",
+            datum_core::check::count(errors, "error")
+        ));
+    }
 }

@@ -6,5 +6,8 @@ mod apply;
 mod bad_input;
 mod check;
 mod common;
+mod diff;
 mod explain;
+mod hosts;
+mod query;
 mod render;

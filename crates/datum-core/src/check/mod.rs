@@ -1,5 +1,7 @@
 //! `check`: every host resolved, every problem reported once with the hosts
-//! it hits, and a count for the closing line.
+//! it hits, the warnings of [`rules`], and a count for the closing line.
+
+mod rules;
 
 use std::collections::BTreeMap;
 
@@ -85,6 +87,10 @@ pub fn check(fleet: &Fleet, all: &FleetResolution) -> CheckReport {
         .collect();
     problems.sort_by(|a, b| a.sort_key(&fleet.files).cmp(&b.sort_key(&fleet.files)));
     diagnostics.extend(problems);
+    let mut warnings = rules::warnings(fleet, all);
+    warnings.sort_by(|a, b| a.sort_key(&fleet.files).cmp(&b.sort_key(&fleet.files)));
+    warnings.dedup();
+    diagnostics.extend(warnings);
     let held_back = fleet
         .hosts
         .iter()

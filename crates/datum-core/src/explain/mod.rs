@@ -308,7 +308,7 @@ impl<'f> Explanation<'f> {
             WhyNot::FieldUnset
         } else {
             WhyNot::Undeclared {
-                nearest: self.nearest_declared(id),
+                nearest: nearest_declared(self.fleet, id),
             }
         };
         Absence {
@@ -317,23 +317,6 @@ impl<'f> Explanation<'f> {
             has_resource,
             why,
         }
-    }
-
-    /// The declared resource id nearest to `id`, for a typo.
-    fn nearest_declared(&self, id: &ResourceId) -> Option<ResId> {
-        let fleet = self.fleet;
-        let mut declared: Vec<ResId> = fleet
-            .layers
-            .iter()
-            .flat_map(|l| l.resources.iter().map(|r| r.id))
-            .collect();
-        declared.sort_unstable();
-        declared.dedup();
-        let text = id.to_string();
-        let near = nearest(&text, declared.iter().map(|&r| fleet.resources.text(r)))?;
-        declared
-            .into_iter()
-            .find(|&r| fleet.resources.text(r) == near)
     }
 
     /// The conflicts on one field: the sides of each disagreeing
@@ -478,11 +461,7 @@ impl<'f> Explanation<'f> {
     /// the host marks it `sensitive: true`. Any one layer is enough, so a
     /// higher layer turning the flag off never reveals what a lower one hid.
     pub fn sensitive(&self, r: &ResolvedResource) -> bool {
-        r.field(Field::Sensitive).is_some_and(|f| {
-            f.contribs
-                .iter()
-                .any(|&c| self.fleet.setting(c).setting == Setting::Value(Value::Bool(true)))
-        })
+        is_sensitive(self.fleet, r)
     }
 
     /// Whether a contribution's value is hidden: `content` of a sensitive resource.
@@ -500,6 +479,32 @@ impl<'f> Explanation<'f> {
         labels.sort_by(|a, b| fleet.sym(a.key).cmp(fleet.sym(b.key)));
         labels
     }
+}
+
+/// Whether a resource's content must not be shown: some layer of its
+/// resolution marks it `sensitive: true`, whatever a higher one says.
+pub fn is_sensitive(fleet: &Fleet, r: &ResolvedResource) -> bool {
+    r.field(Field::Sensitive).is_some_and(|f| {
+        f.contribs
+            .iter()
+            .any(|&c| fleet.setting(c).setting == Setting::Value(Value::Bool(true)))
+    })
+}
+
+/// The resource id some layer declares that is nearest to `id`, for a typo.
+pub fn nearest_declared(fleet: &Fleet, id: &ResourceId) -> Option<ResId> {
+    let mut declared: Vec<ResId> = fleet
+        .layers
+        .iter()
+        .flat_map(|l| l.resources.iter().map(|r| r.id))
+        .collect();
+    declared.sort_unstable();
+    declared.dedup();
+    let text = id.to_string();
+    let near = nearest(&text, declared.iter().map(|&r| fleet.resources.text(r)))?;
+    declared
+        .into_iter()
+        .find(|&r| fleet.resources.text(r) == near)
 }
 
 #[cfg(test)]

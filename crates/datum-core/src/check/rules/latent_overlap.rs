@@ -1,0 +1,179 @@
+//! A conflict waiting for its host: two layers of equal precedence set a
+//! field differently, and their matchers could both hold on one host, though
+//! no host matches both yet. The first host that does fails to resolve.
+//!
+//! Two matchers can both hold unless they require one key to have two
+//! different values. A matcher on `datum/host` holds only on that host, with
+//! the labels it has: if the other matcher holds there too, that host
+//! matches both and the conflict is already an error; if not, it never can.
+//! So layers pinned to a host are never compared, which keeps thousands of
+//! host overrides at one precedence from costing a comparison per pair.
+//!
+//! Only layers of one precedence that touch the same field of the same
+//! resource are compared.
+
+use rustc_hash::{FxHashMap, FxHashSet};
+
+use super::Context;
+use crate::diagnostic::Diagnostic;
+use crate::fleet::{Label, LayerId, ResId};
+use crate::report::{align, display_setting, is_marked_sensitive};
+use crate::resolve::{Contrib, Problem};
+use crate::schema::Field;
+
+pub(super) fn run(cx: &Context<'_>, out: &mut Vec<Diagnostic>) {
+    let fleet = cx.fleet;
+    let conflicts = known_conflicts(cx);
+    let host_key = fleet.host_key();
+    let mut start = 0;
+    while start < fleet.layers.len() {
+        let prec = fleet.layers[start].precedence;
+        let end = start
+            + fleet.layers[start..]
+                .iter()
+                .take_while(|l| l.precedence == prec)
+                .count();
+        // Who sets what at this precedence, layers pinned to a host left out.
+        let mut by_field: FxHashMap<(ResId, crate::schema::Field), Vec<Contrib>> =
+            FxHashMap::default();
+        for l in start..end {
+            let layer = &fleet.layers[l];
+            if layer.matcher.iter().any(|m| m.key == host_key) {
+                continue;
+            }
+            for (ri, r) in layer.resources.iter().enumerate() {
+                for (fi, f) in r.fields.iter().enumerate() {
+                    if f.field.is_set() {
+                        continue;
+                    }
+                    by_field.entry((r.id, f.field)).or_default().push(Contrib {
+                        layer: LayerId(l as u32),
+                        resource: ri as u32,
+                        field: fi as u32,
+                    });
+                }
+            }
+        }
+        let mut keys: Vec<(ResId, Field)> = by_field
+            .iter()
+            .filter(|(_, c)| c.len() > 1)
+            .map(|(k, _)| *k)
+            .collect();
+        keys.sort_unstable();
+        for key in keys {
+            let sides = &by_field[&key];
+            let hidden = key.1 == Field::Content && is_marked_sensitive(fleet, key.0);
+            for (i, &a) in sides.iter().enumerate() {
+                for &b in &sides[i + 1..] {
+                    if fleet.setting(a).setting == fleet.setting(b).setting
+                        || a.layer == b.layer
+                        || !compatible(&fleet.layer(a.layer).matcher, &fleet.layer(b.layer).matcher)
+                        || conflicts.contains(&(key.0, key.1, a.layer, b.layer))
+                        || cx.held_back.iter().any(|m| {
+                            m.binary_search(&a.layer).is_ok() && m.binary_search(&b.layer).is_ok()
+                        })
+                    {
+                        continue;
+                    }
+                    out.push(warning(cx, key, a, b, hidden));
+                }
+            }
+        }
+        start = end;
+    }
+}
+
+/// Whether some host could carry both matchers: no key asked for with two values.
+fn compatible(a: &[Label], b: &[Label]) -> bool {
+    // Both are sorted by key.
+    let (mut i, mut j) = (0, 0);
+    while i < a.len() && j < b.len() {
+        match a[i].key.cmp(&b[j].key) {
+            std::cmp::Ordering::Less => i += 1,
+            std::cmp::Ordering::Greater => j += 1,
+            std::cmp::Ordering::Equal => {
+                if a[i].value != b[j].value {
+                    return false;
+                }
+                i += 1;
+                j += 1;
+            }
+        }
+    }
+    true
+}
+
+/// Pairs of layers some host already matches together, where they disagree:
+/// `check` reports those as conflicts.
+fn known_conflicts(cx: &Context<'_>) -> FxHashSet<(ResId, Field, LayerId, LayerId)> {
+    let mut set = FxHashSet::default();
+    for res in &cx.all.resolutions {
+        for p in res.problems.iter() {
+            if let Problem::Conflict {
+                resource,
+                field,
+                sides,
+            } = p
+            {
+                for (i, a) in sides.iter().enumerate() {
+                    for b in &sides[i + 1..] {
+                        let (x, y) = (a.layer.min(b.layer), a.layer.max(b.layer));
+                        set.insert((*resource, *field, x, y));
+                    }
+                }
+            }
+        }
+    }
+    set
+}
+
+fn warning(
+    cx: &Context<'_>,
+    key: (ResId, Field),
+    a: Contrib,
+    b: Contrib,
+    hidden: bool,
+) -> Diagnostic {
+    let fleet = cx.fleet;
+    let (la, lb) = (fleet.layer(a.layer), fleet.layer(b.layer));
+    let matches = |labels: &[Label]| {
+        if labels.is_empty() {
+            "matches every host".to_owned()
+        } else {
+            format!("matches {}", cx.labels_text(labels))
+        }
+    };
+    let value = |c: Contrib| {
+        if hidden {
+            "(sensitive)".to_owned()
+        } else {
+            display_setting(fleet, c)
+        }
+    };
+    let rows = vec![
+        vec![value(a), la.display.clone(), matches(&la.matcher)],
+        vec![value(b), lb.display.clone(), matches(&lb.matcher)],
+    ];
+    let mut body = align(&rows);
+    let both = cx.labels_text(la.matcher.iter().chain(&lb.matcher));
+    body.push(if both.is_empty() {
+        "no host matches both yet; any host would not resolve".to_owned()
+    } else {
+        format!("no host matches both yet; a host with {both} would not resolve")
+    });
+    Diagnostic::warning(
+        "latent-conflict",
+        format!(
+            "{} and {} set {}.{} differently at precedence {}, and one host could match both",
+            la.display,
+            lb.display,
+            fleet.resources.text(key.0),
+            key.1,
+            la.precedence
+        ),
+    )
+    .with_body(body)
+    .at(fleet.setting(a).span, "")
+    .also(fleet.setting(b).span, "")
+    .hint("give the layer that should win a higher precedence, or make the matchers exclusive: one key that each requires with a different value")
+}

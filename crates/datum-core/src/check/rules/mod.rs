@@ -1,0 +1,258 @@
+//! The warnings of `check`: mistakes that resolution alone keeps quiet,
+//! because a layer that does not match is simply absent (ADR-0004).
+//!
+//! One file per rule. Each reads the loaded fleet and what resolving every
+//! host found, through the shared [`Context`], and returns its warnings;
+//! `check` sorts them by place.
+
+mod latent_overlap;
+mod uncarried_label;
+mod unmatched_layer;
+
+use rustc_hash::FxHashSet;
+
+use crate::diagnostic::Diagnostic;
+use crate::fleet::{Fleet, HostId, Label, LayerId};
+use crate::resolve::FleetResolution;
+use crate::selector::Carried;
+
+/// What the rules share, computed once.
+pub(crate) struct Context<'f> {
+    pub fleet: &'f Fleet,
+    pub all: &'f FleetResolution,
+    /// The labels hosts carry.
+    pub carried: Carried<'f>,
+    /// For each layer, whether some host matches it.
+    pub matched: Vec<bool>,
+    /// The matching layers of each host that broken documents hold back
+    /// (those hosts have no resolution to read them from).
+    pub held_back: Vec<Vec<LayerId>>,
+}
+
+impl<'f> Context<'f> {
+    fn new(fleet: &'f Fleet, all: &'f FleetResolution) -> Context<'f> {
+        let mut matched = vec![false; fleet.layers.len()];
+        for res in &all.resolutions {
+            for &l in res.layers.iter() {
+                matched[l.0 as usize] = true;
+            }
+        }
+        let held_back: Vec<Vec<LayerId>> = (0..fleet.hosts.len() as u32)
+            .map(HostId)
+            .filter(|&h| all.of(h).is_none())
+            .map(|h| fleet.matching(h))
+            .collect();
+        for &l in held_back.iter().flatten() {
+            matched[l.0 as usize] = true;
+        }
+        Context {
+            fleet,
+            all,
+            carried: Carried::of(fleet),
+            matched,
+            held_back,
+        }
+    }
+
+    /// Whether a matcher label names a host whose own document failed to
+    /// load: that error is already reported, and explains the rest.
+    fn names_broken_host(&self, label: &Label) -> bool {
+        label.key == self.fleet.host_key()
+            && self
+                .fleet
+                .broken_host(self.fleet.sym(label.value))
+                .is_some()
+    }
+
+    /// `role=web, site=london`, sorted by key; `every host` for no labels.
+    fn labels_text<'a>(&self, labels: impl IntoIterator<Item = &'a Label>) -> String {
+        let mut pairs: Vec<String> = labels
+            .into_iter()
+            .map(|l| format!("{}={}", self.fleet.sym(l.key), self.fleet.sym(l.value)))
+            .collect();
+        pairs.sort();
+        pairs.dedup();
+        pairs.join(", ")
+    }
+}
+
+/// Every warning of every rule, in no particular order.
+pub(crate) fn warnings(fleet: &Fleet, all: &FleetResolution) -> Vec<Diagnostic> {
+    let cx = Context::new(fleet, all);
+    let mut out = Vec::new();
+    // A layer whose matcher names a label no host carries is reported for
+    // that label, which says more than "matches no host".
+    let mut explained: FxHashSet<LayerId> = FxHashSet::default();
+    // A host document that failed to load carries labels nobody knows, so
+    // "no host carries" could be false: its error comes first, and these
+    // warnings wait until it is fixed.
+    let labels_known = !fleet
+        .broken
+        .iter()
+        .any(|d| matches!(d.what, "Host document" | "file"));
+    if labels_known {
+        uncarried_label::run(&cx, &mut explained, &mut out);
+        unmatched_layer::run(&cx, &explained, &mut out);
+    }
+    latent_overlap::run(&cx, &mut out);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::check::check;
+    use crate::fleet::load;
+    use crate::reader::MemReader;
+    use crate::resolve::resolve_all;
+    use crate::testkit::{FLEET, host, layer};
+
+    /// Every diagnostic of `check`, drawn as text.
+    fn rendered(r: &MemReader) -> Vec<String> {
+        let fleet = load(r).unwrap();
+        let all = resolve_all(&fleet);
+        check(&fleet, &all)
+            .diagnostics
+            .iter()
+            .map(|d| d.render(&fleet.files, false))
+            .collect()
+    }
+
+    fn codes(r: &MemReader) -> Vec<&'static str> {
+        let fleet = load(r).unwrap();
+        let all = resolve_all(&fleet);
+        check(&fleet, &all)
+            .diagnostics
+            .iter()
+            .map(|d| d.code)
+            .collect()
+    }
+
+    #[test]
+    fn a_held_back_host_matching_both_layers_is_no_latent_overlap() {
+        // web-001 matches both layers, but a broken layer holds it back, so
+        // no conflict is reported for it; "no host matches both" would be false.
+        let r = MemReader::new()
+            .file("datum.yaml", FLEET)
+            .file("hosts.yaml", host("web-001", "{role: web, tier: edge}"))
+            .file(
+                "a/layer.yaml",
+                layer(30, "{role: web}", "  Package[x]:\n    version: '1'\n"),
+            )
+            .file(
+                "b/layer.yaml",
+                layer(30, "{tier: edge}", "  Package[x]:\n    version: '2'\n"),
+            )
+            .file(
+                "c/layer.yaml",
+                layer(40, "{role: web}", "  Package[y]:\n    ensure: instaled\n"),
+            );
+        assert_eq!(codes(&r), ["invalid-value"]);
+    }
+
+    #[test]
+    fn labels_of_a_broken_host_document_are_unknown_so_no_label_warning() {
+        let r = MemReader::new()
+            .file("datum.yaml", FLEET)
+            .file("hosts.yaml", host("Web_001", "{role: web}"))
+            .file("a/layer.yaml", layer(30, "{role: web}", ""));
+        assert_eq!(codes(&r), ["invalid-host-name"]);
+        let r = r.file("hosts.yaml", host("web-001", "{role: db}"));
+        assert_eq!(codes(&r), ["uncarried-label"]);
+    }
+
+    #[test]
+    fn a_latent_overlap_on_sensitive_content_never_shows_it() {
+        let r = MemReader::new()
+            .file("datum.yaml", FLEET)
+            .file(
+                "hosts.yaml",
+                host("web-001", "{role: web}") + &host("db-001", "{tier: edge}"),
+            )
+            .file(
+                "base/layer.yaml",
+                layer(0, "{}", "  File[key]:\n    path: /k\n    sensitive: true\n"),
+            )
+            .file(
+                "a/layer.yaml",
+                layer(30, "{role: web}", "  File[key]:\n    content: hunter2\n"),
+            )
+            .file(
+                "b/layer.yaml",
+                layer(30, "{tier: edge}", "  File[key]:\n    content: swordfish\n"),
+            );
+        let text = rendered(&r).concat();
+        assert_eq!(rendered(&r).len(), 1);
+        assert!(
+            text.contains("  (sensitive)  a  matches role=web\n"),
+            "{text}"
+        );
+        assert!(
+            !text.contains("hunter2") && !text.contains("swordfish"),
+            "{text}"
+        );
+        // Once a host matches both, the conflict error hides it the same way.
+        let r = r.file("hosts.yaml", host("web-001", "{role: web, tier: edge}"));
+        let text = rendered(&r).concat();
+        assert!(
+            text.starts_with(
+                "error: conflicting values for File[key].content\n  (sensitive)  a  precedence 30\n"
+            ),
+            "{text}"
+        );
+        assert!(
+            !text.contains("hunter2") && !text.contains("swordfish"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn sets_are_united_and_never_overlap() {
+        let r = MemReader::new()
+            .file("datum.yaml", FLEET)
+            .file(
+                "hosts.yaml",
+                host("web-001", "{role: web}") + &host("db-001", "{tier: edge}"),
+            )
+            .file(
+                "a/layer.yaml",
+                layer(
+                    30,
+                    "{role: web}",
+                    "  Package[x]:\n    requires: Package[a]\n  Package[a]: {}\n",
+                ),
+            )
+            .file(
+                "b/layer.yaml",
+                layer(
+                    30,
+                    "{tier: edge}",
+                    "  Package[x]:\n    requires: Package[b]\n  Package[b]: {}\n",
+                ),
+            );
+        assert!(codes(&r).is_empty());
+    }
+
+    #[test]
+    fn thousands_of_host_overrides_at_one_precedence_stay_cheap() {
+        // Every override sets the same field differently: pairwise, that would
+        // be millions of comparisons; pinned layers are never compared.
+        let n = 4000;
+        let mut r = MemReader::new().file("datum.yaml", FLEET);
+        let mut hosts = String::new();
+        for i in 0..n {
+            hosts.push_str(&host(&format!("h{i}"), "{role: web}"));
+            r.add(
+                &format!("hosts/h{i}/layer.yaml"),
+                layer(
+                    100,
+                    &format!("{{datum/host: h{i}}}"),
+                    &format!("  Package[x]:\n    version: '{i}'\n"),
+                ),
+            );
+        }
+        r.add("hosts.yaml", hosts);
+        let start = std::time::Instant::now();
+        assert!(codes(&r).is_empty());
+        assert!(start.elapsed() < std::time::Duration::from_secs(20));
+    }
+}

@@ -1,0 +1,278 @@
+//! How one host's manifest becomes another: layers, resources, fields and
+//! entries of sets that appear, go or change, each with the layers
+//! responsible, across two fleets whose ids differ (everything is compared
+//! by text).
+
+use super::merge_join;
+use crate::explain::is_sensitive;
+use crate::fleet::{Fleet, LayerId};
+use crate::resolve::{Resolution, ResolvedResource, SetEntry};
+use crate::schema::{Field, Value};
+
+/// How one host's manifest changes.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct ManifestDiff {
+    /// Layers the host matches now and did not, by display name.
+    pub layers_added: Vec<String>,
+    /// Layers the host matched and no longer does.
+    pub layers_removed: Vec<String>,
+    /// Resources that appear, go or change, sorted by id.
+    pub resources: Vec<ResourceDiff>,
+}
+
+impl ManifestDiff {
+    pub fn is_empty(&self) -> bool {
+        self.layers_added.is_empty() && self.layers_removed.is_empty() && self.resources.is_empty()
+    }
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Presence {
+    Added,
+    Removed,
+    Changed,
+}
+
+impl Presence {
+    pub fn word(self) -> &'static str {
+        match self {
+            Presence::Added => "added",
+            Presence::Removed => "removed",
+            Presence::Changed => "changed",
+        }
+    }
+}
+
+/// One resource that appears, goes or changes.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct ResourceDiff {
+    pub id: String,
+    pub presence: Presence,
+    /// What it manages (its path or name), on the new side if it has one.
+    pub summary: Option<String>,
+    /// The layers declaring it, for an added or removed resource.
+    pub layers: Vec<String>,
+    /// For an added resource every field; for a changed one the fields
+    /// that change; for a removed one none.
+    pub fields: Vec<FieldDiff>,
+}
+
+/// One field, or one entry of `requires`/`restart_on`, on both sides.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct FieldDiff {
+    /// The field's name; `source_sha256` for a payload's bytes.
+    pub field: &'static str,
+    pub old: FieldSide,
+    pub new: FieldSide,
+}
+
+/// A field's value on one side, and the layers responsible for it.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct FieldSide {
+    pub value: Shown,
+    /// The layer whose value stands (or whose `null` unset the field);
+    /// for an entry of a set, every layer listing it.
+    pub layers: Vec<String>,
+}
+
+/// A value as it may be shown.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Shown {
+    /// The field is not in the manifest.
+    Absent,
+    Value(Value),
+    /// An entry of `requires` or `restart_on`.
+    Entry(String),
+    /// A payload's SHA-256.
+    Digest(String),
+    /// Content, or a payload digest, of a resource marked sensitive on
+    /// either side: never shown.
+    Sensitive,
+}
+
+impl FieldSide {
+    fn absent() -> FieldSide {
+        FieldSide {
+            value: Shown::Absent,
+            layers: Vec::new(),
+        }
+    }
+}
+
+/// How the manifest of one resolution becomes that of another, each in its
+/// own fleet. Public so that a benchmark or another tool can compare two
+/// resolutions directly.
+pub fn manifest_diff(old: &Fleet, a: &Resolution, new: &Fleet, b: &Resolution) -> ManifestDiff {
+    let names = |fleet: &Fleet, layers: &[LayerId]| -> Vec<String> {
+        let mut v: Vec<String> = layers
+            .iter()
+            .map(|&l| fleet.layer(l).display.clone())
+            .collect();
+        v.sort();
+        v
+    };
+    let (la, lb) = (names(old, &a.layers), names(new, &b.layers));
+    let mut out = ManifestDiff {
+        layers_added: lb.iter().filter(|l| !la.contains(l)).cloned().collect(),
+        layers_removed: la.iter().filter(|l| !lb.contains(l)).cloned().collect(),
+        resources: Vec::new(),
+    };
+    // Resources are sorted by id text in both fleets.
+    let (ra, rb) = (&a.resources, &b.resources);
+    let by_id = |i: usize, j: usize| {
+        old.resources
+            .text(ra[i].id)
+            .cmp(new.resources.text(rb[j].id))
+    };
+    for step in merge_join(ra.len(), rb.len(), by_id) {
+        match step {
+            (Some(i), None) => out
+                .resources
+                .push(one_sided(old, &ra[i], Presence::Removed)),
+            (None, Some(j)) => out.resources.push(one_sided(new, &rb[j], Presence::Added)),
+            (Some(i), Some(j)) => {
+                let fields = changed_fields(Some((old, &ra[i])), new, &rb[j]);
+                if !fields.is_empty() {
+                    out.resources.push(ResourceDiff {
+                        id: new.resources.text(rb[j].id).to_owned(),
+                        presence: Presence::Changed,
+                        summary: rb[j].summary(new).map(str::to_owned),
+                        // Each changed field names its own layers.
+                        layers: Vec::new(),
+                        fields,
+                    });
+                }
+            }
+            (None, None) => {}
+        }
+    }
+    out
+}
+
+/// A resource on one side only: added with every field, or removed.
+fn one_sided(fleet: &Fleet, r: &ResolvedResource, presence: Presence) -> ResourceDiff {
+    ResourceDiff {
+        id: fleet.resources.text(r.id).to_owned(),
+        presence,
+        summary: r.summary(fleet).map(str::to_owned),
+        layers: r
+            .declared_by
+            .iter()
+            .map(|&(l, _)| fleet.layer(l).display.clone())
+            .collect(),
+        fields: match presence {
+            Presence::Added => changed_fields(None, fleet, r),
+            _ => Vec::new(),
+        },
+    }
+}
+
+/// The fields of one resource that differ between two sides, in schema
+/// order; without an old side, every field the new side has.
+fn changed_fields(
+    old: Option<(&Fleet, &ResolvedResource)>,
+    new: &Fleet,
+    b: &ResolvedResource,
+) -> Vec<FieldDiff> {
+    let sensitive = old.is_some_and(|(f, a)| is_sensitive(f, a)) || is_sensitive(new, b);
+    let kind = new.resources.get(b.id).kind;
+    let mut out = Vec::new();
+    for &field in kind.fields() {
+        if field.is_set() {
+            let (of, a) = old.map_or((new, &[][..]), |(f, a)| (f, a.entries(field)));
+            entry_changes(of, a, new, b.entries(field), field, &mut out);
+            continue;
+        }
+        if old.and_then(|(f, a)| a.value(f, field)) != b.value(new, field) {
+            out.push(FieldDiff {
+                field: field.name(),
+                old: old.map_or_else(FieldSide::absent, |(f, a)| {
+                    scalar_side(f, a, field, sensitive)
+                }),
+                new: scalar_side(new, b, field, sensitive),
+            });
+        }
+        if field == Field::Source && old.and_then(|(f, a)| digest(f, a)) != digest(new, b) {
+            out.push(FieldDiff {
+                field: "source_sha256",
+                old: old.map_or_else(FieldSide::absent, |(f, a)| digest_side(f, a, sensitive)),
+                new: digest_side(new, b, sensitive),
+            });
+        }
+    }
+    out
+}
+
+/// Entries of a set that appear or go; the ones on both sides are no change.
+fn entry_changes(
+    old: &Fleet,
+    a: &[SetEntry],
+    new: &Fleet,
+    b: &[SetEntry],
+    field: Field,
+    out: &mut Vec<FieldDiff>,
+) {
+    let by_id = |i: usize, j: usize| old.resources.text(a[i].id).cmp(new.resources.text(b[j].id));
+    for step in merge_join(a.len(), b.len(), by_id) {
+        let (old_side, new_side) = match step {
+            (Some(i), None) => (entry_side(old, &a[i]), FieldSide::absent()),
+            (None, Some(j)) => (FieldSide::absent(), entry_side(new, &b[j])),
+            _ => continue,
+        };
+        out.push(FieldDiff {
+            field: field.name(),
+            old: old_side,
+            new: new_side,
+        });
+    }
+}
+
+fn entry_side(fleet: &Fleet, e: &SetEntry) -> FieldSide {
+    let mut layers: Vec<String> = Vec::new();
+    for c in e.by.iter() {
+        let name = &fleet.layer(c.layer).display;
+        if !layers.contains(name) {
+            layers.push(name.clone());
+        }
+    }
+    FieldSide {
+        value: Shown::Entry(fleet.resources.text(e.id).to_owned()),
+        layers,
+    }
+}
+
+fn scalar_side(fleet: &Fleet, r: &ResolvedResource, field: Field, sensitive: bool) -> FieldSide {
+    let Some(f) = r.field(field) else {
+        return FieldSide::absent();
+    };
+    let layers = vec![fleet.layer(f.winner().layer).display.clone()];
+    let value = match f.value(fleet) {
+        None => Shown::Absent,
+        Some(_) if sensitive && field == Field::Content => Shown::Sensitive,
+        Some(v) => Shown::Value(v.clone()),
+    };
+    FieldSide { value, layers }
+}
+
+/// The SHA-256 of a File's `source` payload.
+fn digest<'f>(fleet: &'f Fleet, r: &ResolvedResource) -> Option<&'f str> {
+    let path = r.value(fleet, Field::Source)?.as_str()?;
+    fleet.sources.get(path).map(|s| s.sha256.as_str())
+}
+
+fn digest_side(fleet: &Fleet, r: &ResolvedResource, sensitive: bool) -> FieldSide {
+    let Some(sha) = digest(fleet, r) else {
+        return FieldSide::absent();
+    };
+    let layer = r
+        .field(Field::Source)
+        .map(|f| fleet.layer(f.winner().layer).display.clone());
+    FieldSide {
+        value: if sensitive {
+            Shown::Sensitive
+        } else {
+            Shown::Digest(sha.to_owned())
+        },
+        layers: layer.into_iter().collect(),
+    }
+}

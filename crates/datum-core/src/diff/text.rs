@@ -1,0 +1,221 @@
+//! A fleet diff as text, for reading in a pull request.
+//!
+//! ```text
+//! old: HEAD (3f2a9c1)
+//! new: working tree
+//! 2 hosts change, 1 added, 0 removed, 2 unchanged
+//!
+//! added
+//!   web-004  environment=production  role=web  site=london
+//!
+//! changed (2 hosts): web-002, web-003
+//!   ~ File[nginx-config]  /etc/nginx/nginx.conf
+//!       mode  0640 → 0644  roles/web
+//! ```
+//!
+//! Hosts that change the same way share one section. A value's layers read
+//! `roles/web` when the same layer is responsible on both sides, and
+//! `roles/web → hosts/web-001` when responsibility moves. Sensitive content
+//! prints as `(sensitive)`.
+
+use super::{
+    FieldDiff, FieldSide, FleetDiff, Group, Kind, LabelChange, ManifestDiff, Presence,
+    ResourceDiff, Shown, Side,
+};
+use crate::diagnostic::Diagnostic;
+use crate::fleet::{Fleet, HostId};
+use crate::report::{align, display_value, host_list};
+use crate::selector::host_lines;
+
+/// How many hex digits of a payload digest are shown.
+const DIGEST_SHOWN: usize = 12;
+
+/// Draws the diff, ending with a newline. `old` and `new` say what each
+/// side is (`HEAD (3f2a9c1)`, `working tree`).
+pub fn render(d: &FleetDiff<'_>, old: &str, new: &str) -> String {
+    let mut out: Vec<String> = vec![format!("old: {old}"), format!("new: {new}"), d.summary()];
+    if let Some(side) = d.new
+        && !d.added.is_empty()
+    {
+        out.push(String::new());
+        out.push("added".to_owned());
+        added(side, &d.added, &mut out);
+    }
+    if let Some(side) = d.old
+        && !d.removed.is_empty()
+    {
+        out.push(String::new());
+        out.push("removed".to_owned());
+        for &h in &d.removed {
+            out.push(format!("  {}", side.fleet.host(h).name));
+        }
+    }
+    for g in &d.groups {
+        out.push(String::new());
+        group(d, g, &mut out);
+    }
+    let mut text = out.join("\n");
+    text.push('\n');
+    text
+}
+
+fn added(side: Side<'_>, hosts: &[HostId], out: &mut Vec<String>) {
+    let fleet = side.fleet;
+    for (line, &h) in host_lines(fleet, hosts).into_iter().zip(hosts) {
+        out.push(format!("  {line}"));
+        let failures = super::failures(side, h);
+        if !failures.is_empty() {
+            let name = [&*fleet.host(h).name];
+            out.push("    does not resolve".to_owned());
+            for f in &failures {
+                failure_lines(fleet, &f.diagnostic(fleet, &name), 6, out);
+            }
+        }
+    }
+}
+
+/// The words a section starts with.
+fn heading(d: &FleetDiff<'_>, g: &Group<'_>) -> &'static str {
+    let o = &d.outcomes[g.outcome];
+    match d.group_kind(g) {
+        Kind::Breaks if o.old_fails => "fails with new errors",
+        Kind::Breaks => "fails to resolve now",
+        Kind::Changes => "changed",
+        Kind::Fixes if o.new_fails => "fails with fewer errors",
+        Kind::Fixes => "resolves now",
+        Kind::StillFails => "still fails",
+    }
+}
+
+fn group(d: &FleetDiff<'_>, g: &Group<'_>, out: &mut Vec<String>) {
+    let hosts = if g.hosts.len() == 1 {
+        g.hosts[0].to_owned()
+    } else {
+        format!("({} hosts): {}", g.hosts.len(), host_list(&g.hosts))
+    };
+    let sep = if g.hosts.len() == 1 { ": " } else { " " };
+    out.push(format!("{}{sep}{hosts}", heading(d, g)));
+    labels(&g.labels, out);
+    let o = &d.outcomes[g.outcome];
+    if let Some(new) = d.new {
+        for f in &o.introduced {
+            failure_lines(new.fleet, &f.diagnostic(new.fleet, &g.hosts), 2, out);
+        }
+        for f in &o.persisting {
+            let message = f.diagnostic(new.fleet, &g.hosts).message;
+            out.push(format!("  still: {message}"));
+        }
+    }
+    if let Some(old) = d.old {
+        for f in &o.fixed {
+            let message = f.diagnostic(old.fleet, &g.hosts).message;
+            out.push(format!("  fixed: {message}"));
+        }
+    }
+    manifest(&o.manifest, out);
+}
+
+fn labels(changes: &[LabelChange], out: &mut Vec<String>) {
+    if changes.is_empty() {
+        return;
+    }
+    out.push("  labels".to_owned());
+    let rows: Vec<Vec<String>> = changes
+        .iter()
+        .map(|c| {
+            let side = |v: &Option<String>| v.clone().unwrap_or_else(|| "(none)".to_owned());
+            vec![
+                c.key.clone(),
+                format!("{} → {}", side(&c.old), side(&c.new)),
+            ]
+        })
+        .collect();
+    out.extend(align(&rows).into_iter().map(|l| format!("    {l}")));
+}
+
+fn manifest(m: &ManifestDiff, out: &mut Vec<String>) {
+    if !m.layers_added.is_empty() || !m.layers_removed.is_empty() {
+        out.push("  layers".to_owned());
+        out.extend(m.layers_added.iter().map(|l| format!("    + {l}")));
+        out.extend(m.layers_removed.iter().map(|l| format!("    - {l}")));
+    }
+    for r in &m.resources {
+        resource(r, out);
+    }
+}
+
+fn resource(r: &ResourceDiff, out: &mut Vec<String>) {
+    let sign = match r.presence {
+        Presence::Added => "+",
+        Presence::Removed => "-",
+        Presence::Changed => "~",
+    };
+    let mut head = vec![format!("  {sign} {}", r.id)];
+    head.extend(r.summary.clone());
+    if !r.layers.is_empty() {
+        head.push(format!("from {}", r.layers.join(", ")));
+    }
+    out.push(head.join("  "));
+    let rows: Vec<Vec<String>> = r.fields.iter().map(|f| field_row(f, r.presence)).collect();
+    out.extend(align(&rows).into_iter().map(|l| format!("      {l}")));
+}
+
+fn field_row(f: &FieldDiff, presence: Presence) -> Vec<String> {
+    let field = f.field.to_owned();
+    match (&f.old.value, &f.new.value) {
+        (Shown::Absent, Shown::Entry(id)) => {
+            vec![field, format!("+ {id}"), f.new.layers.join(", ")]
+        }
+        (Shown::Entry(id), Shown::Absent) => {
+            vec![field, format!("- {id}"), f.old.layers.join(", ")]
+        }
+        _ if presence == Presence::Added => {
+            vec![field, shown(&f.new.value), f.new.layers.join(", ")]
+        }
+        (Shown::Sensitive, Shown::Sensitive) => {
+            vec![
+                field,
+                "(sensitive) changed".to_owned(),
+                layers(&f.old, &f.new),
+            ]
+        }
+        (a, b) => vec![
+            field,
+            format!("{} → {}", shown(a), shown(b)),
+            layers(&f.old, &f.new),
+        ],
+    }
+}
+
+fn shown(v: &Shown) -> String {
+    match v {
+        Shown::Absent => "(unset)".to_owned(),
+        Shown::Value(v) => display_value(v),
+        Shown::Entry(id) => id.clone(),
+        Shown::Digest(sha) => sha.chars().take(DIGEST_SHOWN).collect(),
+        Shown::Sensitive => "(sensitive)".to_owned(),
+    }
+}
+
+/// `roles/web` when one layer is responsible on both sides (or only one
+/// side has a layer), `roles/web → hosts/web-001` when it moves.
+fn layers(old: &FieldSide, new: &FieldSide) -> String {
+    let (a, b) = (old.layers.join(", "), new.layers.join(", "));
+    if a == b || a.is_empty() {
+        b
+    } else if b.is_empty() {
+        a
+    } else {
+        format!("{a} → {b}")
+    }
+}
+
+/// An error as a block: `error: message`, its table, where it is.
+fn failure_lines(fleet: &Fleet, d: &Diagnostic, indent: usize, out: &mut Vec<String>) {
+    let pad = " ".repeat(indent);
+    out.push(format!("{pad}error: {}", d.message));
+    out.extend(d.body.iter().map(|l| format!("{pad}  {l}")));
+    for label in d.primary.iter().chain(&d.secondary) {
+        out.push(format!("{pad}  --> {}", fleet.files.location(label.span)));
+    }
+}

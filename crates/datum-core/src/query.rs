@@ -1,0 +1,395 @@
+//! `query`: one field of one resource across the fleet, each host's value
+//! with the layer that set it, or grouped by value.
+//!
+//! A host's answer depends only on its resolution, so each distinct
+//! resolution is asked once, whatever the number of hosts sharing it. Hosts
+//! that do not resolve are answered as failing, never left out.
+
+use std::borrow::Cow;
+use std::collections::BTreeMap;
+
+use crate::emit::Tree;
+use crate::explain::{is_sensitive, nearest_declared};
+use crate::fleet::{Fleet, HostId, LayerId, ResId, Setting};
+use crate::manifest::value_tree;
+use crate::report::{align, display_value};
+use crate::resolve::{FleetResolution, Resolution};
+use crate::schema::{Field, ResourceId, Value};
+
+/// What a host has for the field asked about.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Answer<'f> {
+    /// The final value, and the layers that set it: the winning layer, or
+    /// for `requires` and `restart_on`, every layer listing a kept entry.
+    Value {
+        value: Shown<'f>,
+        layers: Vec<LayerId>,
+    },
+    /// The host has the resource without the field: never set (no layers),
+    /// or unset by the `null` of the layers given.
+    Unset { layers: Vec<LayerId> },
+    /// The host does not have the resource.
+    NoResource,
+    /// The host's layers do not resolve (a conflict or another error).
+    Fails,
+    /// Documents the host depends on failed to load.
+    HeldBack,
+}
+
+/// A value as it may be shown.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Shown<'f> {
+    Value(&'f Value),
+    /// The entries of `requires` or `restart_on`, sorted.
+    Refs(Vec<&'f str>),
+    /// `content` of a resource marked `sensitive`: never printed.
+    Sensitive,
+}
+
+/// Every selected host's answer.
+#[derive(Debug)]
+pub struct QueryResult<'f> {
+    pub fleet: &'f Fleet,
+    pub resource: ResId,
+    pub field: Field,
+    /// In host name order.
+    pub rows: Vec<(HostId, Answer<'f>)>,
+}
+
+/// Hosts that share one answer.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Group<'f> {
+    /// The answer, its layers merged over every host of the group.
+    pub answer: Answer<'f>,
+    /// In host name order.
+    pub hosts: Vec<HostId>,
+}
+
+/// Why a query names nothing some layer declares.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Undeclared {
+    pub resource: ResourceId,
+    /// The declared id nearest to it.
+    pub nearest: Option<String>,
+}
+
+impl Undeclared {
+    /// The message and hint.
+    pub fn describe(&self) -> (String, String) {
+        let message = format!("no layer declares {}", self.resource);
+        let hint = match &self.nearest {
+            Some(n) => format!("did you mean {n}?"),
+            None => "no layer declares any resource yet".to_owned(),
+        };
+        (message, hint)
+    }
+}
+
+/// Asks every host in `hosts` for one field of one resource.
+pub fn query<'f>(
+    fleet: &'f Fleet,
+    all: &FleetResolution,
+    resource: &ResourceId,
+    field: Field,
+    hosts: &[HostId],
+) -> Result<QueryResult<'f>, Undeclared> {
+    let undeclared = || Undeclared {
+        resource: resource.clone(),
+        nearest: nearest_declared(fleet, resource).map(|r| fleet.resources.text(r).to_owned()),
+    };
+    let id = fleet.resources.lookup(resource).ok_or_else(undeclared)?;
+    let declared = fleet
+        .layers
+        .iter()
+        .any(|l| l.resources.iter().any(|r| r.id == id));
+    if !declared {
+        return Err(undeclared());
+    }
+    let mut by_resolution: Vec<Option<Answer<'f>>> = vec![None; all.resolutions.len()];
+    let rows = hosts
+        .iter()
+        .map(|&h| {
+            let answer = match all.by_host[h.0 as usize] {
+                None => Answer::HeldBack,
+                Some(i) => by_resolution[i as usize]
+                    .get_or_insert_with(|| answer(fleet, &all.resolutions[i as usize], id, field))
+                    .clone(),
+            };
+            (h, answer)
+        })
+        .collect();
+    Ok(QueryResult {
+        fleet,
+        resource: id,
+        field,
+        rows,
+    })
+}
+
+fn answer<'f>(fleet: &'f Fleet, res: &Resolution, id: ResId, field: Field) -> Answer<'f> {
+    if !res.is_ok() {
+        return Answer::Fails;
+    }
+    let Some(r) = res.resource(fleet, id) else {
+        return Answer::NoResource;
+    };
+    let Some(f) = r.field(field) else {
+        return Answer::Unset { layers: Vec::new() };
+    };
+    if field.is_set() {
+        if f.entries.is_empty() {
+            let by = f
+                .contribs
+                .iter()
+                .rev()
+                .find(|&&c| fleet.setting(c).setting == Setting::Unset)
+                .map(|c| c.layer);
+            return Answer::Unset {
+                layers: by.into_iter().collect(),
+            };
+        }
+        let mut layers: Vec<LayerId> = f
+            .entries
+            .iter()
+            .flat_map(|e| e.by.iter().map(|c| c.layer))
+            .collect();
+        layers.sort_unstable();
+        layers.dedup();
+        let ids = f
+            .entries
+            .iter()
+            .map(|e| fleet.resources.text(e.id))
+            .collect();
+        return Answer::Value {
+            value: Shown::Refs(ids),
+            layers,
+        };
+    }
+    let winner = f.winner();
+    match f.value(fleet) {
+        None => Answer::Unset {
+            layers: vec![winner.layer],
+        },
+        Some(_) if field == Field::Content && is_sensitive(fleet, r) => Answer::Value {
+            value: Shown::Sensitive,
+            layers: vec![winner.layer],
+        },
+        Some(v) => Answer::Value {
+            value: Shown::Value(v),
+            layers: vec![winner.layer],
+        },
+    }
+}
+
+impl<'f> Answer<'f> {
+    /// What groups hosts in a summary: the answer without its layers.
+    fn kind(&self) -> Answer<'f> {
+        match self {
+            Answer::Value { value, .. } => Answer::Value {
+                value: value.clone(),
+                layers: Vec::new(),
+            },
+            Answer::Unset { .. } => Answer::Unset { layers: Vec::new() },
+            other => other.clone(),
+        }
+    }
+
+    fn layers(&self) -> Vec<LayerId> {
+        match self {
+            Answer::Value { layers, .. } | Answer::Unset { layers } => layers.clone(),
+            _ => Vec::new(),
+        }
+    }
+
+    /// The machine-readable state.
+    pub fn state(&self) -> &'static str {
+        match self {
+            Answer::Value { .. } => "set",
+            Answer::Unset { .. } => "unset",
+            Answer::NoResource => "no-resource",
+            Answer::Fails => "fails",
+            Answer::HeldBack => "held-back",
+        }
+    }
+}
+
+impl<'f> QueryResult<'f> {
+    /// Hosts grouped by answer: values first, most hosts first (ties by
+    /// value), then unset, lacking the resource, failing, held back.
+    pub fn summary(&self) -> Vec<Group<'f>> {
+        let mut groups: BTreeMap<Answer<'f>, (Vec<LayerId>, Vec<HostId>)> = BTreeMap::new();
+        for (h, a) in &self.rows {
+            let g = groups.entry(a.kind()).or_default();
+            g.0.extend(a.layers());
+            g.1.push(*h);
+        }
+        let mut out: Vec<Group<'f>> = groups
+            .into_iter()
+            .map(|(kind, (mut layers, hosts))| {
+                layers.sort_unstable();
+                layers.dedup();
+                let answer = match kind {
+                    Answer::Value { value, .. } => Answer::Value { value, layers },
+                    Answer::Unset { .. } => Answer::Unset { layers },
+                    other => other,
+                };
+                Group { answer, hosts }
+            })
+            .collect();
+        // The BTreeMap already orders by kind, then value; among values, more hosts first.
+        out.sort_by(|a, b| {
+            let rank = |g: &Group<'_>| matches!(g.answer, Answer::Value { .. });
+            rank(b).cmp(&rank(a)).then_with(|| {
+                if rank(a) {
+                    b.hosts.len().cmp(&a.hosts.len())
+                } else {
+                    std::cmp::Ordering::Equal
+                }
+            })
+        });
+        out
+    }
+
+    fn resource_text(&self) -> &'f str {
+        self.fleet.resources.text(self.resource)
+    }
+
+    /// An answer's value cell.
+    fn value_text(&self, answer: &Answer<'_>) -> String {
+        match answer {
+            Answer::Value { value, .. } => match value {
+                Shown::Value(v) => display_value(v),
+                Shown::Refs(ids) => ids.join(", "),
+                Shown::Sensitive => "(sensitive)".to_owned(),
+            },
+            Answer::Unset { .. } => "(unset)".to_owned(),
+            Answer::NoResource => format!("(no {})", self.resource_text()),
+            Answer::Fails => "(does not resolve)".to_owned(),
+            Answer::HeldBack => "(held back: documents it depends on failed to load)".to_owned(),
+        }
+    }
+
+    fn layers_text(&self, layers: &[LayerId]) -> String {
+        layers
+            .iter()
+            .map(|&l| self.fleet.layer(l).display.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+
+    /// One row per host: name, value, the layer that set it.
+    pub fn text(&self) -> String {
+        let rows: Vec<Vec<String>> = self
+            .rows
+            .iter()
+            .map(|(h, a)| {
+                let mut row = vec![self.fleet.host(*h).name.to_string(), self.value_text(a)];
+                let layers = a.layers();
+                if !layers.is_empty() {
+                    row.push(self.layers_text(&layers));
+                }
+                row
+            })
+            .collect();
+        lines(align(&rows))
+    }
+
+    /// One row per distinct answer: value, how many hosts, the layers.
+    pub fn summary_text(&self) -> String {
+        let rows: Vec<Vec<String>> = self
+            .summary()
+            .iter()
+            .map(|g| {
+                let mut row = vec![
+                    self.value_text(&g.answer),
+                    crate::check::count(g.hosts.len(), "host"),
+                ];
+                let layers = g.answer.layers();
+                if !layers.is_empty() {
+                    row.push(self.layers_text(&layers));
+                }
+                row
+            })
+            .collect();
+        lines(align(&rows))
+    }
+
+    fn answer_tree(&self, answer: &Answer<'f>) -> Tree<'f> {
+        let fleet = self.fleet;
+        let mut t = Tree::map().with("state", Tree::str(answer.state()));
+        if let Answer::Value { value, .. } = answer {
+            let (v, sensitive) = match value {
+                Shown::Value(v) => (value_tree(v), false),
+                Shown::Refs(ids) => (Tree::strs(ids.iter().copied()), false),
+                Shown::Sensitive => (Tree::Null, true),
+            };
+            t.push("value", v);
+            t.push("sensitive", Tree::Bool(sensitive));
+        }
+        t.push(
+            "layers",
+            Tree::strs(
+                answer
+                    .layers()
+                    .into_iter()
+                    .map(|l| fleet.layer(l).display.as_str()),
+            ),
+        );
+        t
+    }
+
+    fn head(&self) -> Tree<'f> {
+        Tree::map()
+            .with("resource", Tree::str(self.resource_text()))
+            .with("field", Tree::str(self.field.name()))
+    }
+
+    /// Every host's answer as data.
+    pub fn tree(&self) -> Tree<'f> {
+        let hosts = self
+            .rows
+            .iter()
+            .map(|(h, a)| {
+                let mut t = Tree::map().with("host", Tree::str(&*self.fleet.host(*h).name));
+                if let Tree::Map(entries) = self.answer_tree(a) {
+                    for (k, v) in entries {
+                        t.push(k, v);
+                    }
+                }
+                t
+            })
+            .collect();
+        self.head().with("hosts", Tree::List(hosts))
+    }
+
+    /// The groups as data, each with every host's name.
+    pub fn summary_tree(&self) -> Tree<'f> {
+        let groups = self
+            .summary()
+            .into_iter()
+            .map(|g| {
+                let mut t = self.answer_tree(&g.answer);
+                t.push("count", Tree::Int(g.hosts.len() as i64));
+                t.push(
+                    "hosts",
+                    Tree::strs(
+                        g.hosts
+                            .iter()
+                            .map(|&h| Cow::Borrowed(&*self.fleet.host(h).name)),
+                    ),
+                );
+                t
+            })
+            .collect();
+        self.head().with("groups", Tree::List(groups))
+    }
+}
+
+fn lines(rows: Vec<String>) -> String {
+    let mut s = String::new();
+    for row in rows {
+        s.push_str(&row);
+        s.push('\n');
+    }
+    s
+}

@@ -1,0 +1,350 @@
+//! Choosing hosts by label (`role=web site=london`), and the labels the
+//! fleet's hosts actually carry, which is what a typo is measured against.
+//!
+//! A selector holds when a host carries every pair with exactly that value,
+//! the way a layer's matcher does; `datum/host=web-001` picks one host.
+
+use std::borrow::Cow;
+use std::collections::{BTreeMap, BTreeSet};
+
+use crate::emit::Tree;
+use crate::fleet::{Fleet, Host, HostId};
+use crate::intern::Sym;
+use crate::report::align;
+use crate::schema::nearest;
+
+/// `KEY=VALUE` pairs, every one of which must hold.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Selector {
+    /// Sorted, without repeats.
+    pub labels: Vec<(String, String)>,
+}
+
+/// Why a `KEY=VALUE` argument is not one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SelectorError {
+    pub text: String,
+}
+
+impl SelectorError {
+    /// The message and hint.
+    pub fn describe(&self) -> (String, String) {
+        (
+            format!("`{}` is not a label selector", self.text),
+            "write KEY=VALUE, such as role=web or datum/host=web-001".to_owned(),
+        )
+    }
+}
+
+impl Selector {
+    /// Reads `KEY=VALUE` arguments; neither side may be empty.
+    pub fn parse<S: AsRef<str>>(args: &[S]) -> Result<Selector, SelectorError> {
+        let mut labels = Vec::with_capacity(args.len());
+        for arg in args {
+            let text = arg.as_ref();
+            let bad = || SelectorError {
+                text: text.to_owned(),
+            };
+            let (key, value) = text.split_once('=').ok_or_else(bad)?;
+            let (key, value) = (key.trim(), value.trim());
+            if key.is_empty() || value.is_empty() {
+                return Err(bad());
+            }
+            labels.push((key.to_owned(), value.to_owned()));
+        }
+        labels.sort();
+        labels.dedup();
+        Ok(Selector { labels })
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.labels.is_empty()
+    }
+
+    /// The selector as written back: `role=web site=london`.
+    pub fn text(&self) -> String {
+        self.labels
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+
+    /// The hosts it selects, in name order.
+    pub fn hosts(&self, fleet: &Fleet) -> Vec<HostId> {
+        // A key or value the fleet never interned is carried by no host.
+        let wanted: Option<Vec<(Sym, Sym)>> = self
+            .labels
+            .iter()
+            .map(|(k, v)| Some((fleet.syms.get(k)?, fleet.syms.get(v)?)))
+            .collect();
+        let Some(wanted) = wanted else {
+            return Vec::new();
+        };
+        let holds = |h: &Host| wanted.iter().all(|&(k, v)| h.label(k) == Some(v));
+        (0..fleet.hosts.len() as u32)
+            .map(HostId)
+            .filter(|&h| holds(fleet.host(h)))
+            .collect()
+    }
+
+    /// The pairs no host carries, each with the nearest label that exists.
+    pub fn uncarried(&self, carried: &Carried<'_>) -> Vec<Uncarried> {
+        self.labels
+            .iter()
+            .filter_map(|(k, v)| carried.explain(k, v))
+            .collect()
+    }
+}
+
+/// A label no host carries, and the nearest one that exists.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Uncarried {
+    /// No host has the key at all.
+    Key {
+        key: String,
+        nearest: Option<String>,
+    },
+    /// Hosts have the key, none with this value.
+    Value {
+        key: String,
+        value: String,
+        nearest: Option<String>,
+    },
+}
+
+impl Uncarried {
+    /// `no host carries label key `rle``, or `no host carries `role=wbe``.
+    pub fn message(&self) -> String {
+        match self {
+            Uncarried::Key { key, .. } => format!("no host carries label key `{key}`"),
+            Uncarried::Value { key, value, .. } => format!("no host carries `{key}={value}`"),
+        }
+    }
+
+    /// `did you mean `role`?`, or what to do when nothing is near.
+    pub fn hint(&self, carried: &Carried<'_>) -> String {
+        match self {
+            Uncarried::Key {
+                nearest: Some(n), ..
+            } => format!("did you mean `{n}`? hosts carry {}", carried.key_list()),
+            Uncarried::Key { nearest: None, .. } => "no host carries any label yet".to_owned(),
+            Uncarried::Value {
+                key,
+                nearest: Some(n),
+                ..
+            } => format!(
+                "did you mean `{n}`? hosts carry `{key}` with {}",
+                carried.value_list(key)
+            ),
+            Uncarried::Value {
+                key, nearest: None, ..
+            } => format!("no host carries `{key}` with any value"),
+        }
+    }
+}
+
+/// How many values a hint lists before `and N more`.
+const VALUES_SHOWN: usize = 5;
+
+/// Every label key the fleet's hosts carry, with the values they carry it
+/// with, `datum/host` (the host names) included.
+#[derive(Debug, Default)]
+pub struct Carried<'f> {
+    keys: BTreeMap<&'f str, BTreeSet<&'f str>>,
+}
+
+impl<'f> Carried<'f> {
+    pub fn of(fleet: &'f Fleet) -> Carried<'f> {
+        let mut keys: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
+        for host in &fleet.hosts {
+            for l in &host.labels {
+                keys.entry(fleet.sym(l.key))
+                    .or_default()
+                    .insert(fleet.sym(l.value));
+            }
+        }
+        Carried { keys }
+    }
+
+    /// What is wrong with `key=value`, when no host carries it.
+    pub fn explain(&self, key: &str, value: &str) -> Option<Uncarried> {
+        match self.keys.get(key) {
+            None => Some(Uncarried::Key {
+                key: key.to_owned(),
+                nearest: nearest(key, self.keys.keys().copied()).map(str::to_owned),
+            }),
+            Some(values) if !values.contains(value) => Some(Uncarried::Value {
+                key: key.to_owned(),
+                value: value.to_owned(),
+                nearest: nearest(value, values.iter().copied()).map(str::to_owned),
+            }),
+            Some(_) => None,
+        }
+    }
+
+    /// `` `environment`, `role`, `site` ``: the keys, the first few of them.
+    pub fn key_list(&self) -> String {
+        quoted_list(self.keys.keys().copied(), self.keys.len())
+    }
+
+    /// `` `db`, `web` ``: the values of a key, the first few of them.
+    pub fn value_list(&self, key: &str) -> String {
+        let values = self.keys.get(key);
+        quoted_list(
+            values.into_iter().flatten().copied(),
+            values.map_or(0, BTreeSet::len),
+        )
+    }
+}
+
+/// One line per host: its name, then its labels as `key=value` (without
+/// `datum/host`, which repeats the name), aligned.
+pub fn hosts_text(fleet: &Fleet, hosts: &[HostId]) -> String {
+    let mut out = String::new();
+    for line in host_lines(fleet, hosts) {
+        out.push_str(&line);
+        out.push('\n');
+    }
+    out
+}
+
+/// The lines of [`hosts_text`], without line ends.
+pub fn host_lines(fleet: &Fleet, hosts: &[HostId]) -> Vec<String> {
+    let host_key = fleet.sym(fleet.host_key());
+    let rows: Vec<Vec<String>> = hosts
+        .iter()
+        .map(|&h| {
+            let mut row = vec![fleet.host(h).name.to_string()];
+            row.extend(
+                fleet
+                    .labels_of(h)
+                    .into_iter()
+                    .filter(|(k, _)| *k != host_key)
+                    .map(|(k, v)| format!("{k}={v}")),
+            );
+            row
+        })
+        .collect();
+    align(&rows)
+}
+
+/// The hosts as data: each name with every label, `datum/host` included.
+pub fn hosts_tree<'f>(fleet: &'f Fleet, selector: &Selector, hosts: &[HostId]) -> Tree<'f> {
+    let selector = selector
+        .labels
+        .iter()
+        .map(|(k, v)| (Cow::Owned(k.clone()), Tree::str(v.clone())))
+        .collect();
+    let list = hosts
+        .iter()
+        .map(|&h| {
+            let labels = fleet
+                .labels_of(h)
+                .into_iter()
+                .map(|(k, v)| (Cow::Borrowed(k), Tree::str(v)))
+                .collect();
+            Tree::map()
+                .with("host", Tree::str(&*fleet.host(h).name))
+                .with("labels", Tree::Map(labels))
+        })
+        .collect();
+    Tree::map()
+        .with("selector", Tree::Map(selector))
+        .with("count", Tree::Int(hosts.len() as i64))
+        .with("hosts", Tree::List(list))
+}
+
+fn quoted_list<'a>(items: impl Iterator<Item = &'a str>, len: usize) -> String {
+    let mut s = items
+        .take(VALUES_SHOWN)
+        .map(|v| format!("`{v}`"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    if len > VALUES_SHOWN {
+        s.push_str(&format!(" and {} more", len - VALUES_SHOWN));
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fleet::load;
+    use crate::reader::MemReader;
+
+    fn fleet() -> Fleet {
+        let hosts = "datum: v1alpha1\ntype: Host\nname: web-001\nlabels: {role: web, site: london}\n---\n\
+                     datum: v1alpha1\ntype: Host\nname: web-002\nlabels: {role: web, site: paris}\n---\n\
+                     datum: v1alpha1\ntype: Host\nname: db-001\nlabels: {role: db, site: london}\n";
+        let r = MemReader::new()
+            .file("datum.yaml", "datum: v1alpha1\ntype: Fleet\nname: t\n")
+            .file("hosts.yaml", hosts);
+        load(&r).unwrap()
+    }
+
+    fn names(fleet: &Fleet, hosts: &[HostId]) -> Vec<String> {
+        hosts
+            .iter()
+            .map(|&h| fleet.host(h).name.to_string())
+            .collect()
+    }
+
+    #[test]
+    fn every_pair_must_hold() {
+        let f = fleet();
+        let s = Selector::parse(&["site=london", "role=web"]).unwrap();
+        assert_eq!(s.text(), "role=web site=london");
+        assert_eq!(names(&f, &s.hosts(&f)), ["web-001"]);
+        let all = Selector::parse::<&str>(&[]).unwrap();
+        assert_eq!(names(&f, &all.hosts(&f)), ["db-001", "web-001", "web-002"]);
+        let one = Selector::parse(&["datum/host=web-002"]).unwrap();
+        assert_eq!(names(&f, &one.hosts(&f)), ["web-002"]);
+        let none = Selector::parse(&["role=db", "site=paris"]).unwrap();
+        assert!(none.hosts(&f).is_empty());
+    }
+
+    #[test]
+    fn malformed_pairs_are_refused() {
+        for bad in ["role", "=web", "role=", " = "] {
+            assert_eq!(
+                Selector::parse(&[bad]),
+                Err(SelectorError { text: bad.into() })
+            );
+        }
+        // Only the first `=` splits: values may hold one.
+        let s = Selector::parse(&["k=a=b"]).unwrap();
+        assert_eq!(s.labels, [("k".to_owned(), "a=b".to_owned())]);
+    }
+
+    #[test]
+    fn uncarried_labels_name_the_nearest() {
+        let f = fleet();
+        let carried = Carried::of(&f);
+        let s = Selector::parse(&["role=wbe", "rle=web", "site=london"]).unwrap();
+        let u = s.uncarried(&carried);
+        assert_eq!(
+            u,
+            [
+                Uncarried::Key {
+                    key: "rle".into(),
+                    nearest: Some("role".into())
+                },
+                Uncarried::Value {
+                    key: "role".into(),
+                    value: "wbe".into(),
+                    nearest: Some("web".into())
+                },
+            ]
+        );
+        assert_eq!(u[1].message(), "no host carries `role=wbe`");
+        assert_eq!(
+            u[1].hint(&carried),
+            "did you mean `web`? hosts carry `role` with `db`, `web`"
+        );
+        assert_eq!(
+            u[0].hint(&carried),
+            "did you mean `role`? hosts carry `datum/host`, `role`, `site`"
+        );
+    }
+}
