@@ -18,7 +18,10 @@
 //!   keeps all its contributions. [`resolve::resolve_all`] for the fleet.
 //! - [`manifest`]: the final-value view of a resolution and its serialisation.
 //! - [`explain`]: the origin of every value, and why a layer did not match.
-//! - [`check`], [`report`], [`diagnostic`]: problems as data and as text.
+//! - [`selector`], [`query`]: fleet-wide questions (`hosts`, `query`).
+//! - [`diff`]: what a change does to every host, field by field.
+//! - [`check`] (its warning rules under `check/rules/`), [`report`],
+//!   [`diagnostic`]: problems as data and as text.
 //! - [`emit`]: the ordered tree every YAML and JSON output goes through.
 #![forbid(unsafe_code)]
 
