@@ -74,6 +74,7 @@ def main():
         text = open(layer).read().replace('mode: "0640"', 'mode: "0644"', 1)
         open(layer, "w").write(text)
         git(fleet, "commit", "-qam", "web config mode")
+        git(fleet, "gc", "-q")  # packed, as in a clone
 
         floor = float(sh(BENCH, "floor", fleet, "--repeat", str(a.runs)).stdout.split()[0])
         floor_serial = float(sh(BENCH, "floor", fleet, "--serial", "--repeat", str(a.runs)).stdout.split()[0])

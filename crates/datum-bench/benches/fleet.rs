@@ -88,6 +88,37 @@ fn benches(c: &mut Criterion) {
                 black_box(bytes)
             })
         });
+        // Two git revisions (the second changes one role's mode), read from
+        // the object database, both resolved, and compared.
+        let repo_dir = tmp.path().join("fleet");
+        two_revisions(&repo_dir);
+        let repo = datum_git::Repo::discover(&repo_dir).unwrap();
+        g.bench_with_input(
+            BenchmarkId::new("diff_two_revisions", n),
+            &repo,
+            |b, repo| {
+                b.iter(|| {
+                    let load = |rev: &str| {
+                        let reader = repo.reader(&repo.resolve(rev).unwrap()).unwrap();
+                        fleet::load(&reader).unwrap()
+                    };
+                    let (old, new) = rayon::join(|| load("HEAD~1"), || load("HEAD"));
+                    let (old_all, new_all) =
+                        rayon::join(|| resolve_all(&old), || resolve_all(&new));
+                    let d = datum_core::diff::diff(
+                        Some(datum_core::diff::Side {
+                            fleet: &old,
+                            all: &old_all,
+                        }),
+                        Some(datum_core::diff::Side {
+                            fleet: &new,
+                            all: &new_all,
+                        }),
+                    );
+                    black_box(datum_core::diff::text::render(&d, "HEAD~1", "HEAD").len())
+                })
+            },
+        );
         // One host: rendering it, and explaining every resource of it.
         let host = HostId(loaded.hosts.len() as u32 / 2);
         g.bench_with_input(BenchmarkId::new("render_one_host", n), &loaded, |b, f| {
@@ -108,6 +139,42 @@ fn benches(c: &mut Criterion) {
         });
     }
     g.finish();
+}
+
+/// Commits the generated fleet, then a second revision changing the mode of
+/// one role's configuration file.
+fn two_revisions(dir: &Path) {
+    let git = |args: &[&str]| {
+        let ok = std::process::Command::new("git")
+            .args([
+                "-c",
+                "init.defaultBranch=main",
+                "-c",
+                "user.name=bench",
+                "-c",
+                "user.email=bench@example.net",
+            ])
+            .args(args)
+            .current_dir(dir)
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("HOME", dir)
+            .status()
+            .unwrap()
+            .success();
+        assert!(ok, "git {args:?}");
+    };
+    git(&["init", "-q"]);
+    git(&["add", "-A"]);
+    git(&["commit", "-qm", "generated"]);
+    let layer = dir.join("roles/web/layer.yaml");
+    let text =
+        std::fs::read_to_string(&layer)
+            .unwrap()
+            .replacen("mode: \"0640\"", "mode: \"0644\"", 1);
+    std::fs::write(&layer, text).unwrap();
+    git(&["commit", "-qam", "web config mode"]);
+    // A clone holds packed objects; a fresh commit's loose ones are slower to open.
+    git(&["gc", "-q"]);
 }
 
 criterion_group!(fleet_benches, benches);
