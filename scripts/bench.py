@@ -49,7 +49,7 @@ def git(repo, *args):
     env = dict(os.environ, GIT_AUTHOR_NAME="bench", GIT_AUTHOR_EMAIL="bench@example.net",
                GIT_COMMITTER_NAME="bench", GIT_COMMITTER_EMAIL="bench@example.net",
                GIT_CONFIG_NOSYSTEM="1", HOME=repo)
-    sh("git", "-c", "init.defaultBranch=main", *args, cwd=repo, env=env)
+    sh("git", "-c", "init.defaultBranch=main", "-c", "gc.auto=0", *args, cwd=repo, env=env)
 
 
 def main():

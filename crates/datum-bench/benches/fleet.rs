@@ -150,6 +150,8 @@ fn two_revisions(dir: &Path) {
                 "-c",
                 "init.defaultBranch=main",
                 "-c",
+                "gc.auto=0",
+                "-c",
                 "user.name=bench",
                 "-c",
                 "user.email=bench@example.net",

@@ -5,6 +5,10 @@
 //! and for a document it could not read it keeps what it can tell about which
 //! hosts the document touches, so the rest of the fleet can still resolve.
 
+use std::sync::Arc;
+
+use rustc_hash::FxHashSet;
+
 use crate::diagnostic::Diagnostic;
 use crate::schema::{
     Field, Kind, PathError, ResourceId, Ty, Value, normalise_abs_path, normalise_mode,
@@ -23,8 +27,9 @@ pub const HOST_LABEL: &str = "datum/host";
 /// A label as written: key and value with their places.
 #[derive(Clone, Debug)]
 pub struct LabelDecl {
-    pub key: Box<str>,
-    pub value: Box<str>,
+    /// Shared within a file: thousands of hosts carry the same few labels.
+    pub key: Arc<str>,
+    pub value: Arc<str>,
     pub key_span: Span,
     pub value_span: Span,
 }
@@ -140,22 +145,20 @@ pub fn is_document_file(bytes: &[u8]) -> bool {
 /// Reads every document of one file.
 pub fn decode_file(file: FileId, text: &str, diags: &mut Vec<Diagnostic>) -> FileDocs {
     let mut out = FileDocs::default();
-    for doc in yaml::parse(file, text, diags) {
+    let mut strings = FxHashSet::default();
+    yaml::parse_each(file, text, diags, &mut |doc, diags| {
         // A document cut short by a syntax error is read only to learn which
         // hosts it touches; its other complaints would be about the cut.
         let mut quiet = Vec::new();
         let mut cx = Cx {
             doc: &doc,
             file,
-            diags: if doc.truncated {
-                &mut quiet
-            } else {
-                &mut *diags
-            },
+            diags: if doc.truncated { &mut quiet } else { diags },
             ok: !doc.broken,
+            strings: &mut strings,
         };
         cx.document(&mut out);
-    }
+    });
     out
 }
 
@@ -164,6 +167,8 @@ struct Cx<'d, 'a, 'x> {
     file: FileId,
     diags: &'x mut Vec<Diagnostic>,
     ok: bool,
+    /// Label text seen in this file, shared rather than copied per host.
+    strings: &'x mut FxHashSet<Arc<str>>,
 }
 
 /// A scalar's text and style, or the kind of collection found instead.
@@ -174,6 +179,15 @@ enum Scalar<'d> {
 }
 
 impl<'d, 'a, 'x> Cx<'d, 'a, 'x> {
+    fn shared(&mut self, s: &str) -> Arc<str> {
+        if let Some(shared) = self.strings.get(s) {
+            return Arc::clone(shared);
+        }
+        let shared: Arc<str> = s.into();
+        self.strings.insert(Arc::clone(&shared));
+        shared
+    }
+
     fn err(&mut self, d: Diagnostic) {
         self.ok = false;
         self.diags.push(d);
@@ -379,6 +393,7 @@ impl<'d, 'a, 'x> Cx<'d, 'a, 'x> {
             file: self.file,
             diags: if quiet { &mut sink } else { &mut *self.diags },
             ok: self.ok && !quiet,
+            strings: &mut *self.strings,
         };
         for &(key, k, _) in &entries {
             if !ty.keys().contains(&key) {
@@ -524,8 +539,8 @@ impl<'d, 'a, 'x> Cx<'d, 'a, 'x> {
                 && key_ok
             {
                 out.push(LabelDecl {
-                    key: key.into(),
-                    value: value.into(),
+                    key: self.shared(key),
+                    value: self.shared(value),
                     key_span: self.span(k),
                     value_span: self.span(val),
                 });

@@ -243,6 +243,12 @@ impl Fleet {
         self.syms.name(s)
     }
 
+    /// The symbols of a label pair as hosts carry it; `None` when no host
+    /// can carry it (a key or value never seen).
+    pub fn label_pair(&self, key: &str, value: &str) -> Option<(Sym, Sym)> {
+        pair_sym(&self.syms, &self.hosts, key, value)
+    }
+
     /// The key of the label every host carries with its own name.
     pub fn host_key(&self) -> Sym {
         self.host_key
@@ -869,34 +875,6 @@ impl Assembler {
     }
 
     fn finish(mut self) -> Fleet {
-        let host_key = self.syms.intern(HOST_LABEL);
-        // Hosts, interned.
-        let pending = std::mem::take(&mut self.hosts);
-        let mut hosts = Vec::with_capacity(pending.len());
-        for h in pending.into_iter().filter(|h| h.ok) {
-            let mut labels: Vec<Label> = h
-                .labels
-                .iter()
-                .map(|l| Label {
-                    key: self.syms.intern(&l.key),
-                    value: self.syms.intern(&l.value),
-                    key_span: l.key_span,
-                    value_span: l.value_span,
-                })
-                .collect();
-            labels.push(Label {
-                key: host_key,
-                value: self.syms.intern(&h.name),
-                key_span: h.name_span,
-                value_span: h.name_span,
-            });
-            labels.sort_by_key(|l| l.key);
-            hosts.push(Host {
-                name: h.name,
-                name_span: h.name_span,
-                labels,
-            });
-        }
         // Layers: the broken ones set aside, the rest in fold order.
         let pending = std::mem::take(&mut self.layers);
         let mut layers = Vec::with_capacity(pending.len());
@@ -951,6 +929,39 @@ impl Assembler {
         });
         self.resources.finish();
 
+        // Hosts, after the matchers: a host name is indexed only when some
+        // matcher names it, so the table of label symbols stays small (and
+        // fast to probe) however many hosts there are.
+        let host_key = self.syms.intern(HOST_LABEL);
+        let pending = std::mem::take(&mut self.hosts);
+        let mut hosts = Vec::with_capacity(pending.len());
+        self.syms.reserve(pending.len());
+        for h in pending.into_iter().filter(|h| h.ok) {
+            let mut labels: Vec<Label> = Vec::with_capacity(h.labels.len() + 1);
+            labels.extend(h.labels.iter().map(|l| Label {
+                key: self.syms.intern(&l.key),
+                value: self.syms.intern(&l.value),
+                key_span: l.key_span,
+                value_span: l.value_span,
+            }));
+            let name = match self.syms.get(&h.name) {
+                Some(sym) => sym,
+                None => self.syms.add_unindexed(&h.name),
+            };
+            labels.push(Label {
+                key: host_key,
+                value: name,
+                key_span: h.name_span,
+                value_span: h.name_span,
+            });
+            labels.sort_by_key(|l| l.key);
+            hosts.push(Host {
+                name: h.name,
+                name_span: h.name_span,
+                labels,
+            });
+        }
+
         // What the broken documents touch.
         let mut blocks_all = Vec::new();
         let mut blocks = vec![Vec::new(); hosts.len()];
@@ -970,7 +981,7 @@ impl Assembler {
                 Touch::Matcher(m) => {
                     let wanted: Option<Vec<(Sym, Sym)>> = m
                         .iter()
-                        .map(|l| Some((self.syms.get(&l.key)?, self.syms.get(&l.value)?)))
+                        .map(|l| pair_sym(&self.syms, &hosts, &l.key, &l.value))
                         .collect();
                     // A label no host carries: the document touches no host.
                     let Some(wanted) = wanted else { continue };
@@ -1043,6 +1054,17 @@ fn bogus_label() -> LabelDecl {
         key_span: span,
         value_span: span,
     }
+}
+
+/// The symbols of a label pair as hosts carry it, if any host can.
+/// `datum/host` values are host names, which are not all indexed.
+fn pair_sym(syms: &Interner, hosts: &[Host], key: &str, value: &str) -> Option<(Sym, Sym)> {
+    let k = syms.get(key)?;
+    if key == HOST_LABEL {
+        let h = hosts.binary_search_by(|h| (*h.name).cmp(value)).ok()?;
+        return Some((k, hosts[h].label(k)?));
+    }
+    Some((k, syms.get(value)?))
 }
 
 /// Each label pair with the hosts carrying it.

@@ -23,6 +23,19 @@ impl Interner {
         sym
     }
 
+    /// Adds a string that lookups will not find: for values known to be
+    /// unique that nothing looks up by text (host names no matcher names).
+    pub fn add_unindexed(&mut self, s: &str) -> Sym {
+        let sym = Sym(self.names.len() as u32);
+        self.names.push(s.into());
+        sym
+    }
+
+    pub fn reserve(&mut self, additional: usize) {
+        self.names.reserve(additional);
+    }
+
+    /// The symbol of an indexed string.
     pub fn get(&self, s: &str) -> Option<Sym> {
         self.map.get(s).copied()
     }

@@ -76,7 +76,7 @@ impl Selector {
         let wanted: Option<Vec<(Sym, Sym)>> = self
             .labels
             .iter()
-            .map(|(k, v)| Some((fleet.syms.get(k)?, fleet.syms.get(v)?)))
+            .map(|(k, v)| fleet.label_pair(k, v))
             .collect();
         let Some(wanted) = wanted else {
             return Vec::new();

@@ -137,14 +137,28 @@ fn open_keys<'d, 'a>(d: &'d Doc<'a>, map: u32) -> impl Iterator<Item = (u32, &'d
     })
 }
 
-/// Parses every document in `text`. Problems become diagnostics. After a
-/// syntax error, parsing starts again at the next `---` line, so one broken
-/// document does not hide the others in its file.
+/// Every document of `text` at once (see [`parse_each`]).
+#[cfg(test)]
 pub(crate) fn parse<'a>(file: FileId, text: &'a str, diags: &mut Vec<Diagnostic>) -> Vec<Doc<'a>> {
     let mut docs = Vec::new();
+    parse_each(file, text, diags, &mut |doc, _| docs.push(doc));
+    docs
+}
+
+/// Parses every document in `text`, handing each to `each` as soon as it
+/// is complete, so a file of thousands of documents never holds all their
+/// trees at once. Problems become diagnostics. After a syntax error,
+/// parsing starts again at the next `---` line, so one broken document does
+/// not hide the others in its file.
+pub(crate) fn parse_each<'a>(
+    file: FileId,
+    text: &'a str,
+    diags: &mut Vec<Diagnostic>,
+    each: &mut dyn FnMut(Doc<'a>, &mut Vec<Diagnostic>),
+) {
     let mut from = 0usize;
     let mut line_offset = 0u32;
-    while let Some(error_line) = parse_from(file, &text[from..], line_offset, &mut docs, diags) {
+    while let Some(error_line) = parse_from(file, &text[from..], line_offset, each, diags) {
         // Resume at the first `---` line after the error, if any.
         let Some((at, line)) = next_separator(text, from, line_offset, error_line) else {
             break;
@@ -152,7 +166,6 @@ pub(crate) fn parse<'a>(file: FileId, text: &'a str, diags: &mut Vec<Diagnostic>
         from = at;
         line_offset = line - 1;
     }
-    docs
 }
 
 /// The byte offset and line of the first `---` line after `after_line`.
@@ -180,7 +193,7 @@ fn parse_from<'a>(
     file: FileId,
     text: &'a str,
     line_offset: u32,
-    docs: &mut Vec<Doc<'a>>,
+    docs: &mut dyn FnMut(Doc<'a>, &mut Vec<Diagnostic>),
     diags: &mut Vec<Diagnostic>,
 ) -> Option<u32> {
     let mut parser = Parser::new_from_str(text);
@@ -213,7 +226,7 @@ fn parse_from<'a>(
                     for open in &stack {
                         d.nodes[open.node as usize].end = len;
                     }
-                    docs.push(d);
+                    docs(d, diags);
                 }
                 return Some(where_.line);
             }
@@ -245,7 +258,7 @@ fn parse_from<'a>(
         }
         match event {
             Event::DocumentEnd => {
-                docs.push(doc.take().unwrap_or_default());
+                docs(doc.take().unwrap_or_default(), diags);
             }
             Event::Alias(_) => {
                 d.broken = true;
@@ -322,14 +335,14 @@ fn parse_from<'a>(
                 }
             }
             Event::StreamEnd => {
-                docs.push(doc.take().unwrap_or_default());
+                docs(doc.take().unwrap_or_default(), diags);
                 break;
             }
             Event::StreamStart | Event::DocumentStart(_) | Event::Nothing => {}
         }
     }
     if let Some(d) = doc.take() {
-        docs.push(d);
+        docs(d, diags);
     }
     None
 }
