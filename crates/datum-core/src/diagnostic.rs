@@ -89,6 +89,15 @@ impl Diagnostic {
         self
     }
 
+    /// The first place given is where the problem is; later ones explain it.
+    pub fn place(self, span: Span, text: impl Into<String>) -> Diagnostic {
+        if self.primary.is_none() {
+            self.at(span, text)
+        } else {
+            self.also(span, text)
+        }
+    }
+
     pub fn note(mut self, note: impl Into<String>) -> Diagnostic {
         self.notes.push(note.into());
         self

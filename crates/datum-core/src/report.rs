@@ -164,13 +164,9 @@ pub fn problem_diagnostic(fleet: &Fleet, problem: &Problem, hosts: &[&str]) -> D
             )
             .with_body(body)
             .hint("give the layer that should win a higher precedence, or narrow a matcher so the layers no longer overlap");
-            for (i, &c) in sides.iter().enumerate() {
+            for &c in sides.iter() {
                 let span = fleet.setting(c).span;
-                d = if i == 0 {
-                    d.at(span, "")
-                } else {
-                    d.also(span, "")
-                };
+                d = d.place(span, "");
             }
             d
         }
@@ -185,12 +181,8 @@ pub fn problem_diagnostic(fleet: &Fleet, problem: &Problem, hosts: &[&str]) -> D
                 .hint(format!(
                     "set `{field}` in one of the layers that declare {r}"
                 ));
-            for (i, &span) in declared.iter().enumerate() {
-                d = if i == 0 {
-                    d.at(span, "declared here")
-                } else {
-                    d.also(span, "declared here")
-                };
+            for &span in declared.iter() {
+                d = d.place(span, "declared here");
             }
             d
         }
@@ -255,11 +247,7 @@ pub fn problem_diagnostic(fleet: &Fleet, problem: &Problem, hosts: &[&str]) -> D
                 let label = format!("{} needs {next}", fleet.resources.text(*id));
                 let next_id = steps[(i + 1) % steps.len()].0;
                 let span = fleet.entry_span(*via, next_id);
-                d = if i == 0 {
-                    d.at(span, label)
-                } else {
-                    d.also(span, label)
-                };
+                d = d.place(span, label);
             }
             d
         }
@@ -292,13 +280,9 @@ pub fn problem_diagnostic(fleet: &Fleet, problem: &Problem, hosts: &[&str]) -> D
                     display_text(value)
                 );
             }
-            for (i, &(id, span)) in resources.iter().enumerate() {
+            for &(id, span) in resources.iter() {
                 let label = fleet.resources.text(id).to_owned();
-                d = if i == 0 {
-                    d.at(span, label)
-                } else {
-                    d.also(span, label)
-                };
+                d = d.place(span, label);
             }
             d
         }
