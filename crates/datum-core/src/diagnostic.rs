@@ -208,7 +208,6 @@ impl Diagnostic {
             Severity::Error => Level::ERROR,
             Severity::Warning => Level::WARNING,
         };
-        let file = files.get(primary.span.file);
         let mut title = level
             .primary_title(self.message.as_str())
             .element(one_line_snippet(files, primary, AnnotationKind::Primary));
@@ -228,7 +227,6 @@ impl Diagnostic {
             Renderer::plain()
         }
         .decor_style(DecorStyle::Ascii);
-        let _ = file;
         let mut out = renderer.render(&report);
         out.push('\n');
         out

@@ -271,11 +271,6 @@ impl<'d, 'a, 'x> Cx<'d, 'a, 'x> {
             // An empty document (a stray `---`) is skipped.
             return;
         }
-        let doc_span = Span {
-            file: self.file,
-            start: doc.start,
-            end: doc.start,
-        };
         if !self.is_map(0) {
             let found = self.found(0);
             self.err(
@@ -296,7 +291,6 @@ impl<'d, 'a, 'x> Cx<'d, 'a, 'x> {
             start: top.start,
             end: top.start,
         };
-        let _ = doc_span;
 
         // `datum:` first: a document of another version is not read further.
         match get("datum") {

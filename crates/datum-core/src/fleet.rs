@@ -589,8 +589,7 @@ impl Assembler {
             }
             let file_id = docs.layer_spans.first().map(|s| s.file);
             let layer_count = docs.layer_spans.len();
-            for (i, doc) in docs.layers.into_iter().enumerate() {
-                let _ = i;
+            for doc in docs.layers {
                 self.layers.push(PendingLayer {
                     file: file_id.unwrap_or(FileId(0)),
                     path: path.clone(),

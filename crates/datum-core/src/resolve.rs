@@ -274,7 +274,7 @@ fn fold_resource(fleet: &Fleet, id: ResId, declared_by: &[(LayerId, u32)]) -> Re
         let field = fleet.setting(first).field;
         let group: Box<[Contrib]> = rest[..n].iter().map(|&(_, c)| c).collect();
         rest = &rest[n..];
-        fields.push(fold_field(fleet, id, kind, field, group, &mut problems));
+        fields.push(fold_field(fleet, id, field, group, &mut problems));
     }
     ResolvedResource {
         id,
@@ -319,12 +319,10 @@ fn assemble(
 fn fold_field(
     fleet: &Fleet,
     resource: ResId,
-    kind: Kind,
     field: Field,
     contribs: Box<[Contrib]>,
     problems: &mut Vec<Problem>,
 ) -> ResolvedField {
-    let _ = kind;
     let mut top = 0;
     let mut conflict = false;
     let mut start = 0;

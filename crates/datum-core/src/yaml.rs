@@ -44,8 +44,6 @@ pub(crate) struct Node<'a> {
 #[derive(Debug, Default)]
 pub(crate) struct Doc<'a> {
     pub nodes: Vec<Node<'a>>,
-    /// Where the document starts, for errors about the document as a whole.
-    pub start: Pos,
     /// Set when this document broke a rule; it is still decoded, so that
     /// every other error in it is reported too.
     pub broken: bool,
@@ -236,7 +234,6 @@ fn parse_from<'a>(
             match event {
                 Event::DocumentStart(_) => {
                     doc = Some(Doc {
-                        start: span.start,
                         // Enough for a host document without growing.
                         nodes: Vec::with_capacity(24),
                         ..Doc::default()
