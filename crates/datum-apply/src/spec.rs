@@ -277,7 +277,7 @@ fn item(r: &Resource<'_>, reader: &dyn Reader) -> Item {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use datum_core::fleet;
+    use datum_core::loader;
     use datum_core::reader::{MemReader, ReadError, SourceError};
 
     /// A repository whose payloads vanish after loading.
@@ -306,7 +306,7 @@ mod tests {
                     "datum: v1alpha1\ntype: Layer\nname: l\nprecedence: 0\nmatch: {{}}\nresources:\n{resources}"
                 ),
             );
-        let fleet = fleet::load(&reader).unwrap();
+        let fleet = loader::load(&reader).unwrap();
         let host = fleet.host_id("h").unwrap();
         let res = fleet.resolve_host(host);
         assert!(res.is_ok(), "{:?}", res.problems);

@@ -20,7 +20,7 @@ use datum_apply::report::{
 };
 use datum_apply::root::Root;
 use datum_apply::spec::{GroupSpec, Item, PackageSpec, ServiceSpec, UserSpec, items};
-use datum_core::fleet;
+use datum_core::loader;
 use datum_core::manifest::Manifest;
 use datum_core::reader::MemReader;
 
@@ -35,7 +35,7 @@ fn fleet_items(resources: &str) -> Vec<Item> {
                 "datum: v1alpha1\ntype: Layer\nname: l\nprecedence: 0\nmatch: {{}}\nresources:\n{resources}"
             ),
         );
-    let fleet = fleet::load(&reader).unwrap();
+    let fleet = loader::load(&reader).unwrap();
     let host = fleet.host_id("app-001").unwrap();
     let res = fleet.resolve_host(host);
     assert!(res.is_ok(), "{:?}", res.problems);

@@ -16,7 +16,8 @@ use datum_bench::{floor, generator};
 use datum_core::check::check;
 use datum_core::emit;
 use datum_core::explain::{Explanation, Target};
-use datum_core::fleet::{self, HostId};
+use datum_core::fleet::HostId;
+use datum_core::loader;
 use datum_core::manifest::Manifest;
 use datum_core::reader::DirReader;
 use datum_core::resolve::resolve_all;
@@ -58,16 +59,16 @@ fn benches(c: &mut Criterion) {
             b.iter(|| black_box(floor::parse_all(r, true)))
         });
         g.bench_with_input(BenchmarkId::new("load", n), &reader, |b, r| {
-            b.iter(|| black_box(fleet::load(r).unwrap()))
+            b.iter(|| black_box(loader::load(r).unwrap()))
         });
-        let loaded = fleet::load(&reader).unwrap();
+        let loaded = loader::load(&reader).unwrap();
         assert!(loaded.diagnostics.is_empty());
         g.bench_with_input(BenchmarkId::new("resolve_all", n), &loaded, |b, f| {
             b.iter(|| black_box(resolve_all(f)))
         });
         g.bench_with_input(BenchmarkId::new("check", n), &reader, |b, r| {
             b.iter(|| {
-                let f = fleet::load(r).unwrap();
+                let f = loader::load(r).unwrap();
                 let all = resolve_all(&f);
                 black_box(check(&f, &all).errors())
             })
@@ -100,7 +101,7 @@ fn benches(c: &mut Criterion) {
                 b.iter(|| {
                     let load = |rev: &str| {
                         let reader = repo.reader(&repo.resolve(rev).unwrap()).unwrap();
-                        fleet::load(&reader).unwrap()
+                        loader::load(&reader).unwrap()
                     };
                     let (old, new) = rayon::join(|| load("HEAD~1"), || load("HEAD"));
                     let (old_all, new_all) =

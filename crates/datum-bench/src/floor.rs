@@ -5,8 +5,7 @@
 use rayon::prelude::*;
 use saphyr_parser::{Event, Parser};
 
-use datum_core::document::is_document_file;
-use datum_core::fleet::MAX_FILE_BYTES;
+use datum_core::loader::{MAX_FILE_BYTES, is_document_file};
 use datum_core::reader::Reader;
 
 /// Reads and parses every document file; returns the number of events, so

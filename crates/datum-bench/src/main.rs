@@ -86,7 +86,7 @@ fn main() -> ExitCode {
             let mut rows: Vec<[f64; 3]> = Vec::new();
             for _ in 0..repeat.max(1) {
                 let t = Instant::now();
-                let Ok(fleet) = datum_core::fleet::load(&reader) else {
+                let Ok(fleet) = datum_core::loader::load(&reader) else {
                     eprintln!("error: cannot list the fleet");
                     return ExitCode::FAILURE;
                 };

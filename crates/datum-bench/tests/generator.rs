@@ -7,7 +7,8 @@ use std::path::Path;
 
 use datum_bench::generator::{Options, generate};
 use datum_core::check::check;
-use datum_core::fleet::{self, HostId};
+use datum_core::fleet::HostId;
+use datum_core::loader;
 use datum_core::reader::DirReader;
 use datum_core::resolve::resolve_all;
 
@@ -57,7 +58,7 @@ fn a_generated_fleet_is_realistic_and_resolves_cleanly() {
     )
     .unwrap();
     let reader = DirReader::new(dir.path()).unwrap();
-    let f = fleet::load(&reader).unwrap();
+    let f = loader::load(&reader).unwrap();
     assert!(f.diagnostics.is_empty(), "{:?}", f.diagnostics);
     assert_eq!(f.hosts.len(), 2000);
     let all = resolve_all(&f);
@@ -101,7 +102,7 @@ fn conflicts_are_injected_on_request() {
         },
     )
     .unwrap();
-    let f = fleet::load(&DirReader::new(dir.path()).unwrap()).unwrap();
+    let f = loader::load(&DirReader::new(dir.path()).unwrap()).unwrap();
     let all = resolve_all(&f);
     let report = check(&f, &all);
     assert_eq!(
@@ -137,7 +138,7 @@ fn the_match_index_agrees_with_a_full_scan() {
         },
     )
     .unwrap();
-    let f = fleet::load(&DirReader::new(dir.path()).unwrap()).unwrap();
+    let f = loader::load(&DirReader::new(dir.path()).unwrap()).unwrap();
     for h in 0..f.hosts.len() as u32 {
         let host = HostId(h);
         let scanned: Vec<LayerId> = (0..f.layers.len() as u32)

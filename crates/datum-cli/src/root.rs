@@ -3,7 +3,8 @@
 
 use std::path::{Path, PathBuf};
 
-use datum_core::fleet::{self, Fleet};
+use datum_core::fleet::Fleet;
+use datum_core::loader;
 use datum_core::reader::DirReader;
 
 use crate::exit::{Error, Result};
@@ -48,6 +49,6 @@ pub fn find(explicit: Option<&Path>) -> Result<PathBuf> {
 pub fn load(explicit: Option<&Path>) -> Result<(Fleet, DirReader)> {
     let root = find(explicit)?;
     let reader = DirReader::new(&root).map_err(|e| Error::failed(e.to_string()))?;
-    let fleet = fleet::load(&reader).map_err(|e| Error::failed(e.to_string()))?;
+    let fleet = loader::load(&reader).map_err(|e| Error::failed(e.to_string()))?;
     Ok((fleet, reader))
 }

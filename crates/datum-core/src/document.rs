@@ -134,14 +134,6 @@ impl DocType {
     }
 }
 
-/// Whether a file is a document file: it has a line starting with `datum:`.
-pub fn is_document_file(bytes: &[u8]) -> bool {
-    bytes.starts_with(b"datum:")
-        || bytes
-            .windows(7)
-            .any(|w| w[0] == b'\n' && &w[1..] == b"datum:")
-}
-
 /// Reads every document of one file.
 pub fn decode_file(file: FileId, text: &str, diags: &mut Vec<Diagnostic>) -> FileDocs {
     let mut out = FileDocs::default();
@@ -1296,13 +1288,6 @@ mod tests {
         let (_, diags) =
             decode(&LAYER.replace("requires: Package[nginx]", "requires: [Package[nginx]]"));
         assert!(!diags.is_empty());
-    }
-
-    #[test]
-    fn document_file_detection() {
-        assert!(is_document_file(b"datum: v1alpha1\n"));
-        assert!(is_document_file(b"# x\ndatum: v1alpha1\n"));
-        assert!(!is_document_file(b"server:\n  datum: 1\n"));
     }
 
     #[test]

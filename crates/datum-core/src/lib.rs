@@ -11,9 +11,15 @@
 //! - `yaml` (private) then [`document`]: YAML text to Fleet, Host and Layer
 //!   documents, every value with its place; the only modules that know YAML.
 //! - [`schema`]: resource types, fields, normalisation, suggestions.
-//! - [`fleet`]: [`fleet::load`] assembles the repository: hosts by name,
-//!   layers in fold order, interned labels ([`intern`]) and ids, the match
-//!   index, payload digests, and what broken documents touch.
+//! - [`loader`]: [`loader::load`] reads the repository through a reader,
+//!   decodes every document file, runs the fleet-wide checks (one Fleet
+//!   document, unique hosts and layers, declared labels, payload digests)
+//!   and assembles the fleet.
+//! - [`fleet`]: the loaded model: hosts by name, layers in fold order,
+//!   interned labels ([`intern`]) and resource ids, and which hosts each
+//!   broken document holds back.
+//! - [`matcher`]: the layers matching a host, through an index, and why a
+//!   layer does or does not match.
 //! - [`resolve`]: the fold, per distinct set of matching layers; every field
 //!   keeps all its contributions. [`resolve::resolve_all`] for the fleet.
 //! - [`manifest`]: the final-value view of a resolution and its serialisation.
@@ -33,7 +39,9 @@ pub mod emit;
 pub mod explain;
 pub mod fleet;
 pub mod intern;
+pub mod loader;
 pub mod manifest;
+pub mod matcher;
 pub mod query;
 pub mod reader;
 pub mod report;

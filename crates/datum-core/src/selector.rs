@@ -270,7 +270,7 @@ fn quoted_list<'a>(items: impl Iterator<Item = &'a str>, len: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fleet::load;
+    use crate::loader::load;
     use crate::reader::MemReader;
 
     fn fleet() -> Fleet {

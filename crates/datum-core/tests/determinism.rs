@@ -4,7 +4,8 @@
 use std::path::Path;
 
 use datum_core::emit;
-use datum_core::fleet::{self, HostId};
+use datum_core::fleet::HostId;
+use datum_core::loader;
 use datum_core::manifest::Manifest;
 use datum_core::reader::{DirReader, MemReader, Reader};
 use datum_core::resolve::resolve_all;
@@ -32,7 +33,7 @@ fn example(name: &str) -> MemReader {
 
 /// Every host's manifest (or its problems) as one text.
 fn render_fleet(reader: &dyn Reader) -> String {
-    let fleet = fleet::load(reader).unwrap();
+    let fleet = loader::load(reader).unwrap();
     let all = resolve_all(&fleet);
     let mut out = Vec::new();
     for d in &fleet.diagnostics {
@@ -110,7 +111,7 @@ fn yaml_special_characters_in_the_example_round_trip() {
 fn shared_resolution_equals_resolving_each_host_alone() {
     for name in ["fleet", "conflict"] {
         let reader = example(name);
-        let fleet = fleet::load(&reader).unwrap();
+        let fleet = loader::load(&reader).unwrap();
         let all = resolve_all(&fleet);
         for h in 0..fleet.hosts.len() as u32 {
             let host = HostId(h);

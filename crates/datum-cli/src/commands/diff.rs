@@ -7,7 +7,8 @@ use std::path::Path;
 
 use datum_core::diff::{Side, diff, json, text};
 use datum_core::emit;
-use datum_core::fleet::{self, Fleet};
+use datum_core::fleet::Fleet;
+use datum_core::loader;
 use datum_core::reader::{DirReader, Reader};
 use datum_core::resolve::{FleetResolution, resolve_all};
 use datum_git::{GitError, Repo};
@@ -137,7 +138,7 @@ fn load_dir(root: &Path) -> Result<(Fleet, FleetResolution)> {
 }
 
 fn load(reader: &dyn Reader) -> Result<(Fleet, FleetResolution)> {
-    let fleet = fleet::load(reader).map_err(|e| Error::failed(e.to_string()))?;
+    let fleet = loader::load(reader).map_err(|e| Error::failed(e.to_string()))?;
     let all = resolve_all(&fleet);
     Ok((fleet, all))
 }

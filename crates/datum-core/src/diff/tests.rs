@@ -1,6 +1,6 @@
 use super::*;
 use crate::emit::write_json;
-use crate::fleet::load;
+use crate::loader::load;
 use crate::reader::MemReader;
 use crate::resolve::resolve_all;
 use crate::testkit::{FLEET, host, layer};

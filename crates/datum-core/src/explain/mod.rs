@@ -15,7 +15,8 @@ pub mod json;
 pub mod text;
 
 use crate::diagnostic::Diagnostic;
-use crate::fleet::{Fleet, HostId, Label, LabelCheck, LayerId, ResId, Setting};
+use crate::fleet::{Fleet, HostId, Label, LayerId, ResId, Setting};
+use crate::matcher::LabelCheck;
 use crate::report::problem_diagnostic;
 use crate::resolve::{Contrib, Problem, Resolution, ResolvedField, ResolvedResource};
 use crate::schema::{Field, IdError, Kind, ResourceId, Value, nearest, suggest};

@@ -1,5 +1,5 @@
 use super::*;
-use crate::fleet::load;
+use crate::loader::load;
 use crate::reader::MemReader;
 
 const FLEET: &str = "datum: v1alpha1\ntype: Fleet\nname: test\n";

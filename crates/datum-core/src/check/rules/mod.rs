@@ -101,7 +101,7 @@ pub(crate) fn warnings(fleet: &Fleet, all: &FleetResolution) -> Vec<Diagnostic> 
 #[cfg(test)]
 mod tests {
     use crate::check::check;
-    use crate::fleet::load;
+    use crate::loader::load;
     use crate::reader::MemReader;
     use crate::resolve::resolve_all;
     use crate::testkit::{FLEET, host, layer};

@@ -1,0 +1,100 @@
+//! Payloads named by `source`: each distinct one read once, in parallel,
+//! and digested; a layer naming one that is missing, outside the root or
+//! not a file is refused.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use rayon::prelude::*;
+use sha2::{Digest, Sha256};
+
+use crate::diagnostic::Diagnostic;
+use crate::document::{FieldValue, LayerDoc};
+use crate::fleet::SourceInfo;
+use crate::reader::{Reader, SourceError};
+use crate::schema::{Field, Value};
+use crate::source::Span;
+
+use super::assemble::Assembler;
+
+impl Assembler {
+    /// Every `source` exists inside the root; each distinct payload is read once.
+    pub(super) fn check_sources(&mut self, reader: &dyn Reader) {
+        let failed = self.read_sources(reader);
+        for k in 0..self.layers.len() {
+            let bad: Vec<(String, Span, SourceError)> = sources_of(&self.layers[k].doc)
+                .filter_map(|(p, span)| Some((p.to_owned(), span, failed.get(p)?.clone())))
+                .collect();
+            for (p, span, e) in bad {
+                self.diags.push(
+                    Diagnostic::error("invalid-source", format!("source `{p}` {e}"))
+                        .at(span, "source")
+                        .hint(source_hint(&e)),
+                );
+                self.layers[k].ok = false;
+            }
+        }
+    }
+
+    /// Reads and digests every payload named; returns those that failed.
+    fn read_sources(&mut self, reader: &dyn Reader) -> BTreeMap<String, SourceError> {
+        let wanted: BTreeSet<&str> = self
+            .layers
+            .iter()
+            .flat_map(|l| sources_of(&l.doc).map(|(p, _)| p))
+            .collect();
+        let wanted: Vec<&str> = wanted.into_iter().collect();
+        let results: Vec<Result<SourceInfo, SourceError>> = wanted
+            .par_iter()
+            .map(|p| {
+                reader.read_source(p).map(|bytes| SourceInfo {
+                    sha256: hex(&Sha256::digest(&bytes)),
+                    size: bytes.len() as u64,
+                })
+            })
+            .collect();
+        let mut failed: BTreeMap<String, SourceError> = BTreeMap::new();
+        for (p, r) in wanted.iter().zip(results) {
+            match r {
+                Ok(info) => {
+                    self.sources.insert((*p).to_owned(), info);
+                }
+                Err(e) => {
+                    failed.insert((*p).to_owned(), e);
+                }
+            }
+        }
+        failed
+    }
+}
+
+/// Each `source` a layer sets, with its place, in document order.
+fn sources_of(doc: &LayerDoc) -> impl Iterator<Item = (&str, Span)> {
+    doc.resources
+        .iter()
+        .flat_map(|r| &r.fields)
+        .filter_map(|f| match &f.value {
+            FieldValue::Value(Value::Str(p)) if f.field == Field::Source => Some((&**p, f.span)),
+            _ => None,
+        })
+}
+
+fn source_hint(e: &SourceError) -> &'static str {
+    match e {
+        SourceError::Missing => {
+            "source paths are relative to the fleet root (the directory holding datum.yaml); check the name, and that the file is committed"
+        }
+        SourceError::Escapes { .. } => {
+            "payloads must live inside the fleet repository; copy the file in instead of linking to it"
+        }
+        SourceError::NotAFile => "source names a file; a Directory resource manages directories",
+        SourceError::Io(_) => "check the file's permissions",
+    }
+}
+
+fn hex(bytes: &[u8]) -> String {
+    let mut s = String::with_capacity(bytes.len() * 2);
+    for b in bytes {
+        s.push_str(&format!("{b:02x}"));
+    }
+    s
+}

@@ -1,0 +1,157 @@
+use super::*;
+use crate::reader::MemReader;
+
+const FLEET: &str = "datum: v1alpha1\ntype: Fleet\nname: test\n";
+
+fn host(name: &str, labels: &str) -> String {
+    format!("datum: v1alpha1\ntype: Host\nname: {name}\nlabels: {labels}\n---\n")
+}
+
+fn layer(prec: i32, labels: &str, resources: &str) -> String {
+    format!(
+        "datum: v1alpha1\ntype: Layer\nname: l\nprecedence: {prec}\nmatch: {{labels: {labels}}}\nresources:\n{resources}"
+    )
+}
+
+#[test]
+fn loads_hosts_and_layers_in_fold_order() {
+    let r = MemReader::new()
+        .file("datum.yaml", FLEET)
+        .file(
+            "hosts.yaml",
+            host("web-001", "{role: web}") + &host("db-001", "{role: db}"),
+        )
+        .file("roles/web-tls/layer.yaml", layer(30, "{role: web}", ""))
+        .file("roles/web/layer.yaml", layer(30, "{role: web}", ""))
+        .file(
+            "base/layer.yaml",
+            "datum: v1alpha1\ntype: Layer\nname: base\nprecedence: 0\nmatch: {}\n",
+        );
+    let fleet = load(&r).unwrap();
+    assert!(fleet.diagnostics.is_empty(), "{:?}", fleet.diagnostics);
+    let names: Vec<&str> = fleet.layers.iter().map(|l| l.display.as_str()).collect();
+    assert_eq!(names, ["base", "roles/web", "roles/web-tls"]);
+    let web = fleet.host_id("web-001").unwrap();
+    let m: Vec<&str> = fleet
+        .matching(web)
+        .iter()
+        .map(|&l| fleet.layer(l).display.as_str())
+        .collect();
+    assert_eq!(m, ["base", "roles/web", "roles/web-tls"]);
+    let db = fleet.host_id("db-001").unwrap();
+    assert_eq!(fleet.matching(db).len(), 1);
+    assert_eq!(
+        fleet.labels_of(db),
+        [("datum/host", "db-001"), ("role", "db")]
+    );
+}
+
+#[test]
+fn duplicate_hosts_and_two_layers_in_a_file() {
+    let r = MemReader::new()
+        .file("datum.yaml", FLEET)
+        .file("a.yaml", host("web-001", "{}"))
+        .file("b.yaml", host("web-001", "{}"))
+        .file(
+            "two.yaml",
+            layer(1, "{role: web}", "") + "\n---\n" + &layer(2, "{role: web}", ""),
+        );
+    let fleet = load(&r).unwrap();
+    let codes: Vec<&str> = fleet.diagnostics.iter().map(|d| d.code).collect();
+    assert_eq!(codes, ["duplicate-host", "two-layers"]);
+    assert!(fleet.host_id("web-001").is_none());
+    assert_eq!(fleet.broken_host("web-001").unwrap().len(), 2);
+    assert!(fleet.layers.is_empty());
+}
+
+#[test]
+fn broken_documents_hold_back_only_the_hosts_they_touch() {
+    let r = MemReader::new()
+        .file("datum.yaml", FLEET)
+        .file(
+            "hosts.yaml",
+            host("web-001", "{role: web}") + &host("db-001", "{role: db}"),
+        )
+        .file(
+            "roles/web/layer.yaml",
+            layer(
+                30,
+                "{role: web}",
+                "  Package[nginx]:\n    ensure: instaled\n",
+            ),
+        );
+    let fleet = load(&r).unwrap();
+    assert_eq!(fleet.diagnostics.len(), 1);
+    let web = fleet.host_id("web-001").unwrap();
+    let db = fleet.host_id("db-001").unwrap();
+    assert_eq!(fleet.blockers(web).len(), 1);
+    assert!(fleet.blockers(db).is_empty());
+}
+
+#[test]
+fn declared_labels_catch_typos() {
+    let fleet_doc = format!("{FLEET}labels:\n  role: [web, db]\n");
+    let r = MemReader::new()
+        .file("datum.yaml", fleet_doc)
+        .file("hosts.yaml", host("web-001", "{role: wbe}"))
+        .file("roles/web/layer.yaml", layer(30, "{rle: web}", ""));
+    let fleet = load(&r).unwrap();
+    let hints: Vec<&str> = fleet
+        .diagnostics
+        .iter()
+        .map(|d| d.hint.as_deref().unwrap())
+        .collect();
+    assert_eq!(hints.len(), 2);
+    assert!(
+        hints.iter().any(|h| h.starts_with("did you mean `web`?")),
+        "{hints:?}"
+    );
+    assert!(
+        hints.iter().any(|h| h.starts_with("did you mean `role`?")),
+        "{hints:?}"
+    );
+}
+
+#[test]
+fn sources_must_exist_inside_the_root() {
+    let r = MemReader::new()
+        .file("datum.yaml", FLEET)
+        .file("files/ok", "hello")
+        .link("files/out", "../../etc/passwd")
+        .file(
+            "roles/web/layer.yaml",
+            layer(30, "{role: web}", "  File[a]:\n    path: /a\n    source: ./files/ok\n  File[b]:\n    path: /b\n    source: files/missing\n  File[c]:\n    path: /c\n    source: files/out\n"),
+        );
+    let fleet = load(&r).unwrap();
+    let msgs: Vec<&str> = fleet
+        .diagnostics
+        .iter()
+        .map(|d| d.message.as_str())
+        .collect();
+    assert_eq!(
+        msgs,
+        [
+            "source `files/missing` does not exist",
+            "source `files/out` is a symbolic link that leads out of the fleet root (to files/../../etc/passwd)"
+        ]
+    );
+    assert_eq!(
+        fleet.sources["files/ok"].sha256,
+        "2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824"
+    );
+}
+
+#[test]
+fn missing_fleet_document_holds_back_everything() {
+    let r = MemReader::new().file("hosts.yaml", host("web-001", "{}"));
+    let fleet = load(&r).unwrap();
+    assert_eq!(fleet.diagnostics[0].code, "no-fleet");
+    assert_eq!(fleet.blockers(fleet.host_id("web-001").unwrap()).len(), 1);
+}
+
+#[test]
+fn document_file_detection() {
+    assert!(is_document_file(b"datum: v1alpha1\n"));
+    assert!(is_document_file(b"# x\ndatum: v1alpha1\n"));
+    assert!(!is_document_file(b"server:\n  datum: 1\n"));
+}
