@@ -1,0 +1,325 @@
+//! One document: its version, type, keys and name, then the fields of a
+//! Fleet, Host or Layer.
+
+use crate::diagnostic::Diagnostic;
+use crate::schema::suggest;
+use crate::source::Span;
+
+use super::cx::{Cx, Scalar};
+use super::{
+    Broken, FileDocs, FleetDoc, HostDoc, LayerDoc, VERSION, VERSIONS, list, valid_host_name,
+};
+use crate::yaml::{Plain, Style, classify_plain};
+
+#[derive(Copy, Clone, PartialEq, Eq, Debug)]
+enum DocType {
+    Fleet,
+    Host,
+    Layer,
+}
+
+impl DocType {
+    fn keys(self) -> &'static [&'static str] {
+        match self {
+            DocType::Fleet => &["datum", "type", "name", "labels"],
+            DocType::Host => &["datum", "type", "name", "labels"],
+            DocType::Layer => &["datum", "type", "name", "precedence", "match", "resources"],
+        }
+    }
+}
+
+impl<'d, 'a, 'x> Cx<'d, 'a, 'x> {
+    /// Reads one document into `out`: as a Fleet, Host or Layer when it can
+    /// be read whole, else as what it tells about the hosts it touches.
+    pub(super) fn document(&mut self, out: &mut FileDocs) {
+        let doc = self.doc;
+        if doc.nodes.is_empty() || self.is_null(0) {
+            // An empty document (a stray `---`) is skipped.
+            return;
+        }
+        if !self.is_map(0) {
+            let found = self.found(0);
+            self.err(
+                Diagnostic::error(
+                    "not-a-document",
+                    format!("a document must be a mapping, found {found}"),
+                )
+                .at(self.span(0), "this document")
+                .hint("a document starts with `datum: v1alpha1`, `type:` and `name:`"),
+            );
+            return;
+        }
+        let entries = self.entries(0);
+        let get = |key: &str| entries.iter().find(|e| e.0 == key).map(|e| (e.1, e.2));
+        let top = self.span(0);
+        let top_point = Span {
+            file: self.file,
+            start: top.start,
+            end: top.start,
+        };
+        self.version(get("datum"), top_point);
+        // A document whose type cannot be read is still searched for the
+        // hosts it may touch; its other errors would only be guesses.
+        let (ty, quiet) = match self.doc_type(get("type"), top_point) {
+            Some(t) => (t, false),
+            None => (guess_type(&get), true),
+        };
+        let mut sink = Vec::new();
+        let mut inner = Cx {
+            doc: self.doc,
+            file: self.file,
+            diags: if quiet { &mut sink } else { &mut *self.diags },
+            ok: self.ok && !quiet,
+            strings: &mut *self.strings,
+        };
+        inner.unknown_keys(ty, &entries);
+        let name = match get("name") {
+            None => {
+                inner.err(
+                    Diagnostic::error("missing-key", "this document has no `name:`")
+                        .at(top_point, "document starts here")
+                        .hint("add `name:` with the document's name"),
+                );
+                None
+            }
+            Some((_, v)) => inner.text(v, "`name`").map(|t| (t, inner.span(v))),
+        };
+        match ty {
+            DocType::Fleet => inner.fleet(name, &get, top_point, out),
+            DocType::Host => inner.host(name, &get, out),
+            DocType::Layer => inner.layer(name, &get, top_point, out),
+        }
+        if quiet {
+            self.ok = false;
+        }
+    }
+
+    /// `datum:`, the format version; `entry` is its key and value nodes.
+    fn version(&mut self, entry: Option<(u32, u32)>, top: Span) {
+        match entry {
+            None => self.err(
+                Diagnostic::error("missing-key", "this document has no `datum:` version")
+                    .at(top, "document starts here")
+                    .hint(format!("add `datum: {VERSION}` as its first line")),
+            ),
+            Some((_, v)) => match self.scalar(v) {
+                Scalar::Text(t, _) if t == VERSION => {}
+                Scalar::Text(t, _) => {
+                    let d = Diagnostic::error(
+                        "unsupported-version",
+                        format!("unsupported document version `{t}`"),
+                    )
+                    .at(self.span(v), "unsupported version")
+                    .hint(format!("this build of Datum reads {}", VERSIONS.join(", ")));
+                    self.err(d);
+                }
+                _ => self.type_error(
+                    v,
+                    "`datum`",
+                    "a version",
+                    format!("write `datum: {VERSION}`"),
+                ),
+            },
+        }
+    }
+
+    /// `type:`; `None` when it is missing or not one of the three.
+    fn doc_type(&mut self, entry: Option<(u32, u32)>, top: Span) -> Option<DocType> {
+        let Some((_, v)) = entry else {
+            self.err(
+                Diagnostic::error("missing-key", "this document has no `type:`")
+                    .at(top, "document starts here")
+                    .hint("add `type: Host`, `type: Layer` or `type: Fleet`"),
+            );
+            return None;
+        };
+        match self.scalar(v) {
+            Scalar::Text("Fleet", _) => Some(DocType::Fleet),
+            Scalar::Text("Host", _) => Some(DocType::Host),
+            Scalar::Text("Layer", _) => Some(DocType::Layer),
+            Scalar::Text(other, _) => {
+                let hint = match suggest(other, ["Fleet", "Host", "Layer"]) {
+                    Some(n) => format!("did you mean `{n}`? The types are Fleet, Host and Layer"),
+                    None => "the document types are Fleet, Host and Layer".into(),
+                };
+                self.err(
+                    Diagnostic::error("unknown-type", format!("unknown document type `{other}`"))
+                        .at(self.span(v), "unknown type")
+                        .hint(hint),
+                );
+                None
+            }
+            _ => {
+                self.type_error(
+                    v,
+                    "`type`",
+                    "Fleet, Host or Layer",
+                    "write `type: Layer`, for example",
+                );
+                None
+            }
+        }
+    }
+
+    fn unknown_keys(&mut self, ty: DocType, entries: &[(&str, u32, u32)]) {
+        for &(key, k, _) in entries {
+            if !ty.keys().contains(&key) {
+                let hint = match suggest(key, ty.keys().iter().copied()) {
+                    Some(n) => format!("did you mean `{n}`? A {ty:?} takes {}", list(ty.keys())),
+                    None => format!("a {ty:?} takes {}", list(ty.keys())),
+                };
+                self.err(
+                    Diagnostic::error("unknown-key", format!("unknown key `{key}` in a {ty:?}"))
+                        .at(self.span(k), "unknown key")
+                        .hint(hint),
+                );
+            }
+        }
+    }
+
+    fn fleet(
+        &mut self,
+        name: Option<(&str, Span)>,
+        get: &dyn Fn(&str) -> Option<(u32, u32)>,
+        span: Span,
+        out: &mut FileDocs,
+    ) {
+        let labels = get("labels").and_then(|(_, v)| self.declared_labels(v));
+        match name {
+            Some((name, _)) if self.ok => out.fleets.push(FleetDoc {
+                name: name.into(),
+                span,
+                labels,
+            }),
+            _ => out.broken.push(Broken::Fleet),
+        }
+    }
+
+    fn host(
+        &mut self,
+        name: Option<(&str, Span)>,
+        get: &dyn Fn(&str) -> Option<(u32, u32)>,
+        out: &mut FileDocs,
+    ) {
+        if let Some((n, span)) = name
+            && !valid_host_name(n)
+        {
+            self.err(
+                Diagnostic::error("invalid-host-name", format!("`{n}` is not a valid host name"))
+                    .at(span, "invalid host name")
+                    .hint("host names are lowercase DNS names: letters, digits, `-` and `.`, at most 253 characters, starting and ending with a letter or digit"),
+            );
+        }
+        let labels = match get("labels") {
+            None => Vec::new(),
+            Some((_, v)) => self.labels(v, false),
+        };
+        match name {
+            Some((n, span)) if self.ok => out.hosts.push(HostDoc {
+                name: n.into(),
+                name_span: span,
+                labels,
+            }),
+            Some((n, _)) => out.broken.push(Broken::Host(Some(n.into()))),
+            None => out.broken.push(Broken::Host(None)),
+        }
+    }
+
+    fn layer(
+        &mut self,
+        name: Option<(&str, Span)>,
+        get: &dyn Fn(&str) -> Option<(u32, u32)>,
+        top: Span,
+        out: &mut FileDocs,
+    ) {
+        let precedence = match get("precedence") {
+            None => {
+                self.err(
+                    Diagnostic::error("missing-key", "this layer has no `precedence:`")
+                        .at(top, "layer starts here")
+                        .hint("add `precedence:` with an integer; higher wins (base 0, environment 10, site 20, role 30, host 100 by convention)"),
+                );
+                None
+            }
+            Some((_, v)) => self.precedence(v),
+        };
+        let (matcher, match_span) = match get("match") {
+            None => {
+                self.err(
+                    Diagnostic::error("missing-key", "this layer has no `match:`")
+                        .at(top, "layer starts here")
+                        .hint("add `match: {labels: {role: web}}`, or `match: {}` to match every host"),
+                );
+                (None, top)
+            }
+            Some((k, v)) => (self.matcher(v), self.span(k)),
+        };
+        let resources = match get("resources") {
+            None => Vec::new(),
+            Some((_, v)) => self.resources(v),
+        };
+        out.layer_spans.push(top);
+        match (name, precedence, matcher) {
+            (Some((name, _)), Some((precedence, precedence_span)), Some(matcher)) if self.ok => {
+                out.layers.push(LayerDoc {
+                    name: name.into(),
+                    precedence,
+                    precedence_span,
+                    match_span,
+                    matcher,
+                    resources,
+                })
+            }
+            (_, _, matcher) => out.broken.push(Broken::Layer(matcher)),
+        }
+    }
+
+    fn precedence(&mut self, v: u32) -> Option<(i32, Span)> {
+        let span = self.span(v);
+        match self.scalar(v) {
+            Scalar::Text(t, Style::Plain) => match classify_plain(t) {
+                Plain::Int(i) => match i32::try_from(i) {
+                    Ok(p) => return Some((p, span)),
+                    Err(_) => self.err(
+                        Diagnostic::error(
+                            "out-of-range",
+                            format!("precedence {i} is out of range"),
+                        )
+                        .at(span, "out of range")
+                        .hint("precedence is a 32-bit signed integer"),
+                    ),
+                },
+                Plain::BigInt => self.err(
+                    Diagnostic::error("out-of-range", format!("precedence {t} is out of range"))
+                        .at(span, "out of range")
+                        .hint("precedence is a 32-bit signed integer"),
+                ),
+                _ => self.type_error(
+                    v,
+                    "`precedence`",
+                    "an integer",
+                    "write `precedence: 30`, for example",
+                ),
+            },
+            _ => self.type_error(
+                v,
+                "`precedence`",
+                "an integer",
+                "write it unquoted: `precedence: 30`",
+            ),
+        }
+        None
+    }
+}
+
+/// The type a document without a readable `type:` most likely has.
+fn guess_type(get: &dyn Fn(&str) -> Option<(u32, u32)>) -> DocType {
+    let layerish = ["precedence", "match", "resources"]
+        .iter()
+        .any(|k| get(k).is_some());
+    if layerish {
+        DocType::Layer
+    } else {
+        DocType::Host
+    }
+}

@@ -1,0 +1,199 @@
+//! Labels: a host's, a layer matcher's, and the keys and values
+//! `Fleet.labels` declares.
+
+use crate::diagnostic::Diagnostic;
+use crate::schema::suggest;
+use crate::yaml::{Plain, Style, classify_plain};
+
+use super::cx::{Cx, Scalar};
+use super::{DeclaredLabel, HOST_LABEL, LabelDecl, valid_label_key};
+
+impl<'d, 'a, 'x> Cx<'d, 'a, 'x> {
+    pub(super) fn declared_labels(&mut self, v: u32) -> Option<Vec<DeclaredLabel>> {
+        if self.is_null(v) {
+            return None;
+        }
+        if !self.is_map(v) {
+            self.type_error(
+                v,
+                "`labels`",
+                "a mapping of keys to lists of values",
+                "write `role: [web, db]`, for example",
+            );
+            return None;
+        }
+        let mut out = Vec::new();
+        for (key, k, val) in self.entries(v) {
+            self.label_key(key, k, false);
+            let mut values = Vec::new();
+            match self.scalar(val) {
+                Scalar::Seq => {
+                    for item in self.doc.children(val) {
+                        if let Some(t) = self.label_value(item) {
+                            values.push((t.into(), self.span(item)));
+                        }
+                    }
+                }
+                _ => self.type_error(
+                    val,
+                    &format!("the values of `{key}`"),
+                    "a list",
+                    format!("write `{key}: [a, b]`"),
+                ),
+            }
+            out.push(DeclaredLabel {
+                key: key.into(),
+                key_span: self.span(k),
+                values,
+            });
+        }
+        Some(out)
+    }
+
+    /// A mapping of labels, for a host (`matcher == false`) or a matcher.
+    pub(super) fn labels(&mut self, v: u32, matcher: bool) -> Vec<LabelDecl> {
+        if self.is_null(v) && !matcher {
+            return Vec::new();
+        }
+        if !self.is_map(v) {
+            self.type_error(
+                v,
+                "`labels`",
+                "a mapping of label keys to values",
+                "write `role: web`, for example",
+            );
+            return Vec::new();
+        }
+        let mut out = Vec::new();
+        for (key, k, val) in self.entries(v) {
+            let key_ok = self.label_key(key, k, matcher);
+            if let Some(value) = self.label_value(val)
+                && key_ok
+            {
+                out.push(LabelDecl {
+                    key: self.shared(key),
+                    value: self.shared(value),
+                    key_span: self.span(k),
+                    value_span: self.span(val),
+                });
+            }
+        }
+        out
+    }
+
+    fn label_key(&mut self, key: &str, k: u32, matcher: bool) -> bool {
+        if !valid_label_key(key) {
+            self.err(
+                Diagnostic::error("invalid-label", format!("`{key}` is not a valid label key"))
+                    .at(self.span(k), "invalid label key")
+                    .hint("a label key is `name` or `prefix/name`, made of letters, digits, `-`, `_` and `.`"),
+            );
+            return false;
+        }
+        if let Some(rest) = key.strip_prefix("datum/") {
+            if matcher && key == HOST_LABEL {
+                return true;
+            }
+            let (msg, hint) = if matcher {
+                (
+                    format!("`{key}` is not a label Datum sets"),
+                    format!(
+                        "the only `datum/` label is `{HOST_LABEL}`; `datum/{rest}` would match no host"
+                    ),
+                )
+            } else {
+                (
+                    format!("the label `{key}` is reserved"),
+                    format!(
+                        "the `datum/` prefix belongs to Datum, which sets `{HOST_LABEL}` itself; choose another key"
+                    ),
+                )
+            };
+            self.err(
+                Diagnostic::error("reserved-label", msg)
+                    .at(self.span(k), "reserved prefix")
+                    .hint(hint),
+            );
+            return false;
+        }
+        true
+    }
+
+    fn label_value(&mut self, v: u32) -> Option<&'d str> {
+        match self.scalar(v) {
+            Scalar::Text(t, Style::Plain) if classify_plain(t) == Plain::Null => {
+                self.type_error(
+                    v,
+                    "a label value",
+                    "text",
+                    "write a value; labels cannot be empty",
+                );
+                None
+            }
+            Scalar::Text(t, _) => {
+                if t.is_empty() || t.chars().any(char::is_control) {
+                    self.err(
+                        Diagnostic::error(
+                            "invalid-label",
+                            format!("{:?} is not a valid label value", t),
+                        )
+                        .at(self.span(v), "invalid label value")
+                        .hint("a label value is non-empty text on one line"),
+                    );
+                    return None;
+                }
+                Some(t)
+            }
+            _ => {
+                self.type_error(
+                    v,
+                    "a label value",
+                    "text",
+                    "write one value, such as `role: web`",
+                );
+                None
+            }
+        }
+    }
+
+    /// A matcher; `None` when it cannot be read whole (it then touches every host).
+    pub(super) fn matcher(&mut self, v: u32) -> Option<Vec<LabelDecl>> {
+        if !self.is_map(v) {
+            self.type_error(
+                v,
+                "`match`",
+                "a mapping",
+                "write `match: {labels: {role: web}}`, or `match: {}` to match every host",
+            );
+            return None;
+        }
+        let before = self.diags.len();
+        let mut out = Vec::new();
+        for (key, k, val) in self.entries(v) {
+            if key == "labels" {
+                if self.is_null(val) {
+                    self.type_error(
+                        val,
+                        "`match.labels`",
+                        "a mapping of labels",
+                        "write `labels: {role: web}`, or `match: {}` to match every host",
+                    );
+                    continue;
+                }
+                out = self.labels(val, true);
+            } else {
+                let hint = match suggest(key, ["labels"]) {
+                    Some(_) => "did you mean `labels`? A matcher takes only `labels` in v1alpha1"
+                        .to_owned(),
+                    None => "a matcher takes only `labels` in v1alpha1".to_owned(),
+                };
+                self.err(
+                    Diagnostic::error("unknown-key", format!("unknown key `{key}` in `match`"))
+                        .at(self.span(k), "unknown key")
+                        .hint(hint),
+                );
+            }
+        }
+        (self.diags.len() == before).then_some(out)
+    }
+}

@@ -1,0 +1,187 @@
+//! Fleet, Host and Layer documents as written, every value with its place.
+//!
+//! This is the only module that knows YAML. It turns a file's text into
+//! typed documents, reporting every problem it finds (not only the first),
+//! and for a document it could not read it keeps what it can tell about which
+//! hosts the document touches, so the rest of the fleet can still resolve.
+//!
+//! - this file: the document types, [`decode_file`], name rules;
+//! - `cx`: the decoder context, shared by the readers below;
+//! - `kinds`: one document: version, type, keys, name, then the Fleet, Host
+//!   or Layer fields;
+//! - `labels`: host labels, matchers and `Fleet.labels`;
+//! - `resources`: a layer's resources and their fields;
+//! - `values`: one reader per field value type.
+
+mod cx;
+mod kinds;
+mod labels;
+mod resources;
+#[cfg(test)]
+mod tests;
+mod values;
+
+use std::sync::Arc;
+
+use rustc_hash::FxHashSet;
+
+use crate::diagnostic::Diagnostic;
+use crate::schema::{Field, ResourceId, Value};
+use crate::source::{FileId, Span};
+use crate::yaml;
+
+use cx::Cx;
+
+/// The document format version this build reads.
+pub const VERSION: &str = "v1alpha1";
+/// Every version this build reads.
+pub const VERSIONS: &[&str] = &[VERSION];
+/// The label every host carries with its own name.
+pub const HOST_LABEL: &str = "datum/host";
+
+/// A label as written: key and value with their places.
+#[derive(Clone, Debug)]
+pub struct LabelDecl {
+    /// Shared within a file: thousands of hosts carry the same few labels.
+    pub key: Arc<str>,
+    pub value: Arc<str>,
+    pub key_span: Span,
+    pub value_span: Span,
+}
+
+#[derive(Debug)]
+pub struct FleetDoc {
+    pub name: Box<str>,
+    pub span: Span,
+    /// Declared label keys and their allowed values, when declared.
+    pub labels: Option<Vec<DeclaredLabel>>,
+}
+
+#[derive(Debug)]
+pub struct DeclaredLabel {
+    pub key: Box<str>,
+    pub key_span: Span,
+    pub values: Vec<(Box<str>, Span)>,
+}
+
+#[derive(Debug)]
+pub struct HostDoc {
+    pub name: Box<str>,
+    pub name_span: Span,
+    /// As written, in document order.
+    pub labels: Vec<LabelDecl>,
+}
+
+#[derive(Debug)]
+pub struct LayerDoc {
+    pub name: Box<str>,
+    pub precedence: i32,
+    pub precedence_span: Span,
+    /// The `match:` key, where an unmatched layer is reported.
+    pub match_span: Span,
+    pub matcher: Vec<LabelDecl>,
+    pub resources: Vec<ResourceDecl>,
+}
+
+/// A resource as one layer declares it.
+#[derive(Debug)]
+pub struct ResourceDecl {
+    pub id: ResourceId,
+    pub span: Span,
+    pub fields: Vec<FieldDecl>,
+}
+
+/// One field as one layer sets it.
+#[derive(Debug)]
+pub struct FieldDecl {
+    pub field: Field,
+    /// The value as written (for a set, the whole list).
+    pub span: Span,
+    pub value: FieldValue,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum FieldValue {
+    Value(Value),
+    /// `null`: unsets what lower layers set.
+    Unset,
+    /// Entries of `requires` or `restart_on`, each with its place.
+    Refs(Vec<(ResourceId, Span)>),
+}
+
+/// What is known of a document that could not be read, to tell which hosts
+/// it touches.
+#[derive(Debug)]
+pub enum Broken {
+    /// A host document; the name when it could be read.
+    Host(Option<Box<str>>),
+    /// A layer document; its matcher when it could be read whole.
+    Layer(Option<Vec<LabelDecl>>),
+    /// The Fleet document: every host depends on it.
+    Fleet,
+}
+
+/// Everything read from one file.
+#[derive(Debug, Default)]
+pub struct FileDocs {
+    pub fleets: Vec<FleetDoc>,
+    pub hosts: Vec<HostDoc>,
+    pub layers: Vec<LayerDoc>,
+    pub broken: Vec<Broken>,
+    /// Where each layer document starts, parallel to `layers` then `broken` layers.
+    pub layer_spans: Vec<Span>,
+}
+
+/// Reads every document of one file.
+pub fn decode_file(file: FileId, text: &str, diags: &mut Vec<Diagnostic>) -> FileDocs {
+    let mut out = FileDocs::default();
+    let mut strings = FxHashSet::default();
+    yaml::parse_each(file, text, diags, &mut |doc, diags| {
+        // A document cut short by a syntax error is read only to learn which
+        // hosts it touches; its other complaints would be about the cut.
+        let mut quiet = Vec::new();
+        let mut cx = Cx {
+            doc: &doc,
+            file,
+            diags: if doc.truncated { &mut quiet } else { diags },
+            ok: !doc.broken,
+            strings: &mut strings,
+        };
+        cx.document(&mut out);
+    });
+    out
+}
+
+/// `` `a`, `b` and `c` ``, for hints.
+fn list(items: &[&str]) -> String {
+    let quoted: Vec<String> = items.iter().map(|s| format!("`{s}`")).collect();
+    match quoted.len() {
+        0 => String::new(),
+        1 => quoted[0].clone(),
+        n => format!("{} and {}", quoted[..n - 1].join(", "), quoted[n - 1]),
+    }
+}
+
+/// `[a-z0-9]([a-z0-9.-]*[a-z0-9])?`, at most 253 characters.
+pub fn valid_host_name(s: &str) -> bool {
+    let b = s.as_bytes();
+    let edge = |c: u8| c.is_ascii_lowercase() || c.is_ascii_digit();
+    !b.is_empty()
+        && b.len() <= 253
+        && edge(b[0])
+        && edge(b[b.len() - 1])
+        && b.iter().all(|&c| edge(c) || c == b'-' || c == b'.')
+}
+
+/// `name` or `prefix/name`, each part letters, digits, `-`, `_` and `.`.
+pub fn valid_label_key(s: &str) -> bool {
+    let part = |p: &str| {
+        !p.is_empty()
+            && p.bytes()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'-' | b'_' | b'.'))
+    };
+    match s.split_once('/') {
+        Some((prefix, name)) => part(prefix) && part(name),
+        None => part(s),
+    }
+}

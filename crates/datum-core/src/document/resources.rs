@@ -1,0 +1,108 @@
+//! A layer's resources: ids, and which fields each type takes.
+
+use crate::diagnostic::Diagnostic;
+use crate::schema::{Field, Kind, ResourceId, suggest};
+
+use super::cx::Cx;
+use super::{FieldDecl, ResourceDecl, list};
+
+impl<'d, 'a, 'x> Cx<'d, 'a, 'x> {
+    pub(super) fn resources(&mut self, v: u32) -> Vec<ResourceDecl> {
+        if self.is_null(v) {
+            return Vec::new();
+        }
+        if !self.is_map(v) {
+            self.type_error(
+                v,
+                "`resources`",
+                "a mapping of resource ids to fields",
+                "write `Package[nginx]: {ensure: installed}`, for example",
+            );
+            return Vec::new();
+        }
+        let mut out = Vec::new();
+        for (key, k, val) in self.entries(v) {
+            let id = match ResourceId::parse(key) {
+                Ok(id) => id,
+                Err(e) => {
+                    let (msg, hint) = e.describe(key);
+                    self.err(
+                        Diagnostic::error("invalid-resource", msg)
+                            .at(self.span(k), "here")
+                            .hint(hint),
+                    );
+                    continue;
+                }
+            };
+            let fields = if self.is_null(val) {
+                Vec::new()
+            } else if self.is_map(val) {
+                self.fields(&id, val)
+            } else {
+                self.type_error(
+                    val,
+                    &format!("`{id}`"),
+                    "a mapping of fields",
+                    "write its fields below it, or leave it empty to declare it with none",
+                );
+                Vec::new()
+            };
+            out.push(ResourceDecl {
+                id,
+                span: self.span(k),
+                fields,
+            });
+        }
+        out
+    }
+
+    fn fields(&mut self, id: &ResourceId, map: u32) -> Vec<FieldDecl> {
+        let kind = id.kind;
+        let mut out = Vec::new();
+        for (key, k, v) in self.entries(map) {
+            let field = match Field::parse(key).filter(|f| kind.has(*f)) {
+                Some(f) => f,
+                None => {
+                    let names = kind.fields().iter().map(|f| f.name());
+                    let mut hint = match suggest(key, names) {
+                        Some(n) => format!("did you mean `{n}`? "),
+                        None => String::new(),
+                    };
+                    let elsewhere: Vec<&str> = Field::parse(key)
+                        .map(|f| {
+                            Kind::ALL
+                                .iter()
+                                .filter(|k| k.has(f))
+                                .map(|k| k.name())
+                                .collect()
+                        })
+                        .unwrap_or_default();
+                    if !elsewhere.is_empty() {
+                        hint.push_str(&format!("`{key}` is a field of {}. ", elsewhere.join(", ")));
+                    }
+                    hint.push_str(&format!(
+                        "{kind} takes {}",
+                        list(&kind.fields().iter().map(|f| f.name()).collect::<Vec<_>>())
+                    ));
+                    self.err(
+                        Diagnostic::error(
+                            "unknown-field",
+                            format!("unknown field `{key}` for {kind}"),
+                        )
+                        .at(self.span(k), "unknown field")
+                        .hint(hint),
+                    );
+                    continue;
+                }
+            };
+            if let Some(value) = self.field_value(kind, field, v) {
+                out.push(FieldDecl {
+                    field,
+                    span: self.span(v),
+                    value,
+                });
+            }
+        }
+        out
+    }
+}
