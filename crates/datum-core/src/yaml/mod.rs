@@ -6,6 +6,10 @@
 //! duplicate keys, scalar keys only, and a nesting limit so that no input can
 //! make loading slow or deep.
 
+mod plain;
+#[cfg(test)]
+mod tests;
+
 use std::borrow::Cow;
 
 use rustc_hash::FxHashSet;
@@ -13,6 +17,8 @@ use saphyr_parser::{Event, Marker, Parser, ScalarStyle, ScanError};
 
 use crate::diagnostic::Diagnostic;
 use crate::source::{FileId, Pos, Span};
+
+pub(crate) use plain::{Plain, classify_plain};
 
 /// Collections nested deeper than this are refused. Datum's own documents
 /// nest five levels at most.
@@ -195,10 +201,7 @@ fn parse_from<'a>(
     diags: &mut Vec<Diagnostic>,
 ) -> Option<u32> {
     let mut parser = Parser::new_from_str(text);
-    let mut doc: Option<Doc<'a>> = None;
-    let mut stack: Vec<Open> = Vec::new();
-    // Depth of collections being skipped because they are nested too deep.
-    let mut skipping = 0usize;
+    let mut builder = Builder::default();
     let at = |m: &Marker| {
         let mut p = pos(m);
         p.line += line_offset;
@@ -216,64 +219,68 @@ fn parse_from<'a>(
             Some(Err(e)) => {
                 let where_ = at(e.marker());
                 diags.push(scan_error(file, text, where_, line_offset, &e));
-                if let Some(mut d) = doc.take() {
-                    d.broken = true;
-                    d.truncated = true;
-                    // Collections left open end where the text stopped.
-                    let len = d.nodes.len() as u32;
-                    for open in &stack {
-                        d.nodes[open.node as usize].end = len;
-                    }
-                    docs(d, diags);
-                }
+                builder.cut_short(docs, diags);
                 return Some(where_.line);
             }
         };
-        let span = span_of(&span);
-        let Some(d) = doc.as_mut() else {
+        if !builder.event(event, span_of(&span), docs, diags) {
+            break;
+        }
+    }
+    if let Some(d) = builder.doc.take() {
+        docs(d, diags);
+    }
+    None
+}
+
+/// The document being built from parser events.
+#[derive(Default)]
+struct Builder<'a> {
+    doc: Option<Doc<'a>>,
+    /// Collections open in `doc`, innermost last.
+    stack: Vec<Open>,
+    /// Depth of collections being skipped because they are nested too deep.
+    skipping: usize,
+}
+
+impl<'a> Builder<'a> {
+    /// Takes one event, handing each finished document to `docs`; false at
+    /// the end of the stream.
+    fn event(
+        &mut self,
+        event: Event<'a>,
+        span: Span,
+        docs: &mut dyn FnMut(Doc<'a>, &mut Vec<Diagnostic>),
+        diags: &mut Vec<Diagnostic>,
+    ) -> bool {
+        let Some(d) = self.doc.as_mut() else {
             match event {
                 Event::DocumentStart(_) => {
-                    doc = Some(Doc {
+                    self.doc = Some(Doc {
                         // Enough for a host document without growing.
                         nodes: Vec::with_capacity(24),
                         ..Doc::default()
                     });
-                    stack.clear();
+                    self.stack.clear();
                 }
-                Event::StreamEnd => break,
+                Event::StreamEnd => return false,
                 _ => {}
             }
-            continue;
+            return true;
         };
-        if skipping > 0 {
+        if self.skipping > 0 {
             match event {
-                Event::SequenceStart(..) | Event::MappingStart(..) => skipping += 1,
-                Event::SequenceEnd | Event::MappingEnd => skipping -= 1,
+                Event::SequenceStart(..) | Event::MappingStart(..) => self.skipping += 1,
+                Event::SequenceEnd | Event::MappingEnd => self.skipping -= 1,
                 _ => {}
             }
-            continue;
+            return true;
         }
         match event {
             Event::DocumentEnd => {
-                docs(doc.take().unwrap_or_default(), diags);
+                docs(self.doc.take().unwrap_or_default(), diags);
             }
-            Event::Alias(_) => {
-                d.broken = true;
-                diags.push(
-                    Diagnostic::error("yaml-alias", "YAML aliases are not allowed")
-                        .at(span, "alias")
-                        .hint(
-                            "write the value out in full: an alias hides where a value comes from",
-                        ),
-                );
-                push_leaf(
-                    d,
-                    &mut stack,
-                    Kind::Scalar(Cow::Borrowed(""), Style::Plain),
-                    span,
-                    diags,
-                );
-            }
+            Event::Alias(_) => alias(d, &mut self.stack, span, diags),
             Event::Scalar(text, style, anchor, tag) => {
                 refuse_decorations(d, span, anchor, tag.is_some(), diags);
                 let style = match style {
@@ -281,67 +288,108 @@ fn parse_from<'a>(
                     ScalarStyle::SingleQuoted | ScalarStyle::DoubleQuoted => Style::Quoted,
                     ScalarStyle::Literal | ScalarStyle::Folded => Style::Block,
                 };
-                push_leaf(d, &mut stack, Kind::Scalar(text, style), span, diags);
+                push_leaf(d, &mut self.stack, Kind::Scalar(text, style), span, diags);
             }
             Event::SequenceStart(anchor, ref tag) | Event::MappingStart(anchor, ref tag) => {
                 let is_map = matches!(event, Event::MappingStart(..));
                 refuse_decorations(d, span, anchor, tag.is_some(), diags);
-                if stack.len() >= MAX_DEPTH {
-                    d.broken = true;
-                    diags.push(
-                        Diagnostic::error(
-                            "yaml-depth",
-                            format!("collections are nested more than {MAX_DEPTH} levels deep"),
-                        )
-                        .at(span, "too deep")
-                        .hint("Datum documents nest a few levels at most; flatten this value"),
-                    );
-                    // The skipped collection stands as one empty value of its parent.
-                    push_leaf(
-                        d,
-                        &mut stack,
-                        Kind::Scalar(Cow::Borrowed(""), Style::Plain),
-                        span,
-                        diags,
-                    );
-                    skipping = 1;
-                    continue;
-                }
-                check_key_slot(d, &stack, span, diags);
-                let idx = d.nodes.len() as u32;
-                d.nodes.push(Node {
-                    kind: if is_map { Kind::Map } else { Kind::Seq },
-                    span,
-                    end: idx + 1,
-                });
-                stack.push(Open {
-                    node: idx,
-                    is_map,
-                    key_hashes: None,
-                    key_count: 0,
-                    expect_key: true,
-                });
-            }
-            Event::SequenceEnd | Event::MappingEnd => {
-                if let Some(open) = stack.pop() {
-                    let end = d.nodes.len() as u32;
-                    let node = &mut d.nodes[open.node as usize];
-                    node.end = end;
-                    node.span.end = span.end;
-                    close_child(&mut stack);
+                if !open_collection(d, &mut self.stack, is_map, span, diags) {
+                    self.skipping = 1;
                 }
             }
+            Event::SequenceEnd | Event::MappingEnd => close_collection(d, &mut self.stack, span),
             Event::StreamEnd => {
-                docs(doc.take().unwrap_or_default(), diags);
-                break;
+                docs(self.doc.take().unwrap_or_default(), diags);
+                return false;
             }
             Event::StreamStart | Event::DocumentStart(_) | Event::Nothing => {}
         }
+        true
     }
-    if let Some(d) = doc.take() {
-        docs(d, diags);
+
+    /// After a syntax error: the document read so far goes out marked as cut
+    /// short, its collections left open ending where the text stopped.
+    fn cut_short(
+        &mut self,
+        docs: &mut dyn FnMut(Doc<'a>, &mut Vec<Diagnostic>),
+        diags: &mut Vec<Diagnostic>,
+    ) {
+        if let Some(mut d) = self.doc.take() {
+            d.broken = true;
+            d.truncated = true;
+            let len = d.nodes.len() as u32;
+            for open in &self.stack {
+                d.nodes[open.node as usize].end = len;
+            }
+            docs(d, diags);
+        }
     }
-    None
+}
+
+/// The value standing for an alias or a collection too deep to read.
+fn empty<'a>() -> Kind<'a> {
+    Kind::Scalar(Cow::Borrowed(""), Style::Plain)
+}
+
+/// An alias is refused; it stands as one empty value.
+fn alias(d: &mut Doc<'_>, stack: &mut [Open], span: Span, diags: &mut Vec<Diagnostic>) {
+    d.broken = true;
+    diags.push(
+        Diagnostic::error("yaml-alias", "YAML aliases are not allowed")
+            .at(span, "alias")
+            .hint("write the value out in full: an alias hides where a value comes from"),
+    );
+    push_leaf(d, stack, empty(), span, diags);
+}
+
+/// Opens a sequence or mapping; false when it is nested too deep, in which
+/// case it stands as one empty value and its contents are to be skipped.
+fn open_collection(
+    d: &mut Doc<'_>,
+    stack: &mut Vec<Open>,
+    is_map: bool,
+    span: Span,
+    diags: &mut Vec<Diagnostic>,
+) -> bool {
+    if stack.len() >= MAX_DEPTH {
+        d.broken = true;
+        diags.push(
+            Diagnostic::error(
+                "yaml-depth",
+                format!("collections are nested more than {MAX_DEPTH} levels deep"),
+            )
+            .at(span, "too deep")
+            .hint("Datum documents nest a few levels at most; flatten this value"),
+        );
+        push_leaf(d, stack, empty(), span, diags);
+        return false;
+    }
+    check_key_slot(d, stack, span, diags);
+    let idx = d.nodes.len() as u32;
+    d.nodes.push(Node {
+        kind: if is_map { Kind::Map } else { Kind::Seq },
+        span,
+        end: idx + 1,
+    });
+    stack.push(Open {
+        node: idx,
+        is_map,
+        key_hashes: None,
+        key_count: 0,
+        expect_key: true,
+    });
+    true
+}
+
+/// Closes the innermost open collection, which ends at `span`.
+fn close_collection(d: &mut Doc<'_>, stack: &mut Vec<Open>, span: Span) {
+    if let Some(open) = stack.pop() {
+        let end = d.nodes.len() as u32;
+        let node = &mut d.nodes[open.node as usize];
+        node.end = end;
+        node.span.end = span.end;
+        close_child(stack);
+    }
 }
 
 fn refuse_decorations(
@@ -515,192 +563,4 @@ fn unclosed_bracket(line: &str) -> Option<(usize, char)> {
         prev = c;
     }
     open.last().copied()
-}
-
-/// How a plain scalar reads under the YAML 1.2 core schema.
-#[derive(Debug, PartialEq)]
-pub(crate) enum Plain {
-    Null,
-    Bool(bool),
-    Int(i64),
-    /// An integer literal that does not fit 64 bits.
-    BigInt,
-    Float,
-    Str,
-}
-
-pub(crate) fn classify_plain(s: &str) -> Plain {
-    match s {
-        "" | "~" | "null" | "Null" | "NULL" => return Plain::Null,
-        "true" | "True" | "TRUE" => return Plain::Bool(true),
-        "false" | "False" | "FALSE" => return Plain::Bool(false),
-        ".inf" | ".Inf" | ".INF" | "+.inf" | "+.Inf" | "+.INF" | "-.inf" | "-.Inf" | "-.INF"
-        | ".nan" | ".NaN" | ".NAN" => return Plain::Float,
-        _ => {}
-    }
-    let int = |digits: &str, radix: u32, neg: bool| -> Plain {
-        match i64::from_str_radix(digits, radix) {
-            Ok(v) => Plain::Int(if neg { -v } else { v }),
-            Err(_) => Plain::BigInt,
-        }
-    };
-    if let Some(rest) = s.strip_prefix("0o")
-        && !rest.is_empty()
-        && rest.bytes().all(|b| (b'0'..=b'7').contains(&b))
-    {
-        return int(rest, 8, false);
-    }
-    if let Some(rest) = s.strip_prefix("0x")
-        && !rest.is_empty()
-        && rest.bytes().all(|b| b.is_ascii_hexdigit())
-    {
-        return int(rest, 16, false);
-    }
-    let (neg, unsigned) = match s.as_bytes()[0] {
-        b'-' => (true, &s[1..]),
-        b'+' => (false, &s[1..]),
-        _ => (false, s),
-    };
-    if !unsigned.is_empty() && unsigned.bytes().all(|b| b.is_ascii_digit()) {
-        return int(unsigned, 10, neg);
-    }
-    if is_float(unsigned) {
-        return Plain::Float;
-    }
-    Plain::Str
-}
-
-/// `(\.[0-9]+ | [0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?`
-fn is_float(s: &str) -> bool {
-    let b = s.as_bytes();
-    let mut i = 0;
-    let digits = |i: &mut usize| {
-        let start = *i;
-        while *i < b.len() && b[*i].is_ascii_digit() {
-            *i += 1;
-        }
-        *i - start
-    };
-    let whole = digits(&mut i);
-    let mut frac = 0;
-    let mut dot = false;
-    if i < b.len() && b[i] == b'.' {
-        dot = true;
-        i += 1;
-        frac = digits(&mut i);
-    }
-    if whole == 0 && (frac == 0 || !dot) {
-        return false;
-    }
-    if i < b.len() && (b[i] == b'e' || b[i] == b'E') {
-        i += 1;
-        if i < b.len() && (b[i] == b'+' || b[i] == b'-') {
-            i += 1;
-        }
-        if digits(&mut i) == 0 {
-            return false;
-        }
-    }
-    i == b.len()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn codes(diags: &[Diagnostic]) -> Vec<&'static str> {
-        diags.iter().map(|d| d.code).collect()
-    }
-
-    fn parse_ok(text: &str) -> (Vec<Doc<'_>>, Vec<Diagnostic>) {
-        let mut diags = Vec::new();
-        let docs = parse(FileId(0), text, &mut diags);
-        (docs, diags)
-    }
-
-    #[test]
-    fn builds_a_flat_tree() {
-        let (docs, diags) = parse_ok("a: 1\nb:\n  - x\n  - {c: d}\n");
-        assert!(diags.is_empty(), "{diags:?}");
-        assert_eq!(docs.len(), 1);
-        let d = &docs[0];
-        let entries: Vec<_> = d.entries(0).collect();
-        assert_eq!(entries.len(), 2);
-        let (_, b) = entries[1];
-        assert_eq!(d.children(b).count(), 2);
-        assert_eq!(d.node(b).span.start, Pos { line: 3, col: 3 });
-    }
-
-    #[test]
-    fn several_documents_and_empty_ones() {
-        let (docs, diags) = parse_ok("a: 1\n---\n---\nb: 2\n");
-        assert!(diags.is_empty());
-        assert_eq!(docs.len(), 3);
-        assert!(
-            docs[1].nodes.is_empty()
-                || matches!(docs[1].nodes[0].kind, Kind::Scalar(ref t, Style::Plain) if t.is_empty())
-        );
-    }
-
-    #[test]
-    fn refuses_duplicates_anchors_aliases_and_tags() {
-        let (_, diags) = parse_ok("a: 1\na: 2\n");
-        assert_eq!(diags[0].code, "yaml-duplicate-key");
-        assert_eq!(
-            diags[0].primary.as_ref().unwrap().span.start,
-            Pos { line: 2, col: 1 }
-        );
-        let (_, diags) = parse_ok("a: &x 1\nb: *x\n");
-        let codes: Vec<_> = diags.iter().map(|d| d.code).collect();
-        assert_eq!(codes, ["yaml-anchor", "yaml-alias"]);
-        let (_, diags) = parse_ok("a: !!str 1\n");
-        assert_eq!(diags[0].code, "yaml-tag");
-    }
-
-    #[test]
-    fn deep_nesting_is_refused_without_recursion() {
-        // Block sequences nest on one line: `- - - x`.
-        let text = format!("{}x\n", "- ".repeat(10_000));
-        let (_, diags) = parse_ok(&text);
-        assert_eq!(codes(&diags), ["yaml-depth"]);
-        // Flow collections: the scanner stops them first.
-        let text = format!("a: {}{}\n", "[".repeat(10_000), "]".repeat(10_000));
-        let (_, diags) = parse_ok(&text);
-        assert_eq!(codes(&diags), ["yaml-depth"]);
-    }
-
-    #[test]
-    fn malformed_yaml_points_at_the_problem() {
-        let (_, diags) = parse_ok("a: [1, 2\nb: 3\n");
-        assert_eq!(diags[0].code, "yaml-syntax");
-    }
-
-    #[test]
-    fn parsing_resumes_after_a_broken_document() {
-        let (docs, diags) = parse_ok("a: 1\n---\nb: [1\nc: 2\n---\nd: 4\n");
-        assert_eq!(diags.len(), 1);
-        assert_eq!(diags[0].primary.as_ref().unwrap().span.start.line, 4);
-        // The first document, the broken one, and the one after it.
-        assert_eq!(docs.len(), 3);
-        assert!(docs[1].broken);
-        let last = &docs[2];
-        assert!(!last.broken);
-        assert_eq!(last.node(1).span.start, Pos { line: 6, col: 1 });
-    }
-
-    #[test]
-    fn core_schema() {
-        assert_eq!(classify_plain("0640"), Plain::Int(640));
-        assert_eq!(classify_plain("0o640"), Plain::Int(0o640));
-        assert_eq!(classify_plain("-12"), Plain::Int(-12));
-        assert_eq!(classify_plain("yes"), Plain::Str);
-        assert_eq!(classify_plain("1.10"), Plain::Float);
-        assert_eq!(classify_plain("1e3"), Plain::Float);
-        assert_eq!(classify_plain("1.2.3"), Plain::Str);
-        assert_eq!(classify_plain("~"), Plain::Null);
-        assert_eq!(classify_plain("True"), Plain::Bool(true));
-        assert_eq!(classify_plain("99999999999999999999"), Plain::BigInt);
-        assert_eq!(classify_plain("."), Plain::Str);
-        assert_eq!(classify_plain("-"), Plain::Str);
-    }
 }

@@ -1,0 +1,97 @@
+use super::*;
+
+fn codes(diags: &[Diagnostic]) -> Vec<&'static str> {
+    diags.iter().map(|d| d.code).collect()
+}
+
+fn parse_ok(text: &str) -> (Vec<Doc<'_>>, Vec<Diagnostic>) {
+    let mut diags = Vec::new();
+    let docs = parse(FileId(0), text, &mut diags);
+    (docs, diags)
+}
+
+#[test]
+fn builds_a_flat_tree() {
+    let (docs, diags) = parse_ok("a: 1\nb:\n  - x\n  - {c: d}\n");
+    assert!(diags.is_empty(), "{diags:?}");
+    assert_eq!(docs.len(), 1);
+    let d = &docs[0];
+    let entries: Vec<_> = d.entries(0).collect();
+    assert_eq!(entries.len(), 2);
+    let (_, b) = entries[1];
+    assert_eq!(d.children(b).count(), 2);
+    assert_eq!(d.node(b).span.start, Pos { line: 3, col: 3 });
+}
+
+#[test]
+fn several_documents_and_empty_ones() {
+    let (docs, diags) = parse_ok("a: 1\n---\n---\nb: 2\n");
+    assert!(diags.is_empty());
+    assert_eq!(docs.len(), 3);
+    assert!(
+        docs[1].nodes.is_empty()
+            || matches!(docs[1].nodes[0].kind, Kind::Scalar(ref t, Style::Plain) if t.is_empty())
+    );
+}
+
+#[test]
+fn refuses_duplicates_anchors_aliases_and_tags() {
+    let (_, diags) = parse_ok("a: 1\na: 2\n");
+    assert_eq!(diags[0].code, "yaml-duplicate-key");
+    assert_eq!(
+        diags[0].primary.as_ref().unwrap().span.start,
+        Pos { line: 2, col: 1 }
+    );
+    let (_, diags) = parse_ok("a: &x 1\nb: *x\n");
+    let codes: Vec<_> = diags.iter().map(|d| d.code).collect();
+    assert_eq!(codes, ["yaml-anchor", "yaml-alias"]);
+    let (_, diags) = parse_ok("a: !!str 1\n");
+    assert_eq!(diags[0].code, "yaml-tag");
+}
+
+#[test]
+fn deep_nesting_is_refused_without_recursion() {
+    // Block sequences nest on one line: `- - - x`.
+    let text = format!("{}x\n", "- ".repeat(10_000));
+    let (_, diags) = parse_ok(&text);
+    assert_eq!(codes(&diags), ["yaml-depth"]);
+    // Flow collections: the scanner stops them first.
+    let text = format!("a: {}{}\n", "[".repeat(10_000), "]".repeat(10_000));
+    let (_, diags) = parse_ok(&text);
+    assert_eq!(codes(&diags), ["yaml-depth"]);
+}
+
+#[test]
+fn malformed_yaml_points_at_the_problem() {
+    let (_, diags) = parse_ok("a: [1, 2\nb: 3\n");
+    assert_eq!(diags[0].code, "yaml-syntax");
+}
+
+#[test]
+fn parsing_resumes_after_a_broken_document() {
+    let (docs, diags) = parse_ok("a: 1\n---\nb: [1\nc: 2\n---\nd: 4\n");
+    assert_eq!(diags.len(), 1);
+    assert_eq!(diags[0].primary.as_ref().unwrap().span.start.line, 4);
+    // The first document, the broken one, and the one after it.
+    assert_eq!(docs.len(), 3);
+    assert!(docs[1].broken);
+    let last = &docs[2];
+    assert!(!last.broken);
+    assert_eq!(last.node(1).span.start, Pos { line: 6, col: 1 });
+}
+
+#[test]
+fn core_schema() {
+    assert_eq!(classify_plain("0640"), Plain::Int(640));
+    assert_eq!(classify_plain("0o640"), Plain::Int(0o640));
+    assert_eq!(classify_plain("-12"), Plain::Int(-12));
+    assert_eq!(classify_plain("yes"), Plain::Str);
+    assert_eq!(classify_plain("1.10"), Plain::Float);
+    assert_eq!(classify_plain("1e3"), Plain::Float);
+    assert_eq!(classify_plain("1.2.3"), Plain::Str);
+    assert_eq!(classify_plain("~"), Plain::Null);
+    assert_eq!(classify_plain("True"), Plain::Bool(true));
+    assert_eq!(classify_plain("99999999999999999999"), Plain::BigInt);
+    assert_eq!(classify_plain("."), Plain::Str);
+    assert_eq!(classify_plain("-"), Plain::Str);
+}
