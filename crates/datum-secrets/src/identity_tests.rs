@@ -158,3 +158,20 @@ fn an_oversized_file_is_not_read_into_memory() {
         "{e:?}"
     );
 }
+
+mod never_panics {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #[test]
+        fn on_any_bytes(bytes in prop::collection::vec(any::<u8>(), 0..300)) {
+            let _ = parse_identities(&bytes, None);
+        }
+
+        #[test]
+        fn on_age_like_lines(text in "(AGE-SECRET-KEY-1[A-Z0-9]{0,70}|# .{0,10}|\n){0,4}") {
+            let _ = parse_identities(text.as_bytes(), None);
+        }
+    }
+}

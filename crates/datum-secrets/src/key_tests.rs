@@ -192,3 +192,40 @@ fn fingerprints_parse_only_in_their_written_form() {
         assert!(bad.parse::<Fingerprint>().is_err(), "{bad} was accepted");
     }
 }
+
+mod never_panics {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #[test]
+        fn on_any_text(text in "\\PC{0,120}") {
+            let _ = PublicKey::parse(&text);
+            let _ = text.parse::<Fingerprint>();
+        }
+
+        /// A real key with one character replaced, inserted or deleted:
+        /// an error whose span lies inside the text, or a key.
+        #[test]
+        fn on_a_damaged_key(
+            which in 0usize..3,
+            at in any::<prop::sample::Index>(),
+            op in 0u8..3,
+            c in any::<char>(),
+        ) {
+            let mut chars: Vec<char> = [ED25519, RSA2048, AGE][which].chars().collect();
+            let i = at.index(chars.len());
+            match op {
+                0 => chars[i] = c,
+                1 => chars.insert(i, c),
+                _ => { chars.remove(i); }
+            }
+            let text: String = chars.into_iter().collect();
+            if let Err(e) = PublicKey::parse(&text) {
+                let span = e.span();
+                prop_assert!(span.start <= span.end && span.end <= text.len(), "{e:?}");
+                prop_assert!(text.is_char_boundary(span.start) && text.is_char_boundary(span.end));
+            }
+        }
+    }
+}

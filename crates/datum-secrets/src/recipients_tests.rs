@@ -213,3 +213,51 @@ fn a_file_with_no_recipient_is_refused() {
     let e = parse_err("# only\n# comments\n");
     assert_eq!((e.line, e.kind), (2, RecipientsErrorKind::Empty));
 }
+
+mod never_panics {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #[test]
+        fn on_any_text(text in "(\\PC|\n|\r|\t){0,200}") {
+            if let Err(e) = Recipients::parse(&text) {
+                prop_assert!(e.line >= 1 && e.column >= 1);
+            }
+        }
+
+        /// Whatever set is written parses back to itself.
+        #[test]
+        fn round_trips_any_set(
+            entries in prop::collection::vec(
+                (prop::option::of("[a-z0-9][a-z0-9.-]{0,20}"), 0usize..3),
+                1..12,
+            )
+        ) {
+            let fingerprints = [FP_A, FP_B, AGE];
+            let set: Recipients = entries
+                .into_iter()
+                .map(|(name, which)| Recipient {
+                    holder: name.map_or(Holder::Admin, Holder::Host),
+                    fingerprint: fp(fingerprints[which]),
+                })
+                .collect();
+            prop_assert_eq!(Recipients::parse(&set.to_text()).unwrap(), set);
+        }
+    }
+}
+
+/// The example in docs/secrets.md is a file this parser accepts and this
+/// writer would write, so the page cannot drift from the format.
+#[test]
+fn the_documented_example_is_exact() {
+    let page = include_str!("../../../docs/secrets.md");
+    let start = page
+        .find("# Recipients of the secret")
+        .expect("example in docs");
+    let end = start + page[start..].find("```").unwrap();
+    let example = &page[start..end];
+    let parsed = Recipients::parse(example).unwrap();
+    assert_eq!(parsed.len(), 4);
+    assert_eq!(parsed.to_text(), example);
+}

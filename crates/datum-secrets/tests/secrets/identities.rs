@@ -112,3 +112,32 @@ fn a_host_key_that_is_not_a_recipient_gets_the_distinct_error() {
         other => panic!("expected NotRecipient, got {other:?}"),
     }
 }
+
+#[test]
+fn a_damaged_private_key_is_an_error_not_a_panic() {
+    for kind in ["ed25519", "rsa"] {
+        let key = ssh_keygen(
+            kind,
+            "",
+            &["-b", "2048"][..if kind == "rsa" { 2 } else { 0 }],
+        );
+        let text = std::fs::read_to_string(&key.private).unwrap();
+        let body_start = text.find('\n').unwrap() + 1;
+        let body_end = text.rfind("-----END").unwrap();
+        for at in (body_start..body_end).step_by(13) {
+            let mut damaged = text.clone().into_bytes();
+            if damaged[at] == b'\n' {
+                continue;
+            }
+            damaged[at] = if damaged[at] == b'A' { b'z' } else { b'A' };
+            // Any outcome but a panic; a key that still parses must still
+            // be a key (some bytes, like padding and comments, are slack).
+            if let Ok(identities) = parse_identities(&damaged, None) {
+                assert_eq!(identities.len(), 1);
+            }
+        }
+        // Cut short.
+        let cut = &text.as_bytes()[..text.len() / 2];
+        assert!(parse_identities(cut, None).is_err(), "{kind}");
+    }
+}
