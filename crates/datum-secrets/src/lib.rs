@@ -1,0 +1,36 @@
+//! Secrets for Datum: age encryption to the keys hosts and admins declare,
+//! decryption with a host's or an admin's private key, and the recipients
+//! file that records who a secret was encrypted to.
+//!
+//! This crate holds what the core must not: randomness and key files. The
+//! core knows a secret only as a ciphertext path and its hash.
+//!
+//! - [`key`]: public keys ([`PublicKey::parse`]: `ssh-ed25519`, `ssh-rsa`,
+//!   `age1...`) and their [`Fingerprint`]s.
+//! - [`identity`]: private keys that decrypt ([`read_identities`],
+//!   [`parse_identities`]): OpenSSH private keys and age identity files.
+//! - [`ciphertext`]: [`encrypt`] to public keys as armored age text,
+//!   [`decrypt`] with identities, [`ciphertext_sha256`] for the manifest.
+//! - [`plaintext`]: [`Plaintext`], decrypted bytes zeroed on drop and never
+//!   printed.
+//! - [`recipients`]: the `PATH.recipients` file ([`Recipients`]), its
+//!   strict parser and writer, and [`Recipients::compare`] for rekeying.
+#![forbid(unsafe_code)]
+
+pub mod ciphertext;
+pub mod identity;
+pub mod key;
+pub mod plaintext;
+pub mod recipients;
+
+pub use ciphertext::{DecryptError, EncryptError, ciphertext_sha256, decrypt, encrypt};
+pub use identity::{
+    Identity, IdentityError, MAX_IDENTITY_FILE, ReadIdentityError, parse_identities,
+    read_identities,
+};
+pub use key::{Fingerprint, KeyError, KeyKind, PublicKey};
+pub use plaintext::Plaintext;
+pub use recipients::{
+    Holder, Recipient, Recipients, RecipientsChange, RecipientsError, RecipientsErrorKind,
+    recipients_path,
+};

@@ -1,0 +1,63 @@
+//! Decrypted bytes, held so they do not outlive their use: the memory is
+//! overwritten with zeros when the value is dropped, and nothing formats
+//! the bytes by accident.
+
+use std::fmt;
+
+use zeroize::Zeroizing;
+
+/// The content of a decrypted secret.
+///
+/// There is no `Display`, `Clone` or `Serialize`; `Debug` shows the length
+/// only, so a `{:?}` in a log or an error cannot leak the secret. Read the
+/// bytes with [`Plaintext::as_bytes`], and copy them only into the target.
+pub struct Plaintext(Zeroizing<Vec<u8>>);
+
+impl Plaintext {
+    /// Takes ownership of `bytes`, which are zeroed when the plaintext is
+    /// dropped.
+    pub fn new(bytes: Vec<u8>) -> Plaintext {
+        Plaintext(Zeroizing::new(bytes))
+    }
+
+    pub fn as_bytes(&self) -> &[u8] {
+        &self.0
+    }
+
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+impl fmt::Debug for Plaintext {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Plaintext(<{} bytes, redacted>)", self.0.len())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn debug_shows_the_length_and_never_the_bytes() {
+        let secret = Plaintext::new(b"hunter2-s3cr3t".to_vec());
+        let shown = format!("{secret:?} {secret:#?}");
+        assert!(!shown.contains("hunter2"), "{shown}");
+        assert!(!shown.contains("104"), "no byte values either: {shown}");
+        assert!(shown.contains("14 bytes"), "{shown}");
+    }
+
+    #[test]
+    fn gives_the_bytes_it_was_made_from() {
+        let secret = Plaintext::new(vec![0, 1, 2, 255]);
+        assert_eq!(secret.as_bytes(), &[0, 1, 2, 255]);
+        assert_eq!(secret.len(), 4);
+        assert!(!secret.is_empty());
+        assert!(Plaintext::new(Vec::new()).is_empty());
+    }
+}
