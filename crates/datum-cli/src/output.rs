@@ -11,7 +11,7 @@ use datum_core::source::Files;
 pub fn diagnostics(files: &Files, diags: &[Diagnostic]) {
     let mut err = anstream::stderr().lock();
     for d in diags {
-        let _ = write!(err, "{}", d.render(files, true));
+        let _ = d.render(files, true, &mut err);
         let _ = writeln!(err);
     }
     let _ = err.flush();
