@@ -1,8 +1,14 @@
-//! The `datum` command: parses arguments, runs one subcommand with a
-//! [`ui::Ui`], maps the outcome to an exit status ([`exit`]) or prints the
-//! [`command_error::CommandError`] it ended with. Everything it knows about
-//! fleets comes from `datum-core`; this crate only reads the environment and
-//! prints.
+//! The `datum` command: parses arguments, runs one subcommand, maps the
+//! outcome to an exit status. Everything it knows about fleets comes from
+//! `datum-core`; this crate only reads the environment and prints.
+//!
+//! - [`commands`]: one file per subcommand: its arguments, and a `run` that
+//!   calls the core for a report value and prints it through the [`ui::Ui`].
+//! - [`ui`]: stdout, stderr and colour, handed to every command.
+//! - [`command_error`]: the one error a command ends with (kind, message,
+//!   source, hints), and the conversions from every library error.
+//! - [`exit`]: the exit statuses, each number written once.
+//! - [`root`]: finding and loading the fleet.
 #![forbid(unsafe_code)]
 
 /// mimalloc: the loader and resolver allocate many small values from
