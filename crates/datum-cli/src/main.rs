@@ -1,6 +1,14 @@
 //! The `datum` command: parses arguments, runs one subcommand, maps the
 //! outcome to an exit status. Everything it knows about fleets comes from
 //! `datum-core`; this crate only reads the environment and prints.
+//!
+//! - [`commands`]: one file per subcommand: its arguments, and a `run` that
+//!   calls the core for a report value and prints it through the [`ui::Ui`].
+//! - [`ui`]: stdout, stderr and colour, handed to every command.
+//! - [`command_error`]: the one error a command ends with (kind, message,
+//!   source, hints), and the conversions from every library error.
+//! - [`exit`]: the exit statuses, each number written once.
+//! - [`root`]: finding and loading the fleet.
 #![forbid(unsafe_code)]
 
 /// mimalloc: the loader and resolver allocate many small values from
@@ -8,16 +16,19 @@
 #[global_allocator]
 static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
+mod command_error;
 mod commands;
 mod exit;
-mod output;
 mod root;
+mod ui;
 
 use std::process::ExitCode;
 
 use clap::Parser;
 
 use crate::commands::Command;
+use crate::exit::Status;
+use crate::ui::Ui;
 
 /// Datum resolves what every host of a fleet receives, and why.
 ///
@@ -47,11 +58,24 @@ struct GlobalArgs {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
-    cli.global.color.write_global();
-    let code = match commands::run(&cli.global, cli.command) {
-        Ok(code) => code,
-        Err(e) => e.report(),
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        // Help and --version print to stdout and succeed; anything else is
+        // bad usage, with the status every other usage error exits with.
+        Err(e) => {
+            let _ = e.print();
+            let status = if e.use_stderr() {
+                Status::USAGE
+            } else {
+                Status::OK
+            };
+            return status.into();
+        }
     };
-    ExitCode::from(code as u8)
+    let mut ui = Ui::new(cli.global.color.as_choice());
+    let status = match commands::run(&mut ui, &cli.global, cli.command) {
+        Ok(status) => status,
+        Err(e) => ui.error(&e),
+    };
+    status.into()
 }

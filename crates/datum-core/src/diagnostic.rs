@@ -3,9 +3,9 @@
 //! A [`Diagnostic`] is what every stage reports: a message, where it points
 //! (`path:line:column` plus the line itself), the lines of a table where the
 //! report has one (a conflict), notes and a hint. Nothing here prints; the
-//! caller decides where the text goes.
+//! caller passes the writer the text goes to.
 
-use std::fmt::Write as _;
+use std::io;
 
 use annotate_snippets::renderer::DecorStyle;
 use annotate_snippets::{AnnotationKind, Group, Level, Renderer, Snippet};
@@ -154,20 +154,28 @@ impl Diagnostic {
         t
     }
 
-    /// Draws the diagnostic as text, ending with a newline.
-    pub fn render(&self, files: &Files, styled: bool) -> String {
+    /// Draws the diagnostic as text into `out`, ending with a newline.
+    /// `styled` adds terminal colours.
+    pub fn render(&self, files: &Files, styled: bool, out: &mut dyn io::Write) -> io::Result<()> {
         if self.body.is_empty()
             && let Some(primary) = &self.primary
         {
-            return self.render_snippet(files, primary, styled);
+            return self.render_snippet(files, primary, styled, out);
         }
-        self.render_table(files, styled)
+        self.render_table(files, styled, out)
+    }
+
+    /// The diagnostic drawn without colour, for tests to compare as text.
+    #[cfg(test)]
+    pub(crate) fn rendered(&self, files: &Files) -> String {
+        let mut out = Vec::new();
+        self.render(files, false, &mut out).unwrap();
+        String::from_utf8(out).unwrap()
     }
 
     /// A report with a table (conflicts) keeps its shape exactly; the
     /// places it involves follow as `-->` lines.
-    fn render_table(&self, files: &Files, styled: bool) -> String {
-        let mut out = String::new();
+    fn render_table(&self, files: &Files, styled: bool, out: &mut dyn io::Write) -> io::Result<()> {
         let (style, reset) = if styled {
             let s = match self.severity {
                 Severity::Error => "\x1b[1;31m",
@@ -177,33 +185,39 @@ impl Diagnostic {
         } else {
             ("", "")
         };
-        let _ = writeln!(
+        writeln!(
             out,
             "{style}{}{reset}: {}",
             self.severity.as_str(),
             self.message
-        );
+        )?;
         for line in &self.body {
-            let _ = writeln!(out, "  {line}");
+            writeln!(out, "  {line}")?;
         }
         for label in self.primary.iter().chain(&self.secondary) {
-            let _ = write!(out, "  --> {}", files.location(label.span));
+            write!(out, "  --> {}", files.location(label.span))?;
             if label.text.is_empty() {
-                out.push('\n');
+                writeln!(out)?;
             } else {
-                let _ = writeln!(out, "  {}", label.text);
+                writeln!(out, "  {}", label.text)?;
             }
         }
         for note in &self.notes {
-            let _ = writeln!(out, "  = note: {note}");
+            writeln!(out, "  = note: {note}")?;
         }
         if let Some(hint) = &self.hint {
-            let _ = writeln!(out, "  = hint: {hint}");
+            writeln!(out, "  = hint: {hint}")?;
         }
-        out
+        Ok(())
     }
 
-    fn render_snippet(&self, files: &Files, primary: &Label, styled: bool) -> String {
+    fn render_snippet(
+        &self,
+        files: &Files,
+        primary: &Label,
+        styled: bool,
+        out: &mut dyn io::Write,
+    ) -> io::Result<()> {
         let level = match self.severity {
             Severity::Error => Level::ERROR,
             Severity::Warning => Level::WARNING,
@@ -227,9 +241,7 @@ impl Diagnostic {
             Renderer::plain()
         }
         .decor_style(DecorStyle::Ascii);
-        let mut out = renderer.render(&report);
-        out.push('\n');
-        out
+        writeln!(out, "{}", renderer.render(&report))
     }
 }
 
@@ -301,7 +313,7 @@ mod tests {
         let d = Diagnostic::error("unknown-field", "unknown field `mdoe` for File")
             .at(span, "unknown field")
             .hint("did you mean `mode`?");
-        let text = d.render(&files, false);
+        let text = d.rendered(&files);
         assert_eq!(
             text,
             "error: unknown field `mdoe` for File\n \
@@ -324,7 +336,7 @@ mod tests {
             ])
             .at(span, "");
         assert_eq!(
-            d.render(&files, false),
+            d.rendered(&files),
             "error: conflicting values for File[x].mode\n  0640  a  precedence 30\n  0600  b  precedence 30\n  --> roles/web/layer.yaml:3:5\n"
         );
     }

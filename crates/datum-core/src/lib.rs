@@ -22,6 +22,8 @@
 //!   layer does or does not match.
 //! - [`resolve`]: the fold, per distinct set of matching layers; every field
 //!   keeps all its contributions. [`resolve::resolve_all`] for the fleet.
+//! - [`host`]: one named host for `render`, `explain` and `apply`: its
+//!   resolution with its problems as diagnostics, or why it has none.
 //! - [`manifest`]: the final-value view of a resolution and its serialisation.
 //! - [`explain`]: the origin of every value, and why a layer did not match.
 //! - [`selector`], [`query`]: fleet-wide questions (`hosts`, `query`).
@@ -38,6 +40,7 @@ pub mod document;
 pub mod emit;
 pub mod explain;
 pub mod fleet;
+pub mod host;
 pub mod intern;
 pub mod loader;
 pub mod manifest;

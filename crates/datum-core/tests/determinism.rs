@@ -37,7 +37,7 @@ fn render_fleet(reader: &dyn Reader) -> String {
     let all = resolve_all(&fleet);
     let mut out = Vec::new();
     for d in &fleet.diagnostics {
-        out.extend(d.render(&fleet.files, false).into_bytes());
+        d.render(&fleet.files, false, &mut out).unwrap();
     }
     for h in 0..fleet.hosts.len() as u32 {
         let host = HostId(h);

@@ -1,17 +1,20 @@
 //! `datum apply`: converge this machine (or a directory) to its manifest.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use datum_apply::engine::{ApplyError, Options};
 use datum_apply::root::{Root, host_name};
 use datum_apply::spec::items;
 use datum_apply::{HumanReporter, JsonReporter, Providers, Summary};
+use datum_core::host::HostError;
 use datum_core::manifest::Manifest;
 
-use super::{ReportFormat, find_host, resolve_host};
+use super::{ReportFormat, resolve_host};
 use crate::GlobalArgs;
-use crate::exit::{Error, Result, Status};
-use crate::{output, root};
+use crate::command_error::{CommandError, Result};
+use crate::exit::Status;
+use crate::root;
+use crate::ui::Ui;
 
 /// Converge this machine to its manifest: observe each resource, change only
 /// what differs, and print every change.
@@ -46,37 +49,30 @@ pub struct Args {
     format: ReportFormat,
 }
 
-pub fn run(global: &GlobalArgs, args: Args) -> Result<Status> {
+pub fn run(ui: &mut Ui, global: &GlobalArgs, args: Args) -> Result<Status> {
     let machine = match &args.root {
-        Some(dir) => {
-            let dir = dir
-                .canonicalize()
-                .ok()
-                .filter(|d| d.is_dir())
-                .ok_or_else(|| {
-                    Error::usage(format!("--root {} is not a directory", dir.display()))
-                })?;
-            Root::at(dir)
-        }
+        Some(dir) => Root::at(root_dir(dir)?),
         None => Root::system(),
     };
-    let identity = host_name(args.host.as_deref(), &machine)
-        .map_err(|e| Error::failed(e.to_string()).hint("name the host with --host NAME"))?;
+    let identity = host_name(args.host.as_deref(), &machine)?;
     let (fleet, reader) = root::load(global.fleet.as_deref())?;
-    let host = find_host(&fleet, &identity.name).inspect_err(|_| {
-        if identity.from != "--host" {
-            output::note_line(&format!(
+    let resolved = resolve_host(ui, &fleet, &identity.name).inspect_err(|e| {
+        let not_found = e
+            .source_as::<HostError>()
+            .is_some_and(HostError::is_not_found);
+        if not_found && identity.from != "--host" {
+            ui.note(&format!(
                 "the host name `{}` came from {}; --host NAME names another",
                 identity.name, identity.from
             ));
         }
     })?;
-    let resolution = resolve_host(&fleet, host)?;
-    let manifest = Manifest::new(&fleet, host, &resolution);
+    resolved.require_ok()?;
+    let manifest = Manifest::new(&fleet, resolved.host, &resolved.resolution);
     let items = items(&manifest, &reader);
     let providers = Providers::system(&machine);
     let options = Options { noop: args.noop };
-    let out = std::io::stdout().lock();
+    let out = ui.stdout();
     let result = match args.format {
         ReportFormat::Text => datum_apply::apply(
             &identity.name,
@@ -100,24 +96,28 @@ pub fn run(global: &GlobalArgs, args: Args) -> Result<Status> {
         // The run went on to the end; its status still tells what happened.
         Err(ApplyError::Report { source, summary }) => {
             if source.kind() != std::io::ErrorKind::BrokenPipe {
-                output::warning_line(&format!("the report was cut short: {source}"));
+                ui.warning(&format!("the report was cut short: {source}"));
             }
             Ok(status(&summary))
         }
-        Err(e @ ApplyError::State(datum_apply::state::StateError::Locked { .. })) => {
-            Err(Error::failed(e.to_string())
-                .hint("wait for that run to finish; the lock is released when it ends, even if it is killed"))
-        }
-        Err(e) => Err(Error::failed(e.to_string())),
+        Err(e) => Err(e.into()),
     }
+}
+
+/// `--root DIR`, which must be a directory.
+fn root_dir(dir: &Path) -> Result<PathBuf> {
+    dir.canonicalize()
+        .ok()
+        .filter(|d| d.is_dir())
+        .ok_or_else(|| CommandError::usage(format!("--root {} is not a directory", dir.display())))
 }
 
 /// 0, 2, 4 or 6: changes and failures as two bits monitoring can test.
 fn status(summary: &Summary) -> Status {
     match (summary.changes(), summary.failures()) {
-        (false, false) => Status::Ok,
+        (false, false) => Status::OK,
         (true, false) => Status::APPLY_CHANGED,
-        (false, true) => Status::ApplyFailed,
-        (true, true) => Status::ApplyChangedAndFailed,
+        (false, true) => Status::APPLY_FAILED,
+        (true, true) => Status::APPLY_CHANGED_AND_FAILED,
     }
 }

@@ -1,16 +1,14 @@
 //! `datum check`: resolve every host and report every problem once.
 
-use std::io::Write;
-
 use datum_core::check::check;
-use datum_core::diagnostic::Severity;
-use datum_core::emit::{self, Tree};
 use datum_core::resolve::resolve_all;
 
 use super::ReportFormat;
 use crate::GlobalArgs;
-use crate::exit::{Result, Status};
-use crate::{output, root};
+use crate::command_error::Result;
+use crate::exit::Status;
+use crate::root;
+use crate::ui::{Format, Ui};
 
 /// Resolve every host and report every error and warning in the fleet.
 ///
@@ -28,62 +26,28 @@ pub struct Args {
     format: ReportFormat,
 }
 
-pub fn run(global: &GlobalArgs, args: Args) -> Result<Status> {
+pub fn run(ui: &mut Ui, global: &GlobalArgs, args: Args) -> Result<Status> {
     let (fleet, _) = root::load(global.fleet.as_deref())?;
     let all = resolve_all(&fleet);
     let mut report = check(&fleet, &all);
     if args.deny_warnings {
-        for d in &mut report.diagnostics {
-            d.severity = Severity::Error;
-        }
+        report.deny_warnings();
     }
-    let mut out = std::io::stdout().lock();
     match args.format {
         ReportFormat::Text => {
-            output::diagnostics(&fleet.files, &report.diagnostics);
-            if !report.held_back.is_empty() {
-                output::note_line(&format!(
-                    "not resolved, because documents they depend on failed to load: {}",
-                    datum_core::report::host_list(
-                        &report
-                            .held_back
-                            .iter()
-                            .map(String::as_str)
-                            .collect::<Vec<_>>()
-                    )
-                ));
+            ui.diagnostics(&fleet.files, &report.diagnostics);
+            if let Some(note) = report.held_back_note() {
+                ui.note(&note);
             }
-            writeln!(out, "{}", report.summary())?;
+            writeln!(ui.stdout(), "{}", report.summary())?;
         }
-        ReportFormat::Json => {
-            let tree = Tree::map()
-                .with("hosts", Tree::Int(report.hosts as i64))
-                .with("layers", Tree::Int(report.layers as i64))
-                .with("errors", Tree::Int(report.errors() as i64))
-                .with("warnings", Tree::Int(report.warnings() as i64))
-                .with(
-                    "held_back",
-                    Tree::strs(report.held_back.iter().map(String::as_str)),
-                )
-                .with(
-                    "diagnostics",
-                    Tree::List(
-                        report
-                            .diagnostics
-                            .iter()
-                            .map(|d| d.tree(&fleet.files))
-                            .collect(),
-                    ),
-                )
-                .with("summary", Tree::str(report.summary()));
-            emit::write_json(&mut out, &tree)?;
-        }
+        ReportFormat::Json => ui.write_tree(&report.tree(&fleet.files), Format::Json)?,
     }
-    out.flush()?;
+    ui.flush()?;
     let status = if report.errors() > 0 {
-        Status::Failed
+        Status::FAILED
     } else {
-        Status::Ok
+        Status::OK
     };
     // The process ends next: freeing a large fleet piece by piece would
     // only add to the run time.

@@ -2,21 +2,22 @@
 //! read straight from git's object database, or a revision and the working
 //! tree.
 
-use std::io::Write;
 use std::path::Path;
 
+use datum_core::check::count;
 use datum_core::diff::{Side, diff, json, text};
-use datum_core::emit;
 use datum_core::fleet::Fleet;
 use datum_core::loader;
 use datum_core::reader::{DirReader, Reader};
 use datum_core::resolve::{FleetResolution, resolve_all};
-use datum_git::{GitError, Repo};
+use datum_git::{GitError, Repo, Revision};
 
 use super::ReportFormat;
 use crate::GlobalArgs;
-use crate::exit::{Error, Result, Status};
-use crate::{output, root};
+use crate::command_error::{CommandError, Result};
+use crate::exit::Status;
+use crate::root;
+use crate::ui::{Format, Ui};
 
 /// Show every host whose manifest a change alters, field by field, with the
 /// layer responsible on each side.
@@ -47,17 +48,20 @@ pub struct Args {
     format: ReportFormat,
 }
 
-/// One side as loaded: `None` when the fleet does not exist there.
-type Loaded = Option<(Fleet, FleetResolution)>;
+/// One side as read.
+enum Loaded {
+    Present(Box<(Fleet, FleetResolution)>),
+    /// The fleet does not exist at that revision: every host there counts
+    /// as absent.
+    Absent(GitError),
+}
 
-pub fn run(global: &GlobalArgs, args: Args) -> Result<Status> {
+pub fn run(ui: &mut Ui, global: &GlobalArgs, args: Args) -> Result<Status> {
     let root = root::find(global.fleet.as_deref())?;
-    let repo = Repo::discover(&root).map_err(git_error)?;
-    let old_rev = repo
-        .resolve(args.old.as_deref().unwrap_or("HEAD"))
-        .map_err(git_error)?;
+    let repo = Repo::discover(&root)?;
+    let old_rev = repo.resolve(args.old.as_deref().unwrap_or("HEAD"))?;
     let new_rev = match &args.new {
-        Some(spec) => Some(repo.resolve(spec).map_err(git_error)?),
+        Some(spec) => Some(repo.resolve(spec)?),
         None => None,
     };
     let old_name = old_rev.describe();
@@ -68,92 +72,84 @@ pub fn run(global: &GlobalArgs, args: Args) -> Result<Status> {
         || load_rev(&repo, &old_rev),
         || match &new_rev {
             Some(rev) => load_rev(&repo, rev),
-            None => load_dir(&root).map(Some),
+            None => load_dir(&root),
         },
     );
+    for side in [&old, &new] {
+        if let Ok(Loaded::Absent(e)) = side {
+            ui.note(&format!("{e}: every host there counts as absent"));
+        }
+    }
     let (old, new) = (old?, new?);
     let d = diff(side(&old), side(&new));
 
     let mut new_errors = 0;
-    if let Some((fleet, _)) = &new {
+    if let Loaded::Present(loaded) = &new {
+        let fleet = &loaded.0;
         let errors: Vec<_> = fleet
             .diagnostics
             .iter()
             .filter(|d| d.is_error())
             .cloned()
             .collect();
-        output::diagnostics(&fleet.files, &errors);
+        ui.diagnostics(&fleet.files, &errors);
         new_errors = errors.len();
     }
-    let mut out = std::io::stdout().lock();
     match args.format {
-        ReportFormat::Text => out.write_all(text::render(&d, &old_name, &new_name).as_bytes())?,
-        ReportFormat::Json => emit::write_json(&mut out, &json::tree(&d, &old_name, &new_name))?,
+        ReportFormat::Text => ui.write_text(&text::render(&d, &old_name, &new_name))?,
+        ReportFormat::Json => ui.write_tree(&json::tree(&d, &old_name, &new_name), Format::Json)?,
     }
-    out.flush()?;
+    ui.flush()?;
     let failing = d.failing().len();
     if new_errors > 0 || failing > 0 {
         let mut what = Vec::new();
         if failing > 0 {
             what.push(format!(
                 "{} that {} not resolve",
-                datum_core::check::count(failing, "host"),
+                count(failing, "host"),
                 if failing == 1 { "does" } else { "do" }
             ));
         }
         if new_errors > 0 {
-            what.push(datum_core::check::count(new_errors, "document error"));
+            what.push(count(new_errors, "document error"));
         }
-        return Err(Error::failed(format!(
+        return Err(CommandError::failed(format!(
             "the new side, {new_name}, has {}",
             what.join(" and ")
         ))
         .hint("`datum check` on that side lists every problem"));
     }
     Ok(if args.exit_code && d.has_changes() {
-        Status::Changed
+        Status::CHANGED
     } else {
-        Status::Ok
+        Status::OK
     })
 }
 
 fn side(loaded: &Loaded) -> Option<Side<'_>> {
-    loaded.as_ref().map(|(fleet, all)| Side { fleet, all })
+    match loaded {
+        Loaded::Present(loaded) => Some(Side {
+            fleet: &loaded.0,
+            all: &loaded.1,
+        }),
+        Loaded::Absent(_) => None,
+    }
 }
 
-fn load_rev(repo: &Repo, rev: &datum_git::Revision) -> Result<Loaded> {
+fn load_rev(repo: &Repo, rev: &Revision) -> Result<Loaded> {
     match repo.reader(rev) {
-        Ok(reader) => load(&reader).map(Some),
-        Err(e @ GitError::NoFleet { .. }) => {
-            output::note_line(&format!("{e}: every host there counts as absent"));
-            Ok(None)
-        }
-        Err(e) => Err(git_error(e)),
+        Ok(reader) => load(&reader),
+        Err(e @ GitError::NoFleet { .. }) => Ok(Loaded::Absent(e)),
+        Err(e) => Err(e.into()),
     }
 }
 
-fn load_dir(root: &Path) -> Result<(Fleet, FleetResolution)> {
-    let reader = DirReader::new(root).map_err(|e| Error::failed(e.to_string()))?;
-    load(&reader)
+fn load_dir(root: &Path) -> Result<Loaded> {
+    load(&DirReader::new(root)?)
 }
 
-fn load(reader: &dyn Reader) -> Result<(Fleet, FleetResolution)> {
-    let fleet = loader::load(reader).map_err(|e| Error::failed(e.to_string()))?;
+fn load(reader: &dyn Reader) -> Result<Loaded> {
+    let fleet = loader::load(reader)?;
     let all = resolve_all(&fleet);
-    Ok((fleet, all))
-}
-
-/// Repository and revision problems: bad usage when the operator named
-/// something that is not there, a failure when git could not be read.
-fn git_error(e: GitError) -> Error {
-    let message = e.to_string();
-    match e {
-        GitError::NotARepository { .. } | GitError::Bare { .. } | GitError::OutsideWorkTree { .. } => {
-            Error::usage(message).hint("datum diff compares git revisions: run it on a fleet inside a git work tree")
-        }
-        GitError::UnknownRevision { .. } => Error::usage(message).hint(
-            "name a commit: HEAD~1, a branch, a tag or an id; in CI, fetch enough history for the base revision (actions/checkout: fetch-depth: 0)",
-        ),
-        _ => Error::failed(message),
-    }
+    Ok(Loaded::Present(Box::new((fleet, all))))
 }

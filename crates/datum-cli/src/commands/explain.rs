@@ -1,14 +1,13 @@
 //! `datum explain`: where a host's values come from, and why it lacks what it lacks.
 
-use std::io::Write;
-
-use datum_core::emit;
 use datum_core::explain::{Explanation, Target, json, text};
 
-use super::{ReportFormat, find_host, resolve_host};
+use super::{ReportFormat, parse_target, resolve_host};
 use crate::GlobalArgs;
-use crate::exit::{Error, Result, Status};
+use crate::command_error::Result;
+use crate::exit::Status;
 use crate::root;
+use crate::ui::{Format, Ui};
 
 /// Show where every value of a host comes from: the layer that set it, the
 /// values it overrode, the layers that agreed, and the labels that made each
@@ -34,47 +33,30 @@ pub struct Args {
     format: ReportFormat,
 }
 
-pub fn run(global: &GlobalArgs, args: Args) -> Result<Status> {
+pub fn run(ui: &mut Ui, global: &GlobalArgs, args: Args) -> Result<Status> {
     // Read before the fleet loads: a mistyped id needs no fleet to be refused.
     let target = match &args.target {
         None => Target::Host,
-        Some(text) => Target::parse(text).map_err(|e| {
-            let (message, hint) = e.describe(text);
-            let err = if e.is_malformed() {
-                Error::usage(message)
-            } else {
-                Error::failed(message)
-            };
-            err.hint(hint)
-        })?,
+        Some(text) => parse_target(text)?,
     };
     let (fleet, _) = root::load(global.fleet.as_deref())?;
-    let host = find_host(&fleet, &args.host)?;
-    let (resolution, failure) = match resolve_host(&fleet, host) {
-        Ok(resolution) => (resolution, None),
-        // The host resolves with problems, reported on stderr: debugging
-        // them is when explain is needed most, so answer all the same.
-        Err(e) if fleet.blockers(host).is_empty() => (fleet.resolve_host(host), Some(e)),
-        // Broken documents hold the host back: nothing to explain.
-        Err(e) => return Err(e),
-    };
-    let ex = Explanation::new(&fleet, host, &resolution);
+    // A host with problems (shown on stderr) is explained all the same:
+    // debugging them is when explain is needed most.
+    let resolved = resolve_host(ui, &fleet, &args.host)?;
+    let ex = Explanation::new(&fleet, resolved.host, &resolved.resolution);
     let answer = ex.answer(&target);
-    let mut out = std::io::stdout().lock();
     match args.format {
-        ReportFormat::Text => out.write_all(text::render(&ex, &answer).as_bytes())?,
+        ReportFormat::Text => ui.write_text(&text::render(&ex, &answer))?,
         ReportFormat::Json => {
             let problems = ex.problems();
-            emit::write_json(&mut out, &json::tree(&ex, &answer, &problems))?;
+            ui.write_tree(&json::tree(&ex, &answer, &problems), Format::Json)?;
         }
     }
-    out.flush()?;
-    if let Some(e) = failure {
-        return Err(e);
-    }
+    ui.flush()?;
+    resolved.require_ok()?;
     Ok(if answer.found() {
-        Status::Ok
+        Status::OK
     } else {
-        Status::Failed
+        Status::FAILED
     })
 }

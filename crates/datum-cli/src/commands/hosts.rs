@@ -1,14 +1,13 @@
 //! `datum hosts`: the hosts a label selector matches, with their labels.
 
-use std::io::Write;
-
-use datum_core::emit;
 use datum_core::selector::{Selector, hosts_text, hosts_tree};
 
-use super::{ReportFormat, require_carried, selector_error, warn_load_errors};
+use super::{ReportFormat, require_carried, warn_load_errors};
 use crate::GlobalArgs;
-use crate::exit::{Result, Status};
+use crate::command_error::Result;
+use crate::exit::Status;
 use crate::root;
+use crate::ui::{Format, Ui};
 
 /// List the hosts a selector matches, with their labels.
 ///
@@ -26,17 +25,18 @@ pub struct Args {
     format: ReportFormat,
 }
 
-pub fn run(global: &GlobalArgs, args: Args) -> Result<Status> {
-    let selector = Selector::parse(&args.selector).map_err(selector_error)?;
+pub fn run(ui: &mut Ui, global: &GlobalArgs, args: Args) -> Result<Status> {
+    let selector = Selector::parse(&args.selector)?;
     let (fleet, _) = root::load(global.fleet.as_deref())?;
-    warn_load_errors(&fleet);
+    warn_load_errors(ui, &fleet);
     require_carried(&fleet, &selector)?;
     let hosts = selector.hosts(&fleet);
-    let mut out = std::io::stdout().lock();
     match args.format {
-        ReportFormat::Text => out.write_all(hosts_text(&fleet, &hosts).as_bytes())?,
-        ReportFormat::Json => emit::write_json(&mut out, &hosts_tree(&fleet, &selector, &hosts))?,
+        ReportFormat::Text => ui.write_text(&hosts_text(&fleet, &hosts))?,
+        ReportFormat::Json => {
+            ui.write_tree(&hosts_tree(&fleet, &selector, &hosts), Format::Json)?
+        }
     }
-    out.flush()?;
-    Ok(Status::Ok)
+    ui.flush()?;
+    Ok(Status::OK)
 }

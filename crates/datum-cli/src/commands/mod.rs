@@ -1,5 +1,6 @@
 //! One file per subcommand: its arguments (whose doc comments are the help
-//! text) and a `run` that calls into `datum-core`.
+//! text) and a `run` that calls into `datum-core` for a report value and
+//! prints it through the [`Ui`]. What several commands share is here.
 
 mod apply;
 mod check;
@@ -10,15 +11,15 @@ mod query;
 mod render;
 
 use clap::ValueEnum;
-use datum_core::fleet::{Fleet, HostId};
-use datum_core::report::problem_diagnostic;
-use datum_core::resolve::Resolution;
-use datum_core::schema::nearest;
-use datum_core::selector::{Carried, Selector, SelectorError};
+use datum_core::explain::Target;
+use datum_core::fleet::Fleet;
+use datum_core::host::{self, Resolved};
+use datum_core::selector::{Carried, Selector};
 
 use crate::GlobalArgs;
-use crate::exit::{Error, Result, Status};
-use crate::output;
+use crate::command_error::{BadTarget, CommandError, Result};
+use crate::exit::Status;
+use crate::ui::{Format, Ui};
 
 #[derive(Debug, clap::Subcommand)]
 pub enum Command {
@@ -31,15 +32,15 @@ pub enum Command {
     Query(query::Args),
 }
 
-pub fn run(global: &GlobalArgs, command: Command) -> Result<Status> {
+pub fn run(ui: &mut Ui, global: &GlobalArgs, command: Command) -> Result<Status> {
     match command {
-        Command::Render(args) => render::run(global, args),
-        Command::Check(args) => check::run(global, args),
-        Command::Explain(args) => explain::run(global, args),
-        Command::Apply(args) => apply::run(global, args),
-        Command::Hosts(args) => hosts::run(global, args),
-        Command::Diff(args) => diff::run(global, args),
-        Command::Query(args) => query::run(global, args),
+        Command::Render(args) => render::run(ui, global, args),
+        Command::Check(args) => check::run(ui, global, args),
+        Command::Explain(args) => explain::run(ui, global, args),
+        Command::Apply(args) => apply::run(ui, global, args),
+        Command::Hosts(args) => hosts::run(ui, global, args),
+        Command::Diff(args) => diff::run(ui, global, args),
+        Command::Query(args) => query::run(ui, global, args),
     }
 }
 
@@ -50,6 +51,15 @@ pub enum DocFormat {
     Json,
 }
 
+impl From<DocFormat> for Format {
+    fn from(f: DocFormat) -> Format {
+        match f {
+            DocFormat::Yaml => Format::Yaml,
+            DocFormat::Json => Format::Json,
+        }
+    }
+}
+
 /// Output formats for commands that print a report.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
 pub enum ReportFormat {
@@ -57,74 +67,23 @@ pub enum ReportFormat {
     Json,
 }
 
-/// The host named on the command line, or an error saying why there is none.
-pub fn find_host(fleet: &Fleet, name: &str) -> Result<HostId> {
-    if let Some(id) = fleet.host_id(name) {
-        return Ok(id);
-    }
-    if let Some(docs) = fleet.broken_host(name) {
-        output::diagnostics(&fleet.files, &fleet.diagnostics);
-        let places: Vec<String> = docs.iter().map(|d| d.path.clone()).collect();
-        return Err(Error::failed(format!(
-            "host `{name}` did not load: its document in {} has errors",
-            places.join(", ")
-        ))
-        .hint("fix the errors above; `datum check` lists every problem in the fleet"));
-    }
-    let mut err = Error::failed(format!("no host named `{name}` in this fleet"));
-    if let Some(near) = nearest(name, fleet.hosts.iter().map(|h| &*h.name)) {
-        err = err.hint(format!(
-            "the nearest host name is `{near}`; `datum hosts` lists them all"
-        ));
-    } else {
-        err = err.hint("the fleet has no hosts yet: a Host document declares one");
-    }
-    Err(err)
+/// A resource or field argument, `File[motd]` or `File[motd].mode`.
+pub fn parse_target(text: &str) -> Result<Target> {
+    Ok(Target::parse(text).map_err(|error| BadTarget { text, error })?)
 }
 
-/// Resolves one host, or prints why it cannot be resolved.
-pub fn resolve_host(fleet: &Fleet, host: HostId) -> Result<Resolution> {
-    let name = &*fleet.host(host).name;
-    let blockers = fleet.blockers(host);
-    if !blockers.is_empty() {
-        output::diagnostics(&fleet.files, &fleet.diagnostics);
-        let docs: Vec<String> = blockers
-            .iter()
-            .map(|b| format!("{} ({})", b.path, b.what))
-            .collect();
-        return Err(Error::failed(format!(
-            "{name} cannot be resolved: documents it depends on failed to load: {}",
-            docs.join(", ")
-        ))
-        .hint("fix the errors above; `datum check` lists every problem in the fleet"));
+/// Finds and resolves the named host once, printing its problems, or the
+/// broken documents that keep it from resolving, to stderr. A host with
+/// problems is returned all the same: `explain` answers for it.
+pub fn resolve_host(ui: &mut Ui, fleet: &Fleet, name: &str) -> Result<Resolved> {
+    let resolved = host::resolve(fleet, name).inspect_err(|e| {
+        ui.diagnostics(&fleet.files, e.diagnostics());
+    })?;
+    ui.diagnostics(&fleet.files, &resolved.problems);
+    if let Some(warning) = resolved.elsewhere_warning() {
+        ui.warning(&warning);
     }
-    let resolution = fleet.resolve_host(host);
-    if !resolution.is_ok() {
-        let diags: Vec<_> = resolution
-            .problems
-            .iter()
-            .map(|p| problem_diagnostic(fleet, p, &[name]))
-            .collect();
-        output::diagnostics(&fleet.files, &diags);
-        return Err(Error::failed(format!(
-            "{name} does not resolve: {}",
-            datum_core::check::count(diags.len(), "error")
-        )));
-    }
-    let elsewhere = fleet.diagnostics.iter().filter(|d| d.is_error()).count();
-    if elsewhere > 0 {
-        output::warning_line(&format!(
-            "{} elsewhere in the fleet, none touching {name}; run `datum check` to see them",
-            datum_core::check::count(elsewhere, "error")
-        ));
-    }
-    Ok(resolution)
-}
-
-/// A `KEY=VALUE` argument that is not one: bad usage.
-pub fn selector_error(e: SelectorError) -> Error {
-    let (message, hint) = e.describe();
-    Error::usage(message).hint(hint)
+    Ok(resolved)
 }
 
 /// Fails on a selector label that no host carries: it can only be a typo,
@@ -132,17 +91,17 @@ pub fn selector_error(e: SelectorError) -> Error {
 pub fn require_carried(fleet: &Fleet, selector: &Selector) -> Result<()> {
     let carried = Carried::of(fleet);
     match selector.uncarried(&carried).first() {
-        Some(u) => Err(Error::failed(u.message()).hint(u.hint(&carried))),
+        Some(u) => Err(CommandError::failed(u.message()).hint(u.hint(&carried))),
         None => Ok(()),
     }
 }
 
 /// A warning that documents failed to load, so what is listed may be
 /// incomplete.
-pub fn warn_load_errors(fleet: &Fleet) {
+pub fn warn_load_errors(ui: &mut Ui, fleet: &Fleet) {
     let errors = fleet.diagnostics.iter().filter(|d| d.is_error()).count();
     if errors > 0 {
-        output::warning_line(&format!(
+        ui.warning(&format!(
             "{} in the fleet: hosts and layers whose documents failed to load are left out; run `datum check` to see them",
             datum_core::check::count(errors, "error")
         ));

@@ -1,17 +1,16 @@
 //! `datum query`: one field across the fleet, host by host or grouped by value.
 
-use std::io::Write;
-
-use datum_core::emit;
 use datum_core::explain::Target;
 use datum_core::query::{Answer, query};
 use datum_core::resolve::resolve_all;
 use datum_core::selector::Selector;
 
-use super::{ReportFormat, require_carried, selector_error, warn_load_errors};
+use super::{ReportFormat, parse_target, require_carried, warn_load_errors};
 use crate::GlobalArgs;
-use crate::exit::{Error, Result, Status};
-use crate::{output, root};
+use crate::command_error::{CommandError, Result};
+use crate::exit::Status;
+use crate::root;
+use crate::ui::{Format, Ui};
 
 /// Show each host's value of one field, and the layer that set it.
 ///
@@ -35,56 +34,40 @@ pub struct Args {
     format: ReportFormat,
 }
 
-pub fn run(global: &GlobalArgs, args: Args) -> Result<Status> {
-    let malformed = |message: String, hint: String| Error::usage(message).hint(hint);
-    let (resource, field) = match Target::parse(&args.target) {
-        Ok(Target::Field(id, field)) => (id, field),
-        Ok(_) => {
-            return Err(malformed(
-                format!("`{}` names no field", args.target),
-                "query asks about one field: File[nginx-config].mode".to_owned(),
-            ));
-        }
-        Err(e) => {
-            let (message, hint) = e.describe(&args.target);
-            return Err(if e.is_malformed() {
-                malformed(message, hint)
-            } else {
-                Error::failed(message).hint(hint)
-            });
-        }
+pub fn run(ui: &mut Ui, global: &GlobalArgs, args: Args) -> Result<Status> {
+    let Target::Field(resource, field) = parse_target(&args.target)? else {
+        return Err(
+            CommandError::usage(format!("`{}` names no field", args.target))
+                .hint("query asks about one field: File[nginx-config].mode"),
+        );
     };
-    let selector = Selector::parse(&args.selector).map_err(selector_error)?;
+    let selector = Selector::parse(&args.selector)?;
     let (fleet, _) = root::load(global.fleet.as_deref())?;
-    warn_load_errors(&fleet);
+    warn_load_errors(ui, &fleet);
     require_carried(&fleet, &selector)?;
     let all = resolve_all(&fleet);
-    let result = query(&fleet, &all, &resource, field, &selector.hosts(&fleet)).map_err(|e| {
-        let (message, hint) = e.describe();
-        Error::failed(message).hint(hint)
-    })?;
-    let mut out = std::io::stdout().lock();
+    let result = query(&fleet, &all, &resource, field, &selector.hosts(&fleet))?;
     match (args.format, args.summary) {
-        (ReportFormat::Text, false) => out.write_all(result.text().as_bytes())?,
-        (ReportFormat::Text, true) => out.write_all(result.summary_text().as_bytes())?,
-        (ReportFormat::Json, false) => emit::write_json(&mut out, &result.tree())?,
-        (ReportFormat::Json, true) => emit::write_json(&mut out, &result.summary_tree())?,
+        (ReportFormat::Text, false) => ui.write_text(&result.text())?,
+        (ReportFormat::Text, true) => ui.write_text(&result.summary_text())?,
+        (ReportFormat::Json, false) => ui.write_tree(&result.tree(), Format::Json)?,
+        (ReportFormat::Json, true) => ui.write_tree(&result.summary_tree(), Format::Json)?,
     }
-    out.flush()?;
+    ui.flush()?;
     let failing = result
         .rows
         .iter()
         .filter(|(_, a)| matches!(a, Answer::Fails | Answer::HeldBack))
         .count();
     if failing > 0 {
-        output::note_line(&format!(
+        ui.note(&format!(
             "{} not resolve; `datum check` says why",
             match failing {
                 1 => "1 host does".to_owned(),
                 n => format!("{n} hosts do"),
             }
         ));
-        return Ok(Status::Failed);
+        return Ok(Status::FAILED);
     }
-    Ok(Status::Ok)
+    Ok(Status::OK)
 }

@@ -1,21 +1,22 @@
 //! `datum render`: what a host receives, as a manifest.
 
 use std::fs;
-use std::io::Write;
+use std::io;
 use std::path::{Path, PathBuf};
 
-use datum_core::check::problems_by_host;
-use datum_core::emit::{self, Tree};
+use datum_core::check::{self, count};
+use datum_core::emit;
 use datum_core::fleet::{Fleet, HostId};
 use datum_core::manifest::Manifest;
-use datum_core::report::problem_diagnostic;
-use datum_core::resolve::resolve_all;
+use datum_core::resolve::{FleetResolution, resolve_all};
 use rayon::prelude::*;
 
-use super::{DocFormat, find_host, resolve_host};
+use super::{DocFormat, resolve_host};
 use crate::GlobalArgs;
-use crate::exit::{Error, Result, Status};
-use crate::{output, root};
+use crate::command_error::{CommandError, Result};
+use crate::exit::Status;
+use crate::root;
+use crate::ui::Ui;
 
 /// Print the manifest a host receives: its labels, the layers it matches in
 /// fold order, and every resource with its final fields.
@@ -38,39 +39,61 @@ pub struct Args {
     format: DocFormat,
 }
 
-pub fn run(global: &GlobalArgs, args: Args) -> Result<Status> {
+pub fn run(ui: &mut Ui, global: &GlobalArgs, args: Args) -> Result<Status> {
     let (fleet, _) = root::load(global.fleet.as_deref())?;
     match (&args.host, &args.out) {
         (Some(name), _) => {
-            let host = find_host(&fleet, name)?;
-            let resolution = resolve_host(&fleet, host)?;
-            let tree = Manifest::new(&fleet, host, &resolution).tree();
-            let mut out = std::io::stdout().lock();
-            write(&mut out, &tree, args.format)?;
-            out.flush()?;
-            Ok(Status::Ok)
+            let resolved = resolve_host(ui, &fleet, name)?;
+            resolved.require_ok()?;
+            let manifest = Manifest::new(&fleet, resolved.host, &resolved.resolution);
+            ui.write_tree(&manifest.tree(), args.format.into())?;
+            ui.flush()?;
+            Ok(Status::OK)
         }
-        (None, Some(dir)) => render_all(&fleet, dir, args.format),
-        (None, None) => Err(Error::usage("name a host, or pass --all --out DIR")),
+        (None, Some(dir)) => render_all(ui, &fleet, dir, args.format),
+        (None, None) => Err(CommandError::usage("name a host, or pass --all --out DIR")),
     }
 }
 
-fn write(w: &mut dyn Write, tree: &Tree<'_>, format: DocFormat) -> std::io::Result<()> {
-    match format {
-        DocFormat::Yaml => emit::write_yaml(w, tree),
-        DocFormat::Json => emit::write_json(w, tree),
-    }
-}
-
-fn render_all(fleet: &Fleet, dir: &Path, format: DocFormat) -> Result<Status> {
-    fs::create_dir_all(dir)
-        .map_err(|e| Error::failed(format!("cannot create {}: {e}", dir.display())))?;
+fn render_all(ui: &mut Ui, fleet: &Fleet, dir: &Path, format: DocFormat) -> Result<Status> {
+    fs::create_dir_all(dir).map_err(|e| {
+        CommandError::failed(format!("cannot create {}: {e}", dir.display())).with_source(e)
+    })?;
     let all = resolve_all(fleet);
+    let written = write_all(fleet, &all, dir, format).map_err(|e| {
+        CommandError::failed(format!("cannot write into {}: {e}", dir.display())).with_source(e)
+    })?;
+    ui.diagnostics(&fleet.files, &check::errors(fleet, &all));
+    writeln!(
+        ui.stdout(),
+        "rendered {} of {} into {}",
+        written,
+        count(fleet.hosts.len(), "host"),
+        dir.display()
+    )?;
+    let failed = fleet.hosts.len() - written;
+    if failed > 0 {
+        return Err(CommandError::failed(format!(
+            "{} did not resolve and got no file",
+            count(failed, "host")
+        )));
+    }
+    Ok(Status::OK)
+}
+
+/// Writes `<host>.<ext>` for every host that resolves, in parallel, and
+/// removes the file of every host that does not; gives how many were written.
+fn write_all(
+    fleet: &Fleet,
+    all: &FleetResolution,
+    dir: &Path,
+    format: DocFormat,
+) -> io::Result<usize> {
     let ext = match format {
         DocFormat::Yaml => "yaml",
         DocFormat::Json => "json",
     };
-    let results: Vec<std::io::Result<bool>> = (0..fleet.hosts.len() as u32)
+    let results: Vec<io::Result<bool>> = (0..fleet.hosts.len() as u32)
         .into_par_iter()
         .map(|h| {
             let host = HostId(h);
@@ -78,8 +101,12 @@ fn render_all(fleet: &Fleet, dir: &Path, format: DocFormat) -> Result<Status> {
             let path = dir.join(format!("{name}.{ext}"));
             match all.of(host).filter(|r| r.is_ok()) {
                 Some(res) => {
+                    let tree = Manifest::new(fleet, host, res).tree();
                     let mut buf = Vec::new();
-                    write(&mut buf, &Manifest::new(fleet, host, res).tree(), format)?;
+                    match format {
+                        DocFormat::Yaml => emit::write_yaml(&mut buf, &tree)?,
+                        DocFormat::Json => emit::write_json(&mut buf, &tree)?,
+                    }
                     // Written whole, then renamed: a reader never sees half a file.
                     let tmp = dir.join(format!(".{name}.{ext}.tmp"));
                     fs::write(&tmp, &buf)?;
@@ -89,7 +116,7 @@ fn render_all(fleet: &Fleet, dir: &Path, format: DocFormat) -> Result<Status> {
                 None => {
                     // A host that fails gets no file, not last run's.
                     match fs::remove_file(&path) {
-                        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e),
+                        Err(e) if e.kind() != io::ErrorKind::NotFound => Err(e),
                         _ => Ok(false),
                     }
                 }
@@ -98,32 +125,9 @@ fn render_all(fleet: &Fleet, dir: &Path, format: DocFormat) -> Result<Status> {
         .collect();
     let mut written = 0;
     for r in results {
-        if r.map_err(|e| Error::failed(format!("cannot write into {}: {e}", dir.display())))? {
+        if r? {
             written += 1;
         }
     }
-    let mut diags = fleet.diagnostics.clone();
-    let mut problems: Vec<_> = problems_by_host(fleet, &all)
-        .into_iter()
-        .map(|(p, hosts)| problem_diagnostic(fleet, p, &hosts))
-        .collect();
-    problems.sort_by(|a, b| a.sort_key(&fleet.files).cmp(&b.sort_key(&fleet.files)));
-    diags.extend(problems);
-    output::diagnostics(&fleet.files, &diags);
-    let failed = fleet.hosts.len() - written;
-    let line = format!(
-        "rendered {} of {} into {}",
-        written,
-        datum_core::check::count(fleet.hosts.len(), "host"),
-        dir.display()
-    );
-    let mut out = std::io::stdout().lock();
-    writeln!(out, "{line}")?;
-    if failed > 0 {
-        return Err(Error::failed(format!(
-            "{} did not resolve and got no file",
-            datum_core::check::count(failed, "host")
-        )));
-    }
-    Ok(Status::Ok)
+    Ok(written)
 }

@@ -1,6 +1,7 @@
 //! CLI tests: one binary, a module per command. Each runs the real `datum`
 //! binary and asserts whole outputs (insta snapshots); fixture fleets are
 //! folders under `tests/fixtures/`, and the example fleets under `examples/`.
+//! A new file here must be declared below: `test_files` fails otherwise.
 
 mod apply;
 mod bad_input;
@@ -11,3 +12,4 @@ mod explain;
 mod hosts;
 mod query;
 mod render;
+mod test_files;

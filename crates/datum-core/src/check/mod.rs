@@ -1,14 +1,17 @@
 //! `check`: every host resolved, every problem reported once with the hosts
-//! it hits, the warnings of [`rules`], and a count for the closing line.
+//! it hits, the warnings of [`rules`], and the report as a closing line and
+//! as the `--format json` document.
 
 mod rules;
 
 use std::collections::BTreeMap;
 
 use crate::diagnostic::{Diagnostic, Severity};
+use crate::emit::Tree;
 use crate::fleet::{Fleet, HostId};
-use crate::report::problem_diagnostic;
+use crate::report::{host_list, problem_diagnostic};
 use crate::resolve::{FleetResolution, Problem};
+use crate::source::Files;
 
 /// The outcome of checking a fleet.
 #[derive(Debug)]
@@ -31,6 +34,44 @@ impl CheckReport {
             .iter()
             .filter(|d| d.severity == Severity::Warning)
             .count()
+    }
+
+    /// `--deny-warnings`: every warning counts as an error.
+    pub fn deny_warnings(&mut self) {
+        for d in &mut self.diagnostics {
+            d.severity = Severity::Error;
+        }
+    }
+
+    /// The note naming the hosts broken documents held back, if any.
+    pub fn held_back_note(&self) -> Option<String> {
+        if self.held_back.is_empty() {
+            return None;
+        }
+        let names: Vec<&str> = self.held_back.iter().map(String::as_str).collect();
+        Some(format!(
+            "not resolved, because documents they depend on failed to load: {}",
+            host_list(&names)
+        ))
+    }
+
+    /// The report as one JSON document: the counts, the held-back hosts,
+    /// every diagnostic and the closing line.
+    pub fn tree<'a>(&'a self, files: &'a Files) -> Tree<'a> {
+        Tree::map()
+            .with("hosts", Tree::Int(self.hosts as i64))
+            .with("layers", Tree::Int(self.layers as i64))
+            .with("errors", Tree::Int(self.errors() as i64))
+            .with("warnings", Tree::Int(self.warnings() as i64))
+            .with(
+                "held_back",
+                Tree::strs(self.held_back.iter().map(String::as_str)),
+            )
+            .with(
+                "diagnostics",
+                Tree::List(self.diagnostics.iter().map(|d| d.tree(files)).collect()),
+            )
+            .with("summary", Tree::str(self.summary()))
     }
 
     /// The closing line: `checked 6 hosts against 7 layers: 2 errors, 1 warning`.
@@ -78,8 +119,10 @@ pub fn problems_by_host<'f>(
     grouped
 }
 
-/// Checks a loaded fleet whose hosts have been resolved.
-pub fn check(fleet: &Fleet, all: &FleetResolution) -> CheckReport {
+/// What loading and resolving found, without the warnings of [`rules`]:
+/// the load diagnostics, then each distinct resolution problem once with
+/// the hosts it hits, sorted by place. `check` and `render --all` report it.
+pub fn errors(fleet: &Fleet, all: &FleetResolution) -> Vec<Diagnostic> {
     let mut diagnostics = fleet.diagnostics.clone();
     let mut problems: Vec<Diagnostic> = problems_by_host(fleet, all)
         .into_iter()
@@ -87,6 +130,12 @@ pub fn check(fleet: &Fleet, all: &FleetResolution) -> CheckReport {
         .collect();
     problems.sort_by(|a, b| a.sort_key(&fleet.files).cmp(&b.sort_key(&fleet.files)));
     diagnostics.extend(problems);
+    diagnostics
+}
+
+/// Checks a loaded fleet whose hosts have been resolved.
+pub fn check(fleet: &Fleet, all: &FleetResolution) -> CheckReport {
+    let mut diagnostics = errors(fleet, all);
     let mut warnings = rules::warnings(fleet, all);
     warnings.sort_by(|a, b| a.sort_key(&fleet.files).cmp(&b.sort_key(&fleet.files)));
     warnings.dedup();
@@ -103,5 +152,95 @@ pub fn check(fleet: &Fleet, all: &FleetResolution) -> CheckReport {
         hosts: fleet.hosts.len(),
         layers: fleet.layers.len(),
         held_back,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::emit::write_json;
+    use crate::loader::load;
+    use crate::reader::MemReader;
+    use crate::resolve::resolve_all;
+    use crate::testkit::{FLEET, host, layer};
+
+    /// A conflict on web-001, db-001 held back by a broken layer, and a
+    /// layer no host matches (a warning).
+    fn fleet() -> Fleet {
+        let r = MemReader::new()
+            .file("datum.yaml", FLEET)
+            .file(
+                "hosts.yaml",
+                host("web-001", "{role: web}") + &host("db-001", "{role: db}"),
+            )
+            .file(
+                "a/layer.yaml",
+                layer(10, "{role: web}", "  Package[x]:\n    version: '1'\n"),
+            )
+            .file(
+                "b/layer.yaml",
+                layer(10, "{role: web}", "  Package[x]:\n    version: '2'\n"),
+            )
+            .file(
+                "c/layer.yaml",
+                layer(10, "{role: db}", "  Package[y]:\n    ensure: instaled\n"),
+            )
+            .file("d/layer.yaml", layer(10, "{role: mail}", ""));
+        load(&r).unwrap()
+    }
+
+    #[test]
+    fn check_reports_the_errors_render_all_reports_then_the_warnings() {
+        let fleet = fleet();
+        let all = resolve_all(&fleet);
+        let errors = errors(&fleet, &all);
+        let codes: Vec<_> = errors.iter().map(|d| d.code).collect();
+        assert_eq!(codes, ["invalid-value", "conflict"]);
+        let report = check(&fleet, &all);
+        assert_eq!(&report.diagnostics[..errors.len()], &errors[..]);
+        let rest: Vec<_> = report.diagnostics[errors.len()..]
+            .iter()
+            .map(|d| (d.severity, d.code))
+            .collect();
+        assert_eq!(rest, [(Severity::Warning, "uncarried-label")]);
+    }
+
+    #[test]
+    fn deny_warnings_counts_every_warning_as_an_error() {
+        let fleet = fleet();
+        let mut report = check(&fleet, &resolve_all(&fleet));
+        assert_eq!((report.errors(), report.warnings()), (2, 1));
+        report.deny_warnings();
+        assert_eq!((report.errors(), report.warnings()), (3, 0));
+        assert_eq!(
+            report.summary(),
+            "checked 2 hosts against 3 layers: 3 errors, no warnings"
+        );
+    }
+
+    #[test]
+    fn held_back_hosts_get_a_note_and_a_json_list() {
+        let fleet = fleet();
+        let report = check(&fleet, &resolve_all(&fleet));
+        assert_eq!(report.held_back, ["db-001"]);
+        assert_eq!(
+            report.held_back_note().as_deref(),
+            Some("not resolved, because documents they depend on failed to load: db-001")
+        );
+        let mut json = Vec::new();
+        write_json(&mut json, &report.tree(&fleet.files)).unwrap();
+        let json = String::from_utf8(json).unwrap();
+        assert!(
+            json.starts_with(
+                "{\n  \"hosts\": 2,\n  \"layers\": 3,\n  \"errors\": 2,\n  \"warnings\": 1,\n  \"held_back\": [\n    \"db-001\"\n  ],\n  \"diagnostics\": [\n"
+            ),
+            "{json}"
+        );
+        assert!(
+            json.ends_with(
+                "  \"summary\": \"checked 2 hosts against 3 layers: 2 errors, 1 warning\"\n}\n"
+            ),
+            "{json}"
+        );
     }
 }

@@ -113,7 +113,7 @@ mod tests {
         check(&fleet, &all)
             .diagnostics
             .iter()
-            .map(|d| d.render(&fleet.files, false))
+            .map(|d| d.rendered(&fleet.files))
             .collect()
     }
 

@@ -1,0 +1,193 @@
+//! Where a command's text goes: results to stdout, diagnostics and messages
+//! to stderr, colour on stderr only when `--color` and the terminal allow it
+//! (anstream strips it otherwise). Every command is handed one [`Ui`].
+
+use std::io::{self, Write};
+
+use anstream::{AutoStream, ColorChoice};
+use datum_core::diagnostic::Diagnostic;
+use datum_core::emit::{self, Tree};
+use datum_core::source::Files;
+
+use crate::command_error::{CommandError, ErrorKind};
+use crate::exit::Status;
+
+/// The formats a document or report tree can be written in (text reports
+/// come from the core already drawn).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Format {
+    Yaml,
+    Json,
+}
+
+/// The output streams of one run.
+pub struct Ui {
+    out: Box<dyn Write>,
+    err: AutoStream<Box<dyn Write>>,
+    /// Whether what reaches `err` keeps its colours: diagnostics are drawn
+    /// plain rather than drawn in colour and stripped.
+    styled: bool,
+}
+
+impl Ui {
+    /// The process's stdout and stderr, with `--color`'s choice.
+    pub fn new(color: ColorChoice) -> Ui {
+        // Resolved against the real stderr, which knows whether it is a
+        // terminal; the stream itself is boxed so tests can pass their own.
+        let styled = AutoStream::new(io::stderr(), color).current_choice() != ColorChoice::Never;
+        let choice = if styled {
+            ColorChoice::Always
+        } else {
+            ColorChoice::Never
+        };
+        Ui::with_streams(
+            Box::new(io::stdout().lock()),
+            Box::new(io::stderr()),
+            choice,
+        )
+    }
+
+    /// Writes to the given streams; `color` is Always or Never.
+    pub fn with_streams(out: Box<dyn Write>, err: Box<dyn Write>, color: ColorChoice) -> Ui {
+        let err = match color {
+            ColorChoice::Never => AutoStream::never(err),
+            _ => AutoStream::always_ansi(err),
+        };
+        Ui {
+            out,
+            err,
+            styled: color != ColorChoice::Never,
+        }
+    }
+
+    /// Where results go.
+    pub fn stdout(&mut self) -> &mut dyn Write {
+        &mut self.out
+    }
+
+    pub fn write_text(&mut self, text: &str) -> io::Result<()> {
+        self.out.write_all(text.as_bytes())
+    }
+
+    /// A document or report, as YAML or JSON.
+    pub fn write_tree(&mut self, tree: &Tree<'_>, format: Format) -> io::Result<()> {
+        match format {
+            Format::Yaml => emit::write_yaml(&mut self.out, tree),
+            Format::Json => emit::write_json(&mut self.out, tree),
+        }
+    }
+
+    /// Pushes results out, so a closed pipe is found while the command can
+    /// still end on it.
+    pub fn flush(&mut self) -> io::Result<()> {
+        self.out.flush()
+    }
+
+    /// Diagnostics on stderr, each followed by a blank line. A failure to
+    /// write to stderr has nowhere to be reported, so it is ignored here as
+    /// for every message below.
+    pub fn diagnostics(&mut self, files: &Files, diags: &[Diagnostic]) {
+        let mut err = io::BufWriter::new(&mut self.err);
+        for d in diags {
+            let _ = d.render(files, self.styled, &mut err);
+            let _ = writeln!(err);
+        }
+        let _ = err.flush();
+    }
+
+    /// `warning: message` on stderr.
+    pub fn warning(&mut self, message: &str) {
+        let _ = writeln!(self.err, "\x1b[1;33mwarning\x1b[0m: {message}");
+        let _ = self.err.flush();
+    }
+
+    /// `note: message` on stderr.
+    pub fn note(&mut self, message: &str) {
+        let _ = writeln!(self.err, "\x1b[1mnote\x1b[0m: {message}");
+        let _ = self.err.flush();
+    }
+
+    /// Prints the error that ended a command, unless stdout merely closed,
+    /// and gives the status to exit with.
+    pub fn error(&mut self, e: &CommandError) -> Status {
+        if e.kind != ErrorKind::BrokenPipe {
+            let mut text = format!("\x1b[1;31merror\x1b[0m: {}\n", e.message);
+            for hint in &e.hints {
+                text.push_str(&format!("  = \x1b[1;36mhint\x1b[0m: {hint}\n"));
+            }
+            let _ = self.err.write_all(text.as_bytes());
+            let _ = self.err.flush();
+        }
+        e.status()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::{Arc, Mutex};
+
+    use super::*;
+
+    /// A stream the test can read after the Ui is done with it.
+    #[derive(Clone, Default)]
+    struct Shared(Arc<Mutex<Vec<u8>>>);
+
+    impl Write for Shared {
+        fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+            self.0.lock().unwrap().write(buf)
+        }
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+
+    impl Shared {
+        fn text(&self) -> String {
+            String::from_utf8(self.0.lock().unwrap().clone()).unwrap()
+        }
+    }
+
+    fn ui(color: ColorChoice) -> (Ui, Shared, Shared) {
+        let (out, err) = (Shared::default(), Shared::default());
+        let ui = Ui::with_streams(Box::new(out.clone()), Box::new(err.clone()), color);
+        (ui, out, err)
+    }
+
+    #[test]
+    fn an_error_and_its_hints_go_to_stderr_plain_when_colour_is_off() {
+        let (mut ui, out, err) = ui(ColorChoice::Never);
+        let e = CommandError::usage("bad").hint("do this").hint("or that");
+        assert_eq!(ui.error(&e), Status::USAGE);
+        assert_eq!(
+            err.text(),
+            "error: bad\n  = hint: do this\n  = hint: or that\n"
+        );
+        assert_eq!(out.text(), "");
+    }
+
+    #[test]
+    fn colour_is_kept_when_asked_for() {
+        let (mut ui, _, err) = ui(ColorChoice::Always);
+        ui.warning("careful");
+        assert_eq!(err.text(), "\x1b[1;33mwarning\x1b[0m: careful\n");
+    }
+
+    #[test]
+    fn a_closed_pipe_prints_nothing_and_succeeds() {
+        let (mut ui, _, err) = ui(ColorChoice::Never);
+        let e = CommandError::from(io::Error::from(io::ErrorKind::BrokenPipe));
+        assert_eq!(ui.error(&e), Status::OK);
+        assert_eq!(err.text(), "");
+    }
+
+    #[test]
+    fn results_go_to_stdout() {
+        let (mut ui, out, err) = ui(ColorChoice::Never);
+        ui.write_text("a\n").unwrap();
+        ui.write_tree(&Tree::map().with("k", Tree::Int(1)), Format::Json)
+            .unwrap();
+        ui.flush().unwrap();
+        assert_eq!(out.text(), "a\n{\n  \"k\": 1\n}\n");
+        assert_eq!(err.text(), "");
+    }
+}
