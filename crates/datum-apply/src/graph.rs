@@ -5,7 +5,7 @@
 //! ties broken by resource id.
 
 use std::cmp::Reverse;
-use std::collections::{BTreeMap, BinaryHeap, VecDeque};
+use std::collections::{BTreeMap, BinaryHeap};
 use std::fmt;
 
 use crate::spec::{Desired, Item};
@@ -111,7 +111,7 @@ pub fn plan(items: &[Item]) -> Result<Plan, Vec<Cycle>> {
     if order.len() == n {
         return Ok(Plan { order, deps });
     }
-    Err(cycles(items, &deps, &dependents, &waiting))
+    Err(cycles(items, &deps))
 }
 
 /// Every edge, as `deps[later] = [(earlier, why)]`.
@@ -187,92 +187,18 @@ fn ancestors(path: &str) -> impl Iterator<Item = &str> {
 
 /// The cycles among the items Kahn's algorithm could not place: for each
 /// knot (strongly connected set), the shortest cycle through its first id.
-fn cycles(
-    items: &[Item],
-    deps: &[Vec<(usize, Why)>],
-    dependents: &[Vec<usize>],
-    waiting: &[usize],
-) -> Vec<Cycle> {
-    let n = items.len();
-    let stuck: Vec<bool> = waiting.iter().map(|&w| w > 0).collect();
-    let mut candidates: Vec<usize> = (0..n).filter(|&i| stuck[i]).collect();
-    candidates.sort_by(|&a, &b| items[a].id.cmp(&items[b].id));
-    let mut reported = vec![false; n];
-    let mut out = Vec::new();
-    for s in candidates {
-        if reported[s] {
-            continue;
-        }
-        let forward = reach(s, n, &stuck, |i| deps[i].iter().map(|&(d, _)| d));
-        if !forward[s] {
-            continue;
-        }
-        let backward = reach(s, n, &stuck, |i| dependents[i].iter().copied());
-        for i in 0..n {
-            if forward[i] && backward[i] {
-                reported[i] = true;
-            }
-        }
-        let knot: Vec<bool> = (0..n).map(|i| forward[i] && backward[i]).collect();
-        out.push(shortest_cycle(items, deps, &knot, s));
-    }
-    out
-}
-
-/// Which items `from` leads to (not counting itself unless it is on a loop).
-fn reach<I: Iterator<Item = usize>>(
-    from: usize,
-    n: usize,
-    allowed: &[bool],
-    next: impl Fn(usize) -> I,
-) -> Vec<bool> {
-    let mut seen = vec![false; n];
-    let mut queue = VecDeque::from([from]);
-    while let Some(i) = queue.pop_front() {
-        for j in next(i) {
-            if allowed[j] && !seen[j] {
-                seen[j] = true;
-                queue.push_back(j);
-            }
-        }
-    }
-    seen
-}
-
-/// Breadth first from `s` along `deps` inside the knot, back to `s`;
-/// neighbours in id order, so the cycle is always the same one.
-fn shortest_cycle(items: &[Item], deps: &[Vec<(usize, Why)>], knot: &[bool], s: usize) -> Cycle {
-    let n = items.len();
-    let mut prev: Vec<Option<(usize, Why)>> = vec![None; n];
-    let mut queue = VecDeque::from([s]);
-    let mut last = None;
-    'search: while let Some(i) = queue.pop_front() {
-        let mut next: Vec<(usize, Why)> =
-            deps[i].iter().copied().filter(|&(d, _)| knot[d]).collect();
-        next.sort_by(|a, b| items[a.0].id.cmp(&items[b.0].id));
-        for (d, why) in next {
-            if d == s {
-                last = Some((i, why));
-                break 'search;
-            }
-            if prev[d].is_none() && d != s {
-                prev[d] = Some((i, why));
-                queue.push_back(d);
-            }
-        }
-    }
-    // Walk back from the step that closes the loop to `s`.
-    let mut steps = Vec::new();
-    if let Some((mut i, why)) = last {
-        steps.push((items[i].id.clone(), why));
-        while i != s {
-            let Some((p, w)) = prev[i] else { break };
-            steps.push((items[p].id.clone(), w));
-            i = p;
-        }
-    }
-    steps.reverse();
-    Cycle { steps }
+/// Items are sorted by id, so node numbers order cycles and ties by id.
+fn cycles(items: &[Item], deps: &[Vec<(usize, Why)>]) -> Vec<Cycle> {
+    debug_assert!(items.windows(2).all(|w| w[0].id < w[1].id));
+    datum_core::graph::shortest_cycles(deps)
+        .into_iter()
+        .map(|steps| Cycle {
+            steps: steps
+                .into_iter()
+                .map(|(i, why)| (items[i].id.clone(), why))
+                .collect(),
+        })
+        .collect()
 }
 
 #[cfg(test)]

@@ -22,6 +22,7 @@
 //!   layer does or does not match.
 //! - [`resolve`]: the fold, per distinct set of matching layers; every field
 //!   keeps all its contributions. [`resolve::resolve_all`] for the fleet.
+//!   [`graph`] finds its dependency cycles (and apply's).
 //! - [`host`]: one named host for `render`, `explain` and `apply`: its
 //!   resolution with its problems as diagnostics, or why it has none.
 //! - [`manifest`]: the final-value view of a resolution and its serialisation.
@@ -40,6 +41,7 @@ pub mod document;
 pub mod emit;
 pub mod explain;
 pub mod fleet;
+pub mod graph;
 pub mod host;
 pub mod intern;
 pub mod loader;

@@ -495,112 +495,13 @@ fn validate(fleet: &Fleet, res: &Resolution, problems: &mut Vec<Problem>) {
     if edges.iter().all(Vec::is_empty) {
         return;
     }
-    for cycle in find_cycles(&edges) {
+    for cycle in crate::graph::shortest_cycles(&edges) {
         let steps = cycle
             .iter()
             .map(|&(node, via)| (res.resources[node].id, via))
             .collect();
         problems.push(Problem::Cycle { steps });
     }
-}
-
-/// Every strongly connected component with a cycle, as one cycle through it
-/// starting at its first node. Iterative, so no input can exhaust the stack.
-fn find_cycles(edges: &[Vec<(usize, Contrib)>]) -> Vec<Vec<(usize, Contrib)>> {
-    let n = edges.len();
-    // Tarjan's algorithm with an explicit stack.
-    let mut index = vec![u32::MAX; n];
-    let mut low = vec![0u32; n];
-    let mut on_stack = vec![false; n];
-    let mut stack = Vec::new();
-    let mut comp = vec![u32::MAX; n];
-    let mut comps: Vec<Vec<usize>> = Vec::new();
-    let mut counter = 0u32;
-    for root in 0..n {
-        if index[root] != u32::MAX {
-            continue;
-        }
-        let mut work: Vec<(usize, usize)> = vec![(root, 0)];
-        index[root] = counter;
-        low[root] = counter;
-        counter += 1;
-        stack.push(root);
-        on_stack[root] = true;
-        while let Some(&mut (v, ref mut next)) = work.last_mut() {
-            if *next < edges[v].len() {
-                let w = edges[v][*next].0;
-                *next += 1;
-                if index[w] == u32::MAX {
-                    index[w] = counter;
-                    low[w] = counter;
-                    counter += 1;
-                    stack.push(w);
-                    on_stack[w] = true;
-                    work.push((w, 0));
-                } else if on_stack[w] {
-                    low[v] = low[v].min(index[w]);
-                }
-            } else {
-                work.pop();
-                if let Some(&(parent, _)) = work.last() {
-                    low[parent] = low[parent].min(low[v]);
-                }
-                if low[v] == index[v] {
-                    let mut members = Vec::new();
-                    while let Some(w) = stack.pop() {
-                        on_stack[w] = false;
-                        comp[w] = comps.len() as u32;
-                        members.push(w);
-                        if w == v {
-                            break;
-                        }
-                    }
-                    members.sort_unstable();
-                    comps.push(members);
-                }
-            }
-        }
-    }
-    let mut cycles = Vec::new();
-    for (ci, members) in comps.iter().enumerate() {
-        let start = members[0];
-        let self_loop = edges[start].iter().any(|&(w, _)| w == start);
-        if members.len() == 1 && !self_loop {
-            continue;
-        }
-        // The shortest way from the start back to itself inside the component.
-        let mut prev: FxHashMap<usize, (usize, Contrib)> = FxHashMap::default();
-        let mut queue = std::collections::VecDeque::from([start]);
-        let mut closing = None;
-        'search: while let Some(v) = queue.pop_front() {
-            let mut out: Vec<&(usize, Contrib)> = edges[v]
-                .iter()
-                .filter(|(w, _)| comp[*w] == ci as u32)
-                .collect();
-            out.sort_by_key(|(w, _)| *w);
-            for &&(w, via) in &out {
-                if w == start {
-                    closing = Some((v, via));
-                    break 'search;
-                }
-                if let std::collections::hash_map::Entry::Vacant(e) = prev.entry(w) {
-                    e.insert((v, via));
-                    queue.push_back(w);
-                }
-            }
-        }
-        let Some((last, via)) = closing else { continue };
-        let mut path = vec![(last, via)];
-        let mut at = last;
-        while at != start {
-            let (p, v) = prev[&at];
-            path.push((p, v));
-            at = p;
-        }
-        path.reverse();
-        cycles.push(path);
-    }
-    cycles
 }
 
 /// Every host's resolution, shared between hosts that match the same layers.
