@@ -159,6 +159,8 @@ fn shortest_from<E: Copy, A: AsRef<[(usize, E)]>>(
 }
 
 #[cfg(test)]
+// Reachability matrices read best indexed.
+#[allow(clippy::needless_range_loop)]
 mod tests {
     use proptest::prelude::*;
 

@@ -28,6 +28,7 @@
 //! - [`manifest`]: the final-value view of a resolution and its serialisation.
 //! - [`explain`]: the origin of every value, and why a layer did not match.
 //! - [`selector`], [`query`]: fleet-wide questions (`hosts`, `query`).
+//! - [`sensitive`]: the one rule for content that is never shown.
 //! - [`diff`]: what a change does to every host, field by field.
 //! - [`check`] (its warning rules under `check/rules/`), [`report`],
 //!   [`diagnostic`]: problems as data and as text.
@@ -53,6 +54,7 @@ pub mod report;
 pub mod resolve;
 pub mod schema;
 pub mod selector;
+pub mod sensitive;
 pub mod source;
 #[cfg(test)]
 mod testkit;

@@ -102,11 +102,11 @@ impl<'f> Resource<'f> {
         let fleet = self.fleet;
         self.resolved.fields.iter().filter_map(move |f| {
             if f.field.is_set() {
-                if f.entries.is_empty() {
+                if f.entries().is_empty() {
                     return None;
                 }
                 let ids = f
-                    .entries
+                    .entries()
                     .iter()
                     .map(|e| fleet.resources.text(e.id))
                     .collect();

@@ -9,8 +9,8 @@ use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use crate::emit::Tree;
-use crate::explain::{is_sensitive, nearest_declared};
-use crate::fleet::{Fleet, HostId, LayerId, ResId, Setting};
+use crate::explain::nearest_declared;
+use crate::fleet::{Fleet, HostId, LayerId, ResId};
 use crate::manifest::value_tree;
 use crate::report::{align, display_value};
 use crate::resolve::{FleetResolution, Resolution};
@@ -105,6 +105,9 @@ pub fn query<'f>(
     if !declared {
         return Err(undeclared());
     }
+    // One answer for every host whose layers mark the content sensitive
+    // or not: see `crate::sensitive`.
+    let hidden = all.sensitive.hides(id, field);
     let mut by_resolution: Vec<Option<Answer<'f>>> = vec![None; all.resolutions.len()];
     let rows = hosts
         .iter()
@@ -112,7 +115,9 @@ pub fn query<'f>(
             let answer = match all.by_host[h.0 as usize] {
                 None => Answer::HeldBack,
                 Some(i) => by_resolution[i as usize]
-                    .get_or_insert_with(|| answer(fleet, &all.resolutions[i as usize], id, field))
+                    .get_or_insert_with(|| {
+                        answer(fleet, &all.resolutions[i as usize], id, field, hidden)
+                    })
                     .clone(),
             };
             (h, answer)
@@ -126,7 +131,13 @@ pub fn query<'f>(
     })
 }
 
-fn answer<'f>(fleet: &'f Fleet, res: &Resolution, id: ResId, field: Field) -> Answer<'f> {
+fn answer<'f>(
+    fleet: &'f Fleet,
+    res: &Resolution,
+    id: ResId,
+    field: Field,
+    hidden: bool,
+) -> Answer<'f> {
     if !res.is_ok() {
         return Answer::Fails;
     }
@@ -137,26 +148,20 @@ fn answer<'f>(fleet: &'f Fleet, res: &Resolution, id: ResId, field: Field) -> An
         return Answer::Unset { layers: Vec::new() };
     };
     if field.is_set() {
-        if f.entries.is_empty() {
-            let by = f
-                .contribs
-                .iter()
-                .rev()
-                .find(|&&c| fleet.setting(c).setting == Setting::Unset)
-                .map(|c| c.layer);
+        if f.entries().is_empty() {
             return Answer::Unset {
-                layers: by.into_iter().collect(),
+                layers: r.unset_by(f).map(|c| c.layer).into_iter().collect(),
             };
         }
         let mut layers: Vec<LayerId> = f
-            .entries
+            .entries()
             .iter()
             .flat_map(|e| e.by.iter().map(|c| c.layer))
             .collect();
         layers.sort_unstable();
         layers.dedup();
         let ids = f
-            .entries
+            .entries()
             .iter()
             .map(|e| fleet.resources.text(e.id))
             .collect();
@@ -170,7 +175,7 @@ fn answer<'f>(fleet: &'f Fleet, res: &Resolution, id: ResId, field: Field) -> An
         None => Answer::Unset {
             layers: vec![winner.layer],
         },
-        Some(_) if field == Field::Content && is_sensitive(fleet, r) => Answer::Value {
+        Some(_) if hidden => Answer::Value {
             value: Shown::Sensitive,
             layers: vec![winner.layer],
         },

@@ -5,9 +5,10 @@
 //! `-->` lines, and a hint says how to settle it.
 
 use crate::diagnostic::Diagnostic;
-use crate::fleet::{Fleet, ResId, Setting};
+use crate::fleet::{Fleet, Setting};
 use crate::resolve::{Contrib, Problem};
 use crate::schema::{Field, Value};
+use crate::sensitive::is_sensitive;
 
 /// How many host names a report lists before `and N more`.
 pub const HOSTS_SHOWN: usize = 5;
@@ -82,21 +83,6 @@ pub fn display_setting(fleet: &Fleet, c: Contrib) -> String {
     }
 }
 
-/// Whether some layer marks a resource `sensitive: true`. A report about
-/// several layers (a conflict) then never shows the resource's content,
-/// whichever hosts that layer matches.
-pub fn is_marked_sensitive(fleet: &Fleet, resource: ResId) -> bool {
-    let yes = Setting::Value(Value::Bool(true));
-    fleet.layers.iter().any(|l| {
-        l.resources.iter().any(|r| {
-            r.id == resource
-                && r.fields
-                    .iter()
-                    .any(|f| f.field == Field::Sensitive && f.setting == yes)
-        })
-    })
-}
-
 /// Rows padded so each column lines up; the last column is not padded.
 pub fn align(rows: &[Vec<String>]) -> Vec<String> {
     let cols = rows.iter().map(Vec::len).max().unwrap_or(0);
@@ -132,7 +118,7 @@ pub fn problem_diagnostic(fleet: &Fleet, problem: &Problem, hosts: &[&str]) -> D
             field,
             sides,
         } => {
-            let hidden = *field == Field::Content && is_marked_sensitive(fleet, *resource);
+            let hidden = *field == Field::Content && is_sensitive(fleet, *resource);
             let rows: Vec<Vec<String>> = sides
                 .iter()
                 .map(|&c| {

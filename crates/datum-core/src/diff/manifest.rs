@@ -3,8 +3,7 @@
 //! responsible, across two fleets whose ids differ (everything is compared
 //! by text).
 
-use super::merge_join;
-use crate::explain::is_sensitive;
+use super::{Side, merge_join};
 use crate::fleet::{Fleet, LayerId};
 use crate::resolve::{Resolution, ResolvedResource, SetEntry};
 use crate::schema::{Field, Value};
@@ -99,10 +98,20 @@ impl FieldSide {
     }
 }
 
-/// How the manifest of one resolution becomes that of another, each in its
-/// own fleet. Public so that a benchmark or another tool can compare two
+/// How the manifest of one resolution becomes that of another, each on its
+/// own side. Public so that a benchmark or another tool can compare two
 /// resolutions directly.
-pub fn manifest_diff(old: &Fleet, a: &Resolution, new: &Fleet, b: &Resolution) -> ManifestDiff {
+pub fn manifest_diff(
+    old_side: Side<'_>,
+    a: &Resolution,
+    new_side: Side<'_>,
+    b: &Resolution,
+) -> ManifestDiff {
+    let (old, new) = (old_side.fleet, new_side.fleet);
+    // Content hidden on either side stays hidden: see `crate::sensitive`.
+    let hidden = |a: &ResolvedResource, b: &ResolvedResource| {
+        old_side.all.sensitive.marks(a.id) || new_side.all.sensitive.marks(b.id)
+    };
     let names = |fleet: &Fleet, layers: &[LayerId]| -> Vec<String> {
         let mut v: Vec<String> = layers
             .iter()
@@ -126,12 +135,19 @@ pub fn manifest_diff(old: &Fleet, a: &Resolution, new: &Fleet, b: &Resolution) -
     };
     for step in merge_join(ra.len(), rb.len(), by_id) {
         match step {
-            (Some(i), None) => out
-                .resources
-                .push(one_sided(old, &ra[i], Presence::Removed)),
-            (None, Some(j)) => out.resources.push(one_sided(new, &rb[j], Presence::Added)),
+            (Some(i), None) => {
+                let sensitive = old_side.all.sensitive.marks(ra[i].id);
+                out.resources
+                    .push(one_sided(old, &ra[i], Presence::Removed, sensitive));
+            }
+            (None, Some(j)) => {
+                let sensitive = new_side.all.sensitive.marks(rb[j].id);
+                out.resources
+                    .push(one_sided(new, &rb[j], Presence::Added, sensitive));
+            }
             (Some(i), Some(j)) => {
-                let fields = changed_fields(Some((old, &ra[i])), new, &rb[j]);
+                let sensitive = hidden(&ra[i], &rb[j]);
+                let fields = changed_fields(Some((old, &ra[i])), new, &rb[j], sensitive);
                 if !fields.is_empty() {
                     out.resources.push(ResourceDiff {
                         id: new.resources.text(rb[j].id).to_owned(),
@@ -150,7 +166,13 @@ pub fn manifest_diff(old: &Fleet, a: &Resolution, new: &Fleet, b: &Resolution) -
 }
 
 /// A resource on one side only: added with every field, or removed.
-fn one_sided(fleet: &Fleet, r: &ResolvedResource, presence: Presence) -> ResourceDiff {
+/// `sensitive`: whether the resource's content is hidden.
+fn one_sided(
+    fleet: &Fleet,
+    r: &ResolvedResource,
+    presence: Presence,
+    sensitive: bool,
+) -> ResourceDiff {
     ResourceDiff {
         id: fleet.resources.text(r.id).to_owned(),
         presence,
@@ -161,20 +183,21 @@ fn one_sided(fleet: &Fleet, r: &ResolvedResource, presence: Presence) -> Resourc
             .map(|&(l, _)| fleet.layer(l).display.clone())
             .collect(),
         fields: match presence {
-            Presence::Added => changed_fields(None, fleet, r),
+            Presence::Added => changed_fields(None, fleet, r, sensitive),
             _ => Vec::new(),
         },
     }
 }
 
 /// The fields of one resource that differ between two sides, in schema
-/// order; without an old side, every field the new side has.
+/// order; without an old side, every field the new side has. `sensitive`:
+/// whether the resource's content is hidden.
 fn changed_fields(
     old: Option<(&Fleet, &ResolvedResource)>,
     new: &Fleet,
     b: &ResolvedResource,
+    sensitive: bool,
 ) -> Vec<FieldDiff> {
-    let sensitive = old.is_some_and(|(f, a)| is_sensitive(f, a)) || is_sensitive(new, b);
     let kind = new.resources.get(b.id).kind;
     let mut out = Vec::new();
     for &field in kind.fields() {

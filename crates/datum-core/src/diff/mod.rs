@@ -457,9 +457,9 @@ fn outcome<'f>(old: Side<'f>, new: Side<'f>, o: State, n: State) -> Outcome<'f> 
         return out;
     };
     out.manifest = manifest_diff(
-        old.fleet,
+        old,
         &old.all.resolutions[a as usize],
-        new.fleet,
+        new,
         &new.all.resolutions[b as usize],
     );
     out

@@ -137,29 +137,29 @@ fn value<'f>(ex: &Explanation<'f>, r: &ResolvedResource, c: Contrib) -> Tree<'f>
 
 fn field<'f>(ex: &Explanation<'f>, r: &'f ResolvedResource, f: &'f ResolvedField) -> Tree<'f> {
     let fleet = ex.fleet;
-    let state = ex.state(r, f);
+    let state = f.state;
     let mut t = Tree::map()
         .with("field", Tree::str(f.field.name()))
         .with("state", Tree::str(state.word()));
     if f.field.is_set() {
         t.push(
             "value",
-            Tree::strs(f.entries.iter().map(|e| fleet.resources.text(e.id))),
+            Tree::strs(f.entries().iter().map(|e| fleet.resources.text(e.id))),
         );
         t.push(
             "entries",
             Tree::List(
-                f.entries
+                f.entries()
                     .iter()
                     .map(|e| entry(ex, e.id, &e.by, None))
                     .collect(),
             ),
         );
-        let unset_by = ex.unset_by(f);
+        let unset_by = r.unset_by(f);
         t.push(
             "dropped",
             Tree::List(
-                ex.dropped(f)
+                f.dropped()
                     .iter()
                     .map(|d| entry(ex, d.id, &d.by, unset_by))
                     .collect(),
@@ -195,8 +195,7 @@ fn field<'f>(ex: &Explanation<'f>, r: &'f ResolvedResource, f: &'f ResolvedField
     t.push(
         "contributions",
         Tree::List(
-            ex.roles(r, f)
-                .into_iter()
+            r.played(f)
                 .map(|(c, role)| contribution(ex, r, c, role))
                 .collect(),
         ),

@@ -2,9 +2,12 @@
 //! who agreed with it, and why each layer matched or did not.
 //!
 //! Everything here reads the host's [`Resolution`], the same one `render`
-//! serialises: nothing is re-derived after the fact. Only the host asked
-//! about is resolved, so explaining one host costs about what rendering it
-//! does, whatever the size of the fleet. A resolution with problems still
+//! serialises, and the verdict the fold stored on each field (roles,
+//! state, conflict sides, dropped entries): nothing is re-derived after the
+//! fact. Only the host asked about is resolved, so explaining one host
+//! costs about what rendering it does; showing a File's content adds one
+//! pass over the layers' resource ids, since whether content is sensitive
+//! depends on every layer ([`crate::sensitive`]). A resolution with problems still
 //! carries every field, so a host that fails to resolve is explained too,
 //! its conflicting fields with every side.
 //!
@@ -14,12 +17,17 @@
 pub mod json;
 pub mod text;
 
+use std::cell::OnceCell;
+
+pub use crate::resolve::{Role, State};
+
 use crate::diagnostic::Diagnostic;
 use crate::fleet::{Fleet, HostId, Label, LayerId, ResId, Setting};
 use crate::matcher::LabelCheck;
 use crate::report::problem_diagnostic;
-use crate::resolve::{Contrib, Problem, Resolution, ResolvedField, ResolvedResource};
-use crate::schema::{Field, IdError, Kind, ResourceId, Value, nearest, suggest};
+use crate::resolve::{Contrib, Resolution, ResolvedField, ResolvedResource};
+use crate::schema::{Field, IdError, Kind, ResourceId, nearest, suggest};
+use crate::sensitive::Sensitive;
 
 /// What was asked about.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -116,12 +124,15 @@ impl TargetError {
 }
 
 /// One host's resolution, ready to be asked about.
-#[derive(Clone, Copy)]
+#[derive(Clone)]
 pub struct Explanation<'f> {
     pub fleet: &'f Fleet,
     pub host: HostId,
     /// The host's resolution, problems and all.
     pub resolution: &'f Resolution,
+    /// Which of the host's resources are sensitive, worked out the first
+    /// time a content value is about to be shown.
+    sensitive: OnceCell<Sensitive>,
 }
 
 /// The answer to one question.
@@ -171,77 +182,13 @@ pub struct Miss {
     pub failed: Vec<LabelCheck>,
 }
 
-/// What became of one contribution to a field.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub enum Role {
-    /// Its value stands.
-    Set,
-    /// Its `null` stands: the field is unset.
-    Unset,
-    /// Same value, same precedence, earlier in fold order than the one that stands.
-    Agreed,
-    /// A higher precedence replaced it.
-    Overridden,
-    /// Layers of its precedence disagree with it.
-    Conflict,
-    /// Its entries of `requires` or `restart_on` are kept.
-    Listed,
-    /// Its entries were dropped by a `null` of higher precedence.
-    Dropped,
-}
-
-impl Role {
-    pub fn word(self) -> &'static str {
-        match self {
-            Role::Set => "set",
-            Role::Unset => "unset",
-            Role::Agreed => "agreed",
-            Role::Overridden => "overridden",
-            Role::Conflict => "conflict",
-            Role::Listed => "listed",
-            Role::Dropped => "dropped",
-        }
-    }
-}
-
-/// Where a field ended up.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub enum State {
-    /// A value (for a set: at least one entry).
-    Set,
-    /// `null` stands, or dropped every entry of a set.
-    Unset,
-    /// Layers of the winning precedence disagree: there is no value.
-    Conflict,
-    /// A set listed as empty.
-    Empty,
-}
-
-impl State {
-    pub fn word(self) -> &'static str {
-        match self {
-            State::Set => "set",
-            State::Unset => "unset",
-            State::Conflict => "conflict",
-            State::Empty => "empty",
-        }
-    }
-}
-
-/// An entry of `requires` or `restart_on` that no longer stands, with the
-/// layers that listed it.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct DroppedEntry {
-    pub id: ResId,
-    pub by: Vec<Contrib>,
-}
-
 impl<'f> Explanation<'f> {
     pub fn new(fleet: &'f Fleet, host: HostId, resolution: &'f Resolution) -> Explanation<'f> {
         Explanation {
             fleet,
             host,
             resolution,
+            sensitive: OnceCell::new(),
         }
     }
 
@@ -320,132 +267,16 @@ impl<'f> Explanation<'f> {
         }
     }
 
-    /// The conflicts on one field: the sides of each disagreeing
-    /// precedence group, lowest precedence first.
-    pub fn conflicts(&self, r: &ResolvedResource, f: &ResolvedField) -> Vec<&'f [Contrib]> {
-        if !f.conflict {
-            return Vec::new();
-        }
-        let mut groups: Vec<&'f [Contrib]> = self
-            .resolution
-            .problems
-            .iter()
-            .filter_map(|p| match p {
-                Problem::Conflict {
-                    resource,
-                    field,
-                    sides,
-                } if *resource == r.id && *field == f.field => Some(&**sides),
-                _ => None,
-            })
-            .collect();
-        groups.sort_by_key(|sides| sides.first().map(|&c| self.fleet.precedence(c)));
-        groups
-    }
-
-    /// Every contribution to a field, in fold order, with what became of it.
-    pub fn roles(&self, r: &ResolvedResource, f: &ResolvedField) -> Vec<(Contrib, Role)> {
-        let fleet = self.fleet;
-        if f.field.is_set() {
-            let floor = f.unset_floor(fleet);
-            return f
-                .contribs
-                .iter()
-                .map(|&c| {
-                    let role = if floor.is_some_and(|floor| fleet.precedence(c) < floor) {
-                        Role::Dropped
-                    } else if fleet.setting(c).setting == Setting::Unset {
-                        Role::Unset
-                    } else {
-                        Role::Listed
-                    };
-                    (c, role)
-                })
-                .collect();
-        }
-        let conflicting: Vec<Contrib> = self.conflicts(r, f).concat();
-        let last = f.contribs.len() - 1;
-        f.contribs
-            .iter()
-            .enumerate()
-            .map(|(i, &c)| {
-                let role = if conflicting.contains(&c) {
-                    Role::Conflict
-                } else if i == last {
-                    if fleet.setting(c).setting == Setting::Unset {
-                        Role::Unset
-                    } else {
-                        Role::Set
-                    }
-                } else if i >= f.top as usize {
-                    Role::Agreed
-                } else {
-                    Role::Overridden
-                };
-                (c, role)
-            })
-            .collect()
-    }
-
-    /// Where a field ended up.
+    /// Where a field ended up, as the fold decided.
     pub fn state(&self, r: &ResolvedResource, f: &ResolvedField) -> State {
-        let fleet = self.fleet;
-        if f.field.is_set() {
-            return if !f.entries.is_empty() {
-                State::Set
-            } else if f.unset_floor(fleet).is_some() {
-                State::Unset
-            } else {
-                State::Empty
-            };
-        }
-        let winner = f.winner();
-        if self
-            .conflicts(r, f)
-            .iter()
-            .any(|sides| sides.contains(&winner))
-        {
-            State::Conflict
-        } else if fleet.setting(winner).setting == Setting::Unset {
-            State::Unset
-        } else {
-            State::Set
-        }
+        debug_assert!(r.fields.iter().any(|x| std::ptr::eq(x, f)));
+        f.state
     }
 
-    /// Entries listed below a `null` of higher precedence and not kept by
-    /// any other layer, sorted by id.
-    pub fn dropped(&self, f: &ResolvedField) -> Vec<DroppedEntry> {
-        let fleet = self.fleet;
-        let Some(floor) = f.unset_floor(fleet) else {
-            return Vec::new();
-        };
-        let mut out: Vec<DroppedEntry> = Vec::new();
-        for &c in f.contribs.iter().filter(|&&c| fleet.precedence(c) < floor) {
-            let Setting::Refs(refs) = &fleet.setting(c).setting else {
-                continue;
-            };
-            for &(id, _) in refs.iter() {
-                if f.entries.iter().any(|e| e.id == id) {
-                    continue;
-                }
-                match out.iter_mut().find(|d| d.id == id) {
-                    Some(d) => d.by.push(c),
-                    None => out.push(DroppedEntry { id, by: vec![c] }),
-                }
-            }
-        }
-        out.sort_by_key(|d| fleet.resources.rank(d.id));
-        out
-    }
-
-    /// The `null` that stands on a set field, or dropped its lower entries:
-    /// the last one at the highest precedence that wrote one.
-    pub fn unset_by(&self, f: &ResolvedField) -> Option<Contrib> {
-        let floor = f.unset_floor(self.fleet)?;
-        f.contribs.iter().rev().copied().find(|&c| {
-            self.fleet.precedence(c) == floor && self.fleet.setting(c).setting == Setting::Unset
-        })
+    /// Every contribution to a field, in fold order, with what became of
+    /// it, as the fold decided.
+    pub fn roles(&self, r: &ResolvedResource, f: &ResolvedField) -> Vec<(Contrib, Role)> {
+        r.played(f).collect()
     }
 
     /// The host's resolution problems as diagnostics (none when it resolves).
@@ -458,17 +289,33 @@ impl<'f> Explanation<'f> {
             .collect()
     }
 
-    /// Whether a resource's content must not be shown: some layer matching
-    /// the host marks it `sensitive: true`. Any one layer is enough, so a
-    /// higher layer turning the flag off never reveals what a lower one hid.
+    /// Whether a resource's content must not be shown, by the one rule of
+    /// [`crate::sensitive`]: some layer of the fleet marks it sensitive.
     pub fn sensitive(&self, r: &ResolvedResource) -> bool {
-        is_sensitive(self.fleet, r)
+        let fleet = self.fleet;
+        let sensitive = self.sensitive.get_or_init(|| {
+            // Only the host's resources of a type that can be sensitive.
+            let mut ids: Vec<ResId> = self
+                .resolution
+                .resources
+                .iter()
+                .map(|r| r.id)
+                .filter(|&id| fleet.resources.get(id).kind.has(Field::Sensitive))
+                .collect();
+            if ids.is_empty() {
+                return Sensitive::default();
+            }
+            ids.sort_unstable();
+            Sensitive::among(fleet, |id| ids.binary_search(&id).is_ok())
+        });
+        sensitive.marks(r.id)
     }
 
     /// Whether a contribution's value is hidden: `content` of a sensitive resource.
     pub fn redacted(&self, r: &ResolvedResource, c: Contrib) -> bool {
-        self.fleet.setting(c).field == Field::Content
-            && matches!(self.fleet.setting(c).setting, Setting::Value(_))
+        let setting = self.fleet.setting(c);
+        setting.field == Field::Content
+            && matches!(setting.setting, Setting::Value(_))
             && self.sensitive(r)
     }
 
@@ -480,16 +327,6 @@ impl<'f> Explanation<'f> {
         labels.sort_by(|a, b| fleet.sym(a.key).cmp(fleet.sym(b.key)));
         labels
     }
-}
-
-/// Whether a resource's content must not be shown: some layer of its
-/// resolution marks it `sensitive: true`, whatever a higher one says.
-pub fn is_sensitive(fleet: &Fleet, r: &ResolvedResource) -> bool {
-    r.field(Field::Sensitive).is_some_and(|f| {
-        f.contribs
-            .iter()
-            .any(|&c| fleet.setting(c).setting == Setting::Value(Value::Bool(true)))
-    })
 }
 
 /// The resource id some layer declares that is nearest to `id`, for a typo.

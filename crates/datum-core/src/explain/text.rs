@@ -125,7 +125,7 @@ fn resource(ex: &Explanation<'_>, r: &ResolvedResource, out: &mut Out) {
     );
     // `restart_on` and `requires` are sets: entry by entry, in schema order.
     for f in r.fields.iter().filter(|f| f.field.is_set()) {
-        out.section(f.field.name(), entry_rows(ex, f));
+        out.section(f.field.name(), entry_rows(ex, r, f));
     }
 }
 
@@ -146,10 +146,10 @@ fn layer_name(ex: &Explanation<'_>, c: Contrib) -> String {
 /// sides of any conflict on the lines under it.
 fn field_row(ex: &Explanation<'_>, r: &ResolvedResource, f: &ResolvedField) -> Row {
     let fleet = ex.fleet;
-    let conflicts = ex.conflicts(r, f);
+    let conflicts: Vec<&[Contrib]> = r.conflicts(f).collect();
     let winner = f.winner();
     let mut row = vec![f.field.name().to_owned()];
-    match ex.state(r, f) {
+    match f.state {
         State::Conflict => {
             row.push("conflict".to_owned());
             row.push(format!("at precedence {}", fleet.precedence(winner)));
@@ -162,12 +162,12 @@ fn field_row(ex: &Explanation<'_>, r: &ResolvedResource, f: &ResolvedField) -> R
             });
             row.push(layer_name(ex, winner));
             let mut tail = Vec::new();
-            let agreed: Vec<String> = f.agreeing().iter().map(|&c| layer_name(ex, c)).collect();
+            let agreed: Vec<String> = r.agreeing(f).iter().map(|&c| layer_name(ex, c)).collect();
             if !agreed.is_empty() {
                 tail.push(format!("agreed by {}", agreed.join(", ")));
             }
-            let displaced: Vec<String> = f
-                .displaced()
+            let displaced: Vec<String> = r
+                .displaced(f)
                 .map(|c| format!("{} from {}", shown(ex, r, c), layer_name(ex, c)))
                 .collect();
             if !displaced.is_empty() {
@@ -204,7 +204,7 @@ fn field_row(ex: &Explanation<'_>, r: &ResolvedResource, f: &ResolvedField) -> R
 
 /// `Package[nginx]  roles/web`: each entry kept, with the layers that listed
 /// it; then each entry a `null` dropped.
-fn entry_rows(ex: &Explanation<'_>, f: &ResolvedField) -> Vec<Vec<String>> {
+fn entry_rows(ex: &Explanation<'_>, r: &ResolvedResource, f: &ResolvedField) -> Vec<Vec<String>> {
     let fleet = ex.fleet;
     let layers = |by: &[Contrib]| {
         let mut names: Vec<String> = by.iter().map(|&c| layer_name(ex, c)).collect();
@@ -212,7 +212,7 @@ fn entry_rows(ex: &Explanation<'_>, f: &ResolvedField) -> Vec<Vec<String>> {
         names.join(", ")
     };
     let mut rows: Vec<Vec<String>> = f
-        .entries
+        .entries()
         .iter()
         .map(|e| {
             let mut row = vec![fleet.resources.text(e.id).to_owned(), layers(&e.by)];
@@ -226,8 +226,8 @@ fn entry_rows(ex: &Explanation<'_>, f: &ResolvedField) -> Vec<Vec<String>> {
             row
         })
         .collect();
-    let unset_by = ex.unset_by(f);
-    for d in ex.dropped(f) {
+    let unset_by = r.unset_by(f);
+    for d in f.dropped() {
         let mut row = vec![fleet.resources.text(d.id).to_owned(), layers(&d.by)];
         if let Some(c) = unset_by {
             row.push(format!("dropped by null from {}", layer_name(ex, c)));
@@ -246,12 +246,12 @@ fn entry_rows(ex: &Explanation<'_>, f: &ResolvedField) -> Vec<Vec<String>> {
 /// One field with its whole chain.
 fn field(ex: &Explanation<'_>, r: &ResolvedResource, f: &ResolvedField, out: &mut Out) {
     let fleet = ex.fleet;
-    let value = match ex.state(r, f) {
+    let value = match f.state {
         State::Conflict => "conflict".to_owned(),
         State::Unset => "(unset)".to_owned(),
         State::Empty => "(empty)".to_owned(),
         State::Set if f.field.is_set() => f
-            .entries
+            .entries()
             .iter()
             .map(|e| fleet.resources.text(e.id))
             .collect::<Vec<_>>()
@@ -264,12 +264,11 @@ fn field(ex: &Explanation<'_>, r: &ResolvedResource, f: &ResolvedField, out: &mu
         f.field
     ));
     if f.field.is_set() {
-        out.section("entries", entry_rows(ex, f));
+        out.section("entries", entry_rows(ex, r, f));
     }
     out.section(
         "contributions",
-        ex.roles(r, f)
-            .into_iter()
+        r.played(f)
             .map(|(c, role)| contribution_row(ex, r, c, role))
             .collect(),
     );

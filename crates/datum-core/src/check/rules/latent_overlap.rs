@@ -17,7 +17,7 @@ use rustc_hash::{FxHashMap, FxHashSet};
 use super::Context;
 use crate::diagnostic::Diagnostic;
 use crate::fleet::{Label, LayerId, ResId};
-use crate::report::{align, display_setting, is_marked_sensitive};
+use crate::report::{align, display_setting};
 use crate::resolve::{Contrib, Problem};
 use crate::schema::Field;
 
@@ -62,7 +62,7 @@ pub(super) fn run(cx: &Context<'_>, out: &mut Vec<Diagnostic>) {
         keys.sort_unstable();
         for key in keys {
             let sides = &by_field[&key];
-            let hidden = key.1 == Field::Content && is_marked_sensitive(fleet, key.0);
+            let hidden = cx.all.sensitive.hides(key.0, key.1);
             for (i, &a) in sides.iter().enumerate() {
                 for &b in &sides[i + 1..] {
                     if fleet.setting(a).setting == fleet.setting(b).setting

@@ -1,0 +1,282 @@
+//! The fold: for one set of matching layers, every field's winner, what it
+//! displaced, who agreed, and every problem that keeps the result from being
+//! a manifest.
+//!
+//! A resolution depends only on the layers that matched, so hosts matching
+//! the same layers share one. Nothing is thrown away: the contributions of
+//! every layer stay attached to each field with what became of them, which
+//! is what explain, query and diff read.
+//!
+//! - `field`: the verdict on each field, stored once ([`ResolvedField`],
+//!   [`ResolvedResource`], [`Role`], [`State`]).
+//! - `fold`: one resource from the layers declaring it, decided there.
+//! - `validate`: the checks of a whole manifest.
+
+mod field;
+mod fold;
+mod validate;
+
+use std::sync::Arc;
+
+use rayon::prelude::*;
+use rustc_hash::FxHashMap;
+
+pub use field::{ResolvedField, ResolvedResource, Role, SetEntry, State};
+
+use crate::fleet::{Fleet, HostId, LayerField, LayerId, ResId, Setting};
+use crate::schema::Field;
+use crate::sensitive::Sensitive;
+use crate::source::Span;
+use fold::fold_resource;
+use validate::validate;
+
+/// One field as one layer sets it: indices into the fleet's layers.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Contrib {
+    pub layer: LayerId,
+    /// Index of the resource in the layer.
+    pub resource: u32,
+    /// Index of the field in that resource.
+    pub field: u32,
+}
+
+/// Why a set of layers gives no manifest.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Problem {
+    /// Layers of equal precedence set different values.
+    Conflict {
+        resource: ResId,
+        field: Field,
+        /// Every contribution of the disagreeing precedence, in fold order.
+        sides: Box<[Contrib]>,
+    },
+    /// A required field has no value; with where the matching layers declare the resource.
+    Missing {
+        resource: ResId,
+        field: Field,
+        declared: Box<[Span]>,
+    },
+    /// A File has both `source` and `content`.
+    Exclusive {
+        resource: ResId,
+        source: Contrib,
+        content: Contrib,
+    },
+    /// An entry of `requires` or `restart_on` names a resource the host lacks.
+    Dangling {
+        resource: ResId,
+        field: Field,
+        target: ResId,
+        by: Contrib,
+    },
+    /// Resources that require each other in a circle: each with the entry
+    /// leading to the next; the last leads back to the first.
+    Cycle { steps: Box<[(ResId, Contrib)]> },
+    /// Two resources manage the same thing: each with where its value (or,
+    /// for a name defaulting to the title, the resource) is written.
+    Duplicate {
+        field: Field,
+        value: String,
+        resources: Box<[(ResId, Span)]>,
+    },
+}
+
+/// The result of folding one set of layers.
+#[derive(Clone, Debug)]
+pub struct Resolution {
+    /// The matching layers, in fold order.
+    pub layers: Box<[LayerId]>,
+    /// Sorted by id. Shared between resolutions where the same layers
+    /// declare a resource.
+    pub resources: Box<[Arc<ResolvedResource>]>,
+    /// Empty when the resolution is a manifest.
+    pub problems: Box<[Problem]>,
+}
+
+impl Resolution {
+    pub fn is_ok(&self) -> bool {
+        self.problems.is_empty()
+    }
+
+    pub fn resource(&self, fleet: &Fleet, id: ResId) -> Option<&ResolvedResource> {
+        let rank = fleet.resources.rank(id);
+        self.resources
+            .binary_search_by_key(&rank, |r| fleet.resources.rank(r.id))
+            .ok()
+            .map(|i| &*self.resources[i])
+    }
+}
+
+impl Fleet {
+    /// The field a contribution points at.
+    pub fn setting(&self, c: Contrib) -> &LayerField {
+        &self.layer(c.layer).resources[c.resource as usize].fields[c.field as usize]
+    }
+
+    /// Where a contribution lists one entry of `requires` or `restart_on`.
+    pub fn entry_span(&self, c: Contrib, id: ResId) -> Span {
+        let field = self.setting(c);
+        match &field.setting {
+            Setting::Refs(refs) => refs
+                .iter()
+                .find(|(r, _)| *r == id)
+                .map_or(field.span, |(_, s)| *s),
+            _ => field.span,
+        }
+    }
+
+    /// The precedence of a contribution's layer.
+    pub fn precedence(&self, c: Contrib) -> i32 {
+        self.layer(c.layer).precedence
+    }
+
+    /// Resolves one host.
+    pub fn resolve_host(&self, host: HostId) -> Resolution {
+        resolve(self, &self.matching(host))
+    }
+}
+
+/// For one set of layers: each resource with the layers declaring it (and
+/// the resource's index in each), in fold order; resources sorted by id.
+type Declarations = Vec<(ResId, Box<[Declaration]>)>;
+
+/// A layer declaring a resource, with the resource's index in that layer.
+type Declaration = (LayerId, u32);
+
+fn declarations(fleet: &Fleet, layers: &[LayerId]) -> Declarations {
+    let mut slots: FxHashMap<ResId, usize> =
+        FxHashMap::with_capacity_and_hasher(64, Default::default());
+    let mut decls: Vec<(ResId, Vec<(LayerId, u32)>)> = Vec::with_capacity(64);
+    for &l in layers {
+        for (ri, r) in fleet.layer(l).resources.iter().enumerate() {
+            let slot = *slots.entry(r.id).or_insert_with(|| {
+                decls.push((r.id, Vec::with_capacity(2)));
+                decls.len() - 1
+            });
+            decls[slot].1.push((l, ri as u32));
+        }
+    }
+    decls.sort_unstable_by_key(|(id, _)| fleet.resources.rank(*id));
+    decls
+        .into_iter()
+        .map(|(id, d)| (id, d.into_boxed_slice()))
+        .collect()
+}
+
+/// Folds a set of layers, given in fold order.
+pub fn resolve(fleet: &Fleet, layers: &[LayerId]) -> Resolution {
+    let resources = declarations(fleet, layers)
+        .into_iter()
+        .map(|(id, d)| Arc::new(fold_resource(fleet, id, &d)))
+        .collect();
+    assemble(fleet, layers, resources)
+}
+
+/// A resolution from its folded resources: their problems, then the checks
+/// of the manifest as a whole.
+fn assemble(
+    fleet: &Fleet,
+    layers: &[LayerId],
+    resources: Box<[Arc<ResolvedResource>]>,
+) -> Resolution {
+    let mut problems: Vec<Problem> = resources
+        .iter()
+        .flat_map(|r| r.problems.iter().cloned())
+        .collect();
+    let mut resolution = Resolution {
+        layers: layers.into(),
+        resources,
+        problems: Box::new([]),
+    };
+    validate(fleet, &resolution, &mut problems);
+    problems.sort();
+    problems.dedup();
+    resolution.problems = problems.into_boxed_slice();
+    resolution
+}
+
+/// Every host's resolution, shared between hosts that match the same layers.
+#[derive(Debug)]
+pub struct FleetResolution {
+    /// One per distinct set of matching layers.
+    pub resolutions: Vec<Resolution>,
+    /// For each host, its resolution; `None` when broken documents hold it back.
+    pub by_host: Vec<Option<u32>>,
+    /// The resources whose content no view of the fleet shows.
+    pub sensitive: Sensitive,
+}
+
+impl FleetResolution {
+    pub fn of(&self, host: HostId) -> Option<&Resolution> {
+        self.by_host[host.0 as usize].map(|i| &self.resolutions[i as usize])
+    }
+}
+
+/// Resolves every host no broken document touches, in parallel. The result
+/// does not depend on the number of threads.
+///
+/// Work is shared at two levels: hosts matching the same layers share one
+/// resolution, and resolutions in which the same layers declare a resource
+/// share that resource's fold.
+pub fn resolve_all(fleet: &Fleet) -> FleetResolution {
+    let sets: Vec<Option<Vec<LayerId>>> = (0..fleet.hosts.len() as u32)
+        .into_par_iter()
+        .map(|h| {
+            let h = HostId(h);
+            fleet.blockers(h).is_empty().then(|| fleet.matching(h))
+        })
+        .collect();
+    let mut distinct: FxHashMap<&[LayerId], u32> = FxHashMap::default();
+    let mut order: Vec<&[LayerId]> = Vec::new();
+    let by_host = sets
+        .iter()
+        .map(|s| {
+            s.as_deref().map(|s| {
+                *distinct.entry(s).or_insert_with(|| {
+                    order.push(s);
+                    order.len() as u32 - 1
+                })
+            })
+        })
+        .collect();
+    let decls: Vec<Declarations> = order.par_iter().map(|s| declarations(fleet, s)).collect();
+    // Each distinct (resource, declaring layers) is folded once.
+    let mut folds: FxHashMap<(ResId, &[Declaration]), u32> = FxHashMap::default();
+    let mut unique: Vec<(ResId, &[Declaration])> = Vec::new();
+    let slots: Vec<Vec<u32>> = decls
+        .iter()
+        .map(|d| {
+            d.iter()
+                .map(|(id, by)| {
+                    *folds.entry((*id, by)).or_insert_with(|| {
+                        unique.push((*id, by));
+                        unique.len() as u32 - 1
+                    })
+                })
+                .collect()
+        })
+        .collect();
+    let folded: Vec<Arc<ResolvedResource>> = unique
+        .par_iter()
+        .map(|&(id, by)| Arc::new(fold_resource(fleet, id, by)))
+        .collect();
+    let resolutions = order
+        .par_iter()
+        .zip(slots.par_iter())
+        .map(|(set, slots)| {
+            let resources = slots
+                .iter()
+                .map(|&i| Arc::clone(&folded[i as usize]))
+                .collect();
+            assemble(fleet, set, resources)
+        })
+        .collect();
+    FleetResolution {
+        resolutions,
+        by_host,
+        sensitive: Sensitive::of(fleet),
+    }
+}
+
+#[cfg(test)]
+mod tests;
