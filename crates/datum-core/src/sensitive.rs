@@ -83,55 +83,117 @@ fn marks(r: &LayerResource) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::diff::{Side, diff};
+    use crate::explain::{Explanation, Target};
     use crate::loader::load;
+    use crate::query::{Answer, Shown, query};
     use crate::reader::MemReader;
+    use crate::resolve::resolve_all;
     use crate::schema::ResourceId;
+    use crate::testkit::{FLEET, host, layer};
 
-    #[test]
-    fn any_layer_anywhere_is_enough_and_a_false_never_undoes_it() {
-        let layer = |name: &str, prec: i32, matcher: &str, body: &str| {
-            format!(
-                "datum: v1alpha1\ntype: Layer\nname: {name}\nprecedence: {prec}\nmatch: {matcher}\nresources:\n{body}"
-            )
-        };
-        let r = MemReader::new()
-            .file("datum.yaml", "datum: v1alpha1\ntype: Fleet\nname: t\n")
+    /// web-001 and db-001 share File[k]'s content from base; only a layer
+    /// for web hosts marks it sensitive, another layer matching no host
+    /// marks File[a], and a higher layer turns File[b]'s flag off.
+    fn fleet(content: &str) -> MemReader {
+        MemReader::new()
+            .file("datum.yaml", FLEET)
             .file(
                 "hosts.yaml",
-                "datum: v1alpha1\ntype: Host\nname: web-001\nlabels: {role: web}\n",
+                host("web-001", "{role: web}") + &host("db-001", "{role: db}"),
             )
             .file(
                 "base/layer.yaml",
-                layer("base", 0, "{}", "  File[a]:\n    path: /a\n  File[b]:\n    path: /b\n  File[c]:\n    path: /c\n"),
-            )
-            // Matches no host: it still hides File[a] everywhere.
-            .file(
-                "db/layer.yaml",
-                layer("db", 10, "{labels: {role: db}}", "  File[a]:\n    sensitive: true\n"),
+                layer(
+                    0,
+                    "{}",
+                    &format!("  File[k]:\n    path: /k\n    content: {content}\n  File[a]:\n    path: /a\n  File[b]:\n    path: /b\n  File[c]:\n    path: /c\n"),
+                ),
             )
             .file(
                 "web/layer.yaml",
-                layer("web", 10, "{labels: {role: web}}", "  File[b]:\n    sensitive: true\n  File[c]:\n    sensitive: false\n"),
+                layer(10, "{role: web}", "  File[k]:\n    sensitive: true\n  File[b]:\n    sensitive: true\n  File[c]:\n    sensitive: false\n"),
+            )
+            .file(
+                "nobody/layer.yaml",
+                layer(10, "{role: nobody}", "  File[a]:\n    sensitive: true\n"),
             )
             .file(
                 "top/layer.yaml",
-                layer("top", 20, "{}", "  File[b]:\n    sensitive: false\n"),
-            );
-        let fleet = load(&r).unwrap();
-        let id = |s: &str| {
-            fleet
-                .resources
-                .lookup(&ResourceId::parse(s).unwrap())
-                .unwrap()
-        };
+                layer(20, "{}", "  File[b]:\n    sensitive: false\n"),
+            )
+    }
+
+    fn id(fleet: &Fleet, s: &str) -> ResId {
+        fleet
+            .resources
+            .lookup(&ResourceId::parse(s).unwrap())
+            .unwrap()
+    }
+
+    #[test]
+    fn any_layer_anywhere_is_enough_and_a_false_never_undoes_it() {
+        let fleet = load(&fleet("x")).unwrap();
         let all = Sensitive::of(&fleet);
-        let (a, b, c) = (id("File[a]"), id("File[b]"), id("File[c]"));
-        assert!(all.marks(a) && all.marks(b) && !all.marks(c));
-        assert!(all.hides(a, Field::Content) && !all.hides(a, Field::Path));
-        for x in [a, b, c] {
+        let [k, a, b, c] = ["File[k]", "File[a]", "File[b]", "File[c]"].map(|s| id(&fleet, s));
+        assert!(all.marks(k) && all.marks(a) && all.marks(b) && !all.marks(c));
+        assert!(all.hides(k, Field::Content) && !all.hides(k, Field::Path));
+        for x in [k, a, b, c] {
             assert_eq!(is_sensitive(&fleet, x), all.marks(x));
         }
         let some = Sensitive::among(&fleet, |r| r == b);
         assert!(some.marks(b) && !some.marks(a));
+    }
+
+    #[test]
+    fn no_view_shows_on_one_host_what_a_layer_of_another_hides() {
+        let old = load(&fleet("hunter2")).unwrap();
+        let old_all = resolve_all(&old);
+        // Explain the host whose own layers never mark File[k].
+        let db = old.host_id("db-001").unwrap();
+        let res = old.resolve_host(db);
+        let ex = Explanation::new(&old, db, &res);
+        let text = crate::explain::text::render(&ex, &ex.answer(&Target::Host));
+        assert!(!text.contains("hunter2"), "{text}");
+        assert!(text.contains("content  (sensitive)  base"), "{text}");
+        // Query: every host's row, and the summary, hide it alike.
+        let k = ResourceId::parse("File[k]").unwrap();
+        let hosts = [
+            old.host_id("db-001").unwrap(),
+            old.host_id("web-001").unwrap(),
+        ];
+        let q = query(&old, &old_all, &k, Field::Content, &hosts).unwrap();
+        for (_, a) in &q.rows {
+            assert!(
+                matches!(
+                    a,
+                    Answer::Value {
+                        value: Shown::Sensitive,
+                        ..
+                    }
+                ),
+                "{a:?}"
+            );
+        }
+        assert_eq!(q.summary().len(), 1);
+        // Diff: the content changes on both hosts, shown on neither.
+        let new = load(&fleet("swordfish")).unwrap();
+        let new_all = resolve_all(&new);
+        let d = diff(
+            Some(Side {
+                fleet: &old,
+                all: &old_all,
+            }),
+            Some(Side {
+                fleet: &new,
+                all: &new_all,
+            }),
+        );
+        let text = crate::diff::text::render(&d, "old", "new");
+        assert!(
+            !text.contains("hunter2") && !text.contains("swordfish"),
+            "{text}"
+        );
+        assert!(text.contains("(sensitive) changed"), "{text}");
     }
 }
