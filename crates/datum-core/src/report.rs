@@ -5,10 +5,11 @@
 //! `-->` lines, and a hint says how to settle it.
 
 use crate::diagnostic::Diagnostic;
-use crate::fleet::{Fleet, Setting};
+use crate::fleet::{Fleet, ResId, Setting};
 use crate::resolve::{Contrib, Problem};
 use crate::schema::{Field, Value};
 use crate::sensitive::is_sensitive;
+use crate::source::Span;
 
 /// How many host names a report lists before `and N more`.
 pub const HOSTS_SHOWN: usize = 5;
@@ -111,166 +112,205 @@ pub fn align(rows: &[Vec<String>]) -> Vec<String> {
 
 /// The diagnostic for a problem found on `hosts` (sorted, at least one).
 pub fn problem_diagnostic(fleet: &Fleet, problem: &Problem, hosts: &[&str]) -> Diagnostic {
-    let on_hosts = format!("on {}", hosts_phrase(hosts));
     match problem {
         Problem::Conflict {
             resource,
             field,
             sides,
-        } => {
-            let hidden = *field == Field::Content && is_sensitive(fleet, *resource);
-            let rows: Vec<Vec<String>> = sides
-                .iter()
-                .map(|&c| {
-                    let layer = fleet.layer(c.layer);
-                    vec![
-                        if hidden {
-                            "(sensitive)".to_owned()
-                        } else {
-                            display_setting(fleet, c)
-                        },
-                        layer.display.clone(),
-                        format!("precedence {}", layer.precedence),
-                    ]
-                })
-                .collect();
-            let mut body = align(&rows);
-            let who = if sides.len() == 2 {
-                "both layers".to_owned()
-            } else {
-                format!("all {} layers", sides.len())
-            };
-            body.push(format!(
-                "{who} match {} at equal precedence",
-                hosts_phrase(hosts)
-            ));
-            let mut d = Diagnostic::error(
-                "conflict",
-                format!("conflicting values for {}.{}", fleet.resources.text(*resource), field),
-            )
-            .with_body(body)
-            .hint("give the layer that should win a higher precedence, or narrow a matcher so the layers no longer overlap");
-            for &c in sides.iter() {
-                let span = fleet.setting(c).span;
-                d = d.place(span, "");
-            }
-            d
-        }
+        } => conflict(fleet, *resource, *field, sides, hosts),
         Problem::Missing {
             resource,
             field,
             declared,
-        } => {
-            let r = fleet.resources.text(*resource);
-            let mut d = Diagnostic::error("missing-field", format!("{r} has no `{field}`"))
-                .note(on_hosts)
-                .hint(format!(
-                    "set `{field}` in one of the layers that declare {r}"
-                ));
-            for &span in declared.iter() {
-                d = d.place(span, "declared here");
-            }
-            d
-        }
+        } => missing(fleet, *resource, *field, declared, hosts),
         Problem::Exclusive {
             resource,
             source,
             content,
-        } => {
-            let r = fleet.resources.text(*resource);
-            let (sl, cl) = (
-                &fleet.layer(source.layer).display,
-                &fleet.layer(content.layer).display,
-            );
-            Diagnostic::error("source-and-content", format!("{r} has both `source` (from {sl}) and `content` (from {cl})"))
-                .at(fleet.setting(*content).span, "content")
-                .also(fleet.setting(*source).span, "source")
-                .note(on_hosts)
-                .hint("a File takes one of them: in the layer that should win, set the other to null (`source: null`)")
-        }
+        } => exclusive(fleet, *resource, *source, *content, hosts),
         Problem::Dangling {
             resource,
             field,
             target,
             by,
-        } => {
-            let (r, t) = (
-                fleet.resources.text(*resource),
-                fleet.resources.text(*target),
-            );
-            let lacks = if hosts.len() == 1 {
-                "which that host does not have"
-            } else {
-                "which those hosts do not have"
-            };
-            Diagnostic::error(
-                "unknown-reference",
-                format!("{r} `{field}` names {t}, {lacks}"),
-            )
-            .at(
-                fleet.entry_span(*by, *target),
-                format!("listed by {}", fleet.layer(by.layer).display),
-            )
-            .note(on_hosts)
-            .hint(format!(
-                "declare {t} in a layer these hosts match, or remove the entry"
-            ))
-        }
-        Problem::Cycle { steps } => {
-            let mut names: Vec<&str> = steps
-                .iter()
-                .map(|(id, _)| fleet.resources.text(*id))
-                .collect();
-            names.push(names[0]);
-            let mut d =
-                Diagnostic::error("cycle", format!("dependency cycle: {}", names.join(" -> ")))
-                    .note(on_hosts)
-                    .hint(
-                        "remove one of these `requires` or `restart_on` entries to break the cycle",
-                    );
-            for (i, (id, via)) in steps.iter().enumerate() {
-                let next = names[i + 1];
-                let label = format!("{} needs {next}", fleet.resources.text(*id));
-                let next_id = steps[(i + 1) % steps.len()].0;
-                let span = fleet.entry_span(*via, next_id);
-                d = d.place(span, label);
-            }
-            d
-        }
+        } => dangling(fleet, *resource, *field, *target, *by, hosts),
+        Problem::Cycle { steps } => cycle(fleet, steps, hosts),
         Problem::Duplicate {
             field,
             value,
             resources,
-        } => {
-            let names: Vec<&str> = resources
-                .iter()
-                .map(|(id, _)| fleet.resources.text(*id))
-                .collect();
-            let mut d = Diagnostic::error(
-                "duplicate-target",
-                format!(
-                    "{} all manage {field} {}",
-                    names.join(", "),
-                    display_text(value)
-                ),
-            )
-            .note(on_hosts)
-            .hint(format!(
-                "one resource manages each {field}: remove one, or change its {field}"
-            ));
-            if names.len() == 2 {
-                d.message = format!(
-                    "{} and {} both manage {field} {}",
-                    names[0],
-                    names[1],
-                    display_text(value)
-                );
-            }
-            for &(id, span) in resources.iter() {
-                let label = fleet.resources.text(id).to_owned();
-                d = d.place(span, label);
-            }
-            d
-        }
+        } => duplicate(fleet, *field, value, resources, hosts),
     }
+}
+
+fn on_hosts(hosts: &[&str]) -> String {
+    format!("on {}", hosts_phrase(hosts))
+}
+
+/// The sides as an aligned table (value, layer, precedence), then the hosts.
+fn conflict(
+    fleet: &Fleet,
+    resource: ResId,
+    field: Field,
+    sides: &[Contrib],
+    hosts: &[&str],
+) -> Diagnostic {
+    let hidden = field == Field::Content && is_sensitive(fleet, resource);
+    let rows: Vec<Vec<String>> = sides
+        .iter()
+        .map(|&c| {
+            let layer = fleet.layer(c.layer);
+            vec![
+                if hidden {
+                    "(sensitive)".to_owned()
+                } else {
+                    display_setting(fleet, c)
+                },
+                layer.display.clone(),
+                format!("precedence {}", layer.precedence),
+            ]
+        })
+        .collect();
+    let mut body = align(&rows);
+    let who = if sides.len() == 2 {
+        "both layers".to_owned()
+    } else {
+        format!("all {} layers", sides.len())
+    };
+    body.push(format!(
+        "{who} match {} at equal precedence",
+        hosts_phrase(hosts)
+    ));
+    let mut d = Diagnostic::error(
+        "conflict",
+        format!("conflicting values for {}.{}", fleet.resources.text(resource), field),
+    )
+    .with_body(body)
+    .hint("give the layer that should win a higher precedence, or narrow a matcher so the layers no longer overlap");
+    for &c in sides {
+        d = d.place(fleet.setting(c).span, "");
+    }
+    d
+}
+
+fn missing(
+    fleet: &Fleet,
+    resource: ResId,
+    field: Field,
+    declared: &[Span],
+    hosts: &[&str],
+) -> Diagnostic {
+    let r = fleet.resources.text(resource);
+    let mut d = Diagnostic::error("missing-field", format!("{r} has no `{field}`"))
+        .note(on_hosts(hosts))
+        .hint(format!(
+            "set `{field}` in one of the layers that declare {r}"
+        ));
+    for &span in declared {
+        d = d.place(span, "declared here");
+    }
+    d
+}
+
+fn exclusive(
+    fleet: &Fleet,
+    resource: ResId,
+    source: Contrib,
+    content: Contrib,
+    hosts: &[&str],
+) -> Diagnostic {
+    let r = fleet.resources.text(resource);
+    let (sl, cl) = (
+        &fleet.layer(source.layer).display,
+        &fleet.layer(content.layer).display,
+    );
+    Diagnostic::error("source-and-content", format!("{r} has both `source` (from {sl}) and `content` (from {cl})"))
+        .at(fleet.setting(content).span, "content")
+        .also(fleet.setting(source).span, "source")
+        .note(on_hosts(hosts))
+        .hint("a File takes one of them: in the layer that should win, set the other to null (`source: null`)")
+}
+
+fn dangling(
+    fleet: &Fleet,
+    resource: ResId,
+    field: Field,
+    target: ResId,
+    by: Contrib,
+    hosts: &[&str],
+) -> Diagnostic {
+    let (r, t) = (fleet.resources.text(resource), fleet.resources.text(target));
+    let lacks = if hosts.len() == 1 {
+        "which that host does not have"
+    } else {
+        "which those hosts do not have"
+    };
+    Diagnostic::error(
+        "unknown-reference",
+        format!("{r} `{field}` names {t}, {lacks}"),
+    )
+    .at(
+        fleet.entry_span(by, target),
+        format!("listed by {}", fleet.layer(by.layer).display),
+    )
+    .note(on_hosts(hosts))
+    .hint(format!(
+        "declare {t} in a layer these hosts match, or remove the entry"
+    ))
+}
+
+/// `A -> B -> A`, each step placed where its entry is listed.
+fn cycle(fleet: &Fleet, steps: &[(ResId, Contrib)], hosts: &[&str]) -> Diagnostic {
+    let mut names: Vec<&str> = steps
+        .iter()
+        .map(|(id, _)| fleet.resources.text(*id))
+        .collect();
+    names.push(names[0]);
+    let mut d = Diagnostic::error("cycle", format!("dependency cycle: {}", names.join(" -> ")))
+        .note(on_hosts(hosts))
+        .hint("remove one of these `requires` or `restart_on` entries to break the cycle");
+    for (i, (id, via)) in steps.iter().enumerate() {
+        let next = names[i + 1];
+        let label = format!("{} needs {next}", fleet.resources.text(*id));
+        let next_id = steps[(i + 1) % steps.len()].0;
+        let span = fleet.entry_span(*via, next_id);
+        d = d.place(span, label);
+    }
+    d
+}
+
+fn duplicate(
+    fleet: &Fleet,
+    field: Field,
+    value: &str,
+    resources: &[(ResId, Span)],
+    hosts: &[&str],
+) -> Diagnostic {
+    let names: Vec<&str> = resources
+        .iter()
+        .map(|(id, _)| fleet.resources.text(*id))
+        .collect();
+    let message = if names.len() == 2 {
+        format!(
+            "{} and {} both manage {field} {}",
+            names[0],
+            names[1],
+            display_text(value)
+        )
+    } else {
+        format!(
+            "{} all manage {field} {}",
+            names.join(", "),
+            display_text(value)
+        )
+    };
+    let mut d = Diagnostic::error("duplicate-target", message)
+        .note(on_hosts(hosts))
+        .hint(format!(
+            "one resource manages each {field}: remove one, or change its {field}"
+        ));
+    for &(id, span) in resources {
+        d = d.place(span, fleet.resources.text(id).to_owned());
+    }
+    d
 }
