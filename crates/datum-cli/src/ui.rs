@@ -65,10 +65,6 @@ impl Ui {
         &mut self.out
     }
 
-    pub fn write_text(&mut self, text: &str) -> io::Result<()> {
-        self.out.write_all(text.as_bytes())
-    }
-
     /// A document or report, as YAML or JSON.
     pub fn write_tree(&mut self, tree: &Tree<'_>, format: Format) -> io::Result<()> {
         match format {
@@ -183,7 +179,7 @@ mod tests {
     #[test]
     fn results_go_to_stdout() {
         let (mut ui, out, err) = ui(ColorChoice::Never);
-        ui.write_text("a\n").unwrap();
+        ui.stdout().write_all(b"a\n").unwrap();
         ui.write_tree(&Tree::map().with("k", Tree::Int(1)), Format::Json)
             .unwrap();
         ui.flush().unwrap();

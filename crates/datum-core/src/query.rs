@@ -7,6 +7,7 @@
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
+use std::io::{self, Write};
 
 use crate::emit::Tree;
 use crate::explain::nearest_declared;
@@ -283,7 +284,7 @@ impl<'f> QueryResult<'f> {
     }
 
     /// One row per host: name, value, the layer that set it.
-    pub fn text(&self) -> String {
+    pub fn write_text(&self, w: &mut dyn Write) -> io::Result<()> {
         let rows: Vec<Vec<String>> = self
             .rows
             .iter()
@@ -296,11 +297,11 @@ impl<'f> QueryResult<'f> {
                 row
             })
             .collect();
-        lines(align(&rows))
+        write_lines(w, align(&rows))
     }
 
     /// One row per distinct answer: value, how many hosts, the layers.
-    pub fn summary_text(&self) -> String {
+    pub fn write_summary_text(&self, w: &mut dyn Write) -> io::Result<()> {
         let rows: Vec<Vec<String>> = self
             .summary()
             .iter()
@@ -316,7 +317,7 @@ impl<'f> QueryResult<'f> {
                 row
             })
             .collect();
-        lines(align(&rows))
+        write_lines(w, align(&rows))
     }
 
     fn answer_tree(&self, answer: &Answer<'f>) -> Tree<'f> {
@@ -390,11 +391,9 @@ impl<'f> QueryResult<'f> {
     }
 }
 
-fn lines(rows: Vec<String>) -> String {
-    let mut s = String::new();
+fn write_lines(w: &mut dyn Write, rows: Vec<String>) -> io::Result<()> {
     for row in rows {
-        s.push_str(&row);
-        s.push('\n');
+        writeln!(w, "{row}")?;
     }
-    s
+    Ok(())
 }

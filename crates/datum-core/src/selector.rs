@@ -6,6 +6,7 @@
 
 use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
+use std::io::{self, Write};
 
 use crate::emit::Tree;
 use crate::fleet::{Fleet, Host, HostId};
@@ -200,16 +201,15 @@ impl<'f> Carried<'f> {
 
 /// One line per host: its name, then its labels as `key=value` (without
 /// `datum/host`, which repeats the name), aligned.
-pub fn hosts_text(fleet: &Fleet, hosts: &[HostId]) -> String {
-    let mut out = String::new();
+pub fn write_hosts(w: &mut dyn Write, fleet: &Fleet, hosts: &[HostId]) -> io::Result<()> {
     for line in host_lines(fleet, hosts) {
-        out.push_str(&line);
-        out.push('\n');
+        writeln!(w, "{line}")?;
     }
-    out
+    Ok(())
 }
 
-/// The lines of [`hosts_text`], without line ends.
+/// The lines of [`write_hosts`], without line ends (aligned together, so
+/// made together).
 pub fn host_lines(fleet: &Fleet, hosts: &[HostId]) -> Vec<String> {
     let host_key = fleet.sym(fleet.host_key());
     let rows: Vec<Vec<String>> = hosts

@@ -2,6 +2,7 @@
 //! read straight from git's object database, or a revision and the working
 //! tree.
 
+use std::io::{self, Write};
 use std::path::Path;
 
 use datum_core::check::count;
@@ -96,7 +97,12 @@ pub fn run(ui: &mut Ui, global: &GlobalArgs, args: Args) -> Result<Status> {
         new_errors = errors.len();
     }
     match args.format {
-        ReportFormat::Text => ui.write_text(&text::render(&d, &old_name, &new_name))?,
+        ReportFormat::Text => {
+            // Stdout flushes at each newline; the text goes line by line.
+            let mut out = io::BufWriter::new(ui.stdout());
+            text::write(&mut out, &d, &old_name, &new_name)?;
+            out.flush()?;
+        }
         ReportFormat::Json => ui.write_tree(&json::tree(&d, &old_name, &new_name), Format::Json)?,
     }
     ui.flush()?;

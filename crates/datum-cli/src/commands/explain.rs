@@ -1,5 +1,7 @@
 //! `datum explain`: where a host's values come from, and why it lacks what it lacks.
 
+use std::io::{self, Write};
+
 use datum_core::explain::{Explanation, Target, json, text};
 
 use super::{ReportFormat, parse_target, resolve_host};
@@ -46,7 +48,12 @@ pub fn run(ui: &mut Ui, global: &GlobalArgs, args: Args) -> Result<Status> {
     let ex = Explanation::new(&fleet, resolved.host, &resolved.resolution);
     let answer = ex.answer(&target);
     match args.format {
-        ReportFormat::Text => ui.write_text(&text::render(&ex, &answer))?,
+        ReportFormat::Text => {
+            // Stdout flushes at each newline; the text goes line by line.
+            let mut out = io::BufWriter::new(ui.stdout());
+            text::write(&mut out, &ex, &answer)?;
+            out.flush()?;
+        }
         ReportFormat::Json => {
             let problems = ex.problems();
             ui.write_tree(&json::tree(&ex, &answer, &problems), Format::Json)?;

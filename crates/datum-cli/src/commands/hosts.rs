@@ -1,6 +1,8 @@
 //! `datum hosts`: the hosts a label selector matches, with their labels.
 
-use datum_core::selector::{Selector, hosts_text, hosts_tree};
+use std::io::{self, Write};
+
+use datum_core::selector::{Selector, hosts_tree, write_hosts};
 
 use super::{ReportFormat, require_carried, warn_load_errors};
 use crate::GlobalArgs;
@@ -32,7 +34,12 @@ pub fn run(ui: &mut Ui, global: &GlobalArgs, args: Args) -> Result<Status> {
     require_carried(&fleet, &selector)?;
     let hosts = selector.hosts(&fleet);
     match args.format {
-        ReportFormat::Text => ui.write_text(&hosts_text(&fleet, &hosts))?,
+        ReportFormat::Text => {
+            // Stdout flushes at each newline; the text goes line by line.
+            let mut out = io::BufWriter::new(ui.stdout());
+            write_hosts(&mut out, &fleet, &hosts)?;
+            out.flush()?;
+        }
         ReportFormat::Json => {
             ui.write_tree(&hosts_tree(&fleet, &selector, &hosts), Format::Json)?
         }

@@ -1,5 +1,7 @@
 //! `datum query`: one field across the fleet, host by host or grouped by value.
 
+use std::io::{self, Write};
+
 use datum_core::explain::Target;
 use datum_core::query::{Answer, query};
 use datum_core::resolve::resolve_all;
@@ -48,8 +50,16 @@ pub fn run(ui: &mut Ui, global: &GlobalArgs, args: Args) -> Result<Status> {
     let all = resolve_all(&fleet);
     let result = query(&fleet, &all, &resource, field, &selector.hosts(&fleet))?;
     match (args.format, args.summary) {
-        (ReportFormat::Text, false) => ui.write_text(&result.text())?,
-        (ReportFormat::Text, true) => ui.write_text(&result.summary_text())?,
+        (ReportFormat::Text, summary) => {
+            // Stdout flushes at each newline; the text goes line by line.
+            let mut out = io::BufWriter::new(ui.stdout());
+            if summary {
+                result.write_summary_text(&mut out)?;
+            } else {
+                result.write_text(&mut out)?;
+            }
+            out.flush()?;
+        }
         (ReportFormat::Json, false) => ui.write_tree(&result.tree(), Format::Json)?,
         (ReportFormat::Json, true) => ui.write_tree(&result.summary_tree(), Format::Json)?,
     }

@@ -18,6 +18,8 @@
 //! `roles/web → hosts/web-001` when responsibility moves. Sensitive content
 //! prints as `(sensitive)`.
 
+use std::io::{self, Write};
+
 use super::{
     FieldDiff, FieldSide, FleetDiff, Group, Kind, LabelChange, ManifestDiff, Presence,
     ResourceDiff, Shown, Side,
@@ -30,48 +32,52 @@ use crate::selector::host_lines;
 /// How many hex digits of a payload digest are shown.
 const DIGEST_SHOWN: usize = 12;
 
-/// Draws the diff, ending with a newline. `old` and `new` say what each
-/// side is (`HEAD (3f2a9c1)`, `working tree`).
-pub fn render(d: &FleetDiff<'_>, old: &str, new: &str) -> String {
-    let mut out: Vec<String> = vec![format!("old: {old}"), format!("new: {new}"), d.summary()];
+/// Draws the diff, each line ending with a newline. `old` and `new` say
+/// what each side is (`HEAD (3f2a9c1)`, `working tree`).
+pub fn write(w: &mut dyn Write, d: &FleetDiff<'_>, old: &str, new: &str) -> io::Result<()> {
+    writeln!(w, "old: {old}\nnew: {new}\n{}", d.summary())?;
     if let Some(side) = d.new
         && !d.added.is_empty()
     {
-        out.push(String::new());
-        out.push("added".to_owned());
-        added(side, &d.added, &mut out);
+        writeln!(w, "\nadded")?;
+        added(w, side, &d.added)?;
     }
     if let Some(side) = d.old
         && !d.removed.is_empty()
     {
-        out.push(String::new());
-        out.push("removed".to_owned());
+        writeln!(w, "\nremoved")?;
         for &h in &d.removed {
-            out.push(format!("  {}", side.fleet.host(h).name));
+            writeln!(w, "  {}", side.fleet.host(h).name)?;
         }
     }
     for g in &d.groups {
-        out.push(String::new());
-        group(d, g, &mut out);
+        writeln!(w)?;
+        group(w, d, g)?;
     }
-    let mut text = out.join("\n");
-    text.push('\n');
-    text
+    Ok(())
 }
 
-fn added(side: Side<'_>, hosts: &[HostId], out: &mut Vec<String>) {
+/// [`write`] into a `String`, for tests and tools that keep the text.
+pub fn render(d: &FleetDiff<'_>, old: &str, new: &str) -> String {
+    let mut buf = Vec::new();
+    write(&mut buf, d, old, new).expect("writing to memory does not fail");
+    String::from_utf8(buf).expect("diff writes UTF-8")
+}
+
+fn added(w: &mut dyn Write, side: Side<'_>, hosts: &[HostId]) -> io::Result<()> {
     let fleet = side.fleet;
     for (line, &h) in host_lines(fleet, hosts).into_iter().zip(hosts) {
-        out.push(format!("  {line}"));
+        writeln!(w, "  {line}")?;
         let failures = super::failures(side, h);
         if !failures.is_empty() {
             let name = [&*fleet.host(h).name];
-            out.push("    does not resolve".to_owned());
+            writeln!(w, "    does not resolve")?;
             for f in &failures {
-                failure_lines(fleet, &f.diagnostic(fleet, &name), 6, out);
+                failure_lines(w, fleet, &f.diagnostic(fleet, &name), 6)?;
             }
         }
     }
+    Ok(())
 }
 
 /// The words a section starts with.
@@ -87,39 +93,39 @@ fn heading(d: &FleetDiff<'_>, g: &Group<'_>) -> &'static str {
     }
 }
 
-fn group(d: &FleetDiff<'_>, g: &Group<'_>, out: &mut Vec<String>) {
+fn group(w: &mut dyn Write, d: &FleetDiff<'_>, g: &Group<'_>) -> io::Result<()> {
     let hosts = if g.hosts.len() == 1 {
         g.hosts[0].to_owned()
     } else {
         format!("({} hosts): {}", g.hosts.len(), host_list(&g.hosts))
     };
     let sep = if g.hosts.len() == 1 { ": " } else { " " };
-    out.push(format!("{}{sep}{hosts}", heading(d, g)));
-    labels(&g.labels, out);
+    writeln!(w, "{}{sep}{hosts}", heading(d, g))?;
+    labels(w, &g.labels)?;
     let o = &d.outcomes[g.outcome];
     if let Some(new) = d.new {
         for f in &o.introduced {
-            failure_lines(new.fleet, &f.diagnostic(new.fleet, &g.hosts), 2, out);
+            failure_lines(w, new.fleet, &f.diagnostic(new.fleet, &g.hosts), 2)?;
         }
         for f in &o.persisting {
             let message = f.diagnostic(new.fleet, &g.hosts).message;
-            out.push(format!("  still: {message}"));
+            writeln!(w, "  still: {message}")?;
         }
     }
     if let Some(old) = d.old {
         for f in &o.fixed {
             let message = f.diagnostic(old.fleet, &g.hosts).message;
-            out.push(format!("  fixed: {message}"));
+            writeln!(w, "  fixed: {message}")?;
         }
     }
-    manifest(&o.manifest, out);
+    manifest(w, &o.manifest)
 }
 
-fn labels(changes: &[LabelChange], out: &mut Vec<String>) {
+fn labels(w: &mut dyn Write, changes: &[LabelChange]) -> io::Result<()> {
     if changes.is_empty() {
-        return;
+        return Ok(());
     }
-    out.push("  labels".to_owned());
+    writeln!(w, "  labels")?;
     let rows: Vec<Vec<String>> = changes
         .iter()
         .map(|c| {
@@ -130,21 +136,29 @@ fn labels(changes: &[LabelChange], out: &mut Vec<String>) {
             ]
         })
         .collect();
-    out.extend(align(&rows).into_iter().map(|l| format!("    {l}")));
+    for l in align(&rows) {
+        writeln!(w, "    {l}")?;
+    }
+    Ok(())
 }
 
-fn manifest(m: &ManifestDiff, out: &mut Vec<String>) {
+fn manifest(w: &mut dyn Write, m: &ManifestDiff) -> io::Result<()> {
     if !m.layers_added.is_empty() || !m.layers_removed.is_empty() {
-        out.push("  layers".to_owned());
-        out.extend(m.layers_added.iter().map(|l| format!("    + {l}")));
-        out.extend(m.layers_removed.iter().map(|l| format!("    - {l}")));
+        writeln!(w, "  layers")?;
+        for l in &m.layers_added {
+            writeln!(w, "    + {l}")?;
+        }
+        for l in &m.layers_removed {
+            writeln!(w, "    - {l}")?;
+        }
     }
     for r in &m.resources {
-        resource(r, out);
+        resource(w, r)?;
     }
+    Ok(())
 }
 
-fn resource(r: &ResourceDiff, out: &mut Vec<String>) {
+fn resource(w: &mut dyn Write, r: &ResourceDiff) -> io::Result<()> {
     let sign = match r.presence {
         Presence::Added => "+",
         Presence::Removed => "-",
@@ -155,9 +169,12 @@ fn resource(r: &ResourceDiff, out: &mut Vec<String>) {
     if !r.layers.is_empty() {
         head.push(format!("from {}", r.layers.join(", ")));
     }
-    out.push(head.join("  "));
+    writeln!(w, "{}", head.join("  "))?;
     let rows: Vec<Vec<String>> = r.fields.iter().map(|f| field_row(f, r.presence)).collect();
-    out.extend(align(&rows).into_iter().map(|l| format!("      {l}")));
+    for l in align(&rows) {
+        writeln!(w, "      {l}")?;
+    }
+    Ok(())
 }
 
 fn field_row(f: &FieldDiff, presence: Presence) -> Vec<String> {
@@ -211,11 +228,19 @@ fn layers(old: &FieldSide, new: &FieldSide) -> String {
 }
 
 /// An error as a block: `error: message`, its table, where it is.
-fn failure_lines(fleet: &Fleet, d: &Diagnostic, indent: usize, out: &mut Vec<String>) {
+fn failure_lines(
+    w: &mut dyn Write,
+    fleet: &Fleet,
+    d: &Diagnostic,
+    indent: usize,
+) -> io::Result<()> {
     let pad = " ".repeat(indent);
-    out.push(format!("{pad}error: {}", d.message));
-    out.extend(d.body.iter().map(|l| format!("{pad}  {l}")));
-    for label in d.primary.iter().chain(&d.secondary) {
-        out.push(format!("{pad}  --> {}", fleet.files.location(label.span)));
+    writeln!(w, "{pad}error: {}", d.message)?;
+    for l in &d.body {
+        writeln!(w, "{pad}  {l}")?;
     }
+    for label in d.primary.iter().chain(&d.secondary) {
+        writeln!(w, "{pad}  --> {}", fleet.files.location(label.span))?;
+    }
+    Ok(())
 }

@@ -498,3 +498,22 @@ fn json_says_why_not() {
     assert!(line.ends_with(r#""resource":"File[x]","field":"owner","why_not":{"reason":"field_unset","layers":[],"nearest":null}}
 "#), "{line}");
 }
+
+#[test]
+fn a_failing_writer_is_an_error_not_a_panic() {
+    struct Full;
+    impl std::io::Write for Full {
+        fn write(&mut self, _: &[u8]) -> std::io::Result<usize> {
+            Err(std::io::ErrorKind::BrokenPipe.into())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let f = fleet(&[("base", 0, EVERY, "  Package[a]: {}\n")]);
+    let host = f.host_id("web-001").unwrap();
+    let res = f.resolve_host(host);
+    let ex = Explanation::new(&f, host, &res);
+    let err = text::write(&mut Full, &ex, &ex.answer(&Target::Host)).unwrap_err();
+    assert_eq!(err.kind(), std::io::ErrorKind::BrokenPipe);
+}

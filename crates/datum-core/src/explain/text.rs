@@ -4,59 +4,73 @@
 //!
 //! Values print on one line, as `check` prints them: text as written when
 //! plain, quoted and cut short otherwise (multi-line `content` included).
-//! The `content` of a resource some matching layer marks `sensitive: true`
-//! prints as `(sensitive)`, wherever it appears.
+//! The `content` of a resource some layer marks `sensitive: true` prints as
+//! `(sensitive)`, wherever it appears.
+//!
+//! Lines go to the writer as they are made; only a section's rows wait,
+//! to be aligned together.
+
+use std::io::{self, Write};
 
 use super::{Absence, Answer, Explanation, Miss, Role, State, WhyNot};
 use crate::fleet::LayerId;
 use crate::report::{align, display_setting, display_text};
 use crate::resolve::{Contrib, ResolvedField, ResolvedResource};
 
-/// Draws an answer, ending with a newline.
-pub fn render(ex: &Explanation<'_>, answer: &Answer<'_>) -> String {
-    let mut out = Out::default();
+/// Draws an answer, each line ending with a newline.
+pub fn write(w: &mut dyn Write, ex: &Explanation<'_>, answer: &Answer<'_>) -> io::Result<()> {
+    let out = &mut Out { w };
     match answer {
-        Answer::Host => host(ex, &mut out),
-        Answer::Resource(r) => resource(ex, r, &mut out),
-        Answer::Field(r, f) => field(ex, r, f, &mut out),
-        Answer::Absent(a) => absent(ex, a, &mut out),
+        Answer::Host => host(ex, out),
+        Answer::Resource(r) => resource(ex, r, out),
+        Answer::Field(r, f) => field(ex, r, f, out),
+        Answer::Absent(a) => absent(ex, a, out),
     }
-    let mut text = out.lines.join("\n");
-    text.push('\n');
-    text
+}
+
+/// [`write`] into a `String`, for tests and tools that keep the text.
+pub fn render(ex: &Explanation<'_>, answer: &Answer<'_>) -> String {
+    let mut buf = Vec::new();
+    write(&mut buf, ex, answer).expect("writing to memory does not fail");
+    String::from_utf8(buf).expect("explain writes UTF-8")
 }
 
 /// A row, and the lines printed under it (the sides of a conflict).
 type Row = (Vec<String>, Vec<String>);
 
-#[derive(Default)]
-struct Out {
-    lines: Vec<String>,
+struct Out<'w> {
+    w: &'w mut dyn Write,
 }
 
-impl Out {
-    /// A titled section; nothing when it has no rows.
-    fn section(&mut self, title: &str, rows: Vec<Vec<String>>) {
-        self.section_with(title, rows.into_iter().map(|r| (r, Vec::new())).collect());
+impl Out<'_> {
+    fn line(&mut self, line: &str) -> io::Result<()> {
+        writeln!(self.w, "{line}")
     }
 
-    fn section_with(&mut self, title: &str, rows: Vec<Row>) {
+    /// A titled section; nothing when it has no rows.
+    fn section(&mut self, title: &str, rows: Vec<Vec<String>>) -> io::Result<()> {
+        self.section_with(title, rows.into_iter().map(|r| (r, Vec::new())).collect())
+    }
+
+    fn section_with(&mut self, title: &str, rows: Vec<Row>) -> io::Result<()> {
         if rows.is_empty() {
-            return;
+            return Ok(());
         }
-        self.lines.push(format!("  {title}"));
+        writeln!(self.w, "  {title}")?;
         let cells: Vec<Vec<String>> = rows.iter().map(|(r, _)| r.clone()).collect();
         for (line, (_, under)) in align(&cells).into_iter().zip(rows) {
-            self.lines.push(format!("    {line}"));
-            self.lines
-                .extend(under.into_iter().map(|l| format!("      {l}")));
+            writeln!(self.w, "    {line}")?;
+            for l in under {
+                writeln!(self.w, "      {l}")?;
+            }
         }
+        Ok(())
     }
 }
 
-fn host(ex: &Explanation<'_>, out: &mut Out) {
+fn host(ex: &Explanation<'_>, out: &mut Out<'_>) -> io::Result<()> {
     let fleet = ex.fleet;
-    out.lines.push(format!("host {}", ex.host_name()));
+    out.line(&format!("host {}", ex.host_name()))?;
     out.section(
         "labels",
         fleet
@@ -64,7 +78,7 @@ fn host(ex: &Explanation<'_>, out: &mut Out) {
             .into_iter()
             .map(|(k, v)| vec![k.to_owned(), v.to_owned()])
             .collect(),
-    );
+    )?;
     out.section(
         "layers",
         ex.resolution
@@ -72,11 +86,12 @@ fn host(ex: &Explanation<'_>, out: &mut Out) {
             .iter()
             .map(|&l| layer_row(ex, l))
             .collect(),
-    );
+    )?;
     for r in ex.resolution.resources.iter() {
-        out.lines.push(String::new());
-        resource(ex, r, out);
+        out.line("")?;
+        resource(ex, r, out)?;
     }
+    Ok(())
 }
 
 /// `roles/web  precedence 30  matched role=web`.
@@ -101,20 +116,20 @@ fn matched(ex: &Explanation<'_>, l: LayerId) -> String {
     format!("matched {}", pairs.join(", "))
 }
 
-fn resource(ex: &Explanation<'_>, r: &ResolvedResource, out: &mut Out) {
+fn resource(ex: &Explanation<'_>, r: &ResolvedResource, out: &mut Out<'_>) -> io::Result<()> {
     let fleet = ex.fleet;
     let id = fleet.resources.text(r.id);
-    out.lines.push(match r.summary(fleet) {
-        Some(s) => format!("{id} {}", display_text(s)),
-        None => id.to_owned(),
-    });
+    match r.summary(fleet) {
+        Some(s) => out.line(&format!("{id} {}", display_text(s)))?,
+        None => out.line(id)?,
+    }
     out.section(
         "contributed by",
         r.declared_by
             .iter()
             .map(|&(l, _)| layer_row(ex, l))
             .collect(),
-    );
+    )?;
     out.section_with(
         "fields",
         r.fields
@@ -122,11 +137,12 @@ fn resource(ex: &Explanation<'_>, r: &ResolvedResource, out: &mut Out) {
             .filter(|f| !f.field.is_set())
             .map(|f| field_row(ex, r, f))
             .collect(),
-    );
+    )?;
     // `restart_on` and `requires` are sets: entry by entry, in schema order.
     for f in r.fields.iter().filter(|f| f.field.is_set()) {
-        out.section(f.field.name(), entry_rows(ex, r, f));
+        out.section(f.field.name(), entry_rows(ex, r, f))?;
     }
+    Ok(())
 }
 
 /// A contribution's value on one line, hidden when sensitive.
@@ -244,7 +260,12 @@ fn entry_rows(ex: &Explanation<'_>, r: &ResolvedResource, f: &ResolvedField) -> 
 }
 
 /// One field with its whole chain.
-fn field(ex: &Explanation<'_>, r: &ResolvedResource, f: &ResolvedField, out: &mut Out) {
+fn field(
+    ex: &Explanation<'_>,
+    r: &ResolvedResource,
+    f: &ResolvedField,
+    out: &mut Out<'_>,
+) -> io::Result<()> {
     let fleet = ex.fleet;
     let value = match f.state {
         State::Conflict => "conflict".to_owned(),
@@ -258,20 +279,20 @@ fn field(ex: &Explanation<'_>, r: &ResolvedResource, f: &ResolvedField, out: &mu
             .join(", "),
         State::Set => shown(ex, r, f.winner()),
     };
-    out.lines.push(format!(
+    out.line(&format!(
         "{}.{} {value}",
         fleet.resources.text(r.id),
         f.field
-    ));
+    ))?;
     if f.field.is_set() {
-        out.section("entries", entry_rows(ex, r, f));
+        out.section("entries", entry_rows(ex, r, f))?;
     }
     out.section(
         "contributions",
         r.played(f)
             .map(|(c, role)| contribution_row(ex, r, c, role))
             .collect(),
-    );
+    )
 }
 
 /// `roles/web  precedence 30  0640  overridden  matched role=web  roles/web/layer.yaml:15:11`.
@@ -292,13 +313,13 @@ fn contribution_row(
     ]
 }
 
-fn absent(ex: &Explanation<'_>, a: &Absence, out: &mut Out) {
+fn absent(ex: &Explanation<'_>, a: &Absence, out: &mut Out<'_>) -> io::Result<()> {
     let host = ex.host_name();
     let what = match a.field {
         Some(f) => format!("{}.{f}", a.resource),
         None => a.resource.to_string(),
     };
-    out.lines.push(format!("{host} has no {what}"));
+    out.line(&format!("{host} has no {what}"))?;
     match &a.why {
         WhyNot::Unmatched(misses) => {
             let title = if a.field.is_some() && a.has_resource {
@@ -306,9 +327,11 @@ fn absent(ex: &Explanation<'_>, a: &Absence, out: &mut Out) {
             } else {
                 format!("declared by layers that do not match {host}")
             };
-            out.lines.push(format!("  {title}"));
-            out.lines
-                .extend(misses.iter().map(|m| format!("    {}", miss(ex, m))));
+            out.line(&format!("  {title}"))?;
+            for m in misses {
+                out.line(&format!("    {}", miss(ex, m)))?;
+            }
+            Ok(())
         }
         WhyNot::Undeclared { nearest } => {
             let mut line = format!("  no layer declares {}", a.resource);
@@ -318,12 +341,9 @@ fn absent(ex: &Explanation<'_>, a: &Absence, out: &mut Out) {
                     ex.fleet.resources.text(*near)
                 ));
             }
-            out.lines.push(line);
+            out.line(&line)
         }
-        WhyNot::FieldUnset => {
-            out.lines
-                .push(format!("  no layer sets {what}, for any host"));
-        }
+        WhyNot::FieldUnset => out.line(&format!("  no layer sets {what}, for any host")),
     }
 }
 
