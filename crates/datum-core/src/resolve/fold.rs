@@ -16,13 +16,15 @@ pub(super) fn fold_resource(
     declared_by: &[(LayerId, u32)],
 ) -> ResolvedResource {
     let kind = fleet.resources.get(id).kind;
-    let (contribs, runs) = gather(fleet, kind, declared_by);
+    let (contribs, starts) = gather(fleet, kind, declared_by);
     let mut roles = vec![Role::Set; contribs.len()].into_boxed_slice();
     let mut conflicts = Vec::new();
     let mut problems = Vec::new();
-    let fields = runs
-        .into_iter()
-        .map(|(start, end)| {
+    let fields = starts
+        .windows(2)
+        .filter(|w| w[0] < w[1])
+        .map(|w| {
+            let (start, end) = (w[0], w[1]);
             let field = fleet.setting(contribs[start]).field;
             let mut out = Verdict {
                 roles: &mut roles[start..end],
@@ -50,12 +52,13 @@ const BUCKETS: usize = 16;
 
 /// Every contribution to the resource, grouped by field in schema order
 /// (a counting sort: a type has a handful of fields), each field's in fold
-/// order; and each field's range of them.
+/// order; and where each bucket starts among them (a field's range is
+/// from its bucket's start to the next one's).
 fn gather(
     fleet: &Fleet,
     kind: Kind,
     declared_by: &[(LayerId, u32)],
-) -> (Box<[Contrib]>, Vec<(usize, usize)>) {
+) -> (Box<[Contrib]>, [usize; BUCKETS + 1]) {
     let each = || {
         declared_by.iter().flat_map(move |&(l, ri)| {
             let fields = &fleet.layer(l).resources[ri as usize].fields;
@@ -79,19 +82,15 @@ fn gather(
         starts[i] += starts[i - 1];
     }
     let Some(first) = first else {
-        return (Box::new([]), Vec::new());
+        return (Box::new([]), starts);
     };
-    let runs = starts
-        .windows(2)
-        .filter(|w| w[0] < w[1])
-        .map(|w| (w[0], w[1]))
-        .collect();
     let mut contribs = vec![first; starts[BUCKETS]].into_boxed_slice();
+    let mut next = starts;
     for (b, c) in each() {
-        contribs[starts[b]] = c;
-        starts[b] += 1;
+        contribs[next[b]] = c;
+        next[b] += 1;
     }
-    (contribs, runs)
+    (contribs, starts)
 }
 
 /// Where a field's fold writes what it decides beyond the field itself.
