@@ -2,7 +2,8 @@
 //! (`requires`, `restart_on`) and the ones the resources imply (a path after
 //! the Directory resource holding it, a File or Directory after the User and
 //! Group that own it, a User after its groups), sorted topologically with
-//! ties broken by resource id.
+//! ties broken by resource id. When no order exists, the cycles come from
+//! `datum_core::graph`, the routine resolution names its cycles with.
 
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap};

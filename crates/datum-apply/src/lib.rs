@@ -2,7 +2,8 @@
 //! observed state (the machine) give a plan, and the plan gives changes.
 //!
 //! - [`spec`]: a manifest's resources read into typed desired states ([`spec::items`]).
-//! - [`graph`]: the order to apply them in, and the cycles that forbid any order.
+//! - [`graph`]: the order to apply them in, and the cycles that forbid any
+//!   order (found by `datum_core::graph`, which resolution uses too).
 //! - [`provider`]: one provider per resource type, behind traits
 //!   ([`provider::Provider`], [`provider::ServiceProvider`]); [`provider::Providers::system`]
 //!   gives the real ones (filesystem, dpkg/apt, systemd, shadow tools).
