@@ -7,9 +7,9 @@
 //! fact. Only the host asked about is resolved, so explaining one host
 //! costs about what rendering it does; showing a File's content adds one
 //! pass over the layers' resource ids, since whether content is sensitive
-//! depends on every layer ([`crate::sensitive`]). A resolution with problems still
-//! carries every field, so a host that fails to resolve is explained too,
-//! its conflicting fields with every side.
+//! depends on every layer ([`crate::sensitive`]). A resolution with
+//! problems still carries every field, so a host that fails to resolve is
+//! explained too, its conflicting fields with every side.
 //!
 //! [`Explanation::answer`] turns a [`Target`] into an [`Answer`];
 //! [`text::render`] and [`json::tree`] draw it.
