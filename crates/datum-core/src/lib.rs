@@ -33,8 +33,10 @@
 //! - [`check`] (its warning rules under `check/rules/`), [`report`],
 //!   [`diagnostic`]: problems as data and as text.
 //! - [`emit`]: the ordered tree every YAML and JSON output goes through.
+//! - [`bundle`]: one host's manifest and payloads as one signable file.
 #![forbid(unsafe_code)]
 
+pub mod bundle;
 pub mod check;
 pub mod diagnostic;
 pub mod diff;

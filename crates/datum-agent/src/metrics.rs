@@ -1,0 +1,122 @@
+//! The Prometheus textfile-collector file (by default
+//! `/var/lib/prometheus/node-exporter/datum.prom`): the last run's outcome
+//! as gauges and counters node_exporter exposes for this host, replaced
+//! atomically so the collector never reads half a file.
+
+use std::fmt::Write as _;
+use std::io;
+use std::path::Path;
+
+use datum_apply::disk::{Attrs, write_atomic};
+
+use crate::report::RunRecord;
+
+/// Where node_exporter's textfile collector conventionally looks.
+pub const DEFAULT_PATH: &str = "/var/lib/prometheus/node-exporter/datum.prom";
+/// The collector runs as its own user: the file must be world-readable.
+const MODE: u32 = 0o644;
+
+/// The exposition text for a run.
+pub fn render(record: &RunRecord) -> String {
+    let mut out = String::new();
+    let finished = record.finished.since_epoch().as_secs_f64();
+    metric(
+        &mut out,
+        "datum_last_run_timestamp_seconds",
+        "gauge",
+        "When the last Datum run finished, in seconds since the Unix epoch.",
+        &[("", finished)],
+    );
+    metric(
+        &mut out,
+        "datum_last_run_exit_status",
+        "gauge",
+        "Exit status of the last Datum run: 0 no change, 2 changed, 4 failures, 6 both, 1 refused or unresolved.",
+        &[("", f64::from(record.exit_status))],
+    );
+    let by_status: Vec<(String, f64)> = record
+        .counts
+        .by_status()
+        .iter()
+        .map(|(status, n)| (labels(&[("status", status)]), *n as f64))
+        .collect();
+    let by_status: Vec<(&str, f64)> = by_status.iter().map(|(l, n)| (l.as_str(), *n)).collect();
+    metric(
+        &mut out,
+        "datum_resources",
+        "gauge",
+        "Resources of the last Datum run, by final status.",
+        &by_status,
+    );
+    let revision = labels(&[
+        ("commit", record.commit.as_deref().unwrap_or("")),
+        ("source", record.source.as_deref().unwrap_or("")),
+    ]);
+    metric(
+        &mut out,
+        "datum_revision_info",
+        "gauge",
+        "The revision the last Datum run applied, and where it came from.",
+        &[(&revision, 1.0)],
+    );
+    metric(
+        &mut out,
+        "datum_last_run_cached_input",
+        "gauge",
+        "1 when fetching failed and the last run applied the last verified input instead.",
+        &[("", if record.cached_input { 1.0 } else { 0.0 })],
+    );
+    metric(
+        &mut out,
+        "datum_fetch_failures_total",
+        "counter",
+        "Times fetching the configuration failed.",
+        &[("", record.fetch_failures_total as f64)],
+    );
+    metric(
+        &mut out,
+        "datum_run_duration_seconds",
+        "gauge",
+        "How long the last Datum run took, in seconds.",
+        &[("", record.duration().as_secs_f64())],
+    );
+    out
+}
+
+/// Writes [`render`]'s text to `path` atomically, readable by the collector.
+pub fn write(path: &Path, record: &RunRecord) -> io::Result<()> {
+    let attrs = Attrs {
+        mode: Some(MODE),
+        ..Attrs::default()
+    };
+    write_atomic(path, render(record).as_bytes(), attrs)
+}
+
+/// One metric family: `# HELP`, `# TYPE`, then a sample per label set
+/// (already rendered, `""` for none).
+fn metric(out: &mut String, name: &str, kind: &str, help: &str, samples: &[(&str, f64)]) {
+    let _ = writeln!(out, "# HELP {name} {}", escape_help(help));
+    let _ = writeln!(out, "# TYPE {name} {kind}");
+    for (labels, value) in samples {
+        let _ = writeln!(out, "{name}{labels} {value}");
+    }
+}
+
+/// `{a="x",b="y"}`, values escaped as the exposition format requires.
+fn labels(pairs: &[(&str, &str)]) -> String {
+    let inner: Vec<String> = pairs
+        .iter()
+        .map(|(k, v)| format!("{k}=\"{}\"", escape_label(v)))
+        .collect();
+    format!("{{{}}}", inner.join(","))
+}
+
+/// In a label value, `\`, `"` and a line feed must be escaped.
+fn escape_label(v: &str) -> String {
+    escape_help(v).replace('"', "\\\"")
+}
+
+/// In help text, `\` and a line feed must be escaped.
+fn escape_help(v: &str) -> String {
+    v.replace('\\', "\\\\").replace('\n', "\\n")
+}

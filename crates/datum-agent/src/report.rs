@@ -1,0 +1,615 @@
+//! Run reports: what each run did, kept where an operator or a monitor can
+//! read it. A directory (by default `/var/lib/datum/reports`) holds
+//! `<run-id>.json` for the last [`KEEP`] runs and `last.json`, a copy of
+//! the newest; every file is replaced atomically. A report can also be
+//! POSTed to a URL, best effort.
+//!
+//! Nothing here reads the clock: times come in as parameters.
+
+use std::fmt;
+use std::fs;
+use std::io;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use datum_apply::Summary;
+use datum_apply::disk::{Attrs, write_atomic};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+use crate::http::{self, FetchError, FetchOptions};
+
+/// How many runs the directory keeps.
+pub const KEEP: usize = 20;
+/// The newest run's report.
+pub const LAST: &str = "last.json";
+/// Reports can hold diffs of configuration files: only root reads them.
+const MODE: u32 = 0o600;
+
+/// One run, as the report file holds it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RunRecord {
+    pub run_id: RunId,
+    pub host: String,
+    pub started: Timestamp,
+    pub finished: Timestamp,
+    pub mode: Mode,
+    /// The git remote or bundle URL the input came from (without
+    /// credentials); `None` for a local apply.
+    pub source: Option<String>,
+    /// The commit applied, when the input came from git.
+    pub commit: Option<String>,
+    /// Fetching failed and the last verified input was applied instead.
+    pub cached_input: bool,
+    /// Fetch failures over the host's life, carried from run to run.
+    pub fetch_failures_total: u64,
+    /// What the operator should know: fetch errors, refusals, fallbacks.
+    pub notes: Vec<String>,
+    pub counts: Counts,
+    /// The apply JSON report, as apply wrote it.
+    pub resources: serde_json::Value,
+    pub exit_status: i32,
+}
+
+/// Where the input came from.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Mode {
+    Git,
+    Bundle,
+    /// `datum apply` on a checkout already on the host.
+    Local,
+}
+
+impl Mode {
+    pub fn name(self) -> &'static str {
+        match self {
+            Mode::Git => "git",
+            Mode::Bundle => "bundle",
+            Mode::Local => "local",
+        }
+    }
+}
+
+/// Resources per final status, every status present.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Counts {
+    pub unchanged: u64,
+    pub changed: u64,
+    pub would_change: u64,
+    pub failed: u64,
+    pub skipped: u64,
+}
+
+impl Counts {
+    /// Each status's name (as apply's JSON summary spells it) and count.
+    pub fn by_status(&self) -> [(&'static str, u64); 5] {
+        [
+            ("changed", self.changed),
+            ("failed", self.failed),
+            ("skipped", self.skipped),
+            ("unchanged", self.unchanged),
+            ("would_change", self.would_change),
+        ]
+    }
+}
+
+impl From<&Summary> for Counts {
+    fn from(s: &Summary) -> Counts {
+        // Destructured whole, so a status added to apply fails to compile here.
+        let Summary {
+            unchanged,
+            changed,
+            would_change,
+            failed,
+            skipped,
+        } = *s;
+        Counts {
+            unchanged: unchanged as u64,
+            changed: changed as u64,
+            would_change: would_change as u64,
+            failed: failed as u64,
+            skipped: skipped as u64,
+        }
+    }
+}
+
+impl RunRecord {
+    pub fn duration(&self) -> Duration {
+        self.finished.0.saturating_sub(self.started.0)
+    }
+
+    /// The report file's text: the record's fields, keys sorted, beside
+    /// `datum: v1alpha1` and `type: RunReport`.
+    pub fn to_json(&self) -> String {
+        let mut value = serde_json::to_value(self).expect("a record is plain data");
+        if let serde_json::Value::Object(map) = &mut value {
+            map.insert("datum".into(), "v1alpha1".into());
+            map.insert("type".into(), "RunReport".into());
+        }
+        let mut text = serde_json::to_string_pretty(&value).expect("a record is plain data");
+        text.push('\n');
+        text
+    }
+
+    /// Reads a report file's text back.
+    pub fn from_json(text: &str) -> Result<RunRecord, serde_json::Error> {
+        use serde::de::Error as _;
+        let mut value: serde_json::Value = serde_json::from_str(text)?;
+        let Some(map) = value.as_object_mut() else {
+            return Err(serde_json::Error::custom("a run report is a JSON object"));
+        };
+        if map.remove("type").as_ref().and_then(|t| t.as_str()) != Some("RunReport") {
+            return Err(serde_json::Error::custom(
+                "not a run report: `type` is not RunReport",
+            ));
+        }
+        map.remove("datum");
+        serde_json::from_value(value)
+    }
+}
+
+/// A run's id: its start time to the second, then a counter, so ids sort
+/// in run order (`20260102T030405Z-0000`).
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct RunId(String);
+
+impl RunId {
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// The id for a run that started at `started`, given the newest id so
+    /// far: the time's own id, unless that would not sort after `newest`
+    /// (a second run within one second, or a clock set back), in which
+    /// case `newest` with its counter raised. Ids therefore always grow.
+    pub fn next(started: Timestamp, newest: Option<&RunId>) -> Option<RunId> {
+        let own = RunId(format!("{}-0000", started.compact()));
+        match newest {
+            Some(n) if *n >= own => {
+                let (time, counter) = n.0.split_once('-')?;
+                let counter: u32 = counter.parse().ok()?;
+                (counter < 9999).then(|| RunId(format!("{time}-{:04}", counter + 1)))
+            }
+            _ => Some(own),
+        }
+    }
+
+    /// Whether `s` has the shape of a run id.
+    pub fn parse(s: &str) -> Option<RunId> {
+        let b = s.as_bytes();
+        let digits = |r: std::ops::Range<usize>| b[r].iter().all(u8::is_ascii_digit);
+        let ok = b.len() == 21
+            && digits(0..8)
+            && b[8] == b'T'
+            && digits(9..15)
+            && &b[15..17] == b"Z-"
+            && digits(17..21);
+        ok.then(|| RunId(s.to_owned()))
+    }
+}
+
+impl fmt::Display for RunId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl Serialize for RunId {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.0)
+    }
+}
+
+impl<'de> Deserialize<'de> for RunId {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<RunId, D::Error> {
+        let s = String::deserialize(d)?;
+        RunId::parse(&s).ok_or_else(|| serde::de::Error::custom(format!("{s:?} is not a run id")))
+    }
+}
+
+/// A time since the Unix epoch to the millisecond, written in RFC 3339
+/// (`2026-01-02T03:04:05.123Z`). Times before the epoch count as the epoch;
+/// times after the year 9999 as its last millisecond.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Timestamp(Duration);
+
+/// 9999-12-31T23:59:59.999Z.
+const LAST_MS: u64 = 253_402_300_799_999;
+
+impl Timestamp {
+    pub fn from_millis(ms: u64) -> Timestamp {
+        Timestamp(Duration::from_millis(ms.min(LAST_MS)))
+    }
+
+    pub fn since_epoch(&self) -> Duration {
+        self.0
+    }
+
+    /// `YYYY-MM-DDTHH:MM:SS.mmmZ`.
+    pub fn rfc3339(&self) -> String {
+        let (date, time, ms) = self.parts();
+        format!(
+            "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{ms:03}Z",
+            date.0, date.1, date.2, time.0, time.1, time.2
+        )
+    }
+
+    /// `YYYYMMDDTHHMMSSZ`, for run ids and file names.
+    fn compact(&self) -> String {
+        let (date, time, _) = self.parts();
+        format!(
+            "{:04}{:02}{:02}T{:02}{:02}{:02}Z",
+            date.0, date.1, date.2, time.0, time.1, time.2
+        )
+    }
+
+    fn parts(&self) -> ((i64, u32, u32), (u64, u64, u64), u32) {
+        let secs = self.0.as_secs();
+        let day = secs / 86_400;
+        let rem = secs % 86_400;
+        (
+            civil_from_days(day as i64),
+            (rem / 3600, rem % 3600 / 60, rem % 60),
+            self.0.subsec_millis(),
+        )
+    }
+
+    /// Reads `YYYY-MM-DDTHH:MM:SS[.fraction]Z` (UTC, as [`Timestamp::rfc3339`]
+    /// writes it); the fraction is cut to milliseconds.
+    pub fn parse_rfc3339(s: &str) -> Option<Timestamp> {
+        let (main, frac) = match s.strip_suffix('Z')?.split_once('.') {
+            Some((m, f)) => (m, Some(f)),
+            None => (s.strip_suffix('Z')?, None),
+        };
+        let b = main.as_bytes();
+        if b.len() != 19
+            || b[4] != b'-'
+            || b[7] != b'-'
+            || b[10] != b'T'
+            || b[13] != b':'
+            || b[16] != b':'
+        {
+            return None;
+        }
+        let num = |r: std::ops::Range<usize>| -> Option<u64> {
+            let t = &main[r];
+            t.bytes()
+                .all(|c| c.is_ascii_digit())
+                .then(|| t.parse().ok())?
+        };
+        let (y, mo, d) = (num(0..4)?, num(5..7)?, num(8..10)?);
+        let (h, mi, sec) = (num(11..13)?, num(14..16)?, num(17..19)?);
+        let valid = y >= 1970
+            && (1..=12).contains(&mo)
+            && (1..=days_in_month(y, mo)).contains(&d)
+            && h < 24
+            && mi < 60
+            && sec < 60;
+        if !valid {
+            return None;
+        }
+        let ms = match frac {
+            None => 0,
+            Some(f) if !f.is_empty() && f.bytes().all(|c| c.is_ascii_digit()) => {
+                format!("{:0<3}", &f[..f.len().min(3)]).parse().ok()?
+            }
+            Some(_) => return None,
+        };
+        let days = days_from_civil(y as i64, mo as u32, d as u32) as u64;
+        Some(Timestamp::from_millis(
+            (days * 86_400 + h * 3600 + mi * 60 + sec) * 1000 + ms,
+        ))
+    }
+}
+
+impl From<SystemTime> for Timestamp {
+    fn from(t: SystemTime) -> Timestamp {
+        let since = t.duration_since(UNIX_EPOCH).unwrap_or_default();
+        Timestamp::from_millis(u64::try_from(since.as_millis()).unwrap_or(u64::MAX))
+    }
+}
+
+impl Serialize for Timestamp {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.rfc3339())
+    }
+}
+
+impl<'de> Deserialize<'de> for Timestamp {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Timestamp, D::Error> {
+        let s = String::deserialize(d)?;
+        Timestamp::parse_rfc3339(&s)
+            .ok_or_else(|| serde::de::Error::custom(format!("{s:?} is not an RFC 3339 UTC time")))
+    }
+}
+
+fn days_in_month(y: u64, m: u64) -> u64 {
+    match m {
+        2 if y.is_multiple_of(4) && (!y.is_multiple_of(100) || y.is_multiple_of(400)) => 29,
+        2 => 28,
+        4 | 6 | 9 | 11 => 30,
+        _ => 31,
+    }
+}
+
+/// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's
+/// `days_from_civil`).
+fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let m = m as i64;
+    let doy = (153 * (if m > 2 { m - 3 } else { m + 9 }) + 2) / 5 + d as i64 - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
+/// The date of a day count since 1970-01-01 (Hinnant's `civil_from_days`).
+fn civil_from_days(z: i64) -> (i64, u32, u32) {
+    let z = z + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    (yoe + era * 400 + i64::from(m <= 2), m, d)
+}
+
+/// A problem reading or writing the report directory.
+#[derive(Debug, thiserror::Error)]
+pub enum ReportError {
+    #[error("cannot {action} {path}")]
+    Io {
+        action: &'static str,
+        path: PathBuf,
+        #[source]
+        source: io::Error,
+    },
+    #[error("{path} is not a run report")]
+    Parse {
+        path: PathBuf,
+        #[source]
+        source: serde_json::Error,
+    },
+    #[error("more than 9999 runs share the start time of {newest}: no run id is left")]
+    NoRunId { newest: RunId },
+}
+
+/// The report directory.
+#[derive(Clone, Debug)]
+pub struct Reports {
+    dir: PathBuf,
+}
+
+impl Reports {
+    pub fn new(dir: impl Into<PathBuf>) -> Reports {
+        Reports { dir: dir.into() }
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// The run ids that have a report, oldest first; none when the
+    /// directory does not exist yet. Other files are ignored.
+    pub fn run_ids(&self) -> Result<Vec<RunId>, ReportError> {
+        let entries = match fs::read_dir(&self.dir) {
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
+            other => other.map_err(|e| self.io("list", &self.dir, e))?,
+        };
+        let mut ids = Vec::new();
+        for entry in entries {
+            let entry = entry.map_err(|e| self.io("list", &self.dir, e))?;
+            let name = entry.file_name();
+            if let Some(id) = name
+                .to_str()
+                .and_then(|n| n.strip_suffix(".json"))
+                .and_then(RunId::parse)
+            {
+                ids.push(id);
+            }
+        }
+        ids.sort();
+        Ok(ids)
+    }
+
+    /// The id for a run that started at `started` (see [`RunId::next`]).
+    pub fn next_run_id(&self, started: Timestamp) -> Result<RunId, ReportError> {
+        let ids = self.run_ids()?;
+        RunId::next(started, ids.last()).ok_or_else(|| ReportError::NoRunId {
+            newest: ids.last().cloned().unwrap_or(RunId(String::new())),
+        })
+    }
+
+    /// Writes `<run-id>.json` and `last.json`, then removes the reports
+    /// beyond the newest [`KEEP`].
+    pub fn write(&self, record: &RunRecord) -> Result<(), ReportError> {
+        fs::create_dir_all(&self.dir).map_err(|e| self.io("create", &self.dir, e))?;
+        let text = record.to_json();
+        let attrs = Attrs {
+            mode: Some(MODE),
+            ..Attrs::default()
+        };
+        for name in [format!("{}.json", record.run_id), LAST.to_owned()] {
+            let path = self.dir.join(name);
+            write_atomic(&path, text.as_bytes(), attrs).map_err(|e| self.io("write", &path, e))?;
+        }
+        let ids = self.run_ids()?;
+        for old in &ids[..ids.len().saturating_sub(KEEP)] {
+            let path = self.dir.join(format!("{old}.json"));
+            match fs::remove_file(&path) {
+                Err(e) if e.kind() != io::ErrorKind::NotFound => {
+                    return Err(self.io("remove", &path, e));
+                }
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+
+    /// The newest run's record, if any run was reported.
+    pub fn last(&self) -> Result<Option<RunRecord>, ReportError> {
+        let path = self.dir.join(LAST);
+        let text = match fs::read_to_string(&path) {
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+            other => other.map_err(|e| self.io("read", &path, e))?,
+        };
+        RunRecord::from_json(&text)
+            .map(Some)
+            .map_err(|source| ReportError::Parse { path, source })
+    }
+
+    fn io(&self, action: &'static str, path: &Path, source: io::Error) -> ReportError {
+        ReportError::Io {
+            action,
+            path: path.to_owned(),
+            source,
+        }
+    }
+}
+
+/// A report that could not be sent. Sending is best effort: the run's
+/// outcome does not depend on it.
+#[derive(Debug)]
+pub struct PostWarning(pub FetchError);
+
+impl fmt::Display for PostWarning {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "the run report was not sent: {}", self.0)
+    }
+}
+
+/// POSTs the record's JSON to `url`, within `opts.timeout`; a failure
+/// comes back as a warning, never as an error.
+pub fn post(url: &str, record: &RunRecord, opts: &FetchOptions) -> Option<PostWarning> {
+    http::post_json(url, record.to_json().as_bytes(), opts)
+        .err()
+        .map(PostWarning)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ts(s: &str) -> Timestamp {
+        Timestamp::parse_rfc3339(s).unwrap()
+    }
+
+    #[test]
+    fn times_are_written_in_rfc3339() {
+        // Expected values from Python's datetime, an independent calendar.
+        let cases = [
+            (0, "1970-01-01T00:00:00.000Z"),
+            (951_782_400_000, "2000-02-29T00:00:00.000Z"),
+            (1_700_000_000_123, "2023-11-14T22:13:20.123Z"),
+            (1_709_164_800_000, "2024-02-29T00:00:00.000Z"),
+            (4_107_542_400_000, "2100-03-01T00:00:00.000Z"),
+            (LAST_MS, "9999-12-31T23:59:59.999Z"),
+        ];
+        for (ms, text) in cases {
+            let t = Timestamp::from_millis(ms);
+            assert_eq!(t.rfc3339(), text);
+            assert_eq!(Timestamp::parse_rfc3339(text), Some(t));
+        }
+        assert_eq!(
+            Timestamp::from_millis(u64::MAX).rfc3339(),
+            "9999-12-31T23:59:59.999Z"
+        );
+        let before = UNIX_EPOCH - Duration::from_secs(1);
+        assert_eq!(
+            Timestamp::from(before).rfc3339(),
+            "1970-01-01T00:00:00.000Z"
+        );
+    }
+
+    #[test]
+    fn every_day_of_four_centuries_round_trips() {
+        for day in (0..146_097 * 2).step_by(7) {
+            let (y, m, d) = civil_from_days(day);
+            assert_eq!(days_from_civil(y, m, d), day);
+            let t = Timestamp::from_millis(day as u64 * 86_400_000 + 45_296_789);
+            assert_eq!(Timestamp::parse_rfc3339(&t.rfc3339()), Some(t));
+        }
+    }
+
+    #[test]
+    fn only_wellformed_utc_times_are_read() {
+        assert_eq!(ts("2024-01-02T03:04:05Z"), ts("2024-01-02T03:04:05.000Z"));
+        assert_eq!(
+            ts("2024-01-02T03:04:05.1Z").since_epoch().subsec_millis(),
+            100
+        );
+        assert_eq!(
+            ts("2024-01-02T03:04:05.123456789Z")
+                .since_epoch()
+                .subsec_millis(),
+            123
+        );
+        for bad in [
+            "2024-01-02T03:04:05",
+            "2024-01-02 03:04:05Z",
+            "2024-02-30T00:00:00Z",
+            "2023-02-29T00:00:00Z",
+            "2024-13-01T00:00:00Z",
+            "2024-01-01T24:00:00Z",
+            "1969-12-31T23:59:59Z",
+            "2024-01-02T03:04:05.Z",
+            "2024-01-02T03:04:05+01:00",
+            "+024-01-02T03:04:05Z",
+            "2024-01-02T03:04:05.1aZ",
+        ] {
+            assert_eq!(Timestamp::parse_rfc3339(bad), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn run_ids_follow_the_clock_and_always_grow() {
+        let t = ts("2026-01-02T03:04:05.678Z");
+        let first = RunId::next(t, None).unwrap();
+        assert_eq!(first.as_str(), "20260102T030405Z-0000");
+        let same_second = RunId::next(t, Some(&first)).unwrap();
+        assert_eq!(same_second.as_str(), "20260102T030405Z-0001");
+        let clock_back = RunId::next(ts("2025-12-31T00:00:00Z"), Some(&same_second)).unwrap();
+        assert_eq!(clock_back.as_str(), "20260102T030405Z-0002");
+        let later = RunId::next(ts("2026-01-02T03:04:06Z"), Some(&clock_back)).unwrap();
+        assert_eq!(later.as_str(), "20260102T030406Z-0000");
+        let full = RunId::parse("20260102T030405Z-9999").unwrap();
+        assert_eq!(RunId::next(t, Some(&full)), None);
+        for bad in [
+            "20260102T030405Z-000",
+            "20260102T030405Z-00001",
+            "last",
+            "2026010xT030405Z-0000",
+        ] {
+            assert_eq!(RunId::parse(bad), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn counts_take_every_status_from_apply() {
+        let mut s = Summary::default();
+        for status in [
+            datum_apply::Status::Changed,
+            datum_apply::Status::Changed,
+            datum_apply::Status::Failed,
+            datum_apply::Status::Skipped,
+            datum_apply::Status::Unchanged,
+            datum_apply::Status::WouldChange,
+        ] {
+            s.count(status);
+        }
+        let c = Counts::from(&s);
+        assert_eq!(
+            c.by_status(),
+            [
+                ("changed", 2),
+                ("failed", 1),
+                ("skipped", 1),
+                ("unchanged", 1),
+                ("would_change", 1)
+            ]
+        );
+    }
+}

@@ -1,0 +1,7 @@
+//! The delivery half of the agent, through its public API: fetching over
+//! HTTP and from files, run reports and the Prometheus file.
+
+mod http;
+mod metrics;
+mod report;
+mod server;

@@ -1,0 +1,174 @@
+use std::collections::BTreeMap;
+use std::fs;
+use std::os::unix::fs::PermissionsExt;
+
+use datum_agent::metrics;
+use datum_agent::report::{Counts, Mode, RunId, RunRecord, Timestamp};
+use openmetrics_parser::prometheus::parse_prometheus;
+use openmetrics_parser::{PrometheusType, PrometheusValue};
+
+fn record() -> RunRecord {
+    RunRecord {
+        run_id: RunId::parse("20260101T000000Z-0000").unwrap(),
+        host: "web-001".into(),
+        started: Timestamp::parse_rfc3339("2026-01-01T00:00:00Z").unwrap(),
+        finished: Timestamp::parse_rfc3339("2026-01-01T00:00:02.5Z").unwrap(),
+        mode: Mode::Git,
+        source: Some("ssh://git@git.example.net/fleet.git".into()),
+        commit: Some("0123456789abcdef0123456789abcdef01234567".into()),
+        cached_input: false,
+        fetch_failures_total: 3,
+        notes: Vec::new(),
+        counts: Counts {
+            unchanged: 40,
+            changed: 2,
+            would_change: 0,
+            failed: 1,
+            skipped: 0,
+        },
+        resources: serde_json::Value::Null,
+        exit_status: 6,
+    }
+}
+
+/// A metric family as a real exposition-format parser reads it.
+#[derive(Debug, PartialEq)]
+struct Family {
+    kind: String,
+    help: String,
+    samples: BTreeMap<Vec<(String, String)>, f64>,
+}
+
+fn parse(text: &str) -> BTreeMap<String, Family> {
+    let exposition = parse_prometheus(text).unwrap_or_else(|e| panic!("{e:?} in\n{text}"));
+    let mut out = BTreeMap::new();
+    for (name, family) in exposition.families {
+        let mut samples = BTreeMap::new();
+        for s in family.iter_samples() {
+            let labels = s
+                .get_labelset()
+                .unwrap()
+                .iter()
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect();
+            let value = match &s.value {
+                PrometheusValue::Gauge(n) | PrometheusValue::Unknown(n) => n.as_f64(),
+                PrometheusValue::Counter(c) => c.value.as_f64(),
+                other => panic!("unexpected value {other:?}"),
+            };
+            samples.insert(labels, value);
+        }
+        let kind = match family.family_type {
+            PrometheusType::Counter => "counter",
+            PrometheusType::Gauge => "gauge",
+            _ => "other",
+        };
+        out.insert(
+            name,
+            Family {
+                kind: kind.into(),
+                help: family.help.clone(),
+                samples,
+            },
+        );
+    }
+    out
+}
+
+fn one(f: &Family) -> f64 {
+    assert_eq!(f.samples.len(), 1, "{f:?}");
+    f.samples[&Vec::new()]
+}
+
+fn labels(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
+    pairs
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
+}
+
+#[test]
+fn every_metric_is_there_with_help_type_and_value() {
+    let text = metrics::render(&record());
+    let m = parse(&text);
+    let names: Vec<&str> = m.keys().map(String::as_str).collect();
+    assert_eq!(
+        names,
+        [
+            "datum_fetch_failures_total",
+            "datum_last_run_cached_input",
+            "datum_last_run_exit_status",
+            "datum_last_run_timestamp_seconds",
+            "datum_resources",
+            "datum_revision_info",
+            "datum_run_duration_seconds",
+        ]
+    );
+    for (name, f) in &m {
+        assert!(!f.help.is_empty(), "{name} has no help");
+        let want = if name.ends_with("_total") {
+            "counter"
+        } else {
+            "gauge"
+        };
+        assert_eq!(f.kind, want, "{name}");
+    }
+    assert_eq!(one(&m["datum_last_run_timestamp_seconds"]), 1_767_225_602.5);
+    assert_eq!(one(&m["datum_last_run_exit_status"]), 6.0);
+    assert_eq!(one(&m["datum_fetch_failures_total"]), 3.0);
+    assert_eq!(one(&m["datum_run_duration_seconds"]), 2.5);
+    assert_eq!(one(&m["datum_last_run_cached_input"]), 0.0);
+    let resources = &m["datum_resources"].samples;
+    let by_status: Vec<(&str, f64)> = [
+        ("changed", 2.0),
+        ("failed", 1.0),
+        ("skipped", 0.0),
+        ("unchanged", 40.0),
+        ("would_change", 0.0),
+    ]
+    .to_vec();
+    assert_eq!(resources.len(), by_status.len());
+    for (status, n) in by_status {
+        assert_eq!(resources[&labels(&[("status", status)])], n, "{status}");
+    }
+    let info = &m["datum_revision_info"].samples;
+    let want = labels(&[
+        ("commit", "0123456789abcdef0123456789abcdef01234567"),
+        ("source", "ssh://git@git.example.net/fleet.git"),
+    ]);
+    assert_eq!(info.get(&want), Some(&1.0), "{info:?}");
+}
+
+#[test]
+fn label_values_are_escaped_for_the_exposition_format() {
+    let mut r = record();
+    let hostile = "https://x/?a=b,c}\"quoted\" back\\slash\nnext line";
+    r.source = Some(hostile.into());
+    r.commit = None;
+    let text = metrics::render(&r);
+    assert!(
+        text.contains(r#"source="https://x/?a=b,c}\"quoted\" back\\slash\nnext line""#),
+        "{text}"
+    );
+    let m = parse(&text);
+    let info = &m["datum_revision_info"].samples;
+    let want = labels(&[("commit", ""), ("source", hostile)]);
+    assert_eq!(info.get(&want), Some(&1.0), "{info:?}");
+}
+
+#[test]
+fn the_file_is_replaced_whole_and_readable_by_the_collector() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("datum.prom");
+    fs::write(&path, "stale").unwrap();
+    let mut r = record();
+    r.cached_input = true;
+    metrics::write(&path, &r).unwrap();
+    let text = fs::read_to_string(&path).unwrap();
+    assert_eq!(text, metrics::render(&r));
+    assert_eq!(one(&parse(&text)["datum_last_run_cached_input"]), 1.0);
+    let mode = fs::metadata(&path).unwrap().permissions().mode();
+    assert_eq!(mode & 0o777, 0o644);
+    let names: Vec<_> = fs::read_dir(dir.path()).unwrap().collect();
+    assert_eq!(names.len(), 1, "no temporary file is left behind");
+}

@@ -1,0 +1,199 @@
+//! Reading a bundle back: every length is checked against the bytes left
+//! and its bound before it is used, and nothing is copied out of the input.
+
+use std::collections::BTreeMap;
+
+use sha2::{Digest, Sha256};
+
+use super::{
+    Bundle, BundleError, Commit, Decoded, Field, MAGIC, ManifestFormat, VERSION, bounded,
+    check_commit, check_fleet, check_host, check_path, check_signature, hex, invalid, limits,
+    manifest,
+};
+
+/// Reads a whole bundle and checks its integrity: structure and bounds,
+/// each payload against its recorded digest, and the payload set against
+/// the manifest's sources. The signature is returned, not verified: that
+/// needs the trusted keys, which the caller holds.
+pub fn decode(bytes: &[u8]) -> Result<Decoded<'_>, BundleError> {
+    let mut r = Cursor { bytes, at: 0 };
+    let (bundle, digests) = body(&mut r)?;
+    let signed = &bytes[..r.at];
+    let signature = match r.flag(Field::SignatureFlag)? {
+        false => None,
+        true => {
+            let at = r.at;
+            let sig = r.str(Field::Signature, limits::SIGNATURE)?;
+            check_signature(sig, at)?;
+            Some(sig)
+        }
+    };
+    if r.at != bytes.len() {
+        return Err(BundleError::Trailing {
+            at: r.at,
+            left: bytes.len() - r.at,
+        });
+    }
+    for ((path, content), recorded) in bundle.payloads.iter().zip(&digests) {
+        let actual: [u8; 32] = Sha256::digest(content).into();
+        if actual != **recorded {
+            return Err(BundleError::PayloadDigest {
+                path: (*path).to_owned(),
+                recorded: hex(*recorded),
+                actual: hex(&actual),
+            });
+        }
+    }
+    let recorded = bundle.payloads.keys().copied().zip(digests.iter().copied());
+    manifest::check(bundle.manifest, bundle.host, recorded)?;
+    Ok(Decoded {
+        bundle,
+        signed,
+        signature,
+    })
+}
+
+/// The body's fields, with each payload's recorded digest in path order.
+fn body<'a>(r: &mut Cursor<'a>) -> Result<(Bundle<'a>, Vec<&'a [u8; 32]>), BundleError> {
+    if r.bytes.len() < MAGIC.len() || &r.bytes[..MAGIC.len()] != MAGIC {
+        return Err(BundleError::NotABundle);
+    }
+    r.at = MAGIC.len();
+    let found = u32::from_be_bytes(*r.array(Field::Version)?);
+    if found != VERSION {
+        return Err(BundleError::Version { found });
+    }
+    let at = r.at;
+    let fleet = r.str(Field::Fleet, limits::FLEET)?;
+    check_fleet(fleet, at)?;
+    let at = r.at;
+    let host = r.str(Field::Host, limits::HOST)?;
+    check_host(host, at)?;
+    let commit = match r.flag(Field::CommitFlag)? {
+        false => None,
+        true => {
+            let at = r.at;
+            let id = r.str(Field::CommitId, limits::COMMIT)?;
+            check_commit(id, at)?;
+            let time = i64::from_be_bytes(*r.array(Field::CommitTime)?);
+            Some(Commit { id, time })
+        }
+    };
+    let at = r.at;
+    let code = r.array::<1>(Field::Format)?[0];
+    let format = ManifestFormat::from_code(code)
+        .ok_or_else(|| invalid(Field::Format, at, format!("unknown format code {code}")))?;
+    let manifest = r.blob(Field::Manifest, limits::MANIFEST)?;
+    let (payloads, digests) = payloads(r)?;
+    let bundle = Bundle {
+        fleet,
+        host,
+        commit,
+        format,
+        manifest,
+        payloads,
+    };
+    Ok((bundle, digests))
+}
+
+type Payloads<'a> = (BTreeMap<&'a str, &'a [u8]>, Vec<&'a [u8; 32]>);
+
+fn payloads<'a>(r: &mut Cursor<'a>) -> Result<Payloads<'a>, BundleError> {
+    let at = r.at;
+    let count = u32::from_be_bytes(*r.array(Field::PayloadCount)?) as u64;
+    bounded(Field::PayloadCount, count, limits::PAYLOADS, at)?;
+    // Each payload takes at least 45 bytes, so a count the input cannot
+    // hold is refused before anything is reserved for it.
+    let room = (r.bytes.len() - r.at) as u64 / 45;
+    if count > room {
+        return Err(BundleError::Truncated {
+            at,
+            field: Field::PayloadCount,
+            needed: count * 45,
+            left: r.bytes.len() - r.at,
+        });
+    }
+    let mut map = BTreeMap::new();
+    let mut digests = Vec::with_capacity(count as usize);
+    let mut previous: Option<&str> = None;
+    for _ in 0..count {
+        let at = r.at;
+        let path = r.str(Field::PayloadPath, limits::PATH)?;
+        check_path(path, at)?;
+        if let Some(prev) = previous
+            && prev >= path
+        {
+            return Err(BundleError::Unsorted {
+                at,
+                path: path.to_owned(),
+                previous: prev.to_owned(),
+            });
+        }
+        previous = Some(path);
+        digests.push(r.array::<32>(Field::PayloadDigest)?);
+        map.insert(path, r.blob(Field::Payload, limits::PAYLOAD)?);
+    }
+    Ok((map, digests))
+}
+
+struct Cursor<'a> {
+    bytes: &'a [u8],
+    at: usize,
+}
+
+impl<'a> Cursor<'a> {
+    fn take(&mut self, field: Field, len: u64) -> Result<&'a [u8], BundleError> {
+        let left = self.bytes.len() - self.at;
+        if len > left as u64 {
+            return Err(BundleError::Truncated {
+                at: self.at,
+                field,
+                needed: len,
+                left,
+            });
+        }
+        let out = &self.bytes[self.at..self.at + len as usize];
+        self.at += len as usize;
+        Ok(out)
+    }
+
+    fn array<const N: usize>(&mut self, field: Field) -> Result<&'a [u8; N], BundleError> {
+        let b = self.take(field, N as u64)?;
+        Ok(b.try_into().expect("take returns exactly N bytes"))
+    }
+
+    fn flag(&mut self, field: Field) -> Result<bool, BundleError> {
+        let at = self.at;
+        match self.array::<1>(field)?[0] {
+            0 => Ok(false),
+            1 => Ok(true),
+            other => Err(invalid(field, at, format!("{other} is neither 0 nor 1"))),
+        }
+    }
+
+    /// A length-prefixed field: the length is checked against `max` and the
+    /// bytes left before the bytes are touched.
+    fn sized(
+        &mut self,
+        field: Field,
+        len: u64,
+        at: usize,
+        max: u64,
+    ) -> Result<&'a [u8], BundleError> {
+        bounded(field, len, max, at)?;
+        self.take(field, len)
+    }
+
+    fn str(&mut self, field: Field, max: u64) -> Result<&'a str, BundleError> {
+        let at = self.at;
+        let len = u32::from_be_bytes(*self.array(field)?) as u64;
+        let b = self.sized(field, len, at, max)?;
+        std::str::from_utf8(b).map_err(|_| invalid(field, at, "it is not UTF-8"))
+    }
+
+    fn blob(&mut self, field: Field, max: u64) -> Result<&'a [u8], BundleError> {
+        let at = self.at;
+        let len = u64::from_be_bytes(*self.array(field)?);
+        self.sized(field, len, at, max)
+    }
+}
