@@ -20,7 +20,7 @@ const SIG: &str = "-----BEGIN SSH SIGNATURE-----\nU1NIU0lH\n-----END SSH SIGNATU
 fn every_host_of_the_example_fleet_bundles_and_reads_back() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/fleet");
     let reader = DirReader::new(&root).unwrap();
-    let fleet = fleet::load(&reader).unwrap();
+    let fleet = datum_core::loader::load(&reader).unwrap();
     let all = resolve_all(&fleet);
     let mut with_payloads = 0;
     for (h, host) in fleet.hosts.iter().enumerate() {
