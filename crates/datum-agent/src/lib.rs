@@ -1,0 +1,18 @@
+//! The parts of the Datum pull agent that reach outside the host's own
+//! configuration: fetching a fleet from git remotes, checking who signed
+//! it, and refusing to go back to an older input.
+//!
+//! # Map
+//!
+//! - [`sshsig`] — SSH signatures as `ssh-keygen -Y sign`/`verify` make and
+//!   check them: [`sshsig::SigningKey`] signs, [`sshsig::AllowedSigners`]
+//!   (an allowed-signers file) verifies.
+//!
+//! Every function reads and writes only the paths its caller gives: the
+//! agent decides where its repository, keys and state live (under `--root`
+//! in tests).
+
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+pub mod sshsig;
