@@ -7,6 +7,11 @@
 //! - [`sshsig`] — SSH signatures as `ssh-keygen -Y sign`/`verify` make and
 //!   check them: [`sshsig::SigningKey`] signs, [`sshsig::AllowedSigners`]
 //!   (an allowed-signers file) verifies.
+//! - [`repo`] — [`repo::LocalRepo`], the agent's own bare repository, created
+//!   on first use and opened without the host's git configuration.
+//! - [`fetch`] — git mode: [`fetch::fetch`] brings one branch of a
+//!   [`fetch::GitSource`] from the first remote that answers and reports
+//!   the ones that did not.
 //!
 //! Every function reads and writes only the paths its caller gives: the
 //! agent decides where its repository, keys and state live (under `--root`
@@ -15,4 +20,7 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+mod cause;
+pub mod fetch;
+pub mod repo;
 pub mod sshsig;

@@ -66,3 +66,84 @@ impl Key {
         line.split_whitespace().nth(1).unwrap().to_owned()
     }
 }
+
+/// `git` with no user or system configuration and fixed identities, so
+/// tests do not depend on the machine.
+pub fn git(dir: &Path) -> Command {
+    let mut command = Command::new("git");
+    command
+        .current_dir(dir)
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_AUTHOR_NAME", "Ops")
+        .env("GIT_AUTHOR_EMAIL", "ops@example.net")
+        .env("GIT_COMMITTER_NAME", "Ops")
+        .env("GIT_COMMITTER_EMAIL", "ops@example.net")
+        .args(["-c", "init.defaultBranch=main"]);
+    command
+}
+
+/// A work tree whose commits tests push to bare remotes.
+pub struct Work {
+    /// The work tree.
+    pub dir: PathBuf,
+    /// Seconds since the epoch given to the next commit.
+    next_time: i64,
+}
+
+impl Work {
+    /// `git init` in `dir` (created).
+    pub fn init(dir: &Path) -> Work {
+        std::fs::create_dir_all(dir).unwrap();
+        ok(git(dir).arg("init").arg("-q"));
+        Work {
+            dir: dir.to_owned(),
+            next_time: 1_700_000_000,
+        }
+    }
+
+    /// Writes `file` and commits it, each commit a minute after the last;
+    /// `extra` are arguments to `git commit` (such as `-S`). Returns the id.
+    pub fn commit(&mut self, file: &str, text: &str, extra: &[&str]) -> String {
+        std::fs::write(self.dir.join(file), text).unwrap();
+        ok(git(&self.dir).args(["add", file]));
+        let date = format!("@{} +0000", self.next_time);
+        self.next_time += 60;
+        ok(git(&self.dir)
+            .env("GIT_AUTHOR_DATE", &date)
+            .env("GIT_COMMITTER_DATE", &date)
+            .args(extra)
+            .args(["commit", "-q", "-m", file]));
+        self.rev("HEAD")
+    }
+
+    /// The full id `rev` names.
+    pub fn rev(&self, rev: &str) -> String {
+        ok(git(&self.dir).args(["rev-parse", rev]))
+            .trim()
+            .to_owned()
+    }
+
+    /// The committer time of `rev`.
+    pub fn time(&self, rev: &str) -> i64 {
+        ok(git(&self.dir).args(["log", "-1", "--format=%ct", rev]))
+            .trim()
+            .parse()
+            .unwrap()
+    }
+
+    /// A bare clone of this work tree at `path`, the way a remote is made.
+    pub fn bare_remote(&self, path: &Path) {
+        ok(git(&self.dir)
+            .args(["clone", "-q", "--bare", "."])
+            .arg(path));
+    }
+
+    /// `git push --force` of `rev` to `branch` on the remote at `path`.
+    pub fn push(&self, path: &Path, rev: &str, branch: &str) {
+        ok(git(&self.dir)
+            .args(["push", "-q", "--force"])
+            .arg(path)
+            .arg(format!("{rev}:refs/heads/{branch}")));
+    }
+}
