@@ -12,6 +12,9 @@
 //! - [`fetch`] — git mode: [`fetch::fetch`] brings one branch of a
 //!   [`fetch::GitSource`] from the first remote that answers and reports
 //!   the ones that did not.
+//! - [`gitsig`] — [`gitsig::verify_commit`]: the commit carries an SSH
+//!   signature (as `git commit -S` with `gpg.format=ssh` writes it) by an
+//!   allowed signer.
 //!
 //! Every function reads and writes only the paths its caller gives: the
 //! agent decides where its repository, keys and state live (under `--root`
@@ -22,5 +25,6 @@
 
 mod cause;
 pub mod fetch;
+pub mod gitsig;
 pub mod repo;
 pub mod sshsig;

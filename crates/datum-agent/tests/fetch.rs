@@ -15,8 +15,8 @@ fn source(remotes: &[String], branch: &str) -> GitSource {
 /// A work tree with two commits pushed to a bare remote `origin.git`.
 fn origin(dir: &Path) -> (Work, String) {
     let mut work = Work::init(&dir.join("work"));
-    work.commit("datum.yaml", "fleet: one\n", &[]);
-    work.commit("hosts.yaml", "host: web1\n", &[]);
+    work.commit("datum.yaml", "fleet: one\n");
+    work.commit("hosts.yaml", "host: web1\n");
     let remote = dir.join("origin.git");
     work.bare_remote(&remote);
     (work, remote.to_str().unwrap().to_owned())
@@ -56,7 +56,7 @@ fn fetches_from_a_file_url_and_then_only_what_is_new() {
     );
     assert_eq!(first.unwrap().commit.to_string(), work.rev("main"));
 
-    let newer = work.commit("layer.yaml", "layer: base\n", &[]);
+    let newer = work.commit("layer.yaml", "layer: base\n");
     work.push(Path::new(&remote), "HEAD", "main");
     // A second run opens the repository the first one made.
     let second = fetch::fetch(
@@ -100,7 +100,7 @@ fn the_first_remote_that_answers_wins_and_later_ones_are_not_asked() {
     let (mut work, first) = origin(dir.path());
     let second = dir.path().join("mirror.git");
     work.bare_remote(&second);
-    let ahead = work.commit("x.yaml", "x: 1\n", &[]);
+    let ahead = work.commit("x.yaml", "x: 1\n");
     work.push(&second, &ahead, "main");
     let repo = LocalRepo::open_or_init(&dir.path().join("repo")).unwrap();
     let remotes = [first.clone(), second.to_str().unwrap().to_owned()];
@@ -113,7 +113,7 @@ fn the_first_remote_that_answers_wins_and_later_ones_are_not_asked() {
 fn a_remote_without_the_branch_is_skipped_with_its_reason() {
     let dir = tempfile::tempdir().unwrap();
     let (mut work, remote) = origin(dir.path());
-    let staging = work.commit("staging.yaml", "s: 1\n", &[]);
+    let staging = work.commit("staging.yaml", "s: 1\n");
     let other = dir.path().join("other.git");
     work.bare_remote(&other);
     work.push(&other, &staging, "staging");

@@ -102,9 +102,21 @@ impl Work {
         }
     }
 
-    /// Writes `file` and commits it, each commit a minute after the last;
-    /// `extra` are arguments to `git commit` (such as `-S`). Returns the id.
-    pub fn commit(&mut self, file: &str, text: &str, extra: &[&str]) -> String {
+    /// Writes `file` and commits it, each commit a minute after the last.
+    /// Returns the id.
+    pub fn commit(&mut self, file: &str, text: &str) -> String {
+        self.commit_with(file, text, &[], &[])
+    }
+
+    /// As [`Work::commit`], signed by the SSH private key at `key` the way
+    /// git signs (`gpg.format=ssh`, `commit -S`).
+    pub fn commit_signed(&mut self, file: &str, text: &str, key: &Path) -> String {
+        let signing_key = format!("user.signingkey={}", key.display());
+        let config = ["-c", "gpg.format=ssh", "-c", signing_key.as_str()];
+        self.commit_with(file, text, &config, &["-S"])
+    }
+
+    fn commit_with(&mut self, file: &str, text: &str, before: &[&str], after: &[&str]) -> String {
         std::fs::write(self.dir.join(file), text).unwrap();
         ok(git(&self.dir).args(["add", file]));
         let date = format!("@{} +0000", self.next_time);
@@ -112,9 +124,28 @@ impl Work {
         ok(git(&self.dir)
             .env("GIT_AUTHOR_DATE", &date)
             .env("GIT_COMMITTER_DATE", &date)
-            .args(extra)
-            .args(["commit", "-q", "-m", file]));
+            .args(before)
+            .args(["commit", "-q", "-m", file])
+            .args(after));
         self.rev("HEAD")
+    }
+
+    /// The raw commit object `rev` names.
+    pub fn raw(&self, rev: &str) -> String {
+        ok(git(&self.dir).args(["cat-file", "commit", rev]))
+    }
+
+    /// Writes `raw` as a commit object (no branch moves) and returns its id.
+    pub fn write_commit(&self, raw: &str) -> String {
+        let mut command = git(&self.dir);
+        command.args(["hash-object", "-t", "commit", "-w", "--stdin"]);
+        let output = run(&mut command, raw.as_bytes());
+        assert!(
+            output.status.success(),
+            "{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        String::from_utf8(output.stdout).unwrap().trim().to_owned()
     }
 
     /// The full id `rev` names.
