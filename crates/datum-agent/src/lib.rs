@@ -15,6 +15,9 @@
 //! - [`gitsig`] — [`gitsig::verify_commit`]: the commit carries an SSH
 //!   signature (as `git commit -S` with `gpg.format=ssh` writes it) by an
 //!   allowed signer.
+//! - [`rollback`] — no going back: [`rollback::StateFile`] records the
+//!   input applied last, [`rollback::check_git`] and
+//!   [`rollback::check_bundle`] refuse an older one unless allowed.
 //!
 //! Every function reads and writes only the paths its caller gives: the
 //! agent decides where its repository, keys and state live (under `--root`
@@ -27,4 +30,5 @@ mod cause;
 pub mod fetch;
 pub mod gitsig;
 pub mod repo;
+pub mod rollback;
 pub mod sshsig;

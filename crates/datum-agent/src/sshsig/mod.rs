@@ -11,7 +11,7 @@
 
 mod allowed;
 mod pattern;
-mod time;
+pub(crate) mod time;
 
 use std::path::{Path, PathBuf};
 
