@@ -1,14 +1,42 @@
 //! The agent: each host fetches its own configuration, checks where it came
-//! from, converges on a schedule and tells how it went.
+//! from, refuses to go back to an older input, converges on a schedule and
+//! tells how it went.
 //!
-//! - [`http`]: one URL or path to bytes, bounded in size and time.
+//! # Map
+//!
+//! - [`sshsig`]: SSH signatures as `ssh-keygen -Y sign`/`verify` make and
+//!   check them: [`sshsig::SigningKey`] signs, [`sshsig::AllowedSigners`]
+//!   (an allowed-signers file) verifies.
+//! - [`repo`]: [`repo::LocalRepo`], the agent's own bare repository, created
+//!   on first use and opened without the host's git configuration.
+//! - [`fetch`]: git mode: [`fetch::fetch`] brings one branch of a
+//!   [`fetch::GitSource`] from the first remote that answers and reports
+//!   the ones that did not.
+//! - [`gitsig`]: [`gitsig::verify_commit`]: the commit carries an SSH
+//!   signature (as `git commit -S` with `gpg.format=ssh` writes it) by an
+//!   allowed signer.
+//! - [`rollback`]: no going back: [`rollback::StateFile`] records the
+//!   input applied last, [`rollback::check_git`] and
+//!   [`rollback::check_bundle`] refuse an older one unless allowed.
+//! - [`http`]: bundle mode: one URL or path to bytes, bounded in size and time.
 //! - [`report`]: run records under `/var/lib/datum/reports`, and posting them.
 //! - [`metrics`]: the Prometheus textfile-collector file.
 //! - [`schedule`]: when the next cycle runs: interval, per-host splay,
 //!   jitter and backoff.
+//!
+//! Every function reads and writes only the paths its caller gives: the
+//! agent decides where its repository, keys and state live (under `--root`
+//! in tests).
+
 #![forbid(unsafe_code)]
 
+mod cause;
+pub mod fetch;
+pub mod gitsig;
 pub mod http;
 pub mod metrics;
 pub mod report;
+pub mod repo;
+pub mod rollback;
 pub mod schedule;
+pub mod sshsig;

@@ -1,0 +1,254 @@
+//! Git mode's way in: fetch one branch from a list of remotes, in order,
+//! into the agent's own repository, and say which commit came back.
+//!
+//! The remotes are mirrors in order of preference. The first that answers
+//! with the branch gives the tip and the others are not contacted; one that
+//! is down, refuses, or lacks the branch is recorded with its reason and the
+//! next is tried, so a dead mirror never stops a run on its own. A later
+//! mirror that lags behind gives an older tip, which the rollback check
+//! then reports as behind (see [`crate::rollback`]).
+//!
+//! Transports are gix's: plain paths and `file://` (through the host's
+//! `git-upload-pack`, as git does), `https://` (rustls, no OpenSSL) and
+//! `ssh://` or `user@host:path` (through the host's `ssh` program, which must
+//! work without a prompt: a known host key and a key without passphrase).
+
+use std::sync::atomic::AtomicBool;
+
+use gix::bstr::ByteSlice;
+use gix::remote::Direction;
+
+use crate::repo::{LocalRepo, ObjectId};
+
+/// Where git mode fetches from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GitSource {
+    remotes: Vec<String>,
+    branch: String,
+}
+
+/// A git source that cannot be fetched from whatever the network does.
+#[derive(Debug, thiserror::Error)]
+pub enum SourceError {
+    /// The list of remotes is empty.
+    #[error("git mode needs at least one remote")]
+    NoRemotes,
+    /// The branch is not a branch name git accepts.
+    #[error("`{branch}` is not a git branch name")]
+    BadBranch {
+        /// The branch as written.
+        branch: String,
+    },
+    /// A remote is not a URL or path gix reads.
+    #[error("`{remote}` is not a git URL or path: {}", crate::cause::chain(source))]
+    BadRemote {
+        /// The remote as written.
+        remote: String,
+        /// What the URL parser reported.
+        #[source]
+        source: gix::Error,
+    },
+}
+
+impl SourceError {
+    /// What would fix it.
+    pub fn hint(&self) -> &'static str {
+        match self {
+            Self::NoRemotes => {
+                "list remotes as in remotes: [\"https://git.example.net/fleet.git\"]"
+            }
+            Self::BadBranch { .. } => {
+                "write the branch's short name, as in `main` or `release/2025`"
+            }
+            Self::BadRemote { .. } => {
+                "write a path, file://, https:// or ssh:// URL, or user@host:path"
+            }
+        }
+    }
+}
+
+impl GitSource {
+    /// Checks the remotes (in order of preference) and the branch.
+    pub fn new(remotes: Vec<String>, branch: String) -> Result<GitSource, SourceError> {
+        if remotes.is_empty() {
+            return Err(SourceError::NoRemotes);
+        }
+        for remote in &remotes {
+            gix::url::parse(remote.as_bytes().as_bstr()).map_err(|source| {
+                SourceError::BadRemote {
+                    remote: remote.clone(),
+                    source,
+                }
+            })?;
+        }
+        let full = format!("refs/heads/{branch}");
+        if branch.is_empty()
+            || branch.starts_with("refs/")
+            || gix::refs::FullName::try_from(full.as_str()).is_err()
+        {
+            return Err(SourceError::BadBranch { branch });
+        }
+        Ok(GitSource { remotes, branch })
+    }
+
+    /// The remotes, in the order they are tried.
+    pub fn remotes(&self) -> &[String] {
+        &self.remotes
+    }
+
+    /// The branch fetched from each.
+    pub fn branch(&self) -> &str {
+        &self.branch
+    }
+}
+
+/// What a fetch brought back.
+#[derive(Debug)]
+pub struct Fetched {
+    /// The tip of the branch on the remote that answered.
+    pub commit: ObjectId,
+    /// Its committer time, in seconds since the epoch.
+    pub commit_time: i64,
+    /// The remote that answered, as configured.
+    pub remote: String,
+    /// The remotes tried before it, each with why it failed.
+    pub failures: Vec<RemoteFailure>,
+}
+
+/// One remote that could not give the branch.
+#[derive(Debug)]
+pub struct RemoteFailure {
+    /// The remote, as configured.
+    pub remote: String,
+    /// Why.
+    pub error: RemoteError,
+}
+
+/// Why one remote could not give the branch.
+#[derive(Debug, thiserror::Error)]
+pub enum RemoteError {
+    /// No connection or no handshake: the host is down, the path does not
+    /// exist, the server refused us.
+    #[error("cannot reach it: {}", crate::cause::chain(source))]
+    Connect {
+        /// What gix reported.
+        #[source]
+        source: gix::Error,
+    },
+    /// The remote answered but has no such branch.
+    #[error("it has no branch `{branch}`")]
+    NoBranch {
+        /// The branch.
+        branch: String,
+    },
+    /// The transfer of objects or the update of the local ref failed.
+    #[error("fetching failed: {}", crate::cause::chain(source))]
+    Transfer {
+        /// What gix reported.
+        #[source]
+        source: gix::Error,
+    },
+}
+
+/// No remote gave the branch.
+#[derive(Debug, thiserror::Error)]
+pub enum FetchError {
+    /// Every remote failed; each failure says why.
+    #[error("no remote gave branch `{branch}`:{}", list(failures))]
+    AllFailed {
+        /// The branch.
+        branch: String,
+        /// Every remote, in order, with why it failed.
+        failures: Vec<RemoteFailure>,
+    },
+}
+
+impl FetchError {
+    /// What would fix it.
+    pub fn hint(&self) -> &'static str {
+        "check the network and the remotes; the agent keeps applying the last input it verified"
+    }
+}
+
+fn list(failures: &[RemoteFailure]) -> String {
+    failures
+        .iter()
+        .map(|f| format!("\n  {}: {}", f.remote, f.error))
+        .collect()
+}
+
+/// Fetches `source`'s branch into `repo`, trying each remote in order
+/// until one gives it.
+pub fn fetch(repo: &LocalRepo, source: &GitSource) -> Result<Fetched, FetchError> {
+    let mut failures = Vec::new();
+    for (index, remote) in source.remotes.iter().enumerate() {
+        // One tracking ref per position in the list, so a mirror's older tip
+        // never moves another mirror's ref, and the next fetch from the same
+        // remote only transfers what is new.
+        let tracking = format!("refs/datum/remote-{index}/{}", source.branch);
+        match fetch_one(repo, remote, &source.branch, &tracking) {
+            Ok((commit, commit_time)) => {
+                return Ok(Fetched {
+                    commit,
+                    commit_time,
+                    remote: remote.clone(),
+                    failures,
+                });
+            }
+            Err(error) => failures.push(RemoteFailure {
+                remote: remote.clone(),
+                error,
+            }),
+        }
+    }
+    Err(FetchError::AllFailed {
+        branch: source.branch.clone(),
+        failures,
+    })
+}
+
+fn fetch_one(
+    local: &LocalRepo,
+    url: &str,
+    branch: &str,
+    tracking: &str,
+) -> Result<(ObjectId, i64), RemoteError> {
+    let repo = local.gix();
+    let connect = |source| RemoteError::Connect { source };
+    let transfer = |source| RemoteError::Transfer { source };
+    let spec = format!("+refs/heads/{branch}:{tracking}");
+    let remote = repo
+        .remote_at(url)
+        .and_then(|r| r.with_refspecs([spec.as_str()], Direction::Fetch))
+        .map_err(connect)?
+        .with_fetch_tags(gix::remote::fetch::Tags::None);
+    let prepare = remote
+        .connect(Direction::Fetch)
+        .and_then(|c| c.prepare_fetch(gix::progress::Discard, Default::default()))
+        .map_err(connect)?;
+    let wanted = format!("refs/heads/{branch}");
+    let advertised = prepare
+        .ref_map()
+        .mappings
+        .iter()
+        .any(|m| m.remote.as_name() == Some(wanted.as_bytes().as_bstr()));
+    if !advertised {
+        return Err(RemoteError::NoBranch {
+            branch: branch.to_owned(),
+        });
+    }
+    // Nothing interrupts a fetch from inside; the process is stopped whole.
+    let never = AtomicBool::new(false);
+    prepare
+        .receive(gix::progress::Discard, &never)
+        .map_err(transfer)?;
+    let commit = repo
+        .find_reference(tracking)
+        .and_then(|mut r| r.peel_to_id())
+        .map(|id| id.detach())
+        .map_err(transfer)?;
+    let time = local
+        .commit_time(commit)
+        .map_err(|e| transfer(gix::Error::from_error(e)))?;
+    Ok((commit, time))
+}

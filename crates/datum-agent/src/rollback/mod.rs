@@ -1,0 +1,243 @@
+//! No going back: a new input must be newer than the one applied last.
+//!
+//! In git mode the new tip must descend from the commit applied last
+//! (found by walking back from the tip, a bounded number of commits); with
+//! bundles, the commit time may not be older. Anything else (an older
+//! commit, a rewritten history, a commit that cannot be placed) is refused
+//! with its own error, so a replayed old signed input cannot undo a fix,
+//! unless the operator passes `--allow-rollback` for the run. The
+//! record of the last input is a [`StateFile`].
+
+mod state;
+
+pub use state::{Applied, StateError, StateFile};
+
+use crate::repo::{LocalRepo, ObjectId, RepoError};
+use crate::sshsig::time::format_utc;
+
+/// How far back the ancestry walk looks before giving up: about a year of
+/// several hundred commits a day, and a fraction of a second to walk.
+pub const DEFAULT_WALK_LIMIT: usize = 100_000;
+
+/// What the check accepts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Policy {
+    /// Accept an input the check refuses (`--allow-rollback`); the refusal
+    /// is returned inside [`Progress::Allowed`] for the report.
+    pub allow_rollback: bool,
+    /// How many commits the ancestry walk visits at most.
+    pub walk_limit: usize,
+}
+
+impl Default for Policy {
+    fn default() -> Self {
+        Policy {
+            allow_rollback: false,
+            walk_limit: DEFAULT_WALK_LIMIT,
+        }
+    }
+}
+
+/// How the new input relates to the one applied last.
+#[derive(Debug)]
+pub enum Progress {
+    /// Nothing was applied before.
+    First,
+    /// The same commit as last time.
+    Same,
+    /// Newer: descends from the last commit (git), or is not older (bundle).
+    Forward,
+    /// Refused by the check, and accepted because the policy allows rollback.
+    Allowed(RollbackError),
+}
+
+/// The new input would take the host back, or cannot be shown not to.
+#[derive(Debug, thiserror::Error)]
+pub enum RollbackError {
+    /// The new tip is an ancestor of the commit applied last.
+    #[error("refusing to go back: commit {tip} is older than {last}, the commit applied last")]
+    Behind {
+        /// The commit applied last.
+        last: ObjectId,
+        /// The new tip.
+        tip: ObjectId,
+    },
+    /// Neither descends from the other: the history was rewritten.
+    #[error(
+        "refusing commit {tip}: it does not descend from {last}, the commit applied last (the history was rewritten)"
+    )]
+    Diverged {
+        /// The commit applied last.
+        last: ObjectId,
+        /// The new tip.
+        tip: ObjectId,
+    },
+    /// The commit applied last is not in the repository.
+    #[error(
+        "refusing commit {tip}: {last}, the commit applied last, is not in the agent's repository, so the new commit cannot be shown to descend from it"
+    )]
+    Unknown {
+        /// The commit applied last.
+        last: ObjectId,
+        /// The new tip.
+        tip: ObjectId,
+    },
+    /// The walk limit was reached before the two commits could be placed.
+    #[error(
+        "refusing commit {tip}: cannot tell within {limit} commits whether it descends from {last}, the commit applied last"
+    )]
+    TooFar {
+        /// The commit applied last.
+        last: ObjectId,
+        /// The new tip.
+        tip: ObjectId,
+        /// The walk limit.
+        limit: usize,
+    },
+    /// The new input's commit time is older than the last one's.
+    #[error("refusing to go back: the new input was committed at {}, before the input applied last ({})", format_utc(*.time), format_utc(*.last_time))]
+    Older {
+        /// The last input's commit time.
+        last_time: i64,
+        /// The new input's commit time.
+        time: i64,
+    },
+    /// The history could not be read.
+    #[error(
+        "cannot compare commit {tip} with the commit applied last: {}",
+        crate::cause::chain(source)
+    )]
+    Walk {
+        /// The new tip.
+        tip: ObjectId,
+        /// What gix reported.
+        #[source]
+        source: gix::Error,
+    },
+    /// The new tip could not be read.
+    #[error(transparent)]
+    Repo(#[from] RepoError),
+}
+
+impl RollbackError {
+    /// What would fix it.
+    pub fn hint(&self) -> &'static str {
+        match self {
+            Self::Behind { .. } | Self::Older { .. } => {
+                "a mirror may lag behind the others; if going back is intended, run once with --allow-rollback"
+            }
+            Self::Diverged { .. } => {
+                "if the branch was rewritten on purpose, run once with --allow-rollback"
+            }
+            Self::Unknown { .. } | Self::TooFar { .. } | Self::Walk { .. } | Self::Repo(_) => {
+                "if this commit is the one to apply, run once with --allow-rollback"
+            }
+        }
+    }
+}
+
+/// Checks a git tip against the input applied last.
+pub fn check_git(
+    repo: &LocalRepo,
+    last: Option<&Applied>,
+    tip: ObjectId,
+    policy: &Policy,
+) -> Result<Progress, RollbackError> {
+    let Some(last) = last else {
+        return Ok(Progress::First);
+    };
+    let verdict = match last.commit() {
+        Some(last) if last == tip => Ok(Progress::Same),
+        Some(last) => ancestry(repo, last, tip, policy.walk_limit),
+        // A bundle from a fleet outside git has only its time to compare.
+        None => repo
+            .commit_time(tip)
+            .map_err(RollbackError::from)
+            .and_then(|time| by_time(last.commit_time(), time)),
+    };
+    allow(verdict, policy)
+}
+
+/// Checks a bundle (its commit, when it has one, and commit time) against
+/// the input applied last.
+pub fn check_bundle(
+    last: Option<&Applied>,
+    commit: Option<ObjectId>,
+    commit_time: i64,
+    policy: &Policy,
+) -> Result<Progress, RollbackError> {
+    let Some(last) = last else {
+        return Ok(Progress::First);
+    };
+    if commit.is_some() && commit == last.commit() {
+        return Ok(Progress::Same);
+    }
+    allow(by_time(last.commit_time(), commit_time), policy)
+}
+
+fn allow(
+    verdict: Result<Progress, RollbackError>,
+    policy: &Policy,
+) -> Result<Progress, RollbackError> {
+    match verdict {
+        Err(refusal) if policy.allow_rollback => Ok(Progress::Allowed(refusal)),
+        verdict => verdict,
+    }
+}
+
+fn by_time(last_time: i64, time: i64) -> Result<Progress, RollbackError> {
+    if time < last_time {
+        return Err(RollbackError::Older { last_time, time });
+    }
+    Ok(Progress::Forward)
+}
+
+fn ancestry(
+    repo: &LocalRepo,
+    last: ObjectId,
+    tip: ObjectId,
+    limit: usize,
+) -> Result<Progress, RollbackError> {
+    let gix = repo.gix();
+    if gix.find_commit(last).is_err() {
+        return Err(RollbackError::Unknown { last, tip });
+    }
+    let walk = |source| RollbackError::Walk { tip, source };
+    match reaches(gix, tip, last, limit).map_err(walk)? {
+        Reach::Found => return Ok(Progress::Forward),
+        Reach::Limit => return Err(RollbackError::TooFar { last, tip, limit }),
+        Reach::NotFound => {}
+    }
+    // Not a descendant: an ancestor (a lagging mirror, a replay) or a
+    // rewrite, which call for different fixes.
+    match reaches(gix, last, tip, limit).map_err(walk)? {
+        Reach::Found => Err(RollbackError::Behind { last, tip }),
+        Reach::NotFound => Err(RollbackError::Diverged { last, tip }),
+        Reach::Limit => Err(RollbackError::TooFar { last, tip, limit }),
+    }
+}
+
+enum Reach {
+    Found,
+    NotFound,
+    Limit,
+}
+
+/// Whether `target` is `from` or one of its ancestors, visiting at most
+/// `limit` commits.
+fn reaches(
+    repo: &gix::Repository,
+    from: ObjectId,
+    target: ObjectId,
+    limit: usize,
+) -> Result<Reach, gix::Error> {
+    for (visited, info) in repo.rev_walk([from]).all()?.enumerate() {
+        if visited >= limit {
+            return Ok(Reach::Limit);
+        }
+        if info?.id == target {
+            return Ok(Reach::Found);
+        }
+    }
+    Ok(Reach::NotFound)
+}

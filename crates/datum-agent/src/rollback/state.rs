@@ -1,0 +1,225 @@
+//! The last input a host applied, kept in a small JSON file the caller
+//! places (by default beside the agent's repository):
+//!
+//! ```json
+//! {
+//!   "commit": "3f2a9c1...",
+//!   "commit_time": 1750000000,
+//!   "mode": "git"
+//! }
+//! ```
+//!
+//! It is replaced atomically (written beside, synced, renamed), so a crash
+//! leaves the old record or the new one, never half of either. Keys datum
+//! does not know are ignored, so an older agent can read a newer record.
+
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+
+use serde_json::{Value, json};
+
+use crate::repo::ObjectId;
+
+/// The input applied last.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Applied {
+    /// A commit fetched in git mode.
+    Git {
+        /// The commit.
+        commit: ObjectId,
+        /// Its committer time, in seconds since the epoch.
+        commit_time: i64,
+    },
+    /// A bundle.
+    Bundle {
+        /// The commit the bundle was made from, when the fleet is in git.
+        commit: Option<ObjectId>,
+        /// That commit's time (or the bundle's), in seconds since the epoch.
+        commit_time: i64,
+    },
+}
+
+impl Applied {
+    /// The commit, when there is one.
+    pub fn commit(&self) -> Option<ObjectId> {
+        match self {
+            Applied::Git { commit, .. } => Some(*commit),
+            Applied::Bundle { commit, .. } => *commit,
+        }
+    }
+
+    /// The commit time, in seconds since the epoch.
+    pub fn commit_time(&self) -> i64 {
+        match self {
+            Applied::Git { commit_time, .. } | Applied::Bundle { commit_time, .. } => *commit_time,
+        }
+    }
+
+    fn mode(&self) -> &'static str {
+        match self {
+            Applied::Git { .. } => "git",
+            Applied::Bundle { .. } => "bundle",
+        }
+    }
+}
+
+/// Where the record of the last applied input lives.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StateFile {
+    path: PathBuf,
+}
+
+/// The record cannot be read or written.
+#[derive(Debug, thiserror::Error)]
+pub enum StateError {
+    /// The file exists but cannot be read.
+    #[error("cannot read the record of the last applied input {}: {source}", path.display())]
+    Read {
+        /// The state file.
+        path: PathBuf,
+        /// What the operating system reported.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The file is not a record datum wrote.
+    #[error("{} is not a record of the last applied input: {problem}", path.display())]
+    Corrupt {
+        /// The state file.
+        path: PathBuf,
+        /// What is wrong with it.
+        problem: String,
+    },
+    /// The record could not be written.
+    #[error("cannot record the applied input in {}: {source}", path.display())]
+    Write {
+        /// The state file.
+        path: PathBuf,
+        /// What the operating system reported.
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+impl StateError {
+    /// What would fix it.
+    pub fn hint(&self) -> &'static str {
+        match self {
+            Self::Read { .. } | Self::Corrupt { .. } => {
+                "without this record a rollback cannot be detected; run once with --allow-rollback to accept the current input and write a fresh record"
+            }
+            Self::Write { .. } => "check that the state directory exists and is writable",
+        }
+    }
+}
+
+/// A record is a few lines; anything much bigger is not one.
+const MAX_SIZE: u64 = 64 * 1024;
+
+impl StateFile {
+    /// The record at `path`.
+    pub fn new(path: impl Into<PathBuf>) -> StateFile {
+        StateFile { path: path.into() }
+    }
+
+    /// The file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The input applied last, or `None` when nothing was recorded yet.
+    pub fn load(&self) -> Result<Option<Applied>, StateError> {
+        let read = |source| StateError::Read {
+            path: self.path.clone(),
+            source,
+        };
+        let file = match std::fs::File::open(&self.path) {
+            Ok(file) => file,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(read(e)),
+        };
+        let mut bytes = Vec::new();
+        file.take(MAX_SIZE + 1)
+            .read_to_end(&mut bytes)
+            .map_err(read)?;
+        let corrupt = |problem: String| StateError::Corrupt {
+            path: self.path.clone(),
+            problem,
+        };
+        if bytes.len() as u64 > MAX_SIZE {
+            return Err(corrupt(format!("it is larger than {MAX_SIZE} bytes")));
+        }
+        let value: Value = serde_json::from_slice(&bytes).map_err(|e| corrupt(e.to_string()))?;
+        decode(&value).map(Some).map_err(corrupt)
+    }
+
+    /// Records `applied` as the input applied last, replacing the record
+    /// atomically and creating the file's directory when missing.
+    pub fn record(&self, applied: &Applied) -> Result<(), StateError> {
+        let value = json!({
+            "mode": applied.mode(),
+            "commit": applied.commit().map(|c| c.to_string()),
+            "commit_time": applied.commit_time(),
+        });
+        let mut text = serde_json::to_string_pretty(&value).unwrap_or_default();
+        text.push('\n');
+        write_atomically(&self.path, text.as_bytes()).map_err(|source| StateError::Write {
+            path: self.path.clone(),
+            source,
+        })
+    }
+}
+
+fn decode(value: &Value) -> Result<Applied, String> {
+    let object = value.as_object().ok_or("it is not a JSON object")?;
+    let commit_time = object
+        .get("commit_time")
+        .and_then(Value::as_i64)
+        .ok_or("`commit_time` is missing or not a whole number")?;
+    let commit = match object.get("commit") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(hex)) => Some(
+            ObjectId::from_hex(hex.as_bytes())
+                .map_err(|_| format!("`commit` is not a commit id: {hex:?}"))?,
+        ),
+        Some(_) => return Err("`commit` is not a string".to_owned()),
+    };
+    match object.get("mode").and_then(Value::as_str) {
+        Some("git") => {
+            let commit = commit.ok_or("a git record needs `commit`")?;
+            Ok(Applied::Git {
+                commit,
+                commit_time,
+            })
+        }
+        Some("bundle") => Ok(Applied::Bundle {
+            commit,
+            commit_time,
+        }),
+        Some(other) => Err(format!(
+            "unknown mode {other:?} (expected \"git\" or \"bundle\")"
+        )),
+        None => Err("`mode` is missing".to_owned()),
+    }
+}
+
+fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let dir = match path.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir,
+        _ => Path::new("."),
+    };
+    std::fs::create_dir_all(dir)?;
+    let name = path.file_name().unwrap_or_default().to_string_lossy();
+    let temporary = dir.join(format!(".{name}.tmp"));
+    let result = (|| {
+        let mut file = std::fs::File::create(&temporary)?;
+        file.write_all(bytes)?;
+        file.sync_all()?;
+        std::fs::rename(&temporary, path)?;
+        // The rename is durable only once the directory is.
+        std::fs::File::open(dir)?.sync_all()
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_file(&temporary);
+    }
+    result
+}

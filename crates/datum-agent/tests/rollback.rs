@@ -1,0 +1,383 @@
+//! Rollback refusal on a real history, and the record of the last input.
+
+mod common;
+
+use common::{Work, git, ok};
+use datum_agent::repo::{LocalRepo, ObjectId};
+use datum_agent::rollback::{
+    self, Applied, Policy, Progress, RollbackError, StateError, StateFile,
+};
+
+/// main: c1 - c2 - c3; side: c1 - s1 (a rewritten history).
+struct History {
+    _dir: tempfile::TempDir,
+    work: Work,
+    c1: ObjectId,
+    c2: ObjectId,
+    c3: ObjectId,
+    s1: ObjectId,
+}
+
+impl History {
+    fn new() -> History {
+        let dir = tempfile::tempdir().unwrap();
+        let mut work = Work::init(&dir.path().join("work"));
+        let c1 = id(&work.commit("a.yaml", "a: 1\n"));
+        let c2 = id(&work.commit("b.yaml", "b: 1\n"));
+        let c3 = id(&work.commit("c.yaml", "c: 1\n"));
+        ok(git(&work.dir)
+            .args(["checkout", "-q", "-b", "side"])
+            .arg(c1.to_string()));
+        let s1 = id(&work.commit("s.yaml", "s: 1\n"));
+        History {
+            _dir: dir,
+            work,
+            c1,
+            c2,
+            c3,
+            s1,
+        }
+    }
+
+    fn repo(&self) -> LocalRepo {
+        LocalRepo::open_or_init(&self.work.dir.join(".git")).unwrap()
+    }
+
+    fn applied(&self, commit: ObjectId) -> Applied {
+        let commit_time = self.repo().commit_time(commit).unwrap();
+        Applied::Git {
+            commit,
+            commit_time,
+        }
+    }
+
+    fn check(
+        &self,
+        last: ObjectId,
+        tip: ObjectId,
+        policy: &Policy,
+    ) -> Result<Progress, RollbackError> {
+        rollback::check_git(&self.repo(), Some(&self.applied(last)), tip, policy)
+    }
+}
+
+fn id(hex: &str) -> ObjectId {
+    ObjectId::from_hex(hex.as_bytes()).unwrap()
+}
+
+fn refuse() -> Policy {
+    Policy::default()
+}
+
+fn allow() -> Policy {
+    Policy {
+        allow_rollback: true,
+        ..Policy::default()
+    }
+}
+
+#[test]
+fn the_first_input_and_the_same_input_are_accepted() {
+    let h = History::new();
+    let first = rollback::check_git(&h.repo(), None, h.c3, &refuse()).unwrap();
+    assert!(matches!(first, Progress::First), "{first:?}");
+    assert!(matches!(
+        h.check(h.c3, h.c3, &refuse()).unwrap(),
+        Progress::Same
+    ));
+}
+
+#[test]
+fn a_fast_forward_is_accepted() {
+    let h = History::new();
+    assert!(matches!(
+        h.check(h.c1, h.c3, &refuse()).unwrap(),
+        Progress::Forward
+    ));
+    assert!(matches!(
+        h.check(h.c2, h.c3, &refuse()).unwrap(),
+        Progress::Forward
+    ));
+}
+
+#[test]
+fn an_older_commit_is_refused_as_behind() {
+    let h = History::new();
+    let err = h.check(h.c3, h.c1, &refuse()).unwrap_err();
+    assert!(matches!(err, RollbackError::Behind { .. }), "{err:?}");
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "refusing to go back: commit {} is older than {}, the commit applied last",
+            h.c1, h.c3
+        )
+    );
+    assert!(err.hint().contains("--allow-rollback"));
+}
+
+#[test]
+fn a_diverged_history_is_refused_as_rewritten() {
+    let h = History::new();
+    let err = h.check(h.c3, h.s1, &refuse()).unwrap_err();
+    assert!(matches!(err, RollbackError::Diverged { .. }), "{err:?}");
+    assert!(
+        err.to_string().contains("the history was rewritten"),
+        "{err}"
+    );
+    // s1 is newer than c3 by the clock: time alone would have let it in.
+    assert!(h.work.time(&h.s1.to_string()) > h.work.time(&h.c3.to_string()));
+}
+
+#[test]
+fn allow_rollback_accepts_and_keeps_the_reason() {
+    let h = History::new();
+    for tip in [h.c1, h.s1] {
+        match h.check(h.c3, tip, &allow()).unwrap() {
+            Progress::Allowed(RollbackError::Behind { .. } | RollbackError::Diverged { .. }) => {}
+            other => panic!("{other:?}"),
+        }
+    }
+    // A forward move is still just that.
+    assert!(matches!(
+        h.check(h.c1, h.c3, &allow()).unwrap(),
+        Progress::Forward
+    ));
+}
+
+#[test]
+fn a_last_commit_missing_from_the_repository_is_refused() {
+    let h = History::new();
+    let stranger = id(&"7".repeat(40));
+    let last = Applied::Git {
+        commit: stranger,
+        commit_time: 0,
+    };
+    let err = rollback::check_git(&h.repo(), Some(&last), h.c3, &refuse()).unwrap_err();
+    assert!(matches!(err, RollbackError::Unknown { .. }), "{err:?}");
+    let allowed = rollback::check_git(&h.repo(), Some(&last), h.c3, &allow()).unwrap();
+    assert!(matches!(
+        allowed,
+        Progress::Allowed(RollbackError::Unknown { .. })
+    ));
+}
+
+#[test]
+fn the_walk_is_bounded() {
+    let h = History::new();
+    let short = Policy {
+        allow_rollback: false,
+        walk_limit: 2,
+    };
+    let err = h.check(h.c1, h.c3, &short).unwrap_err();
+    assert!(
+        matches!(err, RollbackError::TooFar { limit: 2, .. }),
+        "{err:?}"
+    );
+    let enough = Policy {
+        allow_rollback: false,
+        walk_limit: 3,
+    };
+    assert!(matches!(
+        h.check(h.c1, h.c3, &enough).unwrap(),
+        Progress::Forward
+    ));
+}
+
+#[test]
+fn a_git_tip_after_a_bundle_without_commit_is_compared_by_time() {
+    let h = History::new();
+    let c2_time = h.work.time(&h.c2.to_string());
+    let last = Applied::Bundle {
+        commit: None,
+        commit_time: c2_time,
+    };
+    let repo = h.repo();
+    assert!(matches!(
+        rollback::check_git(&repo, Some(&last), h.c3, &refuse()).unwrap(),
+        Progress::Forward
+    ));
+    let err = rollback::check_git(&repo, Some(&last), h.c1, &refuse()).unwrap_err();
+    assert!(matches!(err, RollbackError::Older { .. }), "{err:?}");
+    // A bundle made from a commit is placed by ancestry like any commit.
+    let last = Applied::Bundle {
+        commit: Some(h.c3),
+        commit_time: 0,
+    };
+    let err = rollback::check_git(&repo, Some(&last), h.c2, &refuse()).unwrap_err();
+    assert!(matches!(err, RollbackError::Behind { .. }), "{err:?}");
+}
+
+#[test]
+fn bundles_may_not_be_older_than_the_last_input() {
+    let c = |n: &str| Some(id(&n.repeat(40)));
+    let last = Applied::Bundle {
+        commit: c("a"),
+        commit_time: 1_750_000_000,
+    };
+    let check =
+        |commit, time, policy: &Policy| rollback::check_bundle(Some(&last), commit, time, policy);
+    assert!(matches!(
+        rollback::check_bundle(None, c("b"), 1, &refuse()).unwrap(),
+        Progress::First
+    ));
+    assert!(matches!(
+        check(c("a"), 1_750_000_000, &refuse()).unwrap(),
+        Progress::Same
+    ));
+    assert!(matches!(
+        check(c("b"), 1_750_000_000, &refuse()).unwrap(),
+        Progress::Forward
+    ));
+    assert!(matches!(
+        check(None, 1_750_000_060, &refuse()).unwrap(),
+        Progress::Forward
+    ));
+    let err = check(c("b"), 1_749_999_999, &refuse()).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "refusing to go back: the new input was committed at 2025-06-15T15:06:39Z, \
+         before the input applied last (2025-06-15T15:06:40Z)"
+    );
+    assert!(matches!(
+        check(c("b"), 1, &allow()).unwrap(),
+        Progress::Allowed(RollbackError::Older { .. })
+    ));
+    // After git mode, a bundle is compared with the commit's time.
+    let git = Applied::Git {
+        commit: id(&"a".repeat(40)),
+        commit_time: 100,
+    };
+    assert!(rollback::check_bundle(Some(&git), c("b"), 99, &refuse()).is_err());
+}
+
+#[test]
+fn the_record_round_trips_and_starts_empty() {
+    let dir = tempfile::tempdir().unwrap();
+    let state = StateFile::new(dir.path().join("var/lib/datum/last-applied.json"));
+    assert_eq!(state.load().unwrap(), None);
+    let records = [
+        Applied::Git {
+            commit: id(&"ab".repeat(20)),
+            commit_time: 1_750_000_000,
+        },
+        Applied::Bundle {
+            commit: Some(id(&"cd".repeat(20))),
+            commit_time: -5,
+        },
+        Applied::Bundle {
+            commit: None,
+            commit_time: 42,
+        },
+    ];
+    for applied in records {
+        state.record(&applied).unwrap();
+        assert_eq!(state.load().unwrap(), Some(applied));
+    }
+    let names: Vec<_> = std::fs::read_dir(state.path().parent().unwrap())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        ["last-applied.json"],
+        "no temporary file is left behind"
+    );
+}
+
+#[test]
+fn the_record_is_json_a_person_can_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let state = StateFile::new(dir.path().join("last.json"));
+    let commit = id(&"ab".repeat(20));
+    state
+        .record(&Applied::Git {
+            commit,
+            commit_time: 7,
+        })
+        .unwrap();
+    let text = std::fs::read_to_string(state.path()).unwrap();
+    assert_eq!(
+        text,
+        format!(
+            "{{\n  \"commit\": \"{commit}\",\n  \"commit_time\": 7,\n  \"mode\": \"git\"\n}}\n"
+        )
+    );
+}
+
+#[test]
+fn a_damaged_record_is_an_error_naming_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("last.json");
+    let state = StateFile::new(&path);
+    let hex = "ab".repeat(20);
+    let cases = [
+        ("", "EOF"),
+        ("[]", "not a JSON object"),
+        (
+            "{\"mode\":\"git\",\"commit_time\":1}",
+            "a git record needs `commit`",
+        ),
+        (
+            &format!("{{\"mode\":\"svn\",\"commit\":\"{hex}\",\"commit_time\":1}}"),
+            "unknown mode \"svn\"",
+        ),
+        (
+            &format!("{{\"mode\":\"git\",\"commit\":\"{hex}\"}}"),
+            "`commit_time` is missing",
+        ),
+        (
+            "{\"mode\":\"git\",\"commit\":\"xyz\",\"commit_time\":1}",
+            "`commit` is not a commit id",
+        ),
+        (
+            "{\"mode\":\"bundle\",\"commit\":5,\"commit_time\":1}",
+            "`commit` is not a string",
+        ),
+        ("{\"commit_time\":1}", "`mode` is missing"),
+    ];
+    for (text, expected) in cases {
+        std::fs::write(&path, text).unwrap();
+        let err = state.load().unwrap_err();
+        assert!(matches!(err, StateError::Corrupt { .. }), "{text}: {err:?}");
+        let message = err.to_string();
+        assert!(
+            message.contains(expected) && message.contains(path.to_str().unwrap()),
+            "{text}: {message}"
+        );
+        assert!(err.hint().contains("--allow-rollback"));
+    }
+    std::fs::write(&path, vec![b' '; 100_000]).unwrap();
+    assert!(
+        state
+            .load()
+            .unwrap_err()
+            .to_string()
+            .contains("larger than")
+    );
+    // Keys it does not know are someone else's business.
+    std::fs::write(
+        &path,
+        format!("{{\"mode\":\"git\",\"commit\":\"{hex}\",\"commit_time\":1,\"by\":\"v2\"}}"),
+    )
+    .unwrap();
+    assert!(state.load().unwrap().is_some());
+}
+
+#[test]
+fn a_record_that_cannot_be_written_says_where() {
+    let dir = tempfile::tempdir().unwrap();
+    let blocker = dir.path().join("file");
+    std::fs::write(&blocker, "").unwrap();
+    let state = StateFile::new(blocker.join("last.json"));
+    let err = state
+        .record(&Applied::Bundle {
+            commit: None,
+            commit_time: 1,
+        })
+        .unwrap_err();
+    assert!(matches!(err, StateError::Write { .. }), "{err:?}");
+    assert!(
+        err.to_string()
+            .contains(&blocker.join("last.json").display().to_string())
+    );
+}
