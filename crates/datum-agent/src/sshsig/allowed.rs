@@ -83,9 +83,10 @@ pub enum AllowedSignersError {
         column: usize,
         /// The line as written.
         text: String,
-        /// What is wrong.
+        /// What is wrong (boxed: it carries the key parser's error, and a
+        /// small `Result` keeps every caller cheap).
         #[source]
-        problem: SyntaxProblem,
+        problem: Box<SyntaxProblem>,
     },
 }
 
@@ -245,7 +246,7 @@ impl AllowedSigners {
                         line: index + 1,
                         column: line[..offset].chars().count() + 1,
                         text: line.to_owned(),
-                        problem,
+                        problem: Box::new(problem),
                     });
                 }
             }
