@@ -8,6 +8,7 @@ mod bad_input;
 mod check;
 mod common;
 mod diff;
+mod docs;
 mod explain;
 mod hosts;
 mod query;

@@ -1,5 +1,5 @@
 //! The warnings of `check`: mistakes that resolution alone keeps quiet,
-//! because a layer that does not match is simply absent (ADR-0004).
+//! because a layer that does not match is simply absent (docs/design.md).
 //!
 //! One file per rule. Each reads the loaded fleet and what resolving every
 //! host found, through the shared [`Context`], and returns its warnings;
