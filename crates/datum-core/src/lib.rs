@@ -34,6 +34,7 @@
 //!   [`diagnostic`]: problems as data and as text.
 //! - [`emit`]: the ordered tree every YAML and JSON output goes through.
 //! - [`bundle`]: one host's manifest and payloads as one signable file.
+//! - [`fuzz`]: the fuzzing harness, shared by `fuzz/` and the property tests.
 #![forbid(unsafe_code)]
 
 pub mod bundle;
@@ -44,6 +45,7 @@ pub mod document;
 pub mod emit;
 pub mod explain;
 pub mod fleet;
+pub mod fuzz;
 pub mod graph;
 pub mod host;
 pub mod intern;
