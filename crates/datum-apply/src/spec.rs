@@ -153,10 +153,14 @@ impl Desired {
 /// read through `reader` now, so a payload that has gone missing fails its
 /// resource only.
 pub fn items(manifest: &Manifest<'_>, reader: &dyn Reader) -> Vec<Item> {
-    manifest.resources().map(|r| item(&r, reader)).collect()
+    let limit = manifest.fleet.source_limit;
+    manifest
+        .resources()
+        .map(|r| item(&r, reader, limit))
+        .collect()
 }
 
-fn item(r: &Resource<'_>, reader: &dyn Reader) -> Item {
+fn item(r: &Resource<'_>, reader: &dyn Reader, limit: u64) -> Item {
     let mut problems = Vec::new();
     let text = |f: Field| r.str(f).map(str::to_owned);
     let ensure = match r.str(Field::Ensure) {
@@ -190,7 +194,7 @@ fn item(r: &Resource<'_>, reader: &dyn Reader) -> Item {
             let content = if let Some(c) = r.str(Field::Content) {
                 Some(c.as_bytes().to_vec())
             } else if let Some(src) = r.str(Field::Source) {
-                match reader.read_source(src) {
+                match reader.read_source(src, limit) {
                     Ok(bytes) => Some(bytes),
                     Err(e) => {
                         problems.push(format!("source {src} {e}"));
@@ -290,7 +294,7 @@ mod tests {
         fn read(&self, path: &str, limit: u64) -> Result<Vec<u8>, ReadError> {
             self.0.read(path, limit)
         }
-        fn read_source(&self, _: &str) -> Result<Vec<u8>, SourceError> {
+        fn read_source(&self, _: &str, _: u64) -> Result<Vec<u8>, SourceError> {
             Err(SourceError::Missing)
         }
     }
