@@ -34,6 +34,8 @@
 //!   [`diagnostic`]: problems as data and as text.
 //! - [`emit`]: the ordered tree every YAML and JSON output goes through.
 //! - [`bundle`]: one host's manifest and payloads as one signable file.
+//! - [`settings`]: the YAML tree of a small file that is not a fleet
+//!   document (the agent's configuration), with the same rules and places.
 #![forbid(unsafe_code)]
 
 pub mod bundle;
@@ -57,6 +59,7 @@ pub mod resolve;
 pub mod schema;
 pub mod selector;
 pub mod sensitive;
+pub mod settings;
 pub mod source;
 #[cfg(test)]
 mod testkit;

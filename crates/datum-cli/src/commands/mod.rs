@@ -3,6 +3,7 @@
 //! prints it through the [`Ui`]. What several commands share is here.
 
 mod apply;
+mod bundle;
 mod check;
 mod diff;
 mod explain;
@@ -30,6 +31,7 @@ pub enum Command {
     Hosts(hosts::Args),
     Diff(diff::Args),
     Query(query::Args),
+    Bundle(bundle::Args),
 }
 
 pub fn run(ui: &mut Ui, global: &GlobalArgs, command: Command) -> Result<Status> {
@@ -41,6 +43,7 @@ pub fn run(ui: &mut Ui, global: &GlobalArgs, command: Command) -> Result<Status>
         Command::Hosts(args) => hosts::run(ui, global, args),
         Command::Diff(args) => diff::run(ui, global, args),
         Command::Query(args) => query::run(ui, global, args),
+        Command::Bundle(args) => bundle::run(ui, global, args),
     }
 }
 

@@ -5,8 +5,10 @@
 
 mod apply;
 mod bad_input;
+mod bundle;
 mod check;
 mod common;
+mod delivery;
 mod diff;
 mod docs;
 mod explain;
