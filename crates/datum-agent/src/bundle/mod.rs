@@ -164,7 +164,7 @@ impl OpenError {
             }
             OpenError::Signature(e) => e.hint(),
             OpenError::WrongHost { .. } => {
-                "serve each host its own bundle (`{host}` in the URL), or check the host's name in /etc/datum/host"
+                "a host applies only its own bundle: check the host the bundle was made for, and this host's name (/etc/datum/host, else the system hostname)"
             }
         }
     }

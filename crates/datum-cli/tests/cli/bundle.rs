@@ -256,3 +256,143 @@ fn a_key_that_cannot_sign_is_refused_before_anything_is_written() {
     );
     assert!(!out.exists());
 }
+
+/// A machine root for the delivery fleet, named `host`.
+pub fn machine(host: &str) -> tempfile::TempDir {
+    let root = tempfile::tempdir().unwrap();
+    fs::create_dir_all(root.path().join("etc/datum")).unwrap();
+    fs::create_dir_all(root.path().join("srv")).unwrap();
+    fs::write(root.path().join("etc/datum/host"), format!("{host}\n")).unwrap();
+    root
+}
+
+fn apply_bundle(root: &Path, file: &Path, extra: &[&str]) -> Run {
+    let out = crate::common::datum()
+        .args(["apply", "--root", root.to_str().unwrap(), "--bundle"])
+        .arg(file)
+        .args(extra)
+        .output()
+        .unwrap();
+    let run = Run::from(out);
+    assert_ne!(run.code, 101, "datum panicked:\n{}", run.stderr);
+    run
+}
+
+/// Bundles of the delivery fleet in `dir`, signed by `key` when given.
+fn bundles(tmp: &Path, dir: &str, key: Option<&Key>) -> std::path::PathBuf {
+    let repo = Repo::new(&tmp.join(format!("repo-{dir}")));
+    let out = tmp.join(dir);
+    let run = bundle_all(&repo.fleet(), &out, key);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    out
+}
+
+#[test]
+fn apply_bundle_converges_then_changes_nothing_without_the_fleet() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = bundles(tmp.path(), "b", None);
+    let root = machine("web-001");
+    let run = apply_bundle(root.path(), &out.join("web-001.bundle"), &[]);
+    assert_eq!(run.code, 2, "{}{}", run.stdout, run.stderr);
+    assert!(
+        run.stdout
+            .contains("changed: File[site] /srv/app/site.conf"),
+        "{}",
+        run.stdout
+    );
+    assert_eq!(
+        fs::read_to_string(root.path().join("srv/app/site.conf")).unwrap(),
+        "listen 80;\n"
+    );
+    assert_eq!(
+        fs::read_to_string(root.path().join("srv/app/motd")).unwrap(),
+        "release 1\n"
+    );
+    assert!(!root.path().join("srv/app/db.conf").exists());
+    let run = apply_bundle(root.path(), &out.join("web-001.bundle"), &[]);
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    assert!(run.stdout.contains("3 unchanged"), "{}", run.stdout);
+}
+
+#[test]
+fn apply_bundle_refuses_damage_another_host_and_untrusted_signatures() {
+    let tmp = tempfile::tempdir().unwrap();
+    let key = Key::new(tmp.path(), "ci");
+    let stranger = Key::new(tmp.path(), "stranger");
+    let signed = bundles(tmp.path(), "signed", Some(&key));
+    let unsigned = bundles(tmp.path(), "unsigned", None);
+    let by_stranger = bundles(tmp.path(), "by-stranger", Some(&stranger));
+    let keys = tmp.path().join("bundle_signers");
+    fs::write(&keys, key.signer_line("ci@example.net")).unwrap();
+    let keys_arg = ["--public-keys", keys.to_str().unwrap()];
+    let root = machine("web-001");
+
+    // One flipped byte in the payload.
+    let mut bytes = fs::read(unsigned.join("web-001.bundle")).unwrap();
+    let at = bytes.windows(10).position(|w| w == b"listen 80;").unwrap();
+    bytes[at] = b'L';
+    let tampered = tmp.path().join("tampered.bundle");
+    fs::write(&tampered, &bytes).unwrap();
+    let run = apply_bundle(root.path(), &tampered, &[]);
+    assert_eq!(run.code, 1, "{}", run.stdout);
+    assert!(
+        run.stderr.contains(
+            "the bundle is damaged: payload files/site.conf does not match its recorded sha256"
+        ),
+        "{}",
+        run.stderr
+    );
+    // Cut short.
+    let truncated = tmp.path().join("truncated.bundle");
+    fs::write(&truncated, &bytes[..bytes.len() / 2]).unwrap();
+    let run = apply_bundle(root.path(), &truncated, &[]);
+    assert_eq!(run.code, 1);
+    assert!(
+        run.stderr.contains("is truncated at byte"),
+        "{}",
+        run.stderr
+    );
+
+    let run = apply_bundle(root.path(), &unsigned.join("web-001.bundle"), &keys_arg);
+    assert_eq!(run.code, 1);
+    assert!(
+        run.stderr
+            .contains("is not signed, and public keys are configured"),
+        "{}",
+        run.stderr
+    );
+    let run = apply_bundle(root.path(), &by_stranger.join("web-001.bundle"), &keys_arg);
+    assert_eq!(run.code, 1);
+    assert!(
+        run.stderr.contains("is not in the allowed signers file"),
+        "{}",
+        run.stderr
+    );
+    // A signed bundle altered after signing (the signature still parses).
+    let mut bytes = fs::read(signed.join("web-001.bundle")).unwrap();
+    let at = bytes.windows(9).position(|w| w == b"release 1").unwrap();
+    bytes[at + 8] = b'9';
+    let altered = tmp.path().join("altered.bundle");
+    fs::write(&altered, &bytes).unwrap();
+    let run = apply_bundle(root.path(), &altered, &keys_arg);
+    assert_eq!(run.code, 1);
+    assert!(
+        run.stderr.contains("it was altered after signing"),
+        "{}",
+        run.stderr
+    );
+    let run = apply_bundle(root.path(), &signed.join("db-001.bundle"), &keys_arg);
+    assert_eq!(run.code, 1);
+    assert!(
+        run.stderr
+            .contains("the bundle is for host db-001, and this host is web-001"),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stderr.contains("came from"), "{}", run.stderr);
+    // Nothing was applied by any of them.
+    assert!(!root.path().join("srv/app").exists());
+
+    let run = apply_bundle(root.path(), &signed.join("web-001.bundle"), &keys_arg);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+}
