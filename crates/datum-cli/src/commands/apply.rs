@@ -170,7 +170,7 @@ fn bundle_items(file: &Path, keys: Option<&Path>, identity: &Identity) -> Result
 }
 
 /// `--root DIR`, which must be a directory.
-fn root_dir(dir: &Path) -> Result<PathBuf> {
+pub(super) fn root_dir(dir: &Path) -> Result<PathBuf> {
     dir.canonicalize()
         .ok()
         .filter(|d| d.is_dir())

@@ -2,6 +2,7 @@
 //! text) and a `run` that calls into `datum-core` for a report value and
 //! prints it through the [`Ui`]. What several commands share is here.
 
+mod agent;
 mod apply;
 mod bundle;
 mod check;
@@ -32,6 +33,7 @@ pub enum Command {
     Diff(diff::Args),
     Query(query::Args),
     Bundle(bundle::Args),
+    Agent(agent::Args),
 }
 
 pub fn run(ui: &mut Ui, global: &GlobalArgs, command: Command) -> Result<Status> {
@@ -44,6 +46,7 @@ pub fn run(ui: &mut Ui, global: &GlobalArgs, command: Command) -> Result<Status>
         Command::Diff(args) => diff::run(ui, global, args),
         Command::Query(args) => query::run(ui, global, args),
         Command::Bundle(args) => bundle::run(ui, global, args),
+        Command::Agent(args) => agent::run(ui, global, args),
     }
 }
 

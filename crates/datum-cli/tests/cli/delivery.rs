@@ -1,9 +1,6 @@
 //! What the bundle and agent tests share: a small fleet committed to git
 //! with fixed identities and dates, keys made by the real `ssh-keygen`, and
-//! a static HTTP server on 127.0.0.1 serving a directory.
-
-// The server and remotes are for the agent tests, which come next.
-#![allow(dead_code)]
+//! a static HTTP server on 127.0.0.1 serving a directory and taking POSTs.
 
 use std::fs;
 use std::io::{Read, Write};
@@ -185,13 +182,17 @@ impl Repo {
     }
 }
 
-/// A static file server on 127.0.0.1, serving `dir` (GET only), until dropped.
+/// A request line and its body.
+pub type Request = (String, Vec<u8>);
+
+/// A file server on 127.0.0.1 serving `dir` to GETs and answering POSTs
+/// with 204, recording every request, until dropped.
 pub struct Server {
     /// `http://127.0.0.1:PORT`
     pub base: String,
     stop: Arc<AtomicBool>,
-    /// Every request line received.
-    pub requests: Arc<Mutex<Vec<String>>>,
+    /// Every request received: its request line and body.
+    pub requests: Arc<Mutex<Vec<Request>>>,
     handle: Option<thread::JoinHandle<()>>,
 }
 
@@ -229,37 +230,61 @@ impl Drop for Server {
     }
 }
 
-fn answer(mut stream: TcpStream, dir: &Path, seen: &Mutex<Vec<String>>) {
+fn answer(mut stream: TcpStream, dir: &Path, seen: &Mutex<Vec<Request>>) {
     let _ = stream.set_nonblocking(false);
     let _ = stream.set_read_timeout(Some(Duration::from_secs(5)));
-    let mut head = Vec::new();
-    let mut buf = [0u8; 1024];
-    while !head.windows(4).any(|w| w == b"\r\n\r\n") {
+    let mut bytes = Vec::new();
+    let mut buf = [0u8; 4096];
+    let head_end = loop {
+        if let Some(i) = bytes.windows(4).position(|w| w == b"\r\n\r\n") {
+            break i + 4;
+        }
+        match stream.read(&mut buf) {
+            Ok(0) | Err(_) => break bytes.len(),
+            Ok(n) => bytes.extend(&buf[..n]),
+        }
+    };
+    let head = String::from_utf8_lossy(&bytes[..head_end]).into_owned();
+    let length = head
+        .lines()
+        .find_map(|l| {
+            let (k, v) = l.split_once(':')?;
+            k.eq_ignore_ascii_case("content-length")
+                .then(|| v.trim().parse::<usize>().ok())?
+        })
+        .unwrap_or(0);
+    let mut body = bytes[head_end..].to_vec();
+    while body.len() < length {
         match stream.read(&mut buf) {
             Ok(0) | Err(_) => break,
-            Ok(n) => head.extend(&buf[..n]),
+            Ok(n) => body.extend(&buf[..n]),
         }
     }
-    let head = String::from_utf8_lossy(&head).into_owned();
     let line = head.lines().next().unwrap_or_default().to_owned();
-    seen.lock().unwrap().push(line.clone());
+    seen.lock().unwrap().push((line.clone(), body));
     let path = line.split(' ').nth(1).unwrap_or("/");
-    let file = dir.join(path.trim_start_matches('/'));
-    let reply = match (
-        line.starts_with("GET "),
-        path.contains(".."),
-        fs::read(&file),
-    ) {
-        (true, false, Ok(body)) => {
-            let mut r = format!(
-                "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
-                body.len()
-            )
-            .into_bytes();
-            r.extend(body);
-            r
+    let reply = if line.starts_with("POST ") {
+        b"HTTP/1.1 204 No Content\r\nConnection: close\r\n\r\n".to_vec()
+    } else {
+        let file = dir.join(path.trim_start_matches('/'));
+        match (
+            line.starts_with("GET "),
+            path.contains(".."),
+            fs::read(&file),
+        ) {
+            (true, false, Ok(body)) => {
+                let mut r = format!(
+                    "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+                    body.len()
+                )
+                .into_bytes();
+                r.extend(body);
+                r
+            }
+            _ => {
+                b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n".to_vec()
+            }
         }
-        _ => b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n".to_vec(),
     };
     let _ = stream.write_all(&reply);
 }
