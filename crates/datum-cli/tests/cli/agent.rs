@@ -230,13 +230,11 @@ fn git_mode_converges_then_changes_nothing_and_reports_every_run() {
         host.read(&format!("/var/lib/datum/reports/{run_id}.json")),
         host.read("/var/lib/datum/reports/last.json")
     );
-    assert!(
-        first.stdout.contains(&format!(
+    assert!(first.stdout.contains(&format!(
             "report: {}",
             host.path(&format!("/var/lib/datum/reports/{run_id}.json"))
                 .display()
-        ))
-    );
+        )));
 
     // The metrics, parsed.
     let m = host.metrics();
@@ -680,4 +678,69 @@ fn the_loop_runs_again_at_each_interval() {
     // At least most of an interval apart (the jitter is a tenth of it).
     let gap = seconds(&second["started"]) - seconds(&first["finished"]);
     assert!(gap > 0.0 && gap < 3.0, "{gap}");
+}
+
+#[test]
+fn the_systemd_units_pass_systemd_analyze_verify() {
+    let Ok(version) = Command::new("systemd-analyze").arg("--version").output() else {
+        println!("skipped: systemd-analyze is not installed, so the units cannot be verified here");
+        return;
+    };
+    assert!(version.status.success());
+    let units = crate::common::repo_root().join("contrib/systemd");
+    let tmp = tempfile::tempdir().unwrap();
+    let binary = assert_cmd::cargo::cargo_bin("datum");
+    let names = [
+        "datum-agent.service",
+        "datum-agent-once.service",
+        "datum-agent.timer",
+    ];
+    for name in names {
+        let text = fs::read_to_string(units.join(name)).unwrap();
+        // Verified against the binary just built, which is what
+        // /usr/bin/datum is once installed.
+        let local = text.replace("/usr/bin/datum ", &format!("{} ", binary.display()));
+        let local = local.replace("/usr/bin/datum\n", &format!("{}\n", binary.display()));
+        if name.ends_with(".service") {
+            assert_ne!(local, text, "{name} does not run /usr/bin/datum");
+        }
+        fs::write(tmp.path().join(name), local).unwrap();
+    }
+    let out = Command::new("systemd-analyze")
+        .current_dir(tmp.path())
+        .args(["verify", "--man=no"])
+        .args(names)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success() && out.stderr.is_empty(),
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // What the units promise: the timer starts one run, at a fixed random
+    // offset per host; one run's "changed" is a success; the two ways of
+    // running exclude each other.
+    let timer = fs::read_to_string(units.join("datum-agent.timer")).unwrap();
+    for line in [
+        "Unit=datum-agent-once.service",
+        "RandomizedDelaySec=30min",
+        "FixedRandomDelay=true",
+        "Conflicts=datum-agent.service",
+    ] {
+        assert!(timer.lines().any(|l| l == line), "{line}");
+    }
+    let once = fs::read_to_string(units.join("datum-agent-once.service")).unwrap();
+    assert!(
+        once.lines()
+            .any(|l| l == "ExecStart=/usr/bin/datum agent --once")
+    );
+    assert!(once.lines().any(|l| l == "SuccessExitStatus=2"));
+    let service = fs::read_to_string(units.join("datum-agent.service")).unwrap();
+    assert!(
+        service
+            .lines()
+            .any(|l| l == "ExecStart=/usr/bin/datum agent")
+    );
+    assert!(service.lines().any(|l| l == "Conflicts=datum-agent.timer"));
 }
