@@ -34,6 +34,8 @@
 //!   [`diagnostic`]: problems as data and as text.
 //! - [`emit`]: the ordered tree every YAML and JSON output goes through.
 //! - [`bundle`]: one host's manifest and payloads as one signable file.
+//! - [`settings`]: the YAML tree of a small file that is not a fleet
+//!   document (the agent's configuration), with the same rules and places.
 //! - [`fuzz`]: the fuzzing harness, shared by `fuzz/` and the property tests.
 #![forbid(unsafe_code)]
 
@@ -59,6 +61,7 @@ pub mod resolve;
 pub mod schema;
 pub mod selector;
 pub mod sensitive;
+pub mod settings;
 pub mod source;
 #[cfg(test)]
 mod testkit;

@@ -2,7 +2,9 @@
 //! text) and a `run` that calls into `datum-core` for a report value and
 //! prints it through the [`Ui`]. What several commands share is here.
 
+mod agent;
 mod apply;
+mod bundle;
 mod check;
 mod diff;
 mod explain;
@@ -30,6 +32,8 @@ pub enum Command {
     Hosts(hosts::Args),
     Diff(diff::Args),
     Query(query::Args),
+    Bundle(bundle::Args),
+    Agent(agent::Args),
 }
 
 pub fn run(ui: &mut Ui, global: &GlobalArgs, command: Command) -> Result<Status> {
@@ -41,6 +45,8 @@ pub fn run(ui: &mut Ui, global: &GlobalArgs, command: Command) -> Result<Status>
         Command::Hosts(args) => hosts::run(ui, global, args),
         Command::Diff(args) => diff::run(ui, global, args),
         Command::Query(args) => query::run(ui, global, args),
+        Command::Bundle(args) => bundle::run(ui, global, args),
+        Command::Agent(args) => agent::run(ui, global, args),
     }
 }
 

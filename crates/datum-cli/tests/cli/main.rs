@@ -3,10 +3,13 @@
 //! folders under `tests/fixtures/`, and the example fleets under `examples/`.
 //! A new file here must be declared below: `test_files` fails otherwise.
 
+mod agent;
 mod apply;
 mod bad_input;
+mod bundle;
 mod check;
 mod common;
+mod delivery;
 mod diff;
 mod docs;
 mod explain;
