@@ -21,7 +21,7 @@ pub fn find(explicit: Option<&Path>) -> Result<PathBuf> {
         if !dir.join("datum.yaml").is_file() {
             return Err(
                 CommandError::usage(format!("{} holds no datum.yaml", dir.display()))
-                    .hint("--fleet (or DATUM_FLEET) names the directory holding datum.yaml"),
+                    .hint("--fleet (or DATUM_FLEET) names the directory holding datum.yaml; `datum init DIR` creates a fleet"),
             );
         }
         return Ok(dir.to_path_buf());
@@ -39,7 +39,8 @@ pub fn find(explicit: Option<&Path>) -> Result<PathBuf> {
             None => {
                 return Err(
                     CommandError::usage("no datum.yaml in this directory or any parent")
-                        .hint("run datum inside a fleet repository, or pass --fleet DIR"),
+                        .hint("run datum inside a fleet repository, or pass --fleet DIR")
+                        .hint("to start a fleet here, run `datum init`"),
                 );
             }
         }

@@ -97,6 +97,13 @@ impl Ui {
         let _ = self.err.flush();
     }
 
+    /// A message on stderr saying what a command did, for the person
+    /// watching (not a result: results go to stdout).
+    pub fn status(&mut self, message: &str) {
+        let _ = writeln!(self.err, "{message}");
+        let _ = self.err.flush();
+    }
+
     /// `note: message` on stderr.
     pub fn note(&mut self, message: &str) {
         let _ = writeln!(self.err, "\x1b[1mnote\x1b[0m: {message}");

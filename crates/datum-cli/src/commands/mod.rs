@@ -7,6 +7,7 @@ mod check;
 mod diff;
 mod explain;
 mod hosts;
+mod init;
 mod query;
 mod render;
 
@@ -30,6 +31,7 @@ pub enum Command {
     Hosts(hosts::Args),
     Diff(diff::Args),
     Query(query::Args),
+    Init(init::Args),
 }
 
 pub fn run(ui: &mut Ui, global: &GlobalArgs, command: Command) -> Result<Status> {
@@ -41,6 +43,7 @@ pub fn run(ui: &mut Ui, global: &GlobalArgs, command: Command) -> Result<Status>
         Command::Hosts(args) => hosts::run(ui, global, args),
         Command::Diff(args) => diff::run(ui, global, args),
         Command::Query(args) => query::run(ui, global, args),
+        Command::Init(args) => init::run(ui, global, args),
     }
 }
 

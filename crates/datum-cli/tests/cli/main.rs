@@ -11,6 +11,7 @@ mod diff;
 mod docs;
 mod explain;
 mod hosts;
+mod init;
 mod query;
 mod render;
 mod test_files;
