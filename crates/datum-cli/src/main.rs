@@ -24,7 +24,7 @@ mod ui;
 
 use std::process::ExitCode;
 
-use clap::Parser;
+use clap::{CommandFactory, Parser};
 
 use crate::commands::Command;
 use crate::exit::Status;
@@ -58,6 +58,11 @@ struct GlobalArgs {
 }
 
 fn main() -> ExitCode {
+    // `COMPLETE=bash datum -- WORDS`, as the script of `datum completions`
+    // runs it: print the candidates and exit.
+    clap_complete::CompleteEnv::with_factory(Cli::command)
+        .var(commands::completions::VAR)
+        .complete();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         // Help and --version print to stdout and succeed; anything else is

@@ -31,7 +31,7 @@ pub struct Args {
     /// The host to apply as. By default the content of /etc/datum/host
     /// (under --root), else the system hostname. Labels always come from
     /// the fleet repository.
-    #[arg(long, value_name = "NAME")]
+    #[arg(long, value_name = "NAME", add = clap_complete::ArgValueCompleter::new(super::completions::host_names))]
     host: Option<String>,
     /// Examine every resource and print what would change, changing
     /// nothing at all.

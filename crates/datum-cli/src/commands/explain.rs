@@ -27,7 +27,7 @@ pub struct Args {
     #[arg(value_name = "ID[.FIELD]")]
     target: Option<String>,
     /// The host to explain.
-    #[arg(long, value_name = "HOST")]
+    #[arg(long, value_name = "HOST", add = clap_complete::ArgValueCompleter::new(super::completions::host_names))]
     host: String,
     /// The output format: aligned text, or one JSON document that locates
     /// every contribution as path:line:column.

@@ -4,10 +4,12 @@
 
 mod apply;
 mod check;
+pub mod completions;
 mod diff;
 mod explain;
 mod hosts;
 mod init;
+mod man;
 mod query;
 mod render;
 
@@ -32,6 +34,8 @@ pub enum Command {
     Diff(diff::Args),
     Query(query::Args),
     Init(init::Args),
+    Completions(completions::Args),
+    Man(man::Args),
 }
 
 pub fn run(ui: &mut Ui, global: &GlobalArgs, command: Command) -> Result<Status> {
@@ -44,6 +48,8 @@ pub fn run(ui: &mut Ui, global: &GlobalArgs, command: Command) -> Result<Status>
         Command::Diff(args) => diff::run(ui, global, args),
         Command::Query(args) => query::run(ui, global, args),
         Command::Init(args) => init::run(ui, global, args),
+        Command::Completions(args) => completions::run(ui, global, args),
+        Command::Man(args) => man::run(ui, global, args),
     }
 }
 

@@ -26,7 +26,11 @@ use crate::ui::Ui;
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// The host to render.
-    #[arg(required_unless_present = "all", conflicts_with = "all")]
+    #[arg(
+        required_unless_present = "all",
+        conflicts_with = "all",
+        add = clap_complete::ArgValueCompleter::new(super::completions::host_names)
+    )]
     host: Option<String>,
     /// Render every host, in parallel, one file each into --out.
     #[arg(long, requires = "out")]

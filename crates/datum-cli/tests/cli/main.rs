@@ -7,6 +7,7 @@ mod apply;
 mod bad_input;
 mod check;
 mod common;
+mod completions;
 mod diff;
 mod docs;
 mod explain;
