@@ -34,6 +34,8 @@
 //!   [`diagnostic`]: problems as data and as text.
 //! - [`emit`]: the ordered tree every YAML and JSON output goes through.
 //! - [`bundle`]: one host's manifest and payloads as one signable file.
+//! - [`json_schema`]: the JSON Schema editors check documents with,
+//!   generated from the decoder's keys and the [`schema`] table.
 #![forbid(unsafe_code)]
 
 pub mod bundle;
@@ -47,6 +49,7 @@ pub mod fleet;
 pub mod graph;
 pub mod host;
 pub mod intern;
+pub mod json_schema;
 pub mod loader;
 pub mod manifest;
 pub mod matcher;

@@ -4,6 +4,9 @@ use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
 
+use datum_core::emit;
+use datum_core::json_schema;
+
 use crate::GlobalArgs;
 use crate::command_error::{CommandError, Result};
 use crate::exit::Status;
@@ -11,7 +14,7 @@ use crate::ui::Ui;
 
 /// Create a minimal fleet: datum.yaml declaring labels, a base layer, a
 /// role layer and one host, each with the modeline that points editors at
-/// the schema.
+/// the schema, which is written beside them (datum.schema.json).
 ///
 /// The fleet passes `datum check --deny-warnings` as written. DIR (by
 /// default the current directory) is created when missing; a directory
@@ -123,6 +126,7 @@ pub fn run(ui: &mut Ui, _global: &GlobalArgs, args: Args) -> Result<Status> {
     let clashes: Vec<String> = FILES
         .iter()
         .map(|(path, _)| path.to_string())
+        .chain([SCHEMA_FILE.to_owned()])
         .filter(|path| dir.join(path).symlink_metadata().is_ok())
         .collect();
     if !clashes.is_empty() {
@@ -140,6 +144,10 @@ pub fn run(ui: &mut Ui, _global: &GlobalArgs, args: Args) -> Result<Status> {
         }
         fs::write(&target, with_modeline(path, text)).map_err(|e| cannot("write", &target, e))?;
     }
+    let mut schema = Vec::new();
+    emit::write_json(&mut schema, &json_schema::schema())?;
+    let target = dir.join(SCHEMA_FILE);
+    fs::write(&target, schema).map_err(|e| cannot("write", &target, e))?;
     let here = dir.as_os_str() == ".";
     let (shown, fleet) = if here {
         ("the current directory".to_owned(), String::new())
@@ -149,7 +157,12 @@ pub fn run(ui: &mut Ui, _global: &GlobalArgs, args: Args) -> Result<Status> {
     };
     ui.status(&format!(
         "created a fleet in {shown}: {}",
-        FILES.iter().map(|(p, _)| *p).collect::<Vec<_>>().join(", ")
+        FILES
+            .iter()
+            .map(|(p, _)| *p)
+            .chain([SCHEMA_FILE])
+            .collect::<Vec<_>>()
+            .join(", ")
     ));
     ui.status(&format!(
         "next: `datum check{fleet}`, then `datum render web-001{fleet}`"

@@ -12,6 +12,7 @@ mod init;
 mod man;
 mod query;
 mod render;
+mod schema;
 
 use clap::ValueEnum;
 use datum_core::explain::Target;
@@ -36,6 +37,7 @@ pub enum Command {
     Init(init::Args),
     Completions(completions::Args),
     Man(man::Args),
+    Schema(schema::Args),
 }
 
 pub fn run(ui: &mut Ui, global: &GlobalArgs, command: Command) -> Result<Status> {
@@ -50,6 +52,7 @@ pub fn run(ui: &mut Ui, global: &GlobalArgs, command: Command) -> Result<Status>
         Command::Init(args) => init::run(ui, global, args),
         Command::Completions(args) => completions::run(ui, global, args),
         Command::Man(args) => man::run(ui, global, args),
+        Command::Schema(args) => schema::run(ui, global, args),
     }
 }
 

@@ -45,7 +45,7 @@ fn a_new_fleet_checks_clean_with_warnings_denied() {
     assert_eq!(run.stdout, "");
     assert_eq!(
         run.stderr,
-        "created a fleet in fleet: datum.yaml, base/layer.yaml, roles/web/layer.yaml, hosts/web-001.yaml\n\
+        "created a fleet in fleet: datum.yaml, base/layer.yaml, roles/web/layer.yaml, hosts/web-001.yaml, datum.schema.json\n\
          next: `datum check --fleet fleet`, then `datum render web-001 --fleet fleet`\n"
     );
     let fleet = tmp.path().join("fleet");
@@ -53,6 +53,7 @@ fn a_new_fleet_checks_clean_with_warnings_denied() {
         files(&fleet),
         [
             "base/layer.yaml",
+            "datum.schema.json",
             "datum.yaml",
             "hosts/web-001.yaml",
             "roles/web/layer.yaml"
@@ -90,7 +91,16 @@ fn every_document_carries_the_schema_modeline_relative_to_itself() {
         let text = fs::read_to_string(tmp.path().join(file)).unwrap();
         let first = text.lines().next().unwrap();
         assert_eq!(first, format!("# yaml-language-server: $schema={schema}"));
+        // The language server reads the path relative to the document.
+        let dir = tmp.path().join(file).parent().unwrap().to_path_buf();
+        assert!(dir.join(schema).is_file(), "{file}: {schema}");
     }
+    let printed = datum().arg("schema").output().unwrap().stdout;
+    assert_eq!(
+        fs::read(tmp.path().join("datum.schema.json")).unwrap(),
+        printed,
+        "the schema written is the one `datum schema` prints"
+    );
 }
 
 #[test]

@@ -15,4 +15,5 @@ mod hosts;
 mod init;
 mod query;
 mod render;
+mod schema;
 mod test_files;
