@@ -36,6 +36,7 @@
 //! - [`bundle`]: one host's manifest and payloads as one signable file.
 //! - [`json_schema`]: the JSON Schema editors check documents with,
 //!   generated from the decoder's keys and the [`schema`] table.
+//! - [`fuzz`]: the fuzzing harness, shared by `fuzz/` and the property tests.
 #![forbid(unsafe_code)]
 
 pub mod bundle;
@@ -46,6 +47,7 @@ pub mod document;
 pub mod emit;
 pub mod explain;
 pub mod fleet;
+pub mod fuzz;
 pub mod graph;
 pub mod host;
 pub mod intern;
