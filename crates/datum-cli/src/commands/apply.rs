@@ -13,6 +13,7 @@ use super::{ReportFormat, resolve_host};
 use crate::GlobalArgs;
 use crate::command_error::{CommandError, Result};
 use crate::exit::Status;
+use crate::paint::Scheme;
 use crate::root;
 use crate::ui::Ui;
 
@@ -55,7 +56,7 @@ pub fn run(ui: &mut Ui, global: &GlobalArgs, args: Args) -> Result<Status> {
         None => Root::system(),
     };
     let identity = host_name(args.host.as_deref(), &machine)?;
-    let (fleet, reader) = root::load(global.fleet.as_deref())?;
+    let (fleet, reader) = root::open(ui, global)?;
     let resolved = resolve_host(ui, &fleet, &identity.name).inspect_err(|e| {
         let not_found = e
             .source_as::<HostError>()
@@ -72,7 +73,6 @@ pub fn run(ui: &mut Ui, global: &GlobalArgs, args: Args) -> Result<Status> {
     let items = items(&manifest, &reader);
     let providers = Providers::system(&machine);
     let options = Options { noop: args.noop };
-    let out = ui.stdout();
     let result = match args.format {
         ReportFormat::Text => datum_apply::apply(
             &identity.name,
@@ -80,7 +80,7 @@ pub fn run(ui: &mut Ui, global: &GlobalArgs, args: Args) -> Result<Status> {
             &providers,
             &machine,
             &options,
-            &mut HumanReporter::new(out),
+            &mut HumanReporter::new(ui.painted_stdout(Scheme::Apply)),
         ),
         ReportFormat::Json => datum_apply::apply(
             &identity.name,
@@ -88,7 +88,7 @@ pub fn run(ui: &mut Ui, global: &GlobalArgs, args: Args) -> Result<Status> {
             &providers,
             &machine,
             &options,
-            &mut JsonReporter::new(out),
+            &mut JsonReporter::new(ui.stdout()),
         ),
     };
     match result {

@@ -143,11 +143,13 @@ pub fn run(ui: &mut Ui, _global: &GlobalArgs, args: Args) -> Result<Status> {
             fs::create_dir_all(parent).map_err(|e| cannot("create", parent, e))?;
         }
         fs::write(&target, with_modeline(path, text)).map_err(|e| cannot("write", &target, e))?;
+        ui.detail(&format!("wrote {}", target.display()));
     }
     let mut schema = Vec::new();
     emit::write_json(&mut schema, &json_schema::schema())?;
     let target = dir.join(SCHEMA_FILE);
     fs::write(&target, schema).map_err(|e| cannot("write", &target, e))?;
+    ui.detail(&format!("wrote {}", target.display()));
     let here = dir.as_os_str() == ".";
     let (shown, fleet) = if here {
         ("the current directory".to_owned(), String::new())

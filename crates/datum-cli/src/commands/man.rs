@@ -40,6 +40,7 @@ pub fn run(ui: &mut Ui, _global: &GlobalArgs, args: Args) -> Result<Status> {
                 let mut text = Vec::new();
                 page.render(&mut text)?;
                 fs::write(&path, text).map_err(|e| cannot("write", &path, e))?;
+                ui.detail(&format!("wrote {}", path.display()));
             }
             ui.status(&format!(
                 "wrote {} manual pages into {}",

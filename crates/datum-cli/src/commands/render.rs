@@ -44,7 +44,7 @@ pub struct Args {
 }
 
 pub fn run(ui: &mut Ui, global: &GlobalArgs, args: Args) -> Result<Status> {
-    let (fleet, _) = root::load(global.fleet.as_deref())?;
+    let (fleet, _) = root::open(ui, global)?;
     match (&args.host, &args.out) {
         (Some(name), _) => {
             let resolved = resolve_host(ui, &fleet, name)?;

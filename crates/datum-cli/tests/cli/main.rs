@@ -6,6 +6,7 @@
 mod apply;
 mod bad_input;
 mod check;
+mod colour;
 mod common;
 mod completions;
 mod diff;
