@@ -6,11 +6,15 @@ mod agent;
 mod apply;
 mod bundle;
 mod check;
+pub mod completions;
 mod diff;
 mod explain;
 mod hosts;
+mod init;
+mod man;
 mod query;
 mod render;
+mod schema;
 
 use clap::ValueEnum;
 use datum_core::explain::Target;
@@ -34,6 +38,10 @@ pub enum Command {
     Query(query::Args),
     Bundle(bundle::Args),
     Agent(agent::Args),
+    Init(init::Args),
+    Completions(completions::Args),
+    Man(man::Args),
+    Schema(schema::Args),
 }
 
 pub fn run(ui: &mut Ui, global: &GlobalArgs, command: Command) -> Result<Status> {
@@ -47,6 +55,10 @@ pub fn run(ui: &mut Ui, global: &GlobalArgs, command: Command) -> Result<Status>
         Command::Query(args) => query::run(ui, global, args),
         Command::Bundle(args) => bundle::run(ui, global, args),
         Command::Agent(args) => agent::run(ui, global, args),
+        Command::Init(args) => init::run(ui, global, args),
+        Command::Completions(args) => completions::run(ui, global, args),
+        Command::Man(args) => man::run(ui, global, args),
+        Command::Schema(args) => schema::run(ui, global, args),
     }
 }
 

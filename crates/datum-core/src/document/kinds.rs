@@ -28,6 +28,16 @@ impl DocType {
     }
 }
 
+/// Each document type by name with the keys it takes, for the editor
+/// schema ([`crate::json_schema`]).
+pub(super) fn document_keys() -> [(&'static str, &'static [&'static str]); 3] {
+    [
+        ("Fleet", DocType::Fleet.keys()),
+        ("Host", DocType::Host.keys()),
+        ("Layer", DocType::Layer.keys()),
+    ]
+}
+
 impl<'d, 'a, 'x> Cx<'d, 'a, 'x> {
     /// Reads one document into `out`: as a Fleet, Host or Layer when it can
     /// be read whole, else as what it tells about the hosts it touches.

@@ -134,6 +134,11 @@ pub struct FileDocs {
     pub layer_spans: Vec<Span>,
 }
 
+/// The document types, each with every top-level key the decoder takes.
+pub fn document_keys() -> [(&'static str, &'static [&'static str]); 3] {
+    kinds::document_keys()
+}
+
 /// Reads every document of one file.
 pub fn decode_file(file: FileId, text: &str, diags: &mut Vec<Diagnostic>) -> FileDocs {
     let mut out = FileDocs::default();
