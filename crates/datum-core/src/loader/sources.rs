@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use rayon::prelude::*;
 use sha2::{Digest, Sha256};
 
-use crate::diagnostic::Diagnostic;
+use crate::diagnostic::{Code, Diagnostic};
 use crate::document::{FieldValue, LayerDoc};
 use crate::fleet::SourceInfo;
 use crate::reader::{Reader, SourceError};
@@ -26,7 +26,7 @@ impl Assembler {
                 .collect();
             for (p, span, e) in bad {
                 self.diags.push(
-                    Diagnostic::error("invalid-source", format!("source `{p}` {e}"))
+                    Diagnostic::error(Code::InvalidSource, format!("source `{p}` {e}"))
                         .at(span, "source")
                         .hint(source_hint(&e)),
                 );
