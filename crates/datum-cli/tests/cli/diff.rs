@@ -344,7 +344,7 @@ fn a_revision_without_the_fleet_has_no_hosts() {
 fn revisions_and_repositories_that_are_not_there_are_bad_usage() {
     let g = Git::with_example("fleet", "deploy/fleet");
     let run = g.datum(&["diff", "nope"]);
-    assert_eq!(run.code, 2);
+    assert_eq!(run.code, 64);
     assert!(
         run.stderr
             .starts_with("error: `nope` does not name a commit in "),
@@ -359,7 +359,7 @@ fn revisions_and_repositories_that_are_not_there_are_bad_usage() {
     let plain = tempfile::tempdir().unwrap();
     copy_tree(&example("fleet"), plain.path());
     let run = g.datum_in(plain.path(), &["diff"]);
-    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert_eq!(run.code, 64, "{}", run.stderr);
     assert!(
         run.stderr.starts_with("error: not inside a git repository"),
         "{}",

@@ -14,3 +14,4 @@ mod hosts;
 mod query;
 mod render;
 mod test_files;
+mod usage;
