@@ -7,6 +7,7 @@ use std::io::{self, Write};
 use anstream::{AutoStream, ColorChoice};
 use datum_core::diagnostic::Diagnostic;
 use datum_core::emit::{self, Tree};
+use datum_core::printable::escape;
 use datum_core::source::Files;
 
 use crate::command_error::{CommandError, ErrorKind};
@@ -91,14 +92,18 @@ impl Ui {
         let _ = err.flush();
     }
 
-    /// `warning: message` on stderr.
+    /// `warning: message` on stderr. Messages, notes and errors name what
+    /// a fleet or the command line wrote: they are escaped, so a control
+    /// character in a name is shown, never obeyed.
     pub fn warning(&mut self, message: &str) {
+        let message = escape(message);
         let _ = writeln!(self.err, "\x1b[1;33mwarning\x1b[0m: {message}");
         let _ = self.err.flush();
     }
 
     /// `note: message` on stderr.
     pub fn note(&mut self, message: &str) {
+        let message = escape(message);
         let _ = writeln!(self.err, "\x1b[1mnote\x1b[0m: {message}");
         let _ = self.err.flush();
     }
@@ -107,9 +112,12 @@ impl Ui {
     /// and gives the status to exit with.
     pub fn error(&mut self, e: &CommandError) -> Status {
         if e.kind != ErrorKind::BrokenPipe {
-            let mut text = format!("\x1b[1;31merror\x1b[0m: {}\n", e.message);
+            // A message may run over several lines (apply's cycles): each
+            // is escaped on its own.
+            let message: Vec<_> = e.message.split('\n').map(escape).collect();
+            let mut text = format!("\x1b[1;31merror\x1b[0m: {}\n", message.join("\n"));
             for hint in &e.hints {
-                text.push_str(&format!("  = \x1b[1;36mhint\x1b[0m: {hint}\n"));
+                text.push_str(&format!("  = \x1b[1;36mhint\x1b[0m: {}\n", escape(hint)));
             }
             let _ = self.err.write_all(text.as_bytes());
             let _ = self.err.flush();
@@ -166,6 +174,18 @@ mod tests {
         let (mut ui, _, err) = ui(ColorChoice::Always);
         ui.warning("careful");
         assert_eq!(err.text(), "\x1b[1;33mwarning\x1b[0m: careful\n");
+    }
+
+    #[test]
+    fn messages_are_escaped_and_only_datum_colours_them() {
+        let (mut ui, _, err) = ui(ColorChoice::Always);
+        ui.note("a\x1b[2Jb\nc");
+        ui.error(&CommandError::failed("no host named `\x1b[2J`\n  two\r").hint("x\ry"));
+        assert_eq!(
+            err.text(),
+            "\x1b[1mnote\x1b[0m: a\\u{1b}[2Jb\\nc\n\
+             \x1b[1;31merror\x1b[0m: no host named `\\u{1b}[2J`\n  two\\r\n  = \x1b[1;36mhint\x1b[0m: x\\ry\n"
+        );
     }
 
     #[test]

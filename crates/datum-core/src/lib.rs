@@ -32,7 +32,8 @@
 //! - [`diff`]: what a change does to every host, field by field.
 //! - [`check`] (its warning rules under `check/rules/`), [`report`],
 //!   [`diagnostic`]: problems as data and as text.
-//! - [`emit`]: the ordered tree every YAML and JSON output goes through.
+//! - [`emit`]: the ordered tree every YAML and JSON output goes through;
+//!   [`printable`]: what a fleet wrote, escaped for every text output.
 //! - [`bundle`]: one host's manifest and payloads as one signable file.
 //! - [`fuzz`]: the fuzzing harness, shared by `fuzz/` and the property tests.
 #![forbid(unsafe_code)]
@@ -52,6 +53,7 @@ pub mod intern;
 pub mod loader;
 pub mod manifest;
 pub mod matcher;
+pub mod printable;
 pub mod query;
 pub mod reader;
 pub mod report;

@@ -9,6 +9,7 @@ mod check;
 mod common;
 mod diff;
 mod docs;
+mod escaping;
 mod explain;
 mod hosts;
 mod query;
