@@ -16,5 +16,6 @@ mod hosts;
 mod init;
 mod query;
 mod render;
+mod review_script;
 mod schema;
 mod test_files;
