@@ -20,6 +20,7 @@ mod hosts;
 mod init;
 mod query;
 mod render;
+mod review_script;
 mod schema;
 mod test_files;
 mod usage;
