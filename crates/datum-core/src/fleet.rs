@@ -202,6 +202,9 @@ pub struct Fleet {
     pub layers: Vec<Layer>,
     pub resources: ResourceTable,
     pub sources: BTreeMap<String, SourceInfo>,
+    /// The largest payload a `source` may name, in bytes (`limits` in
+    /// `datum.yaml`, else [`crate::reader::DEFAULT_SOURCE_LIMIT`]).
+    pub source_limit: u64,
     /// Problems found while loading, sorted by place.
     pub diagnostics: Vec<Diagnostic>,
     /// Documents that failed to load.

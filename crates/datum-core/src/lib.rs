@@ -34,6 +34,11 @@
 //!   [`diagnostic`]: problems as data and as text.
 //! - [`emit`]: the ordered tree every YAML and JSON output goes through.
 //! - [`bundle`]: one host's manifest and payloads as one signable file.
+//! - [`settings`]: the YAML tree of a small file that is not a fleet
+//!   document (the agent's configuration), with the same rules and places.
+//! - [`json_schema`]: the JSON Schema editors check documents with,
+//!   generated from the decoder's keys and the [`schema`] table.
+//! - [`fuzz`]: the fuzzing harness, shared by `fuzz/` and the property tests.
 #![forbid(unsafe_code)]
 
 pub mod bundle;
@@ -44,9 +49,11 @@ pub mod document;
 pub mod emit;
 pub mod explain;
 pub mod fleet;
+pub mod fuzz;
 pub mod graph;
 pub mod host;
 pub mod intern;
+pub mod json_schema;
 pub mod loader;
 pub mod manifest;
 pub mod matcher;
@@ -57,6 +64,7 @@ pub mod resolve;
 pub mod schema;
 pub mod selector;
 pub mod sensitive;
+pub mod settings;
 pub mod source;
 #[cfg(test)]
 mod testkit;

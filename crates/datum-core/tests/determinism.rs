@@ -5,6 +5,7 @@ use std::path::Path;
 
 use datum_core::emit;
 use datum_core::fleet::HostId;
+use datum_core::fuzz;
 use datum_core::loader;
 use datum_core::manifest::Manifest;
 use datum_core::reader::{DirReader, MemReader, Reader};
@@ -24,7 +25,7 @@ fn example(name: &str) -> MemReader {
         mem.add(&p, dir.read(&p, u64::MAX).unwrap());
     }
     for payload in ["files/nginx.conf", "files/redis.conf"] {
-        if let Ok(bytes) = dir.read_source(payload) {
+        if let Ok(bytes) = dir.read_source(payload, u64::MAX) {
             mem.add(payload, bytes);
         }
     }
@@ -124,4 +125,161 @@ fn shared_resolution_equals_resolving_each_host_alone() {
             );
         }
     }
+}
+
+/// One generated layer: precedence, matcher and resources, as YAML.
+fn layer_text(prec: u8, role: Option<&str>, env: Option<&str>, items: &[(u8, u8)]) -> String {
+    let mut labels = Vec::new();
+    if let Some(r) = role {
+        labels.push(format!("role: {r}"));
+    }
+    if let Some(e) = env {
+        labels.push(format!("environment: {e}"));
+    }
+    let mut text = format!(
+        "datum: v1alpha1\ntype: Layer\nname: l\nprecedence: {prec}\nmatch: {{labels: {{{}}}}}\nresources:\n",
+        labels.join(", ")
+    );
+    // Fields grouped by resource: a layer declares each id once.
+    let mut resources: std::collections::BTreeMap<
+        String,
+        std::collections::BTreeMap<&str, String>,
+    > = Default::default();
+    for &(what, value) in items {
+        let (id, field, v) = match what % 5 {
+            0 => (
+                "File[app]".to_owned(),
+                "content",
+                format!("\"v{}\"", value % 3),
+            ),
+            1 => (
+                "File[app]".to_owned(),
+                "mode",
+                format!("\"06{}0\"", value % 8),
+            ),
+            2 => (
+                format!("Package[pkg{}]", value % 3),
+                "ensure",
+                "installed".to_owned(),
+            ),
+            3 => ("File[app]".to_owned(), "mode", "null".to_owned()),
+            _ => (
+                "Service[svc]".to_owned(),
+                "requires",
+                format!("[\"Package[pkg{}]\"]", value % 3),
+            ),
+        };
+        let fields = resources.entry(id.clone()).or_default();
+        if id == "File[app]" {
+            fields.insert("path", "/etc/app.conf".to_owned());
+        }
+        fields.insert(field, v);
+    }
+    for (id, fields) in resources {
+        text.push_str(&format!("  {id}:\n"));
+        for (field, v) in fields {
+            text.push_str(&format!("    {field}: {v}\n"));
+        }
+    }
+    text
+}
+
+/// A fleet of generated hosts and layers in the fuzz input format,
+/// sometimes with a few bytes of one file overwritten.
+fn generated_fleet() -> impl Strategy<Value = Vec<u8>> {
+    // "nope" is undeclared: a host or layer that names it is an error.
+    let roles = prop::sample::select(vec![
+        None,
+        Some("web"),
+        Some("db"),
+        Some("web"),
+        Some("nope"),
+    ]);
+    let envs = prop::sample::select(vec![None, Some("production"), Some("staging")]);
+    let layer = (
+        0u8..2,
+        prop::sample::select(vec![None, Some("web"), Some("db")]),
+        envs.clone(),
+        prop::collection::vec((any::<u8>(), any::<u8>()), 1..5),
+    );
+    let host = (roles, envs);
+    (
+        prop::collection::vec(host, 1..4),
+        prop::collection::vec(layer, 2..7),
+        prop::option::weighted(0.25, (any::<prop::sample::Index>(), prop::collection::vec(any::<u8>(), 1..6))),
+    )
+        .prop_map(|(hosts, layers, noise)| {
+            let mut files = vec![(
+                "datum.yaml".to_owned(),
+                "datum: v1alpha1\ntype: Fleet\nname: g\nlabels:\n  role: [web, db]\n  environment: [production, staging]\n".to_owned().into_bytes(),
+            )];
+            for (i, (role, env)) in hosts.iter().enumerate() {
+                let labels: Vec<String> = [role.map(|r| format!("role: {r}")), env.map(|e| format!("environment: {e}"))]
+                    .into_iter()
+                    .flatten()
+                    .collect();
+                let text = format!("datum: v1alpha1\ntype: Host\nname: h{i}\nlabels: {{{}}}\n", labels.join(", "));
+                files.push((format!("hosts/h{i}.yaml"), text.into_bytes()));
+            }
+            for (i, (prec, role, env, items)) in layers.iter().enumerate() {
+                let text = layer_text(*prec, *role, *env, items).replace("name: l\n", &format!("name: l{i}\n"));
+                files.push((format!("layers/l{i}.yaml"), text.into_bytes()));
+            }
+            if let Some((at, bytes)) = noise {
+                let n = files.len();
+                let body = &mut files[at.index(n)].1;
+                let i = at.index(body.len() + 1).min(body.len());
+                body.splice(i..(i + bytes.len()).min(body.len()), bytes);
+            }
+            fuzz::bytes_from_files(files.iter().map(|(p, b)| (p.as_str(), b.as_slice())))
+        })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    /// The fuzz targets' properties (`fuzz/`), on generated fleets: no
+    /// panic, the shared fold equals each host alone, discovery order
+    /// changes nothing.
+    #[test]
+    fn generated_fleets_hold_the_fuzz_properties(input in generated_fleet()) {
+        fuzz::load(&input);
+        fuzz::load_and_resolve(&input);
+    }
+
+    /// The same on raw bytes, as the fuzzer starts.
+    #[test]
+    fn raw_bytes_hold_the_fuzz_properties(input in prop::collection::vec(any::<u8>(), 0..512)) {
+        fuzz::load(&input);
+        fuzz::load_and_resolve(&input);
+    }
+}
+
+/// The generator is not vacuous: some generated fleets resolve a host to a
+/// manifest, and some are refused as conflicts.
+#[test]
+fn generated_fleets_reach_manifests_and_conflicts() {
+    use proptest::strategy::ValueTree;
+    use proptest::test_runner::{Config, TestRunner};
+    let mut runner = TestRunner::new_with_rng(
+        Config::default(),
+        proptest::test_runner::TestRng::deterministic_rng(
+            proptest::test_runner::RngAlgorithm::ChaCha,
+        ),
+    );
+    let (mut manifests, mut conflicts) = (0, 0);
+    for _ in 0..200 {
+        let input = generated_fleet().new_tree(&mut runner).unwrap().current();
+        let text = fuzz::load_and_resolve(&input);
+        manifests += usize::from(text.contains("resources:"));
+        conflicts += usize::from(text.contains("conflict"));
+    }
+    assert!(
+        manifests > 10,
+        "{manifests} of 200 generated fleets gave a manifest"
+    );
+    assert!(
+        conflicts > 10,
+        "{conflicts} of 200 generated fleets had a conflict"
+    );
 }

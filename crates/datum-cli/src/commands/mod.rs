@@ -2,13 +2,19 @@
 //! text) and a `run` that calls into `datum-core` for a report value and
 //! prints it through the [`Ui`]. What several commands share is here.
 
+mod agent;
 mod apply;
+mod bundle;
 mod check;
+pub mod completions;
 mod diff;
 mod explain;
 mod hosts;
+mod init;
+mod man;
 mod query;
 mod render;
+mod schema;
 
 use clap::ValueEnum;
 use datum_core::explain::Target;
@@ -30,6 +36,12 @@ pub enum Command {
     Hosts(hosts::Args),
     Diff(diff::Args),
     Query(query::Args),
+    Bundle(bundle::Args),
+    Agent(agent::Args),
+    Init(init::Args),
+    Completions(completions::Args),
+    Man(man::Args),
+    Schema(schema::Args),
 }
 
 pub fn run(ui: &mut Ui, global: &GlobalArgs, command: Command) -> Result<Status> {
@@ -41,6 +53,12 @@ pub fn run(ui: &mut Ui, global: &GlobalArgs, command: Command) -> Result<Status>
         Command::Hosts(args) => hosts::run(ui, global, args),
         Command::Diff(args) => diff::run(ui, global, args),
         Command::Query(args) => query::run(ui, global, args),
+        Command::Bundle(args) => bundle::run(ui, global, args),
+        Command::Agent(args) => agent::run(ui, global, args),
+        Command::Init(args) => init::run(ui, global, args),
+        Command::Completions(args) => completions::run(ui, global, args),
+        Command::Man(args) => man::run(ui, global, args),
+        Command::Schema(args) => schema::run(ui, global, args),
     }
 }
 

@@ -21,11 +21,21 @@ enum DocType {
 impl DocType {
     fn keys(self) -> &'static [&'static str] {
         match self {
-            DocType::Fleet => &["datum", "type", "name", "labels"],
+            DocType::Fleet => &["datum", "type", "name", "labels", "limits"],
             DocType::Host => &["datum", "type", "name", "labels"],
             DocType::Layer => &["datum", "type", "name", "precedence", "match", "resources"],
         }
     }
+}
+
+/// Each document type by name with the keys it takes, for the editor
+/// schema ([`crate::json_schema`]).
+pub(super) fn document_keys() -> [(&'static str, &'static [&'static str]); 3] {
+    [
+        ("Fleet", DocType::Fleet.keys()),
+        ("Host", DocType::Host.keys()),
+        ("Layer", DocType::Layer.keys()),
+    ]
 }
 
 impl<'d, 'a, 'x> Cx<'d, 'a, 'x> {
@@ -188,11 +198,13 @@ impl<'d, 'a, 'x> Cx<'d, 'a, 'x> {
         out: &mut FileDocs,
     ) {
         let labels = get("labels").and_then(|(_, v)| self.declared_labels(v));
+        let source_limit = get("limits").and_then(|(_, v)| self.limits(v));
         match name {
             Some((name, _)) if self.ok => out.fleets.push(FleetDoc {
                 name: name.into(),
                 span,
                 labels,
+                source_limit,
             }),
             _ => out.broken.push(Broken::Fleet),
         }
@@ -275,6 +287,48 @@ impl<'d, 'a, 'x> Cx<'d, 'a, 'x> {
             }
             (_, _, matcher) => out.broken.push(Broken::Layer(matcher)),
         }
+    }
+
+    /// `limits: {source_bytes: N}`: the largest payload a `source` may name.
+    fn limits(&mut self, v: u32) -> Option<u64> {
+        if !self.is_map(v) {
+            self.type_error(
+                v,
+                "`limits`",
+                "a mapping",
+                "write `limits: {source_bytes: 67108864}`, for example",
+            );
+            return None;
+        }
+        let mut source_bytes = None;
+        for (key, k, val) in self.entries(v) {
+            if key != "source_bytes" {
+                self.err(
+                    Diagnostic::error("unknown-key", format!("unknown limit `{key}`"))
+                        .at(self.span(k), "unknown limit")
+                        .hint("`limits` takes `source_bytes`: the largest payload a `source` may name"),
+                );
+                continue;
+            }
+            match self.scalar(val) {
+                Scalar::Text(t, Style::Plain) => match classify_plain(t) {
+                    Plain::Int(i) if i > 0 => source_bytes = u64::try_from(i).ok(),
+                    _ => self.type_error(
+                        val,
+                        "`source_bytes`",
+                        "a positive number of bytes",
+                        "write `source_bytes: 67108864` (64 MiB), for example",
+                    ),
+                },
+                _ => self.type_error(
+                    val,
+                    "`source_bytes`",
+                    "a positive number of bytes",
+                    "write it unquoted: `source_bytes: 67108864`",
+                ),
+            }
+        }
+        source_bytes
     }
 
     fn precedence(&mut self, v: u32) -> Option<(i32, Span)> {

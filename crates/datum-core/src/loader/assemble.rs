@@ -45,6 +45,7 @@ pub(super) struct Assembler {
     pub(super) broken: Vec<BrokenDoc>,
     pub(super) touches: Vec<Touch>,
     pub(super) fleet_name: Option<Box<str>>,
+    pub(super) source_limit: u64,
     pub(super) declared: Option<BTreeMap<String, BTreeSet<String>>>,
     pub(super) hosts: Vec<PendingHost>,
     pub(super) layers: Vec<PendingLayer>,
@@ -70,6 +71,7 @@ impl Assembler {
             broken: Vec::new(),
             touches: Vec::new(),
             fleet_name: None,
+            source_limit: crate::reader::DEFAULT_SOURCE_LIMIT,
             declared: None,
             hosts: Vec::new(),
             layers: Vec::new(),
@@ -138,6 +140,9 @@ impl Assembler {
             }
             seen.fleet = true;
             self.fleet_name = Some(fleet.name);
+            if let Some(limit) = fleet.source_limit {
+                self.source_limit = limit;
+            }
             self.declared = fleet.labels.map(|labels| {
                 labels
                     .into_iter()

@@ -43,6 +43,7 @@ impl Assembler {
             layers,
             resources: self.resources,
             sources: self.sources,
+            source_limit: self.source_limit,
             diagnostics,
             broken: self.broken,
             blocks_all: blocked.all,
