@@ -10,17 +10,84 @@
 
 use std::collections::BTreeMap;
 use std::fs;
-use std::io::Read as _;
+use std::io::{self, Read as _};
 use std::path::{Path, PathBuf};
 
 /// A problem reading the repository itself (not a problem in a document).
-#[derive(Debug, thiserror::Error, Clone, PartialEq, Eq)]
+#[derive(Debug, thiserror::Error)]
 pub enum ReadError {
+    /// The file system refused; the `io::Error` says why.
+    #[error("cannot read {path}: {source}")]
+    Fs {
+        path: String,
+        #[source]
+        source: io::Error,
+    },
+    /// A store that is not the file system (a git object database) refused,
+    /// and says why in words.
     #[error("cannot read {path}: {message}")]
     Io { path: String, message: String },
     #[error("{path} is {size} bytes, over the limit of {limit} bytes for a document file")]
     TooLarge { path: String, size: u64, limit: u64 },
 }
+
+/// An `io::Error` cannot be cloned: a copy keeps its kind and its text.
+impl Clone for ReadError {
+    fn clone(&self) -> ReadError {
+        match self {
+            ReadError::Fs { path, source } => ReadError::Fs {
+                path: path.clone(),
+                source: io::Error::new(source.kind(), source.to_string()),
+            },
+            ReadError::Io { path, message } => ReadError::Io {
+                path: path.clone(),
+                message: message.clone(),
+            },
+            ReadError::TooLarge { path, size, limit } => ReadError::TooLarge {
+                path: path.clone(),
+                size: *size,
+                limit: *limit,
+            },
+        }
+    }
+}
+
+/// Two errors are equal when they say the same: an `io::Error` has no
+/// equality of its own, so its kind and text stand for it.
+impl PartialEq for ReadError {
+    fn eq(&self, other: &ReadError) -> bool {
+        match (self, other) {
+            (ReadError::Fs { path: a, source: x }, ReadError::Fs { path: b, source: y }) => {
+                a == b && x.kind() == y.kind() && x.to_string() == y.to_string()
+            }
+            (
+                ReadError::Io {
+                    path: a,
+                    message: x,
+                },
+                ReadError::Io {
+                    path: b,
+                    message: y,
+                },
+            ) => a == b && x == y,
+            (
+                ReadError::TooLarge {
+                    path: a,
+                    size: s,
+                    limit: l,
+                },
+                ReadError::TooLarge {
+                    path: b,
+                    size: t,
+                    limit: m,
+                },
+            ) => a == b && s == t && l == m,
+            _ => false,
+        }
+    }
+}
+
+impl Eq for ReadError {}
 
 /// Why a `source` payload cannot be read.
 #[derive(Debug, thiserror::Error, Clone, PartialEq, Eq)]
@@ -103,10 +170,7 @@ pub struct DirReader {
 impl DirReader {
     /// A reader for the fleet rooted at `root`, which must exist.
     pub fn new(root: &Path) -> Result<DirReader, ReadError> {
-        let root = fs::canonicalize(root).map_err(|e| ReadError::Io {
-            path: root.display().to_string(),
-            message: e.to_string(),
-        })?;
+        let root = fs::canonicalize(root).map_err(|e| io_error(&root.display().to_string(), e))?;
         Ok(DirReader { root })
     }
 
@@ -115,10 +179,10 @@ impl DirReader {
     }
 }
 
-fn io_error(path: &str, e: impl std::fmt::Display) -> ReadError {
-    ReadError::Io {
+fn io_error(path: &str, source: io::Error) -> ReadError {
+    ReadError::Fs {
         path: path.to_owned(),
-        message: e.to_string(),
+        source,
     }
 }
 
@@ -217,7 +281,9 @@ impl Reader for DirReader {
             .build();
         let mut out = Vec::new();
         for entry in walker {
-            let entry = entry.map_err(|e| io_error(&self.root.display().to_string(), e))?;
+            // The walker's error names the path it failed on: it is kept whole.
+            let entry = entry
+                .map_err(|e| io_error(&self.root.display().to_string(), io::Error::other(e)))?;
             let Some(ft) = entry.file_type() else {
                 continue;
             };
@@ -231,7 +297,10 @@ impl Reader for DirReader {
             let Some(rel) = rel.to_str() else {
                 return Err(io_error(
                     &entry.path().display().to_string(),
-                    "the file name is not valid UTF-8",
+                    io::Error::new(
+                        io::ErrorKind::InvalidData,
+                        "the file name is not valid UTF-8",
+                    ),
                 ));
             };
             out.push(rel.replace(std::path::MAIN_SEPARATOR, "/"));
@@ -331,10 +400,12 @@ impl Reader for MemReader {
     }
 
     fn read(&self, path: &str, limit: u64) -> Result<Vec<u8>, ReadError> {
-        let bytes = self
-            .files
-            .get(path)
-            .ok_or_else(|| io_error(path, "no such file"))?;
+        let bytes = self.files.get(path).ok_or_else(|| {
+            io_error(
+                path,
+                io::Error::new(io::ErrorKind::NotFound, "no such file"),
+            )
+        })?;
         if bytes.len() as u64 > limit {
             return Err(ReadError::TooLarge {
                 path: path.to_owned(),
@@ -404,6 +475,20 @@ pub fn resolve_inside(path: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_file_system_error_keeps_its_io_error_as_source() {
+        let dir = tempfile::tempdir().unwrap();
+        let r = DirReader::new(dir.path()).unwrap();
+        let e = r.read("gone.yaml", 1024).unwrap_err();
+        let source = std::error::Error::source(&e).expect("a source");
+        let io = source.downcast_ref::<io::Error>().expect("an io::Error");
+        assert_eq!(io.kind(), io::ErrorKind::NotFound);
+        assert_eq!(e.to_string(), format!("cannot read gone.yaml: {io}"));
+        let copy = e.clone();
+        assert_eq!(copy, e);
+        assert_eq!(copy.to_string(), e.to_string());
+    }
 
     #[test]
     fn mem_reader_follows_links_inside_only() {

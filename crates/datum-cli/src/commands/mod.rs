@@ -20,10 +20,10 @@ use clap::ValueEnum;
 use datum_core::explain::Target;
 use datum_core::fleet::Fleet;
 use datum_core::host::{self, Resolved};
-use datum_core::selector::{Carried, Selector};
+use datum_core::selector::Selector;
 
 use crate::GlobalArgs;
-use crate::command_error::{BadTarget, CommandError, Result};
+use crate::command_error::Result;
 use crate::exit::Status;
 use crate::ui::{Format, Ui};
 
@@ -87,7 +87,7 @@ pub enum ReportFormat {
 
 /// A resource or field argument, `File[motd]` or `File[motd].mode`.
 pub fn parse_target(text: &str) -> Result<Target> {
-    Ok(Target::parse(text).map_err(|error| BadTarget { text, error })?)
+    Ok(Target::parse(text)?)
 }
 
 /// Finds and resolves the named host once, printing its problems, or the
@@ -107,11 +107,7 @@ pub fn resolve_host(ui: &mut Ui, fleet: &Fleet, name: &str) -> Result<Resolved> 
 /// Fails on a selector label that no host carries: it can only be a typo,
 /// and an empty answer would hide it.
 pub fn require_carried(fleet: &Fleet, selector: &Selector) -> Result<()> {
-    let carried = Carried::of(fleet);
-    match selector.uncarried(&carried).first() {
-        Some(u) => Err(CommandError::failed(u.message()).hint(u.hint(&carried))),
-        None => Ok(()),
-    }
+    Ok(selector.require_carried(fleet)?)
 }
 
 /// A warning that documents failed to load, so what is listed may be

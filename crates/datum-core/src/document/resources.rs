@@ -25,7 +25,7 @@ impl<'d, 'a, 'x> Cx<'d, 'a, 'x> {
             let id = match ResourceId::parse(key) {
                 Ok(id) => id,
                 Err(e) => {
-                    let (msg, hint) = e.describe(key);
+                    let (msg, hint) = (e.to_string(), e.hint());
                     self.err(
                         Diagnostic::error(Code::InvalidResource, msg)
                             .at(self.span(k), "here")

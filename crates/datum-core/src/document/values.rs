@@ -301,7 +301,7 @@ impl<'d, 'a, 'x> Cx<'d, 'a, 'x> {
                     }
                 }
                 Err(e) => {
-                    let (msg, hint) = e.describe(t);
+                    let (msg, hint) = (e.to_string(), e.hint());
                     self.err(
                         Diagnostic::error(Code::InvalidResource, msg)
                             .at(self.span(item), "here")

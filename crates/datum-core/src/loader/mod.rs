@@ -137,7 +137,9 @@ fn unreadable(e: &ReadError) -> Diagnostic {
     Diagnostic::error(Code::Unreadable, e.to_string()).note(format!(
         "{} was not read, so every host is held back: it could have held any layer",
         match e {
-            ReadError::Io { path, .. } | ReadError::TooLarge { path, .. } => path.as_str(),
+            ReadError::Fs { path, .. }
+            | ReadError::Io { path, .. }
+            | ReadError::TooLarge { path, .. } => path.as_str(),
         }
     ))
 }
