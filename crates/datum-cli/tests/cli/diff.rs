@@ -410,3 +410,32 @@ fn control_characters_in_names_and_values_are_escaped() {
         run.stdout
     );
 }
+
+#[test]
+fn a_host_whose_layer_order_changes_is_changed() {
+    let g = Git::with_example("fleet", "");
+    // Production's layer now folds after the sites; it sets nothing they set.
+    g.edit("environments/production/layer.yaml", |t| {
+        t.replace("precedence: 10", "precedence: 25")
+    });
+    g.commit("production after sites");
+    let run = g.datum(&["diff", "HEAD~1", "HEAD", "--exit-code"]);
+    assert_eq!(run.code, 3, "{}\n{}", run.stdout, run.stderr);
+    assert!(
+        run.stdout.contains(
+            "changed: web-001\n  layers\n    order  base, environments/production, sites/london, roles/web, hosts/web-001 → base, sites/london, environments/production, roles/web, hosts/web-001\n"
+        ),
+        "{}",
+        run.stdout
+    );
+    let json = g.datum(&["diff", "HEAD~1", "HEAD", "--format", "json"]);
+    let v: serde_json::Value = serde_json::from_str(&json.stdout).unwrap();
+    let web = v["groups"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|g| g["hosts"][0] == "web-001")
+        .unwrap();
+    assert_eq!(web["layers"]["order"]["new"][1], "sites/london");
+    assert_eq!(web["resources"], serde_json::json!([]));
+}

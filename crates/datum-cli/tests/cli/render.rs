@@ -177,6 +177,80 @@ fn render_all_fails_on_an_error_in_a_document_no_host_uses() {
 }
 
 #[test]
+fn render_all_leaves_the_directory_exact_and_only_its_own_files_go() {
+    let out = tempfile::tempdir().unwrap();
+    let dir = out.path();
+    let fleet = example("fleet");
+    let render = |format: &str| {
+        run_in(
+            &fleet,
+            &[
+                "render",
+                "--all",
+                "--out",
+                dir.to_str().unwrap(),
+                "--format",
+                format,
+            ],
+        )
+    };
+    // Manifests from an earlier run: in the other format, and of a host
+    // that no longer exists; and a temporary file a killed run left.
+    assert_eq!(render("json").code, 0);
+    std::fs::rename(dir.join("db-001.json"), dir.join("gone-001.json")).unwrap();
+    std::fs::write(dir.join(".web-009.yaml.tmp"), "datum: v1").unwrap();
+    // Files that are not render's: other names, other content, a link, a
+    // directory.
+    std::fs::write(dir.join("README.md"), "keep").unwrap();
+    std::fs::write(dir.join("notes.yaml"), "keep: me\n").unwrap();
+    std::fs::write(
+        dir.join("datum.yaml"),
+        "datum: v1alpha1\ntype: Fleet\nname: x\n",
+    )
+    .unwrap();
+    std::fs::write(dir.join("Upper.yaml"), "datum: v1alpha1\ntype: Manifest\n").unwrap();
+    std::os::unix::fs::symlink(dir.join("web-001.json"), dir.join("link-001.yaml")).unwrap();
+    std::fs::create_dir(dir.join("sub-001.yaml")).unwrap();
+
+    let run = render("yaml");
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(
+        run.stdout,
+        format!(
+            "rendered 5 of 5 hosts into {}, removed 6 stale files\n",
+            dir.display()
+        )
+    );
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    names.sort();
+    assert_eq!(
+        names,
+        [
+            "README.md",
+            "Upper.yaml",
+            "cache-001.yaml",
+            "datum.yaml",
+            "db-001.yaml",
+            "link-001.yaml",
+            "notes.yaml",
+            "sub-001.yaml",
+            "web-001.yaml",
+            "web-002.yaml",
+            "web-003.yaml",
+        ]
+    );
+    // A second run has nothing left to remove.
+    let again = render("yaml");
+    assert_eq!(
+        again.stdout,
+        format!("rendered 5 of 5 hosts into {}\n", dir.display())
+    );
+}
+
+#[test]
 fn output_is_identical_across_thread_counts_and_runs() {
     let fleet = example("fleet");
     let outs: Vec<String> = ["1", "2", "8", "1"]

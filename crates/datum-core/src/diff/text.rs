@@ -148,13 +148,23 @@ fn labels(w: &mut dyn Write, changes: &[LabelChange]) -> io::Result<()> {
 }
 
 fn manifest(w: &mut dyn Write, m: &ManifestDiff) -> io::Result<()> {
-    if !m.layers_added.is_empty() || !m.layers_removed.is_empty() {
+    if !m.layers_added.is_empty() || !m.layers_removed.is_empty() || m.layers_order.is_some() {
         writeln!(w, "  layers")?;
         for l in &m.layers_added {
             write_line(w, &format!("    + {l}"))?;
         }
         for l in &m.layers_removed {
             write_line(w, &format!("    - {l}"))?;
+        }
+        if let Some(order) = &m.layers_order {
+            write_line(
+                w,
+                &format!(
+                    "    order  {} → {}",
+                    order.old.join(", "),
+                    order.new.join(", ")
+                ),
+            )?;
         }
     }
     for r in &m.resources {
