@@ -14,6 +14,7 @@ mod docs;
 mod explain;
 mod hosts;
 mod init;
+mod package;
 mod query;
 mod render;
 mod review_script;
