@@ -162,6 +162,18 @@ fn key_schema(ty: &str, key: &str) -> Option<Tree<'static>> {
                 .with("type", Tree::str("array"))
                 .with("items", reference("LabelValue")),
         ),
+        ("Fleet", "limits") => described("Limits the loader holds the fleet to.")
+            .with("type", Tree::str("object"))
+            .with(
+                "properties",
+                Tree::map().with(
+                    "source_bytes",
+                    described("The largest payload a `source` may name, in bytes (default 64 MiB).")
+                        .with("type", Tree::str("integer"))
+                        .with("minimum", Tree::Int(1)),
+                ),
+            )
+            .with("additionalProperties", Tree::Bool(false)),
         ("Host", "labels") => described("The host's labels; layers match hosts by them.")
             .with("type", types(&["object", "null"]))
             .with("propertyNames", host_label_key())

@@ -2,7 +2,9 @@
 //! text) and a `run` that calls into `datum-core` for a report value and
 //! prints it through the [`Ui`]. What several commands share is here.
 
+mod agent;
 mod apply;
+mod bundle;
 mod check;
 pub mod completions;
 mod diff;
@@ -34,6 +36,8 @@ pub enum Command {
     Hosts(hosts::Args),
     Diff(diff::Args),
     Query(query::Args),
+    Bundle(bundle::Args),
+    Agent(agent::Args),
     Init(init::Args),
     Completions(completions::Args),
     Man(man::Args),
@@ -49,6 +53,8 @@ pub fn run(ui: &mut Ui, global: &GlobalArgs, command: Command) -> Result<Status>
         Command::Hosts(args) => hosts::run(ui, global, args),
         Command::Diff(args) => diff::run(ui, global, args),
         Command::Query(args) => query::run(ui, global, args),
+        Command::Bundle(args) => bundle::run(ui, global, args),
+        Command::Agent(args) => agent::run(ui, global, args),
         Command::Init(args) => init::run(ui, global, args),
         Command::Completions(args) => completions::run(ui, global, args),
         Command::Man(args) => man::run(ui, global, args),

@@ -44,9 +44,20 @@ pub struct Args {
 }
 
 pub fn run(ui: &mut Ui, global: &GlobalArgs, args: Args) -> Result<Status> {
+    // Checked before the fleet is read: an option the form does not use
+    // would otherwise be silently ignored (clap's `requires` is not
+    // enforced once the positional host is given).
+    if args.host.is_some() && args.out.is_some() {
+        return Err(CommandError::usage(
+            "--out applies only to --all: `render HOST` prints to stdout",
+        )
+        .hint(
+            "redirect stdout (datum render HOST > FILE), or use --all --out DIR for every host",
+        ));
+    }
     let (fleet, _) = root::open(ui, global)?;
     match (&args.host, &args.out) {
-        (Some(name), _) => {
+        (Some(name), None) => {
             let resolved = resolve_host(ui, &fleet, name)?;
             resolved.require_ok()?;
             let manifest = Manifest::new(&fleet, resolved.host, &resolved.resolution);
@@ -55,7 +66,7 @@ pub fn run(ui: &mut Ui, global: &GlobalArgs, args: Args) -> Result<Status> {
             Ok(Status::OK)
         }
         (None, Some(dir)) => render_all(ui, &fleet, dir, args.format),
-        (None, None) => Err(CommandError::usage("name a host, or pass --all --out DIR")),
+        _ => Err(CommandError::usage("name a host, or pass --all --out DIR")),
     }
 }
 
@@ -67,7 +78,9 @@ fn render_all(ui: &mut Ui, fleet: &Fleet, dir: &Path, format: DocFormat) -> Resu
     let written = write_all(fleet, &all, dir, format).map_err(|e| {
         CommandError::failed(format!("cannot write into {}: {e}", dir.display())).with_source(e)
     })?;
-    ui.diagnostics(&fleet.files, &check::errors(fleet, &all));
+    let diagnostics = check::errors(fleet, &all);
+    ui.diagnostics(&fleet.files, &diagnostics);
+    let errors = diagnostics.iter().filter(|d| d.is_error()).count();
     writeln!(
         ui.stdout(),
         "rendered {} of {} into {}",
@@ -81,6 +94,15 @@ fn render_all(ui: &mut Ui, fleet: &Fleet, dir: &Path, format: DocFormat) -> Resu
             "{} did not resolve and got no file",
             count(failed, "host")
         )));
+    }
+    // An error in a document no host uses still fails the run: a command
+    // that prints an error never exits 0.
+    if errors > 0 {
+        return Err(CommandError::failed(format!(
+            "every host was rendered, but the fleet has {}",
+            count(errors, "error")
+        ))
+        .hint("`datum check` lists every problem"));
     }
     Ok(Status::OK)
 }

@@ -3,14 +3,18 @@
 //! folders under `tests/fixtures/`, and the example fleets under `examples/`.
 //! A new file here must be declared below: `test_files` fails otherwise.
 
+mod agent;
 mod apply;
 mod bad_input;
+mod bundle;
 mod check;
 mod colour;
 mod common;
 mod completions;
+mod delivery;
 mod diff;
 mod docs;
+mod escaping;
 mod explain;
 mod hosts;
 mod init;
@@ -20,3 +24,4 @@ mod render;
 mod review_script;
 mod schema;
 mod test_files;
+mod usage;

@@ -56,7 +56,7 @@ fn no_fleet_is_a_usage_error() {
             .output()
             .unwrap(),
     );
-    assert_eq!(run.code, 2);
+    assert_eq!(run.code, 64);
     insta::assert_snapshot!(run.stderr, @r"
     error: no datum.yaml in this directory or any parent
       = hint: run datum inside a fleet repository, or pass --fleet DIR
@@ -142,6 +142,37 @@ fn render_all_gives_a_failing_host_no_file() {
     assert!(
         run.stderr
             .contains("error: conflicting values for File[nginx-config].mode")
+    );
+}
+
+#[test]
+fn render_all_fails_on_an_error_in_a_document_no_host_uses() {
+    let tmp = tempfile::tempdir().unwrap();
+    let fleet = tmp.path().join("fleet");
+    crate::common::copy_tree(&example("fleet"), &fleet);
+    // Matches no host, so every host still renders.
+    std::fs::create_dir_all(fleet.join("extra")).unwrap();
+    std::fs::write(
+        fleet.join("extra/layer.yaml"),
+        "datum: v1alpha1\ntype: Layer\nname: unused\nprecedence: 5\nmatch:\n  labels:\n    role: nothing\nresources:\n  File[x]:\n    path: /x\n    colour: blue\n",
+    )
+    .unwrap();
+    let out = tmp.path().join("out");
+    let run = run_in(&fleet, &["render", "--all", "--out", out.to_str().unwrap()]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(run.stdout.starts_with("rendered 5 of 5 hosts into "));
+    assert!(
+        run.stderr
+            .starts_with("error: unknown field `colour` for File\n  --> extra/layer.yaml:11:5\n"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.ends_with(
+            "error: every host was rendered, but the fleet has 1 error\n  = hint: `datum check` lists every problem\n"
+        ),
+        "{}",
+        run.stderr
     );
 }
 

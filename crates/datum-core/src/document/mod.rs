@@ -55,6 +55,8 @@ pub struct FleetDoc {
     pub span: Span,
     /// Declared label keys and their allowed values, when declared.
     pub labels: Option<Vec<DeclaredLabel>>,
+    /// `limits.source_bytes`: the largest payload a `source` may name.
+    pub source_limit: Option<u64>,
 }
 
 #[derive(Debug)]
