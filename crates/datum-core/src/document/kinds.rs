@@ -304,7 +304,7 @@ impl<'d, 'a, 'x> Cx<'d, 'a, 'x> {
         for (key, k, val) in self.entries(v) {
             if key != "source_bytes" {
                 self.err(
-                    Diagnostic::error("unknown-key", format!("unknown limit `{key}`"))
+                    Diagnostic::error(Code::UnknownKey, format!("unknown limit `{key}`"))
                         .at(self.span(k), "unknown limit")
                         .hint("`limits` takes `source_bytes`: the largest payload a `source` may name"),
                 );
