@@ -53,6 +53,7 @@ pub mod intern;
 pub mod loader;
 pub mod manifest;
 pub mod matcher;
+pub mod names;
 pub mod printable;
 pub mod query;
 pub mod reader;

@@ -12,6 +12,7 @@ mod docs;
 mod escaping;
 mod explain;
 mod hosts;
+mod names;
 mod query;
 mod render;
 mod test_files;
