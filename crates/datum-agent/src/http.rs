@@ -252,7 +252,8 @@ pub fn fetch(url: &str, opts: &FetchOptions) -> Result<Vec<u8>, FetchError> {
     }
 }
 
-fn read_file(path: &Path, max: u64) -> Result<Vec<u8>, FetchError> {
+/// The bytes of a local file, at most `max` of them.
+pub fn read_file(path: &Path, max: u64) -> Result<Vec<u8>, FetchError> {
     let fail = |source| FetchError::File {
         path: path.to_owned(),
         source,

@@ -18,6 +18,11 @@
 //! - [`rollback`]: no going back: [`rollback::StateFile`] records the
 //!   input applied last, [`rollback::check_git`] and
 //!   [`rollback::check_bundle`] refuse an older one unless allowed.
+//! - [`bundle`]: making a host's bundle ([`bundle::make`]) and checking
+//!   one before applying it ([`bundle::open`], [`bundle::Opened::items`]).
+//! - [`config`]: `/etc/datum/agent.yaml`, read into a [`config::Config`].
+//! - [`cycle`]: one run of the agent ([`cycle::Agent::run_once`]): fetch,
+//!   verify, refuse going back, apply, record, report.
 //! - [`http`]: bundle mode: one URL or path to bytes, bounded in size and time.
 //! - [`report`]: run records under `/var/lib/datum/reports`, and posting them.
 //! - [`metrics`]: the Prometheus textfile-collector file.
@@ -30,7 +35,10 @@
 
 #![forbid(unsafe_code)]
 
+pub mod bundle;
 mod cause;
+pub mod config;
+pub mod cycle;
 pub mod fetch;
 pub mod gitsig;
 pub mod http;

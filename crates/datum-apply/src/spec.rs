@@ -149,14 +149,67 @@ impl Desired {
     }
 }
 
+/// What [`items_of`] reads of one resource: a resource of a resolved
+/// manifest, or one read back from a manifest's text (a bundle's).
+pub trait ResourceView {
+    fn kind(&self) -> Kind;
+    /// `Type[title]`.
+    fn id_text(&self) -> &str;
+    /// A field's final value, `None` when unset (`requires` and
+    /// `restart_on` are [`ResourceView::refs`]).
+    fn value(&self, field: Field) -> Option<&Value>;
+    /// The ids listed in `requires` or `restart_on`, as `Type[title]`.
+    fn refs(&self, field: Field) -> Vec<String>;
+    /// The name a Package, Service, User or Group manages: `name`, else the title.
+    fn name(&self) -> &str;
+
+    fn str(&self, field: Field) -> Option<&str> {
+        self.value(field).and_then(Value::as_str)
+    }
+}
+
+impl ResourceView for Resource<'_> {
+    fn kind(&self) -> Kind {
+        Resource::kind(self)
+    }
+    fn id_text(&self) -> &str {
+        Resource::id_text(self)
+    }
+    fn value(&self, field: Field) -> Option<&Value> {
+        Resource::value(self, field)
+    }
+    fn refs(&self, field: Field) -> Vec<String> {
+        Resource::refs(self, field)
+            .iter()
+            .map(|id| id.to_string())
+            .collect()
+    }
+    fn name(&self) -> &str {
+        Resource::name(self)
+    }
+}
+
 /// Reads every resource of a manifest, in id order. `source` payloads are
 /// read through `reader` now, so a payload that has gone missing fails its
 /// resource only.
 pub fn items(manifest: &Manifest<'_>, reader: &dyn Reader) -> Vec<Item> {
-    manifest.resources().map(|r| item(&r, reader)).collect()
+    items_of(manifest.resources(), reader, manifest.fleet.source_limit)
 }
 
-fn item(r: &Resource<'_>, reader: &dyn Reader) -> Item {
+/// Reads every resource `resources` gives, in that order, as [`items`] does,
+/// refusing payloads over `limit` bytes.
+pub fn items_of<R: ResourceView>(
+    resources: impl IntoIterator<Item = R>,
+    reader: &dyn Reader,
+    limit: u64,
+) -> Vec<Item> {
+    resources
+        .into_iter()
+        .map(|r| item(&r, reader, limit))
+        .collect()
+}
+
+fn item(r: &dyn ResourceView, reader: &dyn Reader, limit: u64) -> Item {
     let mut problems = Vec::new();
     let text = |f: Field| r.str(f).map(str::to_owned);
     let ensure = match r.str(Field::Ensure) {
@@ -190,7 +243,7 @@ fn item(r: &Resource<'_>, reader: &dyn Reader) -> Item {
             let content = if let Some(c) = r.str(Field::Content) {
                 Some(c.as_bytes().to_vec())
             } else if let Some(src) = r.str(Field::Source) {
-                match reader.read_source(src) {
+                match reader.read_source(src, limit) {
                     Ok(bytes) => Some(bytes),
                     Err(e) => {
                         problems.push(format!("source {src} {e}"));
@@ -260,7 +313,7 @@ fn item(r: &Resource<'_>, reader: &dyn Reader) -> Item {
             system: flag(Field::System),
         }),
     };
-    let ids = |f: Field| r.refs(f).iter().map(|id| id.to_string()).collect();
+    let ids = |f: Field| r.refs(f);
     Item {
         id: r.id_text().to_owned(),
         summary: match r.kind() {
@@ -290,7 +343,7 @@ mod tests {
         fn read(&self, path: &str, limit: u64) -> Result<Vec<u8>, ReadError> {
             self.0.read(path, limit)
         }
-        fn read_source(&self, _: &str) -> Result<Vec<u8>, SourceError> {
+        fn read_source(&self, _: &str, _: u64) -> Result<Vec<u8>, SourceError> {
             Err(SourceError::Missing)
         }
     }

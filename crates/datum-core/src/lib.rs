@@ -35,6 +35,10 @@
 //! - [`emit`]: the ordered tree every YAML and JSON output goes through;
 //!   [`printable`]: what a fleet wrote, escaped for every text output.
 //! - [`bundle`]: one host's manifest and payloads as one signable file.
+//! - [`settings`]: the YAML tree of a small file that is not a fleet
+//!   document (the agent's configuration), with the same rules and places.
+//! - [`json_schema`]: the JSON Schema editors check documents with,
+//!   generated from the decoder's keys and the [`schema`] table.
 //! - [`fuzz`]: the fuzzing harness, shared by `fuzz/` and the property tests.
 #![forbid(unsafe_code)]
 
@@ -50,6 +54,7 @@ pub mod fuzz;
 pub mod graph;
 pub mod host;
 pub mod intern;
+pub mod json_schema;
 pub mod loader;
 pub mod manifest;
 pub mod matcher;
@@ -62,6 +67,7 @@ pub mod resolve;
 pub mod schema;
 pub mod selector;
 pub mod sensitive;
+pub mod settings;
 pub mod source;
 #[cfg(test)]
 mod testkit;

@@ -4,7 +4,7 @@
 //! aligned table, then the hosts line); the places it involves follow as
 //! `-->` lines, and a hint says how to settle it.
 
-use crate::diagnostic::Diagnostic;
+use crate::diagnostic::{Code, Diagnostic};
 use crate::fleet::{Fleet, ResId, Setting};
 use crate::printable::{escape, is_unprintable, push_escaped};
 use crate::resolve::{Contrib, Problem};
@@ -187,7 +187,7 @@ fn conflict(
         hosts_phrase(hosts)
     ));
     let mut d = Diagnostic::error(
-        "conflict",
+        Code::Conflict,
         format!("conflicting values for {}.{}", fleet.resources.text(resource), field),
     )
     .with_body(body)
@@ -206,7 +206,7 @@ fn missing(
     hosts: &[&str],
 ) -> Diagnostic {
     let r = fleet.resources.text(resource);
-    let mut d = Diagnostic::error("missing-field", format!("{r} has no `{field}`"))
+    let mut d = Diagnostic::error(Code::MissingField, format!("{r} has no `{field}`"))
         .note(on_hosts(hosts))
         .hint(format!(
             "set `{field}` in one of the layers that declare {r}"
@@ -223,7 +223,7 @@ fn bad_title(fleet: &Fleet, resource: ResId, declared: &[Span], hosts: &[&str]) 
     let rule = crate::names::title_rule(id.kind).expect("only named kinds have a bad title");
     let why = rule.check(&id.title).unwrap_or_default();
     let mut d = Diagnostic::error(
-        "invalid-name",
+        Code::InvalidName,
         format!(
             "{} is named by its title, which is not {}: {why}",
             fleet.resources.text(resource),
@@ -259,7 +259,7 @@ fn exclusive(
         &fleet.layer(source.layer).display,
         &fleet.layer(content.layer).display,
     );
-    Diagnostic::error("source-and-content", format!("{r} has both `source` (from {sl}) and `content` (from {cl})"))
+    Diagnostic::error(Code::SourceAndContent, format!("{r} has both `source` (from {sl}) and `content` (from {cl})"))
         .at(fleet.setting(content).span, "content")
         .also(fleet.setting(source).span, "source")
         .note(on_hosts(hosts))
@@ -281,7 +281,7 @@ fn dangling(
         "which those hosts do not have"
     };
     Diagnostic::error(
-        "unknown-reference",
+        Code::UnknownReference,
         format!("{r} `{field}` names {t}, {lacks}"),
     )
     .at(
@@ -301,9 +301,12 @@ fn cycle(fleet: &Fleet, steps: &[(ResId, Contrib)], hosts: &[&str]) -> Diagnosti
         .map(|(id, _)| fleet.resources.text(*id))
         .collect();
     names.push(names[0]);
-    let mut d = Diagnostic::error("cycle", format!("dependency cycle: {}", names.join(" -> ")))
-        .note(on_hosts(hosts))
-        .hint("remove one of these `requires` or `restart_on` entries to break the cycle");
+    let mut d = Diagnostic::error(
+        Code::Cycle,
+        format!("dependency cycle: {}", names.join(" -> ")),
+    )
+    .note(on_hosts(hosts))
+    .hint("remove one of these `requires` or `restart_on` entries to break the cycle");
     for (i, (id, via)) in steps.iter().enumerate() {
         let next = names[i + 1];
         let label = format!("{} needs {next}", fleet.resources.text(*id));
@@ -339,7 +342,7 @@ fn duplicate(
             display_text(value)
         )
     };
-    let mut d = Diagnostic::error("duplicate-target", message)
+    let mut d = Diagnostic::error(Code::DuplicateTarget, message)
         .note(on_hosts(hosts))
         .hint(format!(
             "one resource manages each {field}: remove one, or change its {field}"

@@ -31,6 +31,7 @@ pub struct Revision {
     id: ObjectId,
     hex: String,
     short: String,
+    time: i64,
 }
 
 impl Revision {
@@ -58,6 +59,11 @@ impl Revision {
         } else {
             format!("{} ({})", self.spec, self.short)
         }
+    }
+
+    /// The commit's committer time, in seconds since the Unix epoch.
+    pub fn time(&self) -> i64 {
+        self.time
     }
 
     pub(crate) fn object_id(&self) -> ObjectId {
@@ -147,6 +153,35 @@ impl Repo {
         })
     }
 
+    /// Opens the bare repository at `git_dir` (the agent's own, which it
+    /// fetches into) holding a fleet at `prefix` (`/`-separated, empty for
+    /// the top of the repository). The host's git configuration and `GIT_*`
+    /// variables are not read. Messages name `git_dir` where they would
+    /// name a work tree.
+    pub fn open_bare(git_dir: &Path, prefix: &str) -> Result<Repo, GitError> {
+        let open = |message: String| GitError::Open {
+            path: git_dir.to_path_buf(),
+            message,
+        };
+        let options = gix::open::Options::isolated().open_path_as_is(true);
+        let shared = gix::ThreadSafeRepository::open_opts(git_dir, options)
+            .map_err(|e| open(first_line(&e.to_string())))?;
+        let valid = prefix
+            .split('/')
+            .all(|part| !part.is_empty() && part != "." && part != ".." && part != ".git");
+        if !prefix.is_empty() && !valid {
+            return Err(GitError::OutsideWorkTree {
+                path: PathBuf::from(prefix),
+                workdir: git_dir.to_path_buf(),
+            });
+        }
+        Ok(Repo {
+            shared,
+            workdir: git_dir.to_path_buf(),
+            prefix: prefix.to_owned(),
+        })
+    }
+
     /// The top directory of the repository's work tree.
     pub fn workdir(&self) -> &Path {
         &self.workdir
@@ -183,6 +218,10 @@ impl Repo {
                 "it names a {kind}, and datum diff compares commits"
             ))
         })?;
+        let time = commit
+            .time()
+            .map_err(|e| unknown(first_line(&e.to_string())))?
+            .seconds;
         let id = commit.id();
         let short = id.shorten_or_id().to_string();
         let id = id.detach();
@@ -191,6 +230,7 @@ impl Repo {
             hex: id.to_string(),
             id,
             short,
+            time,
         })
     }
 

@@ -27,7 +27,11 @@ use crate::ui::Ui;
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// The host to render.
-    #[arg(required_unless_present = "all", conflicts_with = "all")]
+    #[arg(
+        required_unless_present = "all",
+        conflicts_with = "all",
+        add = clap_complete::ArgValueCompleter::new(super::completions::host_names)
+    )]
     host: Option<String>,
     /// Render every host, in parallel, one file each into --out.
     #[arg(long, requires = "out")]
@@ -55,7 +59,7 @@ pub fn run(ui: &mut Ui, global: &GlobalArgs, args: Args) -> Result<Status> {
             "redirect stdout (datum render HOST > FILE), or use --all --out DIR for every host",
         ));
     }
-    let (fleet, _) = root::load(global.fleet.as_deref())?;
+    let (fleet, _) = root::open(ui, global)?;
     match (&args.host, &args.out) {
         (Some(name), None) => {
             let resolved = resolve_host(ui, &fleet, name)?;

@@ -3,17 +3,26 @@
 //! folders under `tests/fixtures/`, and the example fleets under `examples/`.
 //! A new file here must be declared below: `test_files` fails otherwise.
 
+mod agent;
 mod apply;
 mod bad_input;
+mod bundle;
 mod check;
+mod colour;
 mod common;
+mod completions;
+mod delivery;
 mod diff;
 mod docs;
 mod escaping;
 mod explain;
 mod hosts;
+mod init;
 mod names;
+mod package;
 mod query;
 mod render;
+mod review_script;
+mod schema;
 mod test_files;
 mod usage;

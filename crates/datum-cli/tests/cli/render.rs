@@ -60,6 +60,7 @@ fn no_fleet_is_a_usage_error() {
     insta::assert_snapshot!(run.stderr, @r"
     error: no datum.yaml in this directory or any parent
       = hint: run datum inside a fleet repository, or pass --fleet DIR
+      = hint: to start a fleet here, run `datum init`
     ");
 }
 

@@ -34,8 +34,8 @@ pub use manifest::{
     FieldDiff, FieldSide, LayerOrder, ManifestDiff, Presence, ResourceDiff, Shown, manifest_diff,
 };
 
-use crate::diagnostic::Diagnostic;
-use crate::fleet::{Fleet, HostId};
+use crate::diagnostic::{Code, Diagnostic};
+use crate::fleet::{BrokenKind, Fleet, HostId};
 use crate::report::{host_list, problem_diagnostic};
 use crate::resolve::{FleetResolution, Problem};
 
@@ -106,7 +106,7 @@ pub enum Failure<'f> {
     /// A resolution problem (a conflict, a missing field, ...).
     Problem(&'f Problem),
     /// A document the host depends on failed to load.
-    Blocked { path: String, what: &'static str },
+    Blocked { path: String, what: BrokenKind },
 }
 
 /// What a group of hosts amounts to, in the order groups are listed.
@@ -259,7 +259,7 @@ impl Failure<'_> {
         match self {
             Failure::Problem(p) => problem_diagnostic(fleet, p, hosts),
             Failure::Blocked { path, what } => {
-                Diagnostic::error("held-back", format!("{path} ({what}) failed to load"))
+                Diagnostic::error(Code::HeldBack, format!("{path} ({what}) failed to load"))
                     .note(format!("{} depend on it", host_list(hosts)))
                     .hint("`datum check` shows its errors")
             }

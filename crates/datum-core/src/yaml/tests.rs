@@ -1,6 +1,6 @@
 use super::*;
 
-fn codes(diags: &[Diagnostic]) -> Vec<&'static str> {
+fn codes(diags: &[Diagnostic]) -> Vec<Code> {
     diags.iter().map(|d| d.code).collect()
 }
 
@@ -37,16 +37,16 @@ fn several_documents_and_empty_ones() {
 #[test]
 fn refuses_duplicates_anchors_aliases_and_tags() {
     let (_, diags) = parse_ok("a: 1\na: 2\n");
-    assert_eq!(diags[0].code, "yaml-duplicate-key");
+    assert_eq!(diags[0].code, Code::YamlDuplicateKey);
     assert_eq!(
         diags[0].primary.as_ref().unwrap().span.start,
         Pos { line: 2, col: 1 }
     );
     let (_, diags) = parse_ok("a: &x 1\nb: *x\n");
     let codes: Vec<_> = diags.iter().map(|d| d.code).collect();
-    assert_eq!(codes, ["yaml-anchor", "yaml-alias"]);
+    assert_eq!(codes, [Code::YamlAnchor, Code::YamlAlias]);
     let (_, diags) = parse_ok("a: !!str 1\n");
-    assert_eq!(diags[0].code, "yaml-tag");
+    assert_eq!(diags[0].code, Code::YamlTag);
 }
 
 #[test]
@@ -54,17 +54,17 @@ fn deep_nesting_is_refused_without_recursion() {
     // Block sequences nest on one line: `- - - x`.
     let text = format!("{}x\n", "- ".repeat(10_000));
     let (_, diags) = parse_ok(&text);
-    assert_eq!(codes(&diags), ["yaml-depth"]);
+    assert_eq!(codes(&diags), [Code::YamlDepth]);
     // Flow collections: the scanner stops them first.
     let text = format!("a: {}{}\n", "[".repeat(10_000), "]".repeat(10_000));
     let (_, diags) = parse_ok(&text);
-    assert_eq!(codes(&diags), ["yaml-depth"]);
+    assert_eq!(codes(&diags), [Code::YamlDepth]);
 }
 
 #[test]
 fn malformed_yaml_points_at_the_problem() {
     let (_, diags) = parse_ok("a: [1, 2\nb: 3\n");
-    assert_eq!(diags[0].code, "yaml-syntax");
+    assert_eq!(diags[0].code, Code::YamlSyntax);
 }
 
 #[test]

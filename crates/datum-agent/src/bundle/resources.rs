@@ -1,0 +1,376 @@
+//! A bundle's manifest read back into resources, field by field as the
+//! schema types them, for apply. The manifest is the text `datum render`
+//! writes; the reader is strict about what changes what is applied (an
+//! unknown resource type or field, a value of the wrong type, a path that
+//! is not normalised) and lenient about the rest (`labels`, `layers` and
+//! top-level keys a later format may add are not read).
+
+use std::collections::BTreeMap;
+
+use datum_apply::spec::ResourceView;
+use datum_core::diagnostic::{Code, Diagnostic};
+use datum_core::document::VERSION;
+use datum_core::schema::{
+    Field, Kind, ResourceId, Ty, Value, normalise_abs_path, normalise_mode, normalise_rel_path,
+};
+use datum_core::settings::{self, Node, Value as Yaml};
+use datum_core::source::{Files, Span};
+
+/// One resource of a bundle's manifest.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BundledResource {
+    id: ResourceId,
+    id_text: String,
+    values: BTreeMap<Field, Value>,
+    refs: BTreeMap<Field, Vec<String>>,
+}
+
+impl ResourceView for BundledResource {
+    fn kind(&self) -> Kind {
+        self.id.kind
+    }
+
+    fn id_text(&self) -> &str {
+        &self.id_text
+    }
+
+    fn value(&self, field: Field) -> Option<&Value> {
+        self.values.get(&field)
+    }
+
+    fn refs(&self, field: Field) -> Vec<String> {
+        self.refs.get(&field).cloned().unwrap_or_default()
+    }
+
+    fn name(&self) -> &str {
+        self.str(Field::Name).unwrap_or(&self.id.title)
+    }
+}
+
+/// The manifest is not one apply can use; the problems are drawn as text,
+/// each with its line and column in the manifest.
+#[derive(Debug, thiserror::Error)]
+#[error("the bundle's manifest cannot be applied:\n{text}")]
+pub struct ManifestError {
+    pub text: String,
+}
+
+/// Reads the resources of `manifest` (YAML or JSON text); `name` names it
+/// in messages (`web-001.bundle (manifest)`).
+pub fn resources(name: &str, manifest: &[u8]) -> Result<Vec<BundledResource>, ManifestError> {
+    let text = String::from_utf8_lossy(manifest).into_owned();
+    let mut files = Files::default();
+    let file = files.add(format!("{name} (manifest)"), text);
+    let mut problems = Vec::new();
+    let out = match settings::parse(file, files.get(file).text()) {
+        Err(diags) => {
+            problems = diags;
+            Vec::new()
+        }
+        Ok(doc) => match doc.root() {
+            None => {
+                problems.push(
+                    Diagnostic::error(Code::EmptyManifest, "the manifest is empty").at(
+                        Span {
+                            file,
+                            start: Default::default(),
+                            end: Default::default(),
+                        },
+                        "here",
+                    ),
+                );
+                Vec::new()
+            }
+            Some(root) => read_manifest(root, &mut problems),
+        },
+    };
+    if problems.is_empty() {
+        return Ok(out);
+    }
+    let mut text = Vec::new();
+    for d in &problems {
+        let _ = d.render(&files, false, &mut text);
+    }
+    Err(ManifestError {
+        text: String::from_utf8_lossy(&text).trim_end().to_owned(),
+    })
+}
+
+fn problem(span: Span, message: impl Into<String>, hint: &str) -> Diagnostic {
+    Diagnostic::error(Code::BundleManifest, message)
+        .at(span, "here")
+        .hint(hint)
+}
+
+const REMAKE: &str =
+    "make the bundle again with `datum bundle`, by the same Datum release as the agent";
+
+fn read_manifest(root: Node<'_, '_>, problems: &mut Vec<Diagnostic>) -> Vec<BundledResource> {
+    let mut version_seen = false;
+    let mut out = Vec::new();
+    for (key, key_span, value) in root.entries() {
+        match key {
+            "datum" => {
+                version_seen = true;
+                if value.scalar_text() != Some(VERSION) {
+                    problems.push(problem(
+                        value.span(),
+                        format!("the manifest's version is not {VERSION}"),
+                        REMAKE,
+                    ));
+                }
+            }
+            "resources" => match value.value() {
+                Yaml::Map => {
+                    for (id, id_span, fields) in value.entries() {
+                        if let Some(r) = resource(id, id_span, fields, problems) {
+                            out.push(r);
+                        }
+                    }
+                }
+                Yaml::Null => {}
+                _ => problems.push(problem(
+                    key_span,
+                    format!(
+                        "`resources` must be a mapping of resource ids, found {}",
+                        value.found()
+                    ),
+                    REMAKE,
+                )),
+            },
+            _ => {}
+        }
+    }
+    if !version_seen {
+        problems.push(problem(
+            root.span(),
+            "the manifest has no `datum:` version",
+            REMAKE,
+        ));
+    }
+    out
+}
+
+fn resource(
+    id_text: &str,
+    id_span: Span,
+    fields: Node<'_, '_>,
+    problems: &mut Vec<Diagnostic>,
+) -> Option<BundledResource> {
+    let id = match ResourceId::parse(id_text) {
+        Ok(id) => id,
+        Err(e) => {
+            let (message, _) = e.describe(id_text);
+            problems.push(problem(id_span, message, REMAKE));
+            return None;
+        }
+    };
+    let mut r = BundledResource {
+        id_text: id.to_string(),
+        id,
+        values: BTreeMap::new(),
+        refs: BTreeMap::new(),
+    };
+    if !matches!(fields.value(), Yaml::Map | Yaml::Null) {
+        problems.push(problem(
+            fields.span(),
+            format!(
+                "`{id_text}` must be a mapping of fields, found {}",
+                fields.found()
+            ),
+            REMAKE,
+        ));
+        return None;
+    }
+    let kind = r.id.kind;
+    let before = problems.len();
+    for (key, key_span, node) in fields.entries() {
+        if key == "source_sha256" && kind.has(Field::Source) {
+            // Checked against the payload by the bundle decoder already.
+            continue;
+        }
+        let Some(field) = Field::parse(key).filter(|f| kind.has(*f)) else {
+            problems.push(problem(
+                key_span,
+                format!("{kind} has no field `{key}`"),
+                REMAKE,
+            ));
+            continue;
+        };
+        match read_field(kind, field, node) {
+            Ok(Read::Value(v)) => {
+                r.values.insert(field, v);
+            }
+            Ok(Read::Refs(ids)) => {
+                r.refs.insert(field, ids);
+            }
+            Err(why) => problems.push(problem(
+                node.span(),
+                format!("`{key}` of {id_text} {why}"),
+                REMAKE,
+            )),
+        }
+    }
+    for &field in kind.required() {
+        if !r.values.contains_key(&field) {
+            problems.push(problem(
+                id_span,
+                format!("{id_text} has no `{field}`, which a {kind} needs"),
+                REMAKE,
+            ));
+        }
+    }
+    (problems.len() == before).then_some(r)
+}
+
+enum Read {
+    Value(Value),
+    Refs(Vec<String>),
+}
+
+/// One field, typed as the schema says; `Err` says what is wrong.
+fn read_field(kind: Kind, field: Field, node: Node<'_, '_>) -> Result<Read, String> {
+    let found = || format!("is {}", node.found());
+    let text = || match node.value() {
+        Yaml::Null | Yaml::List | Yaml::Map => Err(format!("must be text, and {}", found())),
+        _ => Ok(node.scalar_text().unwrap_or_default()),
+    };
+    let value = match kind.ty(field) {
+        Ty::Content => Value::Str(text()?.into()),
+        Ty::Text => {
+            let t = text()?;
+            if t.is_empty() {
+                return Err("is empty".to_owned());
+            }
+            Value::Str(t.into())
+        }
+        Ty::Word(words) => {
+            let t = text()?;
+            if !words.contains(&t) {
+                return Err(format!("is `{t}`, not one of {}", words.join(", ")));
+            }
+            Value::Str(t.into())
+        }
+        Ty::Mode => {
+            let t = text()?;
+            if normalise_mode(t).as_deref() != Some(t) {
+                return Err(format!("is `{t}`, not a mode of four octal digits"));
+            }
+            Value::Str(t.into())
+        }
+        Ty::AbsPath => {
+            let t = text()?;
+            if normalise_abs_path(t).as_deref() != Ok(t) {
+                return Err(format!("is `{t}`, not a normalised absolute path"));
+            }
+            Value::Str(t.into())
+        }
+        Ty::Source => {
+            let t = text()?;
+            if normalise_rel_path(t).as_deref() != Ok(t) {
+                return Err(format!("is `{t}`, not a normalised relative path"));
+            }
+            Value::Str(t.into())
+        }
+        Ty::Bool => match node.value() {
+            Yaml::Bool(b) => Value::Bool(b),
+            _ => return Err(format!("must be true or false, and {}", found())),
+        },
+        Ty::Id => match node.value() {
+            Yaml::Int(i) if (0..i64::from(u32::MAX)).contains(&i) => Value::Int(i),
+            _ => return Err(format!("must be a user or group id, and {}", found())),
+        },
+        Ty::List => Value::List(list(node)?.into_iter().map(Into::into).collect()),
+        Ty::Refs => {
+            let mut ids = Vec::new();
+            for t in list(node)? {
+                let id = ResourceId::parse(t).map_err(|e| e.describe(t).0)?;
+                ids.push(id.to_string());
+            }
+            return Ok(Read::Refs(ids));
+        }
+    };
+    Ok(Read::Value(value))
+}
+
+fn list<'s>(node: Node<'s, '_>) -> Result<Vec<&'s str>, String> {
+    if node.value() != Yaml::List {
+        return Err(format!("must be a list, and is {}", node.found()));
+    }
+    node.items()
+        .map(|item| match item.value() {
+            Yaml::List | Yaml::Map | Yaml::Null => {
+                Err(format!("must list text, and holds {}", item.found()))
+            }
+            _ => Ok(item.scalar_text().unwrap_or_default()),
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn read(text: &str) -> Result<Vec<BundledResource>, String> {
+        resources("web-001.bundle", text.as_bytes()).map_err(|e| e.text)
+    }
+
+    #[test]
+    fn every_field_type_reads_back() {
+        let text = "datum: v1alpha1\ntype: Manifest\nhost: web-001\nlabels: {}\nlayers: [base]\n\
+            resources:\n  File[motd]:\n    path: /etc/motd\n    mode: '0644'\n    source: files/motd\n    source_sha256: abc\n    sensitive: false\n    requires:\n    - Package[nginx]\n\
+            \x20 Package[nginx]:\n    ensure: installed\n    version: '1.10'\n\
+            \x20 User[ops]:\n    uid: 2000\n    groups:\n    - adm\n";
+        let got = read(text).unwrap();
+        assert_eq!(got.len(), 3);
+        let motd = &got[0];
+        assert_eq!(motd.kind(), Kind::File);
+        assert_eq!(motd.str(Field::Path), Some("/etc/motd"));
+        assert_eq!(motd.str(Field::Mode), Some("0644"));
+        assert_eq!(motd.value(Field::Sensitive), Some(&Value::Bool(false)));
+        assert_eq!(motd.refs(Field::Requires), ["Package[nginx]"]);
+        assert_eq!(got[1].name(), "nginx");
+        assert_eq!(got[1].str(Field::Version), Some("1.10"));
+        assert_eq!(got[2].value(Field::Uid), Some(&Value::Int(2000)));
+        assert_eq!(
+            got[2].value(Field::Groups),
+            Some(&Value::List(vec!["adm".into()].into()))
+        );
+    }
+
+    #[test]
+    fn what_would_change_what_is_applied_is_refused_with_its_place() {
+        let base = "datum: v1alpha1\ntype: Manifest\nhost: h\nresources:\n";
+        for (resources, expected) in [
+            ("  File[a]:\n    path: etc/a\n", "(manifest):6:11"),
+            (
+                "  File[a]:\n    path: /a\n    colour: red\n",
+                "File has no field `colour`",
+            ),
+            (
+                "  File[a]:\n    path: /a\n    mode: 644\n",
+                "not a mode of four octal digits",
+            ),
+            ("  Gadget[a]: {}\n", "unknown resource type `Gadget`"),
+            (
+                "  Directory[a]: {}\n",
+                "has no `path`, which a Directory needs",
+            ),
+            ("  User[a]:\n    uid: -1\n", "must be a user or group id"),
+            (
+                "  Service[a]:\n    enabled: 'yes'\n",
+                "must be true or false",
+            ),
+            (
+                "  File[a]:\n    path: /a\n    requires: [nope]\n",
+                "`nope` is not a resource id",
+            ),
+        ] {
+            let err = read(&format!("{base}{resources}")).unwrap_err();
+            assert!(err.contains(expected), "{resources}: {err}");
+            assert!(err.contains("web-001.bundle (manifest):"), "{err}");
+        }
+        let err = read("type: Manifest\n").unwrap_err();
+        assert!(err.contains("no `datum:` version"), "{err}");
+    }
+}

@@ -1,0 +1,662 @@
+//! The agent's configuration, `/etc/datum/agent.yaml`: where the host's
+//! configuration comes from (git or a bundle URL), whom to trust, when to
+//! run and where to report. Read with the core's YAML reader, so every
+//! mistake is reported with its `path:line:column`, all of them at once.
+//!
+//! ```yaml
+//! git:
+//!   remotes: [https://git.example.net/infra/fleet.git, /srv/fleet.git]
+//!   branch: main
+//!   fleet: fleet
+//! allowed_signers: /etc/datum/allowed_signers
+//! interval: 30m
+//! ```
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use datum_core::diagnostic::{Code, Diagnostic};
+use datum_core::schema::{normalise_abs_path, normalise_rel_path, suggest};
+use datum_core::settings::{self, Node, Value};
+use datum_core::source::{Files, Span};
+
+use crate::fetch::GitSource;
+use crate::schedule::Schedule;
+use crate::{http, metrics};
+
+/// Where the agent looks for its configuration (under `--root`).
+pub const DEFAULT_PATH: &str = "/etc/datum/agent.yaml";
+/// A configuration file is a few lines; anything much bigger is a mistake.
+const MAX_SIZE: u64 = 1 << 20;
+
+/// What the agent is told to do.
+#[derive(Debug, Clone)]
+pub struct Config {
+    pub source: Source,
+    /// Git mode: the allowed-signers file the tip commit must be signed by one of.
+    pub allowed_signers: Option<PathBuf>,
+    /// Bundle mode: the allowed-signers file a bundle must be signed by one of.
+    pub public_keys: Option<PathBuf>,
+    pub schedule: Schedule,
+    /// Where each run's report is POSTed, best effort.
+    pub report_url: Option<String>,
+    /// The Prometheus textfile-collector file.
+    pub metrics: PathBuf,
+}
+
+/// Where the host's configuration comes from.
+#[derive(Debug, Clone)]
+pub enum Source {
+    /// A branch of a git repository, from the first remote that answers;
+    /// the fleet lives at `fleet` inside it (`""` for the top).
+    Git { source: GitSource, fleet: String },
+    /// A bundle URL (`https://`, `http://`, `file://` or a path) in which
+    /// `{host}` stands for the host's name.
+    Bundle { url: String },
+}
+
+/// The configuration cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    /// The file cannot be read.
+    #[error("cannot read the agent configuration {}: {source}", path.display())]
+    Read {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    /// The file has mistakes; each diagnostic says where and what.
+    #[error("{} is not a valid agent configuration ({})", path.display(), datum_core::check::count(diagnostics.len(), "error"))]
+    Invalid {
+        path: PathBuf,
+        /// The file, for drawing the diagnostics.
+        files: Files,
+        diagnostics: Vec<Diagnostic>,
+    },
+}
+
+impl ConfigError {
+    /// What would fix it.
+    pub fn hint(&self) -> &'static str {
+        match self {
+            ConfigError::Read { .. } => {
+                "write /etc/datum/agent.yaml (see docs/agent.md), or name another file with --config"
+            }
+            ConfigError::Invalid { .. } => "fix each error above; docs/agent.md lists every key",
+        }
+    }
+
+    /// The diagnostics and the file they point into, for an invalid file.
+    pub fn diagnostics(&self) -> Option<(&Files, &[Diagnostic])> {
+        match self {
+            ConfigError::Invalid {
+                files, diagnostics, ..
+            } => Some((files, diagnostics)),
+            ConfigError::Read { .. } => None,
+        }
+    }
+}
+
+/// Reads and checks the configuration file at `path`.
+pub fn read(path: &Path) -> Result<Config, ConfigError> {
+    let bytes = http::read_file(path, MAX_SIZE).map_err(|e| ConfigError::Read {
+        path: path.to_owned(),
+        source: match e {
+            http::FetchError::File { source, .. } => source,
+            other => std::io::Error::other(other.to_string()),
+        },
+    })?;
+    let text = String::from_utf8(bytes).map_err(|_| ConfigError::Read {
+        path: path.to_owned(),
+        source: std::io::Error::new(std::io::ErrorKind::InvalidData, "it is not UTF-8"),
+    })?;
+    parse(path, text)
+}
+
+/// Checks `text` as the configuration file `path`.
+pub fn parse(path: &Path, text: String) -> Result<Config, ConfigError> {
+    let mut files = Files::default();
+    let file = files.add(path.display().to_string(), text);
+    let result = match settings::parse(file, files.get(file).text()) {
+        Err(diagnostics) => Err(diagnostics),
+        Ok(doc) => {
+            let mut cx = Cx {
+                diags: Vec::new(),
+                top: Span {
+                    file,
+                    start: Default::default(),
+                    end: Default::default(),
+                },
+            };
+            let config = match doc.root() {
+                Some(root) => cx.config(root),
+                None => {
+                    cx.error(cx.top, "the agent configuration is empty", HINT_MODE);
+                    None
+                }
+            };
+            match config {
+                Some(c) if cx.diags.is_empty() => Ok(c),
+                _ => Err(cx.diags),
+            }
+        }
+    };
+    result.map_err(|diagnostics| ConfigError::Invalid {
+        path: path.to_owned(),
+        files,
+        diagnostics,
+    })
+}
+
+const HINT_MODE: &str = "configure one way in: `git: {remotes: [URL], branch: main, fleet: PATH}` or `bundle: {url: \"https://HOST/bundles/{host}.bundle\"}`";
+
+const KEYS: &[&str] = &[
+    "git",
+    "bundle",
+    "allowed_signers",
+    "public_keys",
+    "interval",
+    "jitter",
+    "report_url",
+    "metrics",
+];
+
+/// Collects every mistake before giving up.
+struct Cx {
+    diags: Vec<Diagnostic>,
+    /// The start of the file, for what is missing.
+    top: Span,
+}
+
+impl Cx {
+    fn error(&mut self, span: Span, message: impl Into<String>, hint: impl Into<String>) {
+        self.diags.push(
+            Diagnostic::error(Code::AgentConfig, message)
+                .at(span, "here")
+                .hint(hint),
+        );
+    }
+
+    fn config(&mut self, root: Node<'_, '_>) -> Option<Config> {
+        if root.value() != Value::Map {
+            let found = root.found();
+            self.error(
+                root.span(),
+                format!("the agent configuration must be a mapping of keys, found {found}"),
+                HINT_MODE,
+            );
+            return None;
+        }
+        self.top = root.span();
+        let mut git = None;
+        let mut bundle = None;
+        let mut allowed_signers = None;
+        let mut public_keys = None;
+        let mut interval = None;
+        let mut jitter = None;
+        let mut report_url = None;
+        let mut metrics = None;
+        for (key, key_span, value) in root.entries() {
+            match key {
+                "git" => git = Some((key_span, self.git(value))),
+                "bundle" => bundle = Some((key_span, self.bundle(value))),
+                "allowed_signers" => allowed_signers = Some((key_span, self.abs_path(key, value))),
+                "public_keys" => public_keys = Some((key_span, self.abs_path(key, value))),
+                "interval" => interval = self.duration(key, value),
+                "jitter" => jitter = self.duration(key, value).map(|d| (d, value.span())),
+                "report_url" => report_url = self.report_url(value),
+                "metrics" => metrics = self.abs_path(key, value),
+                _ => {
+                    let hint = match suggest(key, KEYS.iter().copied()) {
+                        Some(near) => format!("did you mean `{near}`?"),
+                        None => format!("the keys are {}", KEYS.join(", ")),
+                    };
+                    self.error(key_span, format!("unknown key `{key}`"), hint);
+                }
+            }
+        }
+        let (is_git, is_bundle) = (git.is_some(), bundle.is_some());
+        let source = match (git, bundle) {
+            (Some((_, git)), None) => git,
+            (None, Some((_, bundle))) => bundle,
+            (Some(_), Some((span, _))) => {
+                self.error(
+                    span,
+                    "both `git` and `bundle` are configured",
+                    "an agent takes its configuration one way: keep one of them",
+                );
+                None
+            }
+            (None, None) => {
+                self.error(
+                    self.top,
+                    "neither `git` nor `bundle` is configured",
+                    HINT_MODE,
+                );
+                None
+            }
+        };
+        if let (Some((span, _)), true) = (&allowed_signers, is_bundle && !is_git) {
+            self.error(
+                *span,
+                "`allowed_signers` is for git mode",
+                "a bundle's signers are listed by `public_keys`",
+            );
+        }
+        if let (Some((span, _)), true) = (&public_keys, is_git && !is_bundle) {
+            self.error(
+                *span,
+                "`public_keys` is for bundle mode",
+                "the signers of git commits are listed by `allowed_signers`",
+            );
+        }
+        let interval = interval.unwrap_or(crate::schedule::DEFAULT_INTERVAL);
+        let mut schedule = match Schedule::new(interval) {
+            Ok(s) => Some(s),
+            Err(e) => {
+                let span = self.top;
+                self.error(
+                    span,
+                    e.to_string(),
+                    "write an interval such as `30m` or `1h`",
+                );
+                None
+            }
+        };
+        if let (Some(s), Some((jitter, span))) = (schedule, jitter) {
+            match s.with_jitter(jitter) {
+                Ok(with) => schedule = Some(with),
+                Err(e) => self.error(span, e.to_string(), "a jitter of a few seconds is enough"),
+            }
+        }
+        Some(Config {
+            source: source?,
+            allowed_signers: allowed_signers.and_then(|(_, p)| p),
+            public_keys: public_keys.and_then(|(_, p)| p),
+            schedule: schedule?,
+            report_url,
+            metrics: metrics.unwrap_or_else(|| PathBuf::from(metrics::DEFAULT_PATH)),
+        })
+    }
+
+    /// The entries of a mapping, or an error when `node` is not one.
+    fn mapping<'s, 'a>(
+        &mut self,
+        what: &str,
+        node: Node<'s, 'a>,
+        hint: &str,
+    ) -> Option<Vec<(&'s str, Span, Node<'s, 'a>)>> {
+        if node.value() != Value::Map {
+            let found = node.found();
+            self.error(
+                node.span(),
+                format!("`{what}` must be a mapping, found {found}"),
+                hint,
+            );
+            return None;
+        }
+        Some(node.entries().collect())
+    }
+
+    fn unknown(&mut self, within: &str, key: &str, span: Span, keys: &[&str]) {
+        let hint = match suggest(key, keys.iter().copied()) {
+            Some(near) => format!("did you mean `{near}`?"),
+            None => format!("`{within}` takes {}", keys.join(", ")),
+        };
+        self.error(span, format!("unknown key `{key}` in `{within}`"), hint);
+    }
+
+    fn text<'s>(&mut self, what: &str, node: Node<'s, '_>) -> Option<&'s str> {
+        match node.value() {
+            Value::Text(t) if !t.is_empty() => Some(t),
+            Value::Text(_) => {
+                self.error(node.span(), format!("`{what}` is empty"), "write a value");
+                None
+            }
+            _ => {
+                let found = node.found();
+                self.error(
+                    node.span(),
+                    format!("`{what}` must be text, found {found}"),
+                    "write it as text, in quotes if need be",
+                );
+                None
+            }
+        }
+    }
+
+    fn git(&mut self, node: Node<'_, '_>) -> Option<Source> {
+        const GIT_KEYS: &[&str] = &["remotes", "branch", "fleet"];
+        let entries = self.mapping("git", node, HINT_MODE)?;
+        let mut remotes = None;
+        let mut remotes_seen = false;
+        let mut branch = ("main".to_owned(), node.span());
+        let mut fleet = String::new();
+        let mut ok = true;
+        for (key, key_span, value) in entries {
+            match key {
+                "remotes" => {
+                    remotes_seen = true;
+                    remotes = self.remotes(value);
+                }
+                "branch" => match self.text("branch", value) {
+                    Some(b) => branch = (b.to_owned(), value.span()),
+                    None => ok = false,
+                },
+                "fleet" => match self
+                    .text("fleet", value)
+                    .map(|f| (f, normalise_rel_path(f)))
+                {
+                    Some((".", _)) => {}
+                    Some((_, Ok(path))) => fleet = path,
+                    Some((f, Err(_))) => {
+                        self.error(
+                            value.span(),
+                            format!("`fleet` must be a path inside the repository, found `{f}`"),
+                            "write the fleet's directory relative to the top of the repository, as in `fleet: fleet`",
+                        );
+                        ok = false;
+                    }
+                    None => ok = false,
+                },
+                _ => {
+                    self.unknown("git", key, key_span, GIT_KEYS);
+                    ok = false;
+                }
+            }
+        }
+        let Some(remotes) = remotes else {
+            if !remotes_seen {
+                self.error(
+                    node.span(),
+                    "`git` has no `remotes`",
+                    "list the repository's URLs in order of preference: `remotes: [https://git.example.net/fleet.git]`",
+                );
+            }
+            return None;
+        };
+        let (branch, branch_span) = branch;
+        match GitSource::new(remotes, branch) {
+            Ok(source) if ok => Some(Source::Git { source, fleet }),
+            Ok(_) => None,
+            Err(e) => {
+                let hint = e.hint();
+                self.error(branch_span, e.to_string(), hint);
+                None
+            }
+        }
+    }
+
+    fn remotes(&mut self, node: Node<'_, '_>) -> Option<Vec<String>> {
+        if node.value() != Value::List {
+            let found = node.found();
+            self.error(
+                node.span(),
+                format!("`remotes` must be a list, found {found}"),
+                "list the repository's URLs in order of preference: `remotes: [https://git.example.net/fleet.git]`",
+            );
+            return None;
+        }
+        let mut out = Vec::new();
+        let mut ok = true;
+        for item in node.items() {
+            let Some(remote) = self.text("remotes", item) else {
+                ok = false;
+                continue;
+            };
+            let local = !remote.contains("://") && !remote.contains(':');
+            if local && !remote.starts_with('/') {
+                self.error(
+                    item.span(),
+                    format!("the remote `{remote}` is a relative path"),
+                    "write a local repository's absolute path, as in `/srv/fleet.git`",
+                );
+                ok = false;
+                continue;
+            }
+            // Checked one by one, so a bad one is shown where it is written.
+            if let Err(e) = GitSource::new(vec![remote.to_owned()], "main".to_owned()) {
+                let hint = e.hint();
+                self.error(item.span(), e.to_string(), hint);
+                ok = false;
+                continue;
+            }
+            out.push(remote.to_owned());
+        }
+        if out.is_empty() && ok {
+            self.error(
+                node.span(),
+                "`remotes` is empty",
+                "list at least one: `remotes: [https://git.example.net/fleet.git]`",
+            );
+            return None;
+        }
+        ok.then_some(out)
+    }
+
+    fn bundle(&mut self, node: Node<'_, '_>) -> Option<Source> {
+        let entries = self.mapping("bundle", node, HINT_MODE)?;
+        let mut url = None;
+        let mut url_seen = false;
+        for (key, key_span, value) in entries {
+            match key {
+                "url" => {
+                    url_seen = true;
+                    let Some(u) = self.text("url", value) else {
+                        continue;
+                    };
+                    // Checked with a stand-in name: the template must expand
+                    // and name something the agent can fetch.
+                    match http::expand(u, "example").and_then(|e| http::locate(&e)) {
+                        Ok(http::Location::File(p)) if !p.is_absolute() => self.error(
+                            value.span(),
+                            format!("the bundle path `{u}` is relative"),
+                            "write an absolute path, a file:// URL or an https:// URL",
+                        ),
+                        Ok(_) => url = Some(u.to_owned()),
+                        Err(e) => self.error(
+                            value.span(),
+                            e.to_string(),
+                            "write it as https://config.example.net/bundles/{host}.bundle",
+                        ),
+                    }
+                }
+                _ => self.unknown("bundle", key, key_span, &["url"]),
+            }
+        }
+        match url {
+            Some(url) => Some(Source::Bundle { url }),
+            None => {
+                if !url_seen {
+                    self.error(
+                        node.span(),
+                        "`bundle` has no `url`",
+                        "write `url: https://config.example.net/bundles/{host}.bundle`",
+                    );
+                }
+                None
+            }
+        }
+    }
+
+    fn abs_path(&mut self, what: &str, node: Node<'_, '_>) -> Option<PathBuf> {
+        let text = self.text(what, node)?;
+        match normalise_abs_path(text) {
+            Ok(p) => Some(PathBuf::from(p)),
+            Err(_) => {
+                self.error(
+                    node.span(),
+                    format!("`{what}` must be an absolute path, found `{text}`"),
+                    "write the file's absolute path on this host",
+                );
+                None
+            }
+        }
+    }
+
+    fn duration(&mut self, what: &str, node: Node<'_, '_>) -> Option<Duration> {
+        let parsed = match node.value() {
+            Value::Text(t) => parse_duration(t),
+            _ => None,
+        };
+        if parsed.is_none() {
+            let shown = node.scalar_text().unwrap_or_default();
+            self.error(
+                node.span(),
+                format!("`{what}` must be a duration, found `{shown}`"),
+                "write a number and a unit, or several: `90s`, `30m`, `1h30m`, `1d`",
+            );
+        }
+        parsed
+    }
+
+    fn report_url(&mut self, node: Node<'_, '_>) -> Option<String> {
+        let url = self.text("report_url", node)?;
+        match http::locate(url) {
+            Ok(http::Location::Http(u)) => Some(u),
+            _ => {
+                self.error(
+                    node.span(),
+                    format!("`report_url` must be an http:// or https:// URL, found `{url}`"),
+                    "write the collector's URL, as in `https://reports.example.net/datum`",
+                );
+                None
+            }
+        }
+    }
+}
+
+/// `90s`, `30m`, `1h30m`, `2d`: whole numbers each followed by a unit.
+pub fn parse_duration(text: &str) -> Option<Duration> {
+    let mut total: u64 = 0;
+    let mut digits = String::new();
+    for c in text.chars() {
+        if c.is_ascii_digit() {
+            digits.push(c);
+            continue;
+        }
+        let unit = match c {
+            's' => 1,
+            'm' => 60,
+            'h' => 3600,
+            'd' => 86_400,
+            _ => return None,
+        };
+        let n: u64 = digits.parse().ok()?;
+        digits.clear();
+        total = total.checked_add(n.checked_mul(unit)?)?;
+    }
+    (digits.is_empty() && !text.is_empty()).then(|| Duration::from_secs(total))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse_text(text: &str) -> Result<Config, String> {
+        parse(Path::new("/etc/datum/agent.yaml"), text.to_owned()).map_err(|e| {
+            let (files, diags) = e.diagnostics().unwrap();
+            let mut out = Vec::new();
+            for d in diags {
+                d.render(files, false, &mut out).unwrap();
+            }
+            String::from_utf8(out).unwrap()
+        })
+    }
+
+    #[test]
+    fn git_mode_with_defaults() {
+        let c = parse_text("git:\n  remotes: [/srv/fleet.git, https://git.example.net/f.git]\n")
+            .unwrap();
+        let Source::Git { source, fleet } = &c.source else {
+            panic!("not git")
+        };
+        assert_eq!(
+            source.remotes(),
+            ["/srv/fleet.git", "https://git.example.net/f.git"]
+        );
+        assert_eq!((source.branch(), fleet.as_str()), ("main", ""));
+        assert_eq!(c.schedule.interval(), Duration::from_secs(1800));
+        assert_eq!(c.metrics, Path::new(metrics::DEFAULT_PATH));
+        assert_eq!((c.allowed_signers, c.report_url), (None, None));
+    }
+
+    #[test]
+    fn bundle_mode_with_everything() {
+        let c = parse_text(
+            "bundle:\n  url: https://cfg.example.net/b/{host}.bundle\npublic_keys: /etc/datum/bundle_signers\n\
+             interval: 1h30m\njitter: 5s\nreport_url: https://r.example.net/in\nmetrics: /run/datum.prom\n",
+        )
+        .unwrap();
+        assert!(matches!(&c.source, Source::Bundle { url } if url.ends_with("{host}.bundle")));
+        assert_eq!(
+            c.public_keys.as_deref(),
+            Some(Path::new("/etc/datum/bundle_signers"))
+        );
+        assert_eq!(c.schedule.interval(), Duration::from_secs(5400));
+        assert_eq!(c.schedule.jitter(), Duration::from_secs(5));
+        assert_eq!(c.report_url.as_deref(), Some("https://r.example.net/in"));
+        assert_eq!(c.metrics, Path::new("/run/datum.prom"));
+    }
+
+    #[test]
+    fn every_mistake_is_reported_with_its_place() {
+        let err = parse_text(
+            "git:\n  remotes: [relative/path]\n  branch: 'a..b'\n  flet: x\ninterval: 30\nreport_url: ftp://x\npublic_keys: /k\n",
+        )
+        .unwrap_err();
+        for expected in [
+            "agent.yaml:2:13",
+            "the remote `relative/path` is a relative path",
+            "agent.yaml:4:3",
+            "unknown key `flet` in `git`",
+            "did you mean `fleet`?",
+            "agent.yaml:5:11",
+            "`interval` must be a duration, found `30`",
+            "`report_url` must be an http:// or https:// URL",
+            "`public_keys` is for bundle mode",
+        ] {
+            assert!(err.contains(expected), "{expected}\n{err}");
+        }
+        for (text, expected) in [
+            ("", "the agent configuration is empty"),
+            ("interval: 5m\n", "neither `git` nor `bundle` is configured"),
+            (
+                "git: {remotes: [/a]}\nbundle: {url: /b}\n",
+                "both `git` and `bundle`",
+            ),
+            (
+                "bundle: {url: 'https://x/{hots}'}\n",
+                "unknown placeholder `{hots}`",
+            ),
+            ("bundle: {url: 'b/{host}'}\n", "is relative"),
+            (
+                "git: {remotes: [/a], fleet: ../x}\n",
+                "must be a path inside the repository",
+            ),
+            ("git: {remotes: []}\n", "`remotes` is empty"),
+            (
+                "git: {remotes: [/a]}\nintervall: 1m\n",
+                "did you mean `interval`?",
+            ),
+            (
+                "git: {remotes: [/a]}\ninterval: 0s\n",
+                "the interval must be between",
+            ),
+            ("git: {remotes: [/a]}\na: 1\na: 2\n", "duplicate key `a`"),
+        ] {
+            let err = parse_text(text).unwrap_err();
+            assert!(err.contains(expected), "{text:?}: {err}");
+        }
+    }
+
+    #[test]
+    fn durations() {
+        assert_eq!(parse_duration("90s"), Some(Duration::from_secs(90)));
+        assert_eq!(parse_duration("1h30m"), Some(Duration::from_secs(5400)));
+        assert_eq!(parse_duration("2d"), Some(Duration::from_secs(172_800)));
+        for bad in ["", "30", "m", "1x", "1.5h", "-1m", "99999999999999999999s"] {
+            assert_eq!(parse_duration(bad), None, "{bad}");
+        }
+    }
+}

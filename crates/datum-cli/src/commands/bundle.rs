@@ -1,0 +1,228 @@
+//! `datum bundle`: one file per host holding its manifest and exactly the
+//! payloads it uses, signed, for agents in bundle mode.
+
+use std::fs;
+use std::io;
+use std::path::{Path, PathBuf};
+
+use datum_agent::bundle::{Payloads, make};
+use datum_agent::sshsig::SigningKey;
+use datum_core::bundle::Commit;
+use datum_core::check::{self, count};
+use datum_core::fleet::{Fleet, HostId};
+use datum_core::loader;
+use datum_core::manifest::Manifest;
+use datum_core::reader::{DirReader, Reader};
+use datum_core::resolve::{FleetResolution, resolve_all};
+use datum_git::{GitError, Repo, Revision};
+use rayon::prelude::*;
+
+use super::resolve_host;
+use crate::GlobalArgs;
+use crate::command_error::{CommandError, Result};
+use crate::exit::Status;
+use crate::root;
+use crate::ui::Ui;
+
+/// Write a host's bundle: its manifest, exactly the payload files the
+/// manifest uses (nothing of any other host), the fleet's name, the commit
+/// it was made from, and a signature.
+///
+/// In a git repository the fleet is read as committed at HEAD (or --rev),
+/// never from the working tree, and the bundle records that commit and its
+/// time, which agents use to refuse going back. Outside git no commit is
+/// recorded. The same revision and key always give the same bytes.
+///
+/// With --all, every host that resolves gets `DIR/<host>.bundle`; a host
+/// that does not resolve gets no file (its errors are printed, and the
+/// status is 1), and other `.bundle` files in DIR are removed.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The host to bundle.
+    #[arg(required_unless_present = "all", conflicts_with = "all")]
+    host: Option<String>,
+    /// Bundle every host, in parallel, one file each into --out DIR.
+    #[arg(long)]
+    all: bool,
+    /// The bundle file to write (a directory with --all, created if missing).
+    #[arg(long, value_name = "PATH")]
+    out: PathBuf,
+    /// Sign with this OpenSSH ed25519 private key (the file without .pub,
+    /// not protected by a passphrase), in the namespace `datum-bundle`.
+    #[arg(long, value_name = "KEY")]
+    sign_key: Option<PathBuf>,
+    /// The commit to bundle, in a git repository (default: HEAD).
+    #[arg(long, value_name = "REV")]
+    rev: Option<String>,
+}
+
+pub fn run(ui: &mut Ui, global: &GlobalArgs, args: Args) -> Result<Status> {
+    let key = match &args.sign_key {
+        Some(path) => Some(SigningKey::read(path).map_err(|e| {
+            let hint = e.hint();
+            CommandError::failed(e.to_string())
+                .with_source(e)
+                .hint(hint)
+        })?),
+        None => None,
+    };
+    let dir = root::find(global.fleet.as_deref())?;
+    let (fleet, reader, revision) = load(&dir, args.rev.as_deref())?;
+    let commit = revision.as_ref().map(|r| Commit {
+        id: r.id(),
+        time: r.time(),
+    });
+    let payloads = Payloads::read(
+        reader.as_ref(),
+        fleet.sources.keys().map(String::as_str),
+        fleet.source_limit,
+    )
+    .map_err(|e| CommandError::failed(e.to_string()).with_source(e))?;
+    let at = match &revision {
+        Some(r) => format!(" at commit {}", r.short()),
+        None => String::new(),
+    };
+    let job = Job {
+        fleet: &fleet,
+        payloads: &payloads,
+        commit,
+        key: key.as_ref(),
+    };
+    match &args.host {
+        Some(name) => {
+            let resolved = resolve_host(ui, &fleet, name)?;
+            resolved.require_ok()?;
+            let manifest = Manifest::new(&fleet, resolved.host, &resolved.resolution);
+            let bytes = job.make(&manifest)?;
+            write_whole(&args.out, &bytes).map_err(|e| {
+                CommandError::failed(format!("cannot write {}: {e}", args.out.display()))
+                    .with_source(e)
+            })?;
+            writeln!(
+                ui.stdout(),
+                "bundled {name}{at} into {}{}",
+                args.out.display(),
+                signed_by(key.as_ref())
+            )?;
+            Ok(Status::OK)
+        }
+        None => {
+            let all = resolve_all(&fleet);
+            let written = bundle_all(&job, &all, &args.out)?;
+            ui.diagnostics(&fleet.files, &check::errors(&fleet, &all));
+            writeln!(
+                ui.stdout(),
+                "bundled {written} of {}{at} into {}{}",
+                count(fleet.hosts.len(), "host"),
+                args.out.display(),
+                signed_by(key.as_ref())
+            )?;
+            let failed = fleet.hosts.len() - written;
+            if failed > 0 {
+                return Err(CommandError::failed(format!(
+                    "{} did not resolve and got no bundle",
+                    count(failed, "host")
+                )));
+            }
+            Ok(Status::OK)
+        }
+    }
+}
+
+fn signed_by(key: Option<&SigningKey>) -> String {
+    match key {
+        Some(k) => format!(", signed by {}", k.fingerprint()),
+        None => ", unsigned".to_owned(),
+    }
+}
+
+/// The fleet as committed (in git) or as on disk (outside git).
+fn load(dir: &Path, rev: Option<&str>) -> Result<(Fleet, Box<dyn Reader>, Option<Revision>)> {
+    match Repo::discover(dir) {
+        Ok(repo) => {
+            let revision = repo.resolve(rev.unwrap_or("HEAD")).map_err(|e| {
+                CommandError::from(e)
+                    .hint("a bundle records the commit it was made from: commit the fleet first")
+            })?;
+            let reader = repo.reader(&revision)?;
+            let fleet = loader::load(&reader)?;
+            Ok((fleet, Box::new(reader), Some(revision)))
+        }
+        Err(GitError::NotARepository { .. }) if rev.is_none() => {
+            let reader = DirReader::new(dir)?;
+            let fleet = loader::load(&reader)?;
+            Ok((fleet, Box::new(reader), None))
+        }
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// What every host's bundle shares.
+struct Job<'a> {
+    fleet: &'a Fleet,
+    payloads: &'a Payloads,
+    commit: Option<Commit<'a>>,
+    key: Option<&'a SigningKey>,
+}
+
+impl Job<'_> {
+    fn make(&self, manifest: &Manifest<'_>) -> Result<Vec<u8>> {
+        make(manifest, self.payloads, self.commit, self.key).map_err(|e| {
+            CommandError::failed(format!("cannot bundle {}: {e}", manifest.host_name()))
+                .with_source(e)
+        })
+    }
+}
+
+/// Writes `<host>.bundle` for every host that resolves, in parallel, and
+/// removes every other `.bundle` file of `dir`; gives how many were written.
+fn bundle_all(job: &Job<'_>, all: &FleetResolution, dir: &Path) -> Result<usize> {
+    let fleet = job.fleet;
+    let cannot = |e: io::Error| {
+        CommandError::failed(format!("cannot write into {}: {e}", dir.display())).with_source(e)
+    };
+    fs::create_dir_all(dir).map_err(cannot)?;
+    let results: Vec<Result<Option<&str>>> = (0..fleet.hosts.len() as u32)
+        .into_par_iter()
+        .map(|h| {
+            let host = HostId(h);
+            let name = &*fleet.host(host).name;
+            let Some(res) = all.of(host).filter(|r| r.is_ok()) else {
+                return Ok(None);
+            };
+            let bytes = job.make(&Manifest::new(fleet, host, res))?;
+            write_whole(&dir.join(format!("{name}.bundle")), &bytes).map_err(cannot)?;
+            Ok(Some(name))
+        })
+        .collect();
+    let mut written = std::collections::BTreeSet::new();
+    for r in results {
+        if let Some(name) = r? {
+            written.insert(format!("{name}.bundle"));
+        }
+    }
+    // A host that no longer resolves, or is gone, keeps no old bundle.
+    for entry in fs::read_dir(dir).map_err(cannot)? {
+        let entry = entry.map_err(cannot)?;
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if name.ends_with(".bundle") && !written.contains(&name) {
+            match fs::remove_file(entry.path()) {
+                Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(cannot(e)),
+                _ => {}
+            }
+        }
+    }
+    Ok(written.len())
+}
+
+/// Written whole beside `path`, then renamed: a server never serves half a
+/// bundle.
+fn write_whole(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let tmp = path.with_file_name(format!(".{name}.tmp"));
+    fs::write(&tmp, bytes)?;
+    fs::rename(&tmp, path)
+}

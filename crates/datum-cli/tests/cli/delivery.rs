@@ -1,0 +1,290 @@
+//! What the bundle and agent tests share: a small fleet committed to git
+//! with fixed identities and dates, keys made by the real `ssh-keygen`, and
+//! a static HTTP server on 127.0.0.1 serving a directory and taking POSTs.
+
+use std::fs;
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread;
+use std::time::Duration;
+
+/// Runs `command`; a failure stops the test with its output.
+pub fn ok(command: &mut Command) -> String {
+    let out = command
+        .output()
+        .unwrap_or_else(|e| panic!("{command:?}: {e}"));
+    assert!(
+        out.status.success(),
+        "{command:?} failed: {}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// `git` without the machine's configuration, with fixed identities.
+pub fn git(dir: &Path) -> Command {
+    let mut c = Command::new("git");
+    c.current_dir(dir)
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_AUTHOR_NAME", "Ops")
+        .env("GIT_AUTHOR_EMAIL", "ops@example.net")
+        .env("GIT_COMMITTER_NAME", "Ops")
+        .env("GIT_COMMITTER_EMAIL", "ops@example.net")
+        .args(["-c", "init.defaultBranch=main"]);
+    c
+}
+
+/// A key pair written by `ssh-keygen -t ed25519`.
+pub struct Key {
+    pub private: PathBuf,
+    /// The `.pub` line.
+    pub public: String,
+}
+
+impl Key {
+    pub fn new(dir: &Path, name: &str) -> Key {
+        let private = dir.join(name);
+        ok(Command::new("ssh-keygen")
+            .args(["-q", "-t", "ed25519", "-N", "", "-C", name, "-f"])
+            .arg(&private));
+        let public = fs::read_to_string(private.with_extension("pub"))
+            .unwrap()
+            .trim_end()
+            .to_owned();
+        Key { private, public }
+    }
+
+    /// An allowed-signers line for this key.
+    pub fn signer_line(&self, principal: &str) -> String {
+        format!("{principal} {}\n", self.public)
+    }
+}
+
+/// The fleet the delivery tests converge: two hosts, each with a File from
+/// a payload only its role uses, a File with inline content and a
+/// Directory, all inside `/srv` so a bare test root needs nothing else.
+pub const FLEET: &[(&str, &str)] = &[
+    (
+        "datum.yaml",
+        "datum: v1alpha1\ntype: Fleet\nname: delivery\n",
+    ),
+    (
+        "hosts.yaml",
+        "datum: v1alpha1\ntype: Host\nname: web-001\nlabels:\n  role: web\n---\n\
+         datum: v1alpha1\ntype: Host\nname: db-001\nlabels:\n  role: db\n",
+    ),
+    (
+        "base.yaml",
+        "datum: v1alpha1\ntype: Layer\nname: base\nprecedence: 0\nmatch: {}\nresources:\n\
+         \x20 Directory[srv]:\n    path: /srv/app\n    mode: \"0755\"\n\
+         \x20 File[motd]:\n    path: /srv/app/motd\n    content: \"release 1\\n\"\n    mode: \"0644\"\n    requires: [\"Directory[srv]\"]\n",
+    ),
+    (
+        "web.yaml",
+        "datum: v1alpha1\ntype: Layer\nname: web\nprecedence: 30\nmatch:\n  labels:\n    role: web\nresources:\n\
+         \x20 File[site]:\n    path: /srv/app/site.conf\n    source: files/site.conf\n    mode: \"0640\"\n    requires: [\"Directory[srv]\"]\n",
+    ),
+    (
+        "db.yaml",
+        "datum: v1alpha1\ntype: Layer\nname: db\nprecedence: 30\nmatch:\n  labels:\n    role: db\nresources:\n\
+         \x20 File[db]:\n    path: /srv/app/db.conf\n    source: files/db-only.conf\n",
+    ),
+    ("files/site.conf", "listen 80;\n"),
+    ("files/db-only.conf", "only for databases\n"),
+];
+
+/// A git work tree holding [`FLEET`] at `fleet/`, commits a minute apart.
+pub struct Repo {
+    pub dir: PathBuf,
+    next_time: i64,
+}
+
+impl Repo {
+    /// The work tree at `dir`, with [`FLEET`] committed once.
+    pub fn new(dir: &Path) -> Repo {
+        fs::create_dir_all(dir).unwrap();
+        ok(git(dir).args(["init", "-q"]));
+        let mut repo = Repo {
+            dir: dir.to_owned(),
+            next_time: 1_750_000_000,
+        };
+        for (path, text) in FLEET {
+            repo.write(path, text);
+        }
+        repo.commit("the fleet", None);
+        repo
+    }
+
+    pub fn fleet(&self) -> PathBuf {
+        self.dir.join("fleet")
+    }
+
+    /// Writes `path` (relative to the fleet) without committing.
+    pub fn write(&self, path: &str, text: &str) {
+        let full = self.fleet().join(path);
+        fs::create_dir_all(full.parent().unwrap()).unwrap();
+        fs::write(full, text).unwrap();
+    }
+
+    /// Commits everything, signed by `key` when given; the new id.
+    pub fn commit(&mut self, message: &str, key: Option<&Key>) -> String {
+        ok(git(&self.dir).args(["add", "-A"]));
+        let date = format!("@{} +0000", self.next_time);
+        self.next_time += 60;
+        let mut c = git(&self.dir);
+        c.env("GIT_AUTHOR_DATE", &date)
+            .env("GIT_COMMITTER_DATE", &date);
+        if let Some(key) = key {
+            c.arg("-c")
+                .arg("gpg.format=ssh")
+                .arg("-c")
+                .arg(format!("user.signingkey={}", key.private.display()));
+        }
+        c.args(["commit", "-q", "--allow-empty", "-m", message]);
+        if key.is_some() {
+            c.arg("-S");
+        }
+        ok(&mut c);
+        self.rev("HEAD")
+    }
+
+    /// Changes the inline motd and commits, signed by `key` when given.
+    pub fn release(&mut self, n: u32, key: Option<&Key>) -> String {
+        let base = FLEET[2].1.replace("release 1", &format!("release {n}"));
+        self.write("base.yaml", &base);
+        self.commit(&format!("release {n}"), key)
+    }
+
+    pub fn rev(&self, rev: &str) -> String {
+        ok(git(&self.dir).args(["rev-parse", rev]))
+            .trim()
+            .to_owned()
+    }
+
+    /// Pushes `rev` to `branch` of the bare repository at `remote`, forcing.
+    pub fn push(&self, remote: &Path, rev: &str, branch: &str) {
+        ok(git(&self.dir)
+            .args(["push", "-q", "--force"])
+            .arg(remote)
+            .arg(format!("{rev}:refs/heads/{branch}")));
+    }
+
+    /// A bare repository at `path` to push to.
+    pub fn bare(path: &Path) {
+        fs::create_dir_all(path).unwrap();
+        ok(git(path).args(["init", "-q", "--bare"]));
+    }
+}
+
+/// A request line and its body.
+pub type Request = (String, Vec<u8>);
+
+/// A file server on 127.0.0.1 serving `dir` to GETs and answering POSTs
+/// with 204, recording every request, until dropped.
+pub struct Server {
+    /// `http://127.0.0.1:PORT`
+    pub base: String,
+    stop: Arc<AtomicBool>,
+    /// Every request received: its request line and body.
+    pub requests: Arc<Mutex<Vec<Request>>>,
+    handle: Option<thread::JoinHandle<()>>,
+}
+
+impl Server {
+    pub fn serve(dir: &Path) -> Server {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.set_nonblocking(true).unwrap();
+        let base = format!("http://{}", listener.local_addr().unwrap());
+        let stop = Arc::new(AtomicBool::new(false));
+        let requests = Arc::new(Mutex::new(Vec::new()));
+        let (dir, flag, seen) = (dir.to_owned(), stop.clone(), requests.clone());
+        let handle = thread::spawn(move || {
+            while !flag.load(Ordering::Relaxed) {
+                match listener.accept() {
+                    Ok((stream, _)) => answer(stream, &dir, &seen),
+                    Err(_) => thread::sleep(Duration::from_millis(5)),
+                }
+            }
+        });
+        Server {
+            base,
+            stop,
+            requests,
+            handle: Some(handle),
+        }
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(h) = self.handle.take() {
+            let _ = h.join();
+        }
+    }
+}
+
+fn answer(mut stream: TcpStream, dir: &Path, seen: &Mutex<Vec<Request>>) {
+    let _ = stream.set_nonblocking(false);
+    let _ = stream.set_read_timeout(Some(Duration::from_secs(5)));
+    let mut bytes = Vec::new();
+    let mut buf = [0u8; 4096];
+    let head_end = loop {
+        if let Some(i) = bytes.windows(4).position(|w| w == b"\r\n\r\n") {
+            break i + 4;
+        }
+        match stream.read(&mut buf) {
+            Ok(0) | Err(_) => break bytes.len(),
+            Ok(n) => bytes.extend(&buf[..n]),
+        }
+    };
+    let head = String::from_utf8_lossy(&bytes[..head_end]).into_owned();
+    let length = head
+        .lines()
+        .find_map(|l| {
+            let (k, v) = l.split_once(':')?;
+            k.eq_ignore_ascii_case("content-length")
+                .then(|| v.trim().parse::<usize>().ok())?
+        })
+        .unwrap_or(0);
+    let mut body = bytes[head_end..].to_vec();
+    while body.len() < length {
+        match stream.read(&mut buf) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => body.extend(&buf[..n]),
+        }
+    }
+    let line = head.lines().next().unwrap_or_default().to_owned();
+    seen.lock().unwrap().push((line.clone(), body));
+    let path = line.split(' ').nth(1).unwrap_or("/");
+    let reply = if line.starts_with("POST ") {
+        b"HTTP/1.1 204 No Content\r\nConnection: close\r\n\r\n".to_vec()
+    } else {
+        let file = dir.join(path.trim_start_matches('/'));
+        match (
+            line.starts_with("GET "),
+            path.contains(".."),
+            fs::read(&file),
+        ) {
+            (true, false, Ok(body)) => {
+                let mut r = format!(
+                    "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+                    body.len()
+                )
+                .into_bytes();
+                r.extend(body);
+                r
+            }
+            _ => {
+                b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n".to_vec()
+            }
+        }
+    };
+    let _ = stream.write_all(&reply);
+}
