@@ -768,7 +768,11 @@ fn generated_resource(kind: u8, a: u8, b: u8) -> String {
         _ => format!(
             "  Service[svc{}]:\n    ensure: {}\n  Package[pkg{}]:\n    ensure: installed\n",
             a % 2,
-            if b.is_multiple_of(2) { "running" } else { "stopped" },
+            if b.is_multiple_of(2) {
+                "running"
+            } else {
+                "stopped"
+            },
             a % 2
         ),
     }

@@ -160,7 +160,7 @@ fn resource(
     let id = match ResourceId::parse(id_text) {
         Ok(id) => id,
         Err(e) => {
-            let (message, _) = e.describe(id_text);
+            let message = e.to_string();
             problems.push(problem(id_span, message, REMAKE));
             return None;
         }
@@ -284,7 +284,7 @@ fn read_field(kind: Kind, field: Field, node: Node<'_, '_>) -> Result<Read, Stri
         Ty::Refs => {
             let mut ids = Vec::new();
             for t in list(node)? {
-                let id = ResourceId::parse(t).map_err(|e| e.describe(t).0)?;
+                let id = ResourceId::parse(t).map_err(|e| e.to_string())?;
                 ids.push(id.to_string());
             }
             return Ok(Read::Refs(ids));
