@@ -15,7 +15,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use datum_core::diagnostic::Diagnostic;
+use datum_core::diagnostic::{Code, Diagnostic};
 use datum_core::schema::{normalise_abs_path, normalise_rel_path, suggest};
 use datum_core::settings::{self, Node, Value};
 use datum_core::source::{Files, Span};
@@ -171,7 +171,7 @@ struct Cx {
 impl Cx {
     fn error(&mut self, span: Span, message: impl Into<String>, hint: impl Into<String>) {
         self.diags.push(
-            Diagnostic::error("agent-config", message)
+            Diagnostic::error(Code::AgentConfig, message)
                 .at(span, "here")
                 .hint(hint),
         );

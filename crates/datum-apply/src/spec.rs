@@ -193,18 +193,23 @@ impl ResourceView for Resource<'_> {
 /// read through `reader` now, so a payload that has gone missing fails its
 /// resource only.
 pub fn items(manifest: &Manifest<'_>, reader: &dyn Reader) -> Vec<Item> {
-    items_of(manifest.resources(), reader)
+    items_of(manifest.resources(), reader, manifest.fleet.source_limit)
 }
 
-/// Reads every resource `resources` gives, in that order, as [`items`] does.
+/// Reads every resource `resources` gives, in that order, as [`items`] does,
+/// refusing payloads over `limit` bytes.
 pub fn items_of<R: ResourceView>(
     resources: impl IntoIterator<Item = R>,
     reader: &dyn Reader,
+    limit: u64,
 ) -> Vec<Item> {
-    resources.into_iter().map(|r| item(&r, reader)).collect()
+    resources
+        .into_iter()
+        .map(|r| item(&r, reader, limit))
+        .collect()
 }
 
-fn item(r: &dyn ResourceView, reader: &dyn Reader) -> Item {
+fn item(r: &dyn ResourceView, reader: &dyn Reader, limit: u64) -> Item {
     let mut problems = Vec::new();
     let text = |f: Field| r.str(f).map(str::to_owned);
     let ensure = match r.str(Field::Ensure) {
@@ -238,7 +243,7 @@ fn item(r: &dyn ResourceView, reader: &dyn Reader) -> Item {
             let content = if let Some(c) = r.str(Field::Content) {
                 Some(c.as_bytes().to_vec())
             } else if let Some(src) = r.str(Field::Source) {
-                match reader.read_source(src) {
+                match reader.read_source(src, limit) {
                     Ok(bytes) => Some(bytes),
                     Err(e) => {
                         problems.push(format!("source {src} {e}"));
@@ -338,7 +343,7 @@ mod tests {
         fn read(&self, path: &str, limit: u64) -> Result<Vec<u8>, ReadError> {
             self.0.read(path, limit)
         }
-        fn read_source(&self, _: &str) -> Result<Vec<u8>, SourceError> {
+        fn read_source(&self, _: &str, _: u64) -> Result<Vec<u8>, SourceError> {
             Err(SourceError::Missing)
         }
     }

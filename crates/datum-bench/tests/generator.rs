@@ -7,6 +7,7 @@ use std::path::Path;
 
 use datum_bench::generator::{Options, generate};
 use datum_core::check::check;
+use datum_core::diagnostic::Code;
 use datum_core::fleet::HostId;
 use datum_core::loader;
 use datum_core::reader::DirReader;
@@ -120,7 +121,7 @@ fn conflicts_are_injected_on_request() {
             .diagnostics
             .iter()
             .filter(|d| d.is_error())
-            .all(|d| d.code == "conflict")
+            .all(|d| d.code == Code::Conflict)
     );
 }
 

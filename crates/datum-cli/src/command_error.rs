@@ -12,7 +12,7 @@ use datum_core::explain::TargetError;
 use datum_core::host::{DoesNotResolve, HostError};
 use datum_core::query::Undeclared;
 use datum_core::reader::ReadError;
-use datum_core::selector::SelectorError;
+use datum_core::selector::{NotCarried, SelectorError};
 use datum_git::GitError;
 
 use crate::exit::Status;
@@ -173,38 +173,39 @@ impl From<DoesNotResolve> for CommandError {
 /// A `KEY=VALUE` argument that is not one.
 impl From<SelectorError> for CommandError {
     fn from(e: SelectorError) -> CommandError {
-        let (message, hint) = e.describe();
-        CommandError::usage(message).hint(hint)
+        let hint = e.hint();
+        CommandError::from_error(ErrorKind::Usage, e).hint(hint)
+    }
+}
+
+/// A selector label no host carries.
+impl From<NotCarried> for CommandError {
+    fn from(e: NotCarried) -> CommandError {
+        let hint = e.hint();
+        CommandError::from_error(ErrorKind::Failed, e).hint(hint)
     }
 }
 
 /// A query for a resource no layer declares.
 impl From<Undeclared> for CommandError {
     fn from(e: Undeclared) -> CommandError {
-        let (message, hint) = e.describe();
-        CommandError::failed(message).hint(hint)
+        let hint = e.hint();
+        CommandError::from_error(ErrorKind::Failed, e).hint(hint)
     }
 }
 
-/// A resource or field argument that names none, with the text as written
-/// (the core's error does not keep it).
-#[derive(Debug)]
-pub struct BadTarget<'a> {
-    pub text: &'a str,
-    pub error: TargetError,
-}
-
-/// Bad usage when the text is not even shaped like an id; a failure when
-/// it names a type or field the schema does not have.
-impl From<BadTarget<'_>> for CommandError {
-    fn from(BadTarget { text, error }: BadTarget<'_>) -> CommandError {
-        let (message, hint) = error.describe(text);
-        let kind = if error.is_malformed() {
+/// A resource or field argument that names none: bad usage when the text
+/// is not even shaped like an id; a failure when it names a type or field
+/// the schema does not have.
+impl From<TargetError> for CommandError {
+    fn from(e: TargetError) -> CommandError {
+        let kind = if e.is_malformed() {
             ErrorKind::Usage
         } else {
             ErrorKind::Failed
         };
-        CommandError::new(kind, message).hint(hint)
+        let hint = e.hint();
+        CommandError::from_error(kind, e).hint(hint)
     }
 }
 
@@ -248,15 +249,11 @@ mod tests {
 
     #[test]
     fn a_target_is_bad_usage_only_when_malformed() {
-        let parse = |text| {
-            CommandError::from(BadTarget {
-                text,
-                error: Target::parse(text).unwrap_err(),
-            })
-        };
+        let parse = |text| CommandError::from(Target::parse(text).unwrap_err());
         let shape = parse("nginx");
         assert_eq!(shape.kind, ErrorKind::Usage);
         assert_eq!(shape.message, "`nginx` is not a resource id");
+        assert!(shape.source_as::<TargetError>().is_some());
         let field = parse("File[x].mdoe");
         assert_eq!(field.kind, ErrorKind::Failed);
         assert_eq!(field.message, "File has no field `mdoe`");
@@ -270,6 +267,10 @@ mod tests {
         assert_eq!(
             e.hints,
             ["write KEY=VALUE, such as role=web or datum/host=web-001"]
+        );
+        assert!(
+            e.source_as::<datum_core::selector::SelectorError>()
+                .is_some()
         );
     }
 }

@@ -19,12 +19,15 @@ static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
 mod command_error;
 mod commands;
 mod exit;
+mod paint;
 mod root;
 mod ui;
+#[cfg(test)]
+mod version;
 
 use std::process::ExitCode;
 
-use clap::Parser;
+use clap::{CommandFactory, Parser};
 
 use crate::commands::Command;
 use crate::exit::Status;
@@ -38,7 +41,7 @@ use crate::ui::Ui;
 /// matching layers of a host into one manifest, refuses ambiguity, and
 /// keeps the origin of every value.
 #[derive(Debug, Parser)]
-#[command(name = "datum", version, max_term_width = 100)]
+#[command(name = "datum", version = env!("DATUM_VERSION"), max_term_width = 100)]
 struct Cli {
     #[command(flatten)]
     global: GlobalArgs,
@@ -55,9 +58,32 @@ struct GlobalArgs {
     fleet: Option<std::path::PathBuf>,
     #[command(flatten)]
     color: colorchoice_clap::Color,
+    /// Print only results and errors: no notes, warnings or progress
+    /// messages on stderr.
+    #[arg(short, long, global = true, conflicts_with = "verbose")]
+    quiet: bool,
+    /// Say more on stderr: where the fleet was found, what was loaded and
+    /// how long it took, every file written.
+    #[arg(short, long, global = true)]
+    verbose: bool,
+}
+
+impl GlobalArgs {
+    fn verbosity(&self) -> ui::Verbosity {
+        match (self.quiet, self.verbose) {
+            (true, _) => ui::Verbosity::Quiet,
+            (_, true) => ui::Verbosity::Verbose,
+            _ => ui::Verbosity::Normal,
+        }
+    }
 }
 
 fn main() -> ExitCode {
+    // `COMPLETE=bash datum -- WORDS`, as the script of `datum completions`
+    // runs it: print the candidates and exit.
+    clap_complete::CompleteEnv::with_factory(Cli::command)
+        .var(commands::completions::VAR)
+        .complete();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         // Help and --version print to stdout and succeed; anything else is
@@ -72,7 +98,7 @@ fn main() -> ExitCode {
             return status.into();
         }
     };
-    let mut ui = Ui::new(cli.global.color.as_choice());
+    let mut ui = Ui::new(cli.global.color.as_choice()).with_verbosity(cli.global.verbosity());
     let status = match commands::run(&mut ui, &cli.global, cli.command) {
         Ok(status) => status,
         Err(e) => ui.error(&e),

@@ -1,16 +1,36 @@
 //! Where a command's text goes: results to stdout, diagnostics and messages
-//! to stderr, colour on stderr only when `--color` and the terminal allow it
-//! (anstream strips it otherwise). Every command is handed one [`Ui`].
+//! to stderr, colour only when `--color` and the terminal allow it (anstream
+//! decides, honouring NO_COLOR; reports are painted by [`crate::paint`]),
+//! and how much is said besides (`-q`, `-v`). Every command is handed one
+//! [`Ui`].
 
 use std::io::{self, Write};
 
 use anstream::{AutoStream, ColorChoice};
+use anstyle::{AnsiColor, Style};
 use datum_core::diagnostic::Diagnostic;
 use datum_core::emit::{self, Tree};
+use datum_core::printable::escape;
 use datum_core::source::Files;
 
 use crate::command_error::{CommandError, ErrorKind};
 use crate::exit::Status;
+use crate::paint::{self, PaintLines, Scheme};
+
+const ERROR: Style = AnsiColor::Red.on_default().bold();
+const WARNING: Style = AnsiColor::Yellow.on_default().bold();
+const NOTE: Style = Style::new().bold();
+const HINT: Style = AnsiColor::Cyan.on_default().bold();
+
+/// How much a run says on stderr besides results and errors.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Verbosity {
+    /// `-q`: no notes, warnings or progress messages.
+    Quiet,
+    Normal,
+    /// `-v`: also what was found and done along the way.
+    Verbose,
+}
 
 /// The formats a document or report tree can be written in (text reports
 /// come from the core already drawn).
@@ -27,6 +47,9 @@ pub struct Ui {
     /// Whether what reaches `err` keeps its colours: diagnostics are drawn
     /// plain rather than drawn in colour and stripped.
     styled: bool,
+    /// Whether reports on stdout are painted.
+    out_styled: bool,
+    verbosity: Verbosity,
 }
 
 impl Ui {
@@ -40,11 +63,23 @@ impl Ui {
         } else {
             ColorChoice::Never
         };
-        Ui::with_streams(
+        // Stdout is judged apart: `datum diff | less` keeps colour on the
+        // terminal's stderr and none in the pipe.
+        let out_styled =
+            AutoStream::new(io::stdout(), color).current_choice() != ColorChoice::Never;
+        let mut ui = Ui::with_streams(
             Box::new(io::stdout().lock()),
             Box::new(io::stderr()),
             choice,
-        )
+        );
+        ui.out_styled = out_styled;
+        ui
+    }
+
+    /// With `-q` or `-v`'s verbosity.
+    pub fn with_verbosity(mut self, verbosity: Verbosity) -> Ui {
+        self.verbosity = verbosity;
+        self
     }
 
     /// Writes to the given streams; `color` is Always or Never.
@@ -57,12 +92,34 @@ impl Ui {
             out,
             err,
             styled: color != ColorChoice::Never,
+            out_styled: color != ColorChoice::Never,
+            verbosity: Verbosity::Normal,
         }
     }
 
     /// Where results go.
     pub fn stdout(&mut self) -> &mut dyn Write {
         &mut self.out
+    }
+
+    /// A report drawn as text, painted as `scheme` says when stdout takes
+    /// colour.
+    pub fn write_painted(&mut self, scheme: Scheme, text: &str) -> io::Result<()> {
+        if self.out_styled {
+            self.out.write_all(paint::paint(scheme, text).as_bytes())
+        } else {
+            self.out.write_all(text.as_bytes())
+        }
+    }
+
+    /// Stdout for a report written as it happens, painted line by line
+    /// when stdout takes colour.
+    pub fn painted_stdout(&mut self, scheme: Scheme) -> Box<dyn Write + '_> {
+        if self.out_styled {
+            Box::new(PaintLines::new(&mut self.out, scheme))
+        } else {
+            Box::new(&mut self.out)
+        }
     }
 
     /// A document or report, as YAML or JSON.
@@ -85,21 +142,56 @@ impl Ui {
     pub fn diagnostics(&mut self, files: &Files, diags: &[Diagnostic]) {
         let mut err = io::BufWriter::new(&mut self.err);
         for d in diags {
-            let _ = d.render(files, self.styled, &mut err);
+            if self.styled {
+                let mut drawn = Vec::new();
+                let _ = d.render(files, true, &mut drawn);
+                let text = String::from_utf8_lossy(&drawn);
+                let _ = err.write_all(paint::paint(Scheme::Check, &text).as_bytes());
+            } else {
+                let _ = d.render(files, false, &mut err);
+            }
             let _ = writeln!(err);
         }
         let _ = err.flush();
     }
 
-    /// `warning: message` on stderr.
+    /// `warning: message` on stderr (not under `-q`). Messages, notes and
+    /// errors name what a fleet or the command line wrote: they are
+    /// escaped, so a control character in a name is shown, never obeyed.
     pub fn warning(&mut self, message: &str) {
-        let _ = writeln!(self.err, "\x1b[1;33mwarning\x1b[0m: {message}");
+        if self.verbosity == Verbosity::Quiet {
+            return;
+        }
+        let message = escape(message);
+        let _ = writeln!(self.err, "{WARNING}warning{WARNING:#}: {message}");
         let _ = self.err.flush();
     }
 
-    /// `note: message` on stderr.
+    /// A message on stderr saying what a command did, for the person
+    /// watching (not a result: results go to stdout). Not under `-q`.
+    pub fn status(&mut self, message: &str) {
+        if self.verbosity == Verbosity::Quiet {
+            return;
+        }
+        let _ = writeln!(self.err, "{message}");
+        let _ = self.err.flush();
+    }
+
+    /// What a run found or did along the way, on stderr, under `-v` only.
+    pub fn detail(&mut self, message: &str) {
+        if self.verbosity == Verbosity::Verbose {
+            let _ = writeln!(self.err, "{NOTE}info{NOTE:#}: {message}");
+            let _ = self.err.flush();
+        }
+    }
+
+    /// `note: message` on stderr (not under `-q`).
     pub fn note(&mut self, message: &str) {
-        let _ = writeln!(self.err, "\x1b[1mnote\x1b[0m: {message}");
+        if self.verbosity == Verbosity::Quiet {
+            return;
+        }
+        let message = escape(message);
+        let _ = writeln!(self.err, "{NOTE}note{NOTE:#}: {message}");
         let _ = self.err.flush();
     }
 
@@ -107,9 +199,12 @@ impl Ui {
     /// and gives the status to exit with.
     pub fn error(&mut self, e: &CommandError) -> Status {
         if e.kind != ErrorKind::BrokenPipe {
-            let mut text = format!("\x1b[1;31merror\x1b[0m: {}\n", e.message);
+            // A message may run over several lines (apply's cycles): each
+            // is escaped on its own.
+            let message: Vec<_> = e.message.split('\n').map(escape).collect();
+            let mut text = format!("{ERROR}error{ERROR:#}: {}\n", message.join("\n"));
             for hint in &e.hints {
-                text.push_str(&format!("  = \x1b[1;36mhint\x1b[0m: {hint}\n"));
+                text.push_str(&format!("  = {HINT}hint{HINT:#}: {}\n", escape(hint)));
             }
             let _ = self.err.write_all(text.as_bytes());
             let _ = self.err.flush();
@@ -165,7 +260,57 @@ mod tests {
     fn colour_is_kept_when_asked_for() {
         let (mut ui, _, err) = ui(ColorChoice::Always);
         ui.warning("careful");
-        assert_eq!(err.text(), "\x1b[1;33mwarning\x1b[0m: careful\n");
+        assert_eq!(err.text(), "\x1b[1m\x1b[33mwarning\x1b[0m: careful\n");
+    }
+
+    #[test]
+    fn quiet_silences_messages_but_not_errors_and_verbose_adds_detail() {
+        let (ui_, _, err) = ui(ColorChoice::Never);
+        let mut quiet = ui_.with_verbosity(Verbosity::Quiet);
+        quiet.warning("w");
+        quiet.note("n");
+        quiet.status("s");
+        quiet.detail("d");
+        quiet.error(&CommandError::failed("bad"));
+        assert_eq!(err.text(), "error: bad\n");
+
+        let (normal, _, err) = ui(ColorChoice::Never);
+        let mut normal = normal;
+        normal.status("s");
+        normal.detail("d");
+        assert_eq!(err.text(), "s\n");
+
+        let (verbose, _, err) = ui(ColorChoice::Never);
+        let mut verbose = verbose.with_verbosity(Verbosity::Verbose);
+        verbose.status("s");
+        verbose.detail("d");
+        assert_eq!(err.text(), "s\ninfo: d\n");
+    }
+
+    #[test]
+    fn reports_are_painted_only_when_colour_is_on() {
+        let text = "changed: web-003\n    + environments/production\n";
+        let (mut plain, out, _) = ui(ColorChoice::Never);
+        plain.write_painted(Scheme::Diff, text).unwrap();
+        plain.flush().unwrap();
+        assert_eq!(out.text(), text);
+        let (mut coloured, out, _) = ui(ColorChoice::Always);
+        coloured.write_painted(Scheme::Diff, text).unwrap();
+        coloured.flush().unwrap();
+        assert_ne!(out.text(), text);
+        assert_eq!(anstream::adapter::strip_str(&out.text()).to_string(), text);
+    }
+
+    #[test]
+    fn messages_are_escaped_and_only_datum_colours_them() {
+        let (mut ui, _, err) = ui(ColorChoice::Always);
+        ui.note("a\x1b[2Jb\nc");
+        ui.error(&CommandError::failed("no host named `\x1b[2J`\n  two\r").hint("x\ry"));
+        assert_eq!(
+            err.text(),
+            "\x1b[1mnote\x1b[0m: a\\u{1b}[2Jb\\nc\n\
+             \x1b[1m\x1b[31merror\x1b[0m: no host named `\\u{1b}[2J`\n  two\\r\n  = \x1b[1m\x1b[36mhint\x1b[0m: x\\ry\n"
+        );
     }
 
     #[test]

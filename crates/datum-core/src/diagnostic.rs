@@ -11,6 +11,7 @@ use annotate_snippets::renderer::DecorStyle;
 use annotate_snippets::{AnnotationKind, Group, Level, Renderer, Snippet};
 
 use crate::emit::Tree;
+use crate::printable::{escape, source_line};
 use crate::source::{Files, Span};
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -28,6 +29,142 @@ impl Severity {
     }
 }
 
+/// Declares [`Code`]: each variant with the stable name JSON and tools see.
+macro_rules! codes {
+    ($($(#[doc = $doc:literal])+ $variant:ident = $name:literal,)+) => {
+        /// What kind of problem a [`Diagnostic`] reports. The name of each
+        /// (`as_str`) is stable: `--format json` and scripts read it.
+        #[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+        pub enum Code {
+            $($(#[doc = $doc])+ $variant,)+
+        }
+
+        impl Code {
+            /// Every code, in declaration order.
+            pub const ALL: &'static [Code] = &[$(Code::$variant,)+];
+
+            /// The stable name (`unknown-field`, `conflict`, ...).
+            pub fn as_str(self) -> &'static str {
+                match self {
+                    $(Code::$variant => $name,)+
+                }
+            }
+        }
+    };
+}
+
+codes! {
+    // YAML syntax (yaml/).
+    /// A YAML alias (`*name`).
+    YamlAlias = "yaml-alias",
+    /// A YAML anchor (`&name`).
+    YamlAnchor = "yaml-anchor",
+    /// A YAML tag (`!tag`).
+    YamlTag = "yaml-tag",
+    /// Collections nested deeper than the parser allows.
+    YamlDepth = "yaml-depth",
+    /// A mapping key that is not a plain value.
+    YamlKey = "yaml-key",
+    /// The same key twice in one mapping.
+    YamlDuplicateKey = "yaml-duplicate-key",
+    /// Malformed YAML.
+    YamlSyntax = "yaml-syntax",
+    /// A settings file (the agent's configuration) holding more than one document.
+    SeveralDocuments = "several-documents",
+    /// A value the agent's configuration file does not accept.
+    AgentConfig = "agent-config",
+    /// A bundle whose manifest holds no resources section.
+    EmptyManifest = "empty-manifest",
+    /// A bundle's manifest that cannot be read back.
+    BundleManifest = "bundle-manifest",
+    // Reading files (loader/).
+    /// A file that could not be read.
+    Unreadable = "unreadable",
+    /// A file that is not valid UTF-8.
+    NotUtf8 = "not-utf8",
+    // Documents (document/).
+    /// A document that is not a mapping.
+    NotADocument = "not-a-document",
+    /// A required key (`name:`, `datum:`, `type:`, ...) is missing.
+    MissingKey = "missing-key",
+    /// A key the document type does not have.
+    UnknownKey = "unknown-key",
+    /// A document `type:` Datum does not know.
+    UnknownType = "unknown-type",
+    /// A `datum:` version Datum does not read.
+    UnsupportedVersion = "unsupported-version",
+    /// A value of the wrong YAML type.
+    WrongType = "wrong-type",
+    /// A value that must not be empty is empty.
+    EmptyValue = "empty-value",
+    /// A number out of its range.
+    OutOfRange = "out-of-range",
+    /// A path that is not absolute.
+    InvalidPath = "invalid-path",
+    /// A `source` that is not a valid payload path, or cannot be read.
+    InvalidSource = "invalid-source",
+    /// A `mode` written unquoted.
+    UnquotedMode = "unquoted-mode",
+    /// A `mode` that is not a file mode.
+    InvalidMode = "invalid-mode",
+    /// A value not among those the field takes.
+    InvalidValue = "invalid-value",
+    /// A resource id that does not parse.
+    InvalidResource = "invalid-resource",
+    /// A field the resource type does not have.
+    UnknownField = "unknown-field",
+    /// A host name that is not valid.
+    InvalidHostName = "invalid-host-name",
+    /// A label key or value that is not valid.
+    InvalidLabel = "invalid-label",
+    /// A label key Datum reserves.
+    ReservedLabel = "reserved-label",
+    // The fleet as a whole (loader/).
+    /// No Fleet document at the root.
+    NoFleet = "no-fleet",
+    /// A Fleet document outside datum.yaml.
+    MisplacedFleet = "misplaced-fleet",
+    /// More than one Fleet document.
+    DuplicateFleet = "duplicate-fleet",
+    /// A host declared more than once.
+    DuplicateHost = "duplicate-host",
+    /// Two layers with the same display name.
+    DuplicateLayer = "duplicate-layer",
+    /// A file with more than one Layer document.
+    TwoLayers = "two-layers",
+    /// A label key or value the Fleet document does not declare.
+    UndeclaredLabel = "undeclared-label",
+    // Resolution (report.rs).
+    /// Two layers of one precedence set different values.
+    Conflict = "conflict",
+    /// A resource without a field it requires.
+    MissingField = "missing-field",
+    /// A File with both `source` and `content`.
+    SourceAndContent = "source-and-content",
+    /// A reference to a resource the host does not have.
+    UnknownReference = "unknown-reference",
+    /// A dependency cycle.
+    Cycle = "cycle",
+    /// Two resources managing the same target.
+    DuplicateTarget = "duplicate-target",
+    // Comparing revisions (diff/).
+    /// A file that failed to load holds a host back from the comparison.
+    HeldBack = "held-back",
+    // Fleet-wide warnings (check/rules/).
+    /// A layer that matches no host.
+    UnmatchedLayer = "unmatched-layer",
+    /// A label a matcher names that no host carries.
+    UncarriedLabel = "uncarried-label",
+    /// Layers that would conflict on a host matching both, which none does yet.
+    LatentConflict = "latent-conflict",
+}
+
+impl std::fmt::Display for Code {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// A place in a file, with what to say about it.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Label {
@@ -40,7 +177,7 @@ pub struct Label {
 pub struct Diagnostic {
     pub severity: Severity,
     /// A stable, machine-readable kind (`unknown-field`, `conflict`, ...).
-    pub code: &'static str,
+    pub code: Code,
     pub message: String,
     /// Lines printed under the message as written, indented by two spaces.
     pub body: Vec<String>,
@@ -53,7 +190,7 @@ pub struct Diagnostic {
 }
 
 impl Diagnostic {
-    pub fn error(code: &'static str, message: impl Into<String>) -> Diagnostic {
+    pub fn error(code: Code, message: impl Into<String>) -> Diagnostic {
         Diagnostic {
             severity: Severity::Error,
             code,
@@ -66,7 +203,7 @@ impl Diagnostic {
         }
     }
 
-    pub fn warning(code: &'static str, message: impl Into<String>) -> Diagnostic {
+    pub fn warning(code: Code, message: impl Into<String>) -> Diagnostic {
         Diagnostic {
             severity: Severity::Warning,
             ..Diagnostic::error(code, message)
@@ -139,7 +276,7 @@ impl Diagnostic {
         };
         let mut t = Tree::map()
             .with("severity", Tree::str(self.severity.as_str()))
-            .with("code", Tree::str(self.code))
+            .with("code", Tree::str(self.code.as_str()))
             .with("message", Tree::str(self.message.as_str()));
         if !self.body.is_empty() {
             t.push("body", Tree::strs(self.body.iter().map(String::as_str)));
@@ -155,7 +292,9 @@ impl Diagnostic {
     }
 
     /// Draws the diagnostic as text into `out`, ending with a newline.
-    /// `styled` adds terminal colours.
+    /// `styled` adds terminal colours. What the fleet wrote (paths, names,
+    /// values, the source line) is escaped ([`crate::printable`]): text
+    /// from a fleet is shown, never obeyed by the terminal.
     pub fn render(&self, files: &Files, styled: bool, out: &mut dyn io::Write) -> io::Result<()> {
         if self.body.is_empty()
             && let Some(primary) = &self.primary
@@ -189,24 +328,24 @@ impl Diagnostic {
             out,
             "{style}{}{reset}: {}",
             self.severity.as_str(),
-            self.message
+            escape(&self.message)
         )?;
         for line in &self.body {
-            writeln!(out, "  {line}")?;
+            writeln!(out, "  {}", escape(line))?;
         }
         for label in self.primary.iter().chain(&self.secondary) {
-            write!(out, "  --> {}", files.location(label.span))?;
+            write!(out, "  --> {}", escape(&files.location(label.span)))?;
             if label.text.is_empty() {
                 writeln!(out)?;
             } else {
-                writeln!(out, "  {}", label.text)?;
+                writeln!(out, "  {}", escape(&label.text))?;
             }
         }
         for note in &self.notes {
-            writeln!(out, "  = note: {note}")?;
+            writeln!(out, "  = note: {}", escape(note))?;
         }
         if let Some(hint) = &self.hint {
-            writeln!(out, "  = hint: {hint}")?;
+            writeln!(out, "  = hint: {}", escape(hint))?;
         }
         Ok(())
     }
@@ -223,16 +362,16 @@ impl Diagnostic {
             Severity::Warning => Level::WARNING,
         };
         let mut title = level
-            .primary_title(self.message.as_str())
+            .primary_title(escape(&self.message))
             .element(one_line_snippet(files, primary, AnnotationKind::Primary));
         for label in &self.secondary {
             title = title.element(one_line_snippet(files, label, AnnotationKind::Context));
         }
         for note in &self.notes {
-            title = title.element(Level::NOTE.message(note.as_str()));
+            title = title.element(Level::NOTE.message(escape(note)));
         }
         if let Some(hint) = &self.hint {
-            title = title.element(Level::HELP.with_name("hint").message(hint.as_str()));
+            title = title.element(Level::HELP.with_name("hint").message(escape(hint)));
         }
         let report: [Group<'_>; 1] = [title];
         let renderer = if styled {
@@ -253,26 +392,27 @@ fn one_line_snippet<'a>(
     kind: AnnotationKind,
 ) -> Snippet<'a, annotate_snippets::Annotation<'a>> {
     let file = files.get(label.span.file);
-    let line = file.line(label.span.start.line);
-    let start = char_offset(line, label.span.start.col);
+    // One visible character for each unprintable one: the columns stay.
+    let line = source_line(file.line(label.span.start.line));
+    let start = char_offset(&line, label.span.start.col);
     let end = if label.span.end.line == label.span.start.line
         && label.span.end.col > label.span.start.col
     {
-        char_offset(line, label.span.end.col)
+        char_offset(&line, label.span.end.col)
     } else if label.span.end.line > label.span.start.line {
         line.len()
     } else {
         start
     };
     let end = if end <= start {
-        next_char_end(line, start)
+        next_char_end(&line, start)
     } else {
         end
     };
     Snippet::source(line)
         .line_start(label.span.start.line as usize)
-        .path(file.path())
-        .annotation(kind.span(start..end).label(label.text.as_str()))
+        .path(escape(file.path()))
+        .annotation(kind.span(start..end).label(escape(&label.text)))
 }
 
 fn char_offset(line: &str, col: u32) -> usize {
@@ -310,7 +450,7 @@ mod tests {
     #[test]
     fn snippet_names_place_line_and_hint() {
         let (files, span) = files();
-        let d = Diagnostic::error("unknown-field", "unknown field `mdoe` for File")
+        let d = Diagnostic::error(Code::UnknownField, "unknown field `mdoe` for File")
             .at(span, "unknown field")
             .hint("did you mean `mode`?");
         let text = d.rendered(&files);
@@ -329,7 +469,7 @@ mod tests {
     #[test]
     fn table_keeps_its_shape() {
         let (files, span) = files();
-        let d = Diagnostic::error("conflict", "conflicting values for File[x].mode")
+        let d = Diagnostic::error(Code::Conflict, "conflicting values for File[x].mode")
             .with_body(vec![
                 "0640  a  precedence 30".into(),
                 "0600  b  precedence 30".into(),
@@ -339,5 +479,26 @@ mod tests {
             d.rendered(&files),
             "error: conflicting values for File[x].mode\n  0640  a  precedence 30\n  0600  b  precedence 30\n  --> roles/web/layer.yaml:3:5\n"
         );
+    }
+
+    #[test]
+    fn code_names_are_unique_kebab_case_and_reach_json() {
+        let mut names: Vec<_> = Code::ALL.iter().map(|c| c.as_str()).collect();
+        assert!(names.iter().all(|n| {
+            !n.is_empty()
+                && !n.starts_with('-')
+                && !n.ends_with('-')
+                && n.chars()
+                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+        }));
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), Code::ALL.len());
+        let (files, span) = files();
+        let d = Diagnostic::warning(Code::LatentConflict, "x").at(span, "");
+        let mut json = Vec::new();
+        crate::emit::write_json(&mut json, &d.tree(&files)).unwrap();
+        let json = String::from_utf8(json).unwrap();
+        assert!(json.contains("\"code\": \"latent-conflict\""), "{json}");
     }
 }

@@ -95,7 +95,34 @@ pub struct Layer {
 #[derive(Debug, Clone)]
 pub struct BrokenDoc {
     pub path: String,
-    pub what: &'static str,
+    pub what: BrokenKind,
+}
+
+/// What failed to load: a file that could not be read, or a document of
+/// one type. Printed as `file`, `Fleet document`, ...
+#[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum BrokenKind {
+    File,
+    Fleet,
+    Host,
+    Layer,
+}
+
+impl BrokenKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            BrokenKind::File => "file",
+            BrokenKind::Fleet => "Fleet document",
+            BrokenKind::Host => "Host document",
+            BrokenKind::Layer => "Layer document",
+        }
+    }
+}
+
+impl std::fmt::Display for BrokenKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
 }
 
 /// A payload named by `source`, as read.
@@ -175,6 +202,9 @@ pub struct Fleet {
     pub layers: Vec<Layer>,
     pub resources: ResourceTable,
     pub sources: BTreeMap<String, SourceInfo>,
+    /// The largest payload a `source` may name, in bytes (`limits` in
+    /// `datum.yaml`, else [`crate::reader::DEFAULT_SOURCE_LIMIT`]).
+    pub source_limit: u64,
     /// Problems found while loading, sorted by place.
     pub diagnostics: Vec<Diagnostic>,
     /// Documents that failed to load.

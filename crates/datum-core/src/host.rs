@@ -180,6 +180,7 @@ pub fn resolve(fleet: &Fleet, name: &str) -> Result<Resolved, HostError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::diagnostic::Code;
     use crate::loader::load;
     use crate::reader::MemReader;
     use crate::testkit::{FLEET, host, layer};
@@ -223,7 +224,7 @@ mod tests {
         ]);
         let r = resolve(&f, "web-001").unwrap();
         assert_eq!(r.problems.len(), 1);
-        assert_eq!(r.problems[0].code, "conflict");
+        assert_eq!(r.problems[0].code, Code::Conflict);
         assert!(
             r.problems[0]
                 .body

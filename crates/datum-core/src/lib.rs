@@ -32,10 +32,13 @@
 //! - [`diff`]: what a change does to every host, field by field.
 //! - [`check`] (its warning rules under `check/rules/`), [`report`],
 //!   [`diagnostic`]: problems as data and as text.
-//! - [`emit`]: the ordered tree every YAML and JSON output goes through.
+//! - [`emit`]: the ordered tree every YAML and JSON output goes through;
+//!   [`printable`]: what a fleet wrote, escaped for every text output.
 //! - [`bundle`]: one host's manifest and payloads as one signable file.
 //! - [`settings`]: the YAML tree of a small file that is not a fleet
 //!   document (the agent's configuration), with the same rules and places.
+//! - [`json_schema`]: the JSON Schema editors check documents with,
+//!   generated from the decoder's keys and the [`schema`] table.
 //! - [`fuzz`]: the fuzzing harness, shared by `fuzz/` and the property tests.
 #![forbid(unsafe_code)]
 
@@ -51,9 +54,11 @@ pub mod fuzz;
 pub mod graph;
 pub mod host;
 pub mod intern;
+pub mod json_schema;
 pub mod loader;
 pub mod manifest;
 pub mod matcher;
+pub mod printable;
 pub mod query;
 pub mod reader;
 pub mod report;

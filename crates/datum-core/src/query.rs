@@ -67,7 +67,8 @@ pub struct Group<'f> {
 }
 
 /// Why a query names nothing some layer declares.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("no layer declares {resource}")]
 pub struct Undeclared {
     pub resource: ResourceId,
     /// The declared id nearest to it.
@@ -75,14 +76,12 @@ pub struct Undeclared {
 }
 
 impl Undeclared {
-    /// The message and hint.
-    pub fn describe(&self) -> (String, String) {
-        let message = format!("no layer declares {}", self.resource);
-        let hint = match &self.nearest {
+    /// The declared id nearest to the one asked about.
+    pub fn hint(&self) -> String {
+        match &self.nearest {
             Some(n) => format!("did you mean {n}?"),
             None => "no layer declares any resource yet".to_owned(),
-        };
-        (message, hint)
+        }
     }
 }
 
@@ -393,7 +392,7 @@ impl<'f> QueryResult<'f> {
 
 fn write_lines(w: &mut dyn Write, rows: Vec<String>) -> io::Result<()> {
     for row in rows {
-        writeln!(w, "{row}")?;
+        crate::printable::write_line(w, &row)?;
     }
     Ok(())
 }

@@ -3,21 +3,91 @@
 //!
 //! A reader lists candidate document files and reads them; it also reads
 //! `source` payloads, refusing any path that leaves the fleet root, through
-//! `..` or through a symbolic link.
+//! `..` or through a symbolic link, and any payload over the fleet's size
+//! limit. On disk a payload is opened once, confined to the root by the
+//! kernel (`openat2` with `RESOLVE_BENEATH`), and read from that descriptor,
+//! so no link swapped in between a check and a read can lead outside.
 
 use std::collections::BTreeMap;
 use std::fs;
-use std::io::Read as _;
+use std::io::{self, Read as _};
 use std::path::{Path, PathBuf};
 
 /// A problem reading the repository itself (not a problem in a document).
-#[derive(Debug, thiserror::Error, Clone, PartialEq, Eq)]
+#[derive(Debug, thiserror::Error)]
 pub enum ReadError {
+    /// The file system refused; the `io::Error` says why.
+    #[error("cannot read {path}: {source}")]
+    Fs {
+        path: String,
+        #[source]
+        source: io::Error,
+    },
+    /// A store that is not the file system (a git object database) refused,
+    /// and says why in words.
     #[error("cannot read {path}: {message}")]
     Io { path: String, message: String },
     #[error("{path} is {size} bytes, over the limit of {limit} bytes for a document file")]
     TooLarge { path: String, size: u64, limit: u64 },
 }
+
+/// An `io::Error` cannot be cloned: a copy keeps its kind and its text.
+impl Clone for ReadError {
+    fn clone(&self) -> ReadError {
+        match self {
+            ReadError::Fs { path, source } => ReadError::Fs {
+                path: path.clone(),
+                source: io::Error::new(source.kind(), source.to_string()),
+            },
+            ReadError::Io { path, message } => ReadError::Io {
+                path: path.clone(),
+                message: message.clone(),
+            },
+            ReadError::TooLarge { path, size, limit } => ReadError::TooLarge {
+                path: path.clone(),
+                size: *size,
+                limit: *limit,
+            },
+        }
+    }
+}
+
+/// Two errors are equal when they say the same: an `io::Error` has no
+/// equality of its own, so its kind and text stand for it.
+impl PartialEq for ReadError {
+    fn eq(&self, other: &ReadError) -> bool {
+        match (self, other) {
+            (ReadError::Fs { path: a, source: x }, ReadError::Fs { path: b, source: y }) => {
+                a == b && x.kind() == y.kind() && x.to_string() == y.to_string()
+            }
+            (
+                ReadError::Io {
+                    path: a,
+                    message: x,
+                },
+                ReadError::Io {
+                    path: b,
+                    message: y,
+                },
+            ) => a == b && x == y,
+            (
+                ReadError::TooLarge {
+                    path: a,
+                    size: s,
+                    limit: l,
+                },
+                ReadError::TooLarge {
+                    path: b,
+                    size: t,
+                    limit: m,
+                },
+            ) => a == b && s == t && l == m,
+            _ => false,
+        }
+    }
+}
+
+impl Eq for ReadError {}
 
 /// Why a `source` payload cannot be read.
 #[derive(Debug, thiserror::Error, Clone, PartialEq, Eq)]
@@ -28,6 +98,8 @@ pub enum SourceError {
     NotAFile,
     #[error("is a symbolic link that leads out of the fleet root (to {target})")]
     Escapes { target: String },
+    #[error("is {size} bytes, over the fleet's limit of {limit} bytes for a payload")]
+    TooLarge { size: u64, limit: u64 },
     #[error("cannot be read: {0}")]
     Io(String),
 }
@@ -43,9 +115,40 @@ pub trait Reader: Sync {
     /// Reads one discovered file, refusing one larger than `limit` bytes.
     fn read(&self, path: &str, limit: u64) -> Result<Vec<u8>, ReadError>;
 
-    /// Reads a `source` payload named by a normalised relative path. Symbolic
-    /// links are followed only while they stay inside the fleet root.
-    fn read_source(&self, path: &str) -> Result<Vec<u8>, SourceError>;
+    /// Reads a `source` payload named by a normalised relative path, refusing
+    /// one larger than `limit` bytes. Symbolic links are followed only while
+    /// they stay inside the fleet root.
+    fn read_source(&self, path: &str, limit: u64) -> Result<Vec<u8>, SourceError>;
+}
+
+/// The payload size limit when `datum.yaml` sets none: 64 MiB.
+pub const DEFAULT_SOURCE_LIMIT: u64 = 64 << 20;
+
+/// Reads at most `limit` bytes of an open file, refusing a larger one (also
+/// one that grows past the limit while it is read).
+fn read_within(file: fs::File, limit: u64) -> Result<Vec<u8>, SourceError> {
+    let io = |e: std::io::Error| SourceError::Io(e.to_string());
+    let meta = file.metadata().map_err(io)?;
+    if !meta.is_file() {
+        return Err(SourceError::NotAFile);
+    }
+    if meta.len() > limit {
+        return Err(SourceError::TooLarge {
+            size: meta.len(),
+            limit,
+        });
+    }
+    let mut bytes = Vec::with_capacity(meta.len() as usize);
+    file.take(limit.saturating_add(1))
+        .read_to_end(&mut bytes)
+        .map_err(io)?;
+    if bytes.len() as u64 > limit {
+        return Err(SourceError::TooLarge {
+            size: bytes.len() as u64,
+            limit,
+        });
+    }
+    Ok(bytes)
 }
 
 /// Whether a file name is a YAML file Datum looks at.
@@ -67,10 +170,7 @@ pub struct DirReader {
 impl DirReader {
     /// A reader for the fleet rooted at `root`, which must exist.
     pub fn new(root: &Path) -> Result<DirReader, ReadError> {
-        let root = fs::canonicalize(root).map_err(|e| ReadError::Io {
-            path: root.display().to_string(),
-            message: e.to_string(),
-        })?;
+        let root = fs::canonicalize(root).map_err(|e| io_error(&root.display().to_string(), e))?;
         Ok(DirReader { root })
     }
 
@@ -79,11 +179,89 @@ impl DirReader {
     }
 }
 
-fn io_error(path: &str, e: impl std::fmt::Display) -> ReadError {
-    ReadError::Io {
+fn io_error(path: &str, source: io::Error) -> ReadError {
+    ReadError::Fs {
         path: path.to_owned(),
-        message: e.to_string(),
+        source,
     }
+}
+
+impl DirReader {
+    /// The refusal of a payload whose path leads out of the root, naming
+    /// where it leads (worked out for the message only, never opened).
+    fn escape(&self, path: &str) -> SourceError {
+        let target = fs::canonicalize(self.root.join(path))
+            .map_or_else(|_| path.to_owned(), |p| p.display().to_string());
+        SourceError::Escapes { target }
+    }
+}
+
+/// Why a path could not be opened beneath a directory.
+#[derive(Debug)]
+enum Beneath {
+    /// It leads out, by `..`, an absolute path or a symbolic link.
+    Escapes,
+    Io(std::io::Error),
+}
+
+/// Opens `path` for reading, resolved by the kernel beneath `root`: `..`
+/// and symbolic links may move about inside the root but never out, and
+/// the check and the open are one step. Devices and FIFOs are opened
+/// without blocking so the caller can refuse them.
+#[cfg(target_os = "linux")]
+fn open_beneath(root: &Path, path: &str) -> Result<fs::File, Beneath> {
+    use nix::errno::Errno;
+    use nix::fcntl::{OFlag, OpenHow, ResolveFlag, openat2};
+    let dir = fs::File::open(root).map_err(Beneath::Io)?;
+    let how = OpenHow::new()
+        .flags(OFlag::O_RDONLY | OFlag::O_CLOEXEC | OFlag::O_NOCTTY | OFlag::O_NONBLOCK)
+        .resolve(ResolveFlag::RESOLVE_BENEATH | ResolveFlag::RESOLVE_NO_MAGICLINKS);
+    // The kernel answers EAGAIN when a rename raced the resolution and it
+    // cannot be sure `..` stayed inside; asking again is the documented cure.
+    let mut tries = 0;
+    loop {
+        match openat2(&dir, path, how) {
+            Ok(fd) => return Ok(fs::File::from(fd)),
+            Err(Errno::EAGAIN) if tries < 64 => tries += 1,
+            Err(Errno::EXDEV) => return Err(Beneath::Escapes),
+            // Kernels before 5.6, and sandboxes that filter the call.
+            Err(Errno::ENOSYS | Errno::EPERM) => return open_checked(root, path),
+            Err(e) => return Err(Beneath::Io(e.into())),
+        }
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn open_beneath(root: &Path, path: &str) -> Result<fs::File, Beneath> {
+    open_checked(root, path)
+}
+
+/// Without `openat2`: resolve the path, refuse it outside the root, open
+/// the result without following a final link, then check where the open
+/// descriptor really is (a link swapped in between shows there).
+fn open_checked(root: &Path, path: &str) -> Result<fs::File, Beneath> {
+    let real = fs::canonicalize(root.join(path)).map_err(Beneath::Io)?;
+    if !real.starts_with(root) {
+        return Err(Beneath::Escapes);
+    }
+    let mut options = fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.custom_flags(nix::libc::O_NOFOLLOW | nix::libc::O_NONBLOCK);
+    }
+    let file = options.open(&real).map_err(Beneath::Io)?;
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::fd::AsRawFd;
+        let opened =
+            fs::read_link(format!("/proc/self/fd/{}", file.as_raw_fd())).map_err(Beneath::Io)?;
+        if !opened.starts_with(root) {
+            return Err(Beneath::Escapes);
+        }
+    }
+    Ok(file)
 }
 
 impl Reader for DirReader {
@@ -103,7 +281,9 @@ impl Reader for DirReader {
             .build();
         let mut out = Vec::new();
         for entry in walker {
-            let entry = entry.map_err(|e| io_error(&self.root.display().to_string(), e))?;
+            // The walker's error names the path it failed on: it is kept whole.
+            let entry = entry
+                .map_err(|e| io_error(&self.root.display().to_string(), io::Error::other(e)))?;
             let Some(ft) = entry.file_type() else {
                 continue;
             };
@@ -117,7 +297,10 @@ impl Reader for DirReader {
             let Some(rel) = rel.to_str() else {
                 return Err(io_error(
                     &entry.path().display().to_string(),
-                    "the file name is not valid UTF-8",
+                    io::Error::new(
+                        io::ErrorKind::InvalidData,
+                        "the file name is not valid UTF-8",
+                    ),
                 ));
             };
             out.push(rel.replace(std::path::MAIN_SEPARATOR, "/"));
@@ -151,22 +334,16 @@ impl Reader for DirReader {
         Ok(bytes)
     }
 
-    fn read_source(&self, path: &str) -> Result<Vec<u8>, SourceError> {
-        let full = self.root.join(path);
-        let real = match fs::canonicalize(&full) {
-            Ok(p) => p,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(SourceError::Missing),
-            Err(e) => return Err(SourceError::Io(e.to_string())),
+    fn read_source(&self, path: &str, limit: u64) -> Result<Vec<u8>, SourceError> {
+        let file = match open_beneath(&self.root, path) {
+            Ok(file) => file,
+            Err(Beneath::Escapes) => return Err(self.escape(path)),
+            Err(Beneath::Io(e)) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Err(SourceError::Missing);
+            }
+            Err(Beneath::Io(e)) => return Err(SourceError::Io(e.to_string())),
         };
-        if !real.starts_with(&self.root) {
-            return Err(SourceError::Escapes {
-                target: real.display().to_string(),
-            });
-        }
-        if !real.is_file() {
-            return Err(SourceError::NotAFile);
-        }
-        fs::read(&real).map_err(|e| SourceError::Io(e.to_string()))
+        read_within(file, limit)
     }
 }
 
@@ -223,10 +400,12 @@ impl Reader for MemReader {
     }
 
     fn read(&self, path: &str, limit: u64) -> Result<Vec<u8>, ReadError> {
-        let bytes = self
-            .files
-            .get(path)
-            .ok_or_else(|| io_error(path, "no such file"))?;
+        let bytes = self.files.get(path).ok_or_else(|| {
+            io_error(
+                path,
+                io::Error::new(io::ErrorKind::NotFound, "no such file"),
+            )
+        })?;
         if bytes.len() as u64 > limit {
             return Err(ReadError::TooLarge {
                 path: path.to_owned(),
@@ -237,10 +416,16 @@ impl Reader for MemReader {
         Ok(bytes.clone())
     }
 
-    fn read_source(&self, path: &str) -> Result<Vec<u8>, SourceError> {
+    fn read_source(&self, path: &str, limit: u64) -> Result<Vec<u8>, SourceError> {
         let mut current = path.to_owned();
         for _ in 0..40 {
             if let Some(bytes) = self.files.get(&current) {
+                if bytes.len() as u64 > limit {
+                    return Err(SourceError::TooLarge {
+                        size: bytes.len() as u64,
+                        limit,
+                    });
+                }
                 return Ok(bytes.clone());
             }
             let Some(target) = self.links.get(&current) else {
@@ -292,22 +477,39 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_file_system_error_keeps_its_io_error_as_source() {
+        let dir = tempfile::tempdir().unwrap();
+        let r = DirReader::new(dir.path()).unwrap();
+        let e = r.read("gone.yaml", 1024).unwrap_err();
+        let source = std::error::Error::source(&e).expect("a source");
+        let io = source.downcast_ref::<io::Error>().expect("an io::Error");
+        assert_eq!(io.kind(), io::ErrorKind::NotFound);
+        assert_eq!(e.to_string(), format!("cannot read gone.yaml: {io}"));
+        let copy = e.clone();
+        assert_eq!(copy, e);
+        assert_eq!(copy.to_string(), e.to_string());
+    }
+
+    #[test]
     fn mem_reader_follows_links_inside_only() {
         let r = MemReader::new()
             .file("files/a", "A")
             .link("files/b", "a")
             .link("files/c", "../../etc/passwd")
             .link("files/d", "/etc/passwd");
-        assert_eq!(r.read_source("files/b").unwrap(), b"A");
+        assert_eq!(r.read_source("files/b", u64::MAX).unwrap(), b"A");
         assert!(matches!(
-            r.read_source("files/c"),
+            r.read_source("files/c", u64::MAX),
             Err(SourceError::Escapes { .. })
         ));
         assert!(matches!(
-            r.read_source("files/d"),
+            r.read_source("files/d", u64::MAX),
             Err(SourceError::Escapes { .. })
         ));
-        assert_eq!(r.read_source("files/x"), Err(SourceError::Missing));
+        assert_eq!(
+            r.read_source("files/x", u64::MAX),
+            Err(SourceError::Missing)
+        );
     }
 
     #[test]
@@ -334,17 +536,112 @@ mod tests {
         let mut found = r.discover().unwrap();
         found.sort();
         assert_eq!(found, ["datum.yaml", "roles/web/layer.yaml"]);
-        assert_eq!(r.read_source("roles/web/notes.txt").unwrap(), b"x");
-        assert_eq!(r.read_source("nope"), Err(SourceError::Missing));
-        assert_eq!(r.read_source("roles"), Err(SourceError::NotAFile));
+        assert_eq!(
+            r.read_source("roles/web/notes.txt", u64::MAX).unwrap(),
+            b"x"
+        );
+        assert_eq!(r.read_source("nope", u64::MAX), Err(SourceError::Missing));
+        assert_eq!(r.read_source("roles", u64::MAX), Err(SourceError::NotAFile));
         #[cfg(unix)]
         assert!(matches!(
-            r.read_source("out"),
+            r.read_source("out", u64::MAX),
             Err(SourceError::Escapes { .. })
         ));
         assert!(matches!(
             r.read("datum.yaml", 3),
             Err(ReadError::TooLarge { .. })
+        ));
+    }
+
+    #[test]
+    fn sources_over_the_limit_are_refused_without_reading_them() {
+        let dir = tempfile::tempdir().unwrap();
+        fs::write(dir.path().join("big"), vec![b'x'; 100]).unwrap();
+        let r = DirReader::new(dir.path()).unwrap();
+        assert_eq!(r.read_source("big", 100,).unwrap().len(), 100);
+        assert_eq!(
+            r.read_source("big", 99),
+            Err(SourceError::TooLarge {
+                size: 100,
+                limit: 99
+            })
+        );
+        let mem = MemReader::new().file("big", vec![b'x'; 100]);
+        assert!(matches!(
+            mem.read_source("big", 99),
+            Err(SourceError::TooLarge { size: 100, .. })
+        ));
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_fifo_source_is_refused_without_blocking() {
+        let dir = tempfile::tempdir().unwrap();
+        nix::unistd::mkfifo(&dir.path().join("pipe"), nix::sys::stat::Mode::S_IRWXU).unwrap();
+        let r = DirReader::new(dir.path()).unwrap();
+        assert_eq!(r.read_source("pipe", u64::MAX), Err(SourceError::NotAFile));
+    }
+
+    /// A link swapped in for a payload while it is read never leads to the
+    /// outside file: the open either finds the regular file or refuses.
+    #[cfg(unix)]
+    #[test]
+    fn a_link_swapped_in_during_reads_never_leads_outside() {
+        use std::sync::atomic::{AtomicBool, Ordering};
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("fleet");
+        fs::create_dir_all(root.join("files")).unwrap();
+        fs::write(dir.path().join("outside"), "SECRET").unwrap();
+        let r = DirReader::new(&root).unwrap();
+        let stop = AtomicBool::new(false);
+        let results = std::thread::scope(|scope| {
+            scope.spawn(|| {
+                let (file, tmp) = (root.join("files/a"), root.join("files/a.tmp"));
+                while !stop.load(Ordering::Relaxed) {
+                    fs::write(&tmp, "inside").unwrap();
+                    fs::rename(&tmp, &file).unwrap();
+                    std::os::unix::fs::symlink("../../outside", &tmp).unwrap();
+                    fs::rename(&tmp, &file).unwrap();
+                }
+            });
+            // Collected first, judged after the writer stopped: a failed
+            // assertion inside the scope would wait for it forever.
+            let results: Vec<_> = (0..3000)
+                .map(|_| r.read_source("files/a", u64::MAX))
+                .collect();
+            stop.store(true, Ordering::Relaxed);
+            results
+        });
+        let mut seen_inside = false;
+        for result in results {
+            match result {
+                Ok(bytes) => {
+                    assert_eq!(String::from_utf8_lossy(&bytes), "inside");
+                    seen_inside = true;
+                }
+                Err(SourceError::Escapes { .. } | SourceError::Missing) => {}
+                Err(e) => panic!("{e}"),
+            }
+        }
+        assert!(seen_inside, "the reader never saw the regular file");
+    }
+
+    #[test]
+    fn the_fallback_open_also_refuses_links_out() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("fleet");
+        fs::create_dir_all(&root).unwrap();
+        fs::write(dir.path().join("outside"), "x").unwrap();
+        fs::write(root.join("inside"), "y").unwrap();
+        #[cfg(unix)]
+        std::os::unix::fs::symlink("../outside", root.join("out")).unwrap();
+        let root = fs::canonicalize(&root).unwrap();
+        assert!(open_checked(&root, "inside").is_ok());
+        #[cfg(unix)]
+        assert!(matches!(open_checked(&root, "out"), Err(Beneath::Escapes)));
+        assert!(matches!(
+            open_checked(&root, "../outside"),
+            Err(Beneath::Escapes)
         ));
     }
 }

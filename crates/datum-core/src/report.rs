@@ -4,8 +4,9 @@
 //! aligned table, then the hosts line); the places it involves follow as
 //! `-->` lines, and a hint says how to settle it.
 
-use crate::diagnostic::Diagnostic;
+use crate::diagnostic::{Code, Diagnostic};
 use crate::fleet::{Fleet, ResId, Setting};
+use crate::printable::{escape, is_unprintable, push_escaped};
 use crate::resolve::{Contrib, Problem};
 use crate::schema::{Field, Value};
 use crate::sensitive::is_sensitive;
@@ -45,7 +46,7 @@ pub fn display_text(s: &str) -> String {
     const MAX: usize = 48;
     let plain = !s.is_empty()
         && s.trim() == s
-        && !s.chars().any(char::is_control)
+        && !s.chars().any(is_unprintable)
         && s.chars().count() <= MAX;
     if plain {
         return s.to_owned();
@@ -59,10 +60,7 @@ pub fn display_text(s: &str) -> String {
         match c {
             '"' => out.push_str("\\\""),
             '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\t' => out.push_str("\\t"),
-            c if c.is_control() => out.push_str(&format!("\\u{{{:x}}}", c as u32)),
-            c => out.push(c),
+            c => push_escaped(&mut out, c),
         }
     }
     out.push('"');
@@ -85,10 +83,16 @@ pub fn display_setting(fleet: &Fleet, c: Contrib) -> String {
 }
 
 /// Rows padded so each column lines up; the last column is not padded.
+/// Cells are escaped ([`crate::printable`]) before they are measured: a
+/// layer file named with a newline stays one cell of one row.
 pub fn align(rows: &[Vec<String>]) -> Vec<String> {
+    let rows: Vec<Vec<std::borrow::Cow<'_, str>>> = rows
+        .iter()
+        .map(|row| row.iter().map(|cell| escape(cell)).collect())
+        .collect();
     let cols = rows.iter().map(Vec::len).max().unwrap_or(0);
     let mut width = vec![0; cols];
-    for row in rows {
+    for row in &rows {
         for (i, cell) in row.iter().enumerate() {
             width[i] = width[i].max(cell.chars().count());
         }
@@ -182,7 +186,7 @@ fn conflict(
         hosts_phrase(hosts)
     ));
     let mut d = Diagnostic::error(
-        "conflict",
+        Code::Conflict,
         format!("conflicting values for {}.{}", fleet.resources.text(resource), field),
     )
     .with_body(body)
@@ -201,7 +205,7 @@ fn missing(
     hosts: &[&str],
 ) -> Diagnostic {
     let r = fleet.resources.text(resource);
-    let mut d = Diagnostic::error("missing-field", format!("{r} has no `{field}`"))
+    let mut d = Diagnostic::error(Code::MissingField, format!("{r} has no `{field}`"))
         .note(on_hosts(hosts))
         .hint(format!(
             "set `{field}` in one of the layers that declare {r}"
@@ -224,7 +228,7 @@ fn exclusive(
         &fleet.layer(source.layer).display,
         &fleet.layer(content.layer).display,
     );
-    Diagnostic::error("source-and-content", format!("{r} has both `source` (from {sl}) and `content` (from {cl})"))
+    Diagnostic::error(Code::SourceAndContent, format!("{r} has both `source` (from {sl}) and `content` (from {cl})"))
         .at(fleet.setting(content).span, "content")
         .also(fleet.setting(source).span, "source")
         .note(on_hosts(hosts))
@@ -246,7 +250,7 @@ fn dangling(
         "which those hosts do not have"
     };
     Diagnostic::error(
-        "unknown-reference",
+        Code::UnknownReference,
         format!("{r} `{field}` names {t}, {lacks}"),
     )
     .at(
@@ -266,9 +270,12 @@ fn cycle(fleet: &Fleet, steps: &[(ResId, Contrib)], hosts: &[&str]) -> Diagnosti
         .map(|(id, _)| fleet.resources.text(*id))
         .collect();
     names.push(names[0]);
-    let mut d = Diagnostic::error("cycle", format!("dependency cycle: {}", names.join(" -> ")))
-        .note(on_hosts(hosts))
-        .hint("remove one of these `requires` or `restart_on` entries to break the cycle");
+    let mut d = Diagnostic::error(
+        Code::Cycle,
+        format!("dependency cycle: {}", names.join(" -> ")),
+    )
+    .note(on_hosts(hosts))
+    .hint("remove one of these `requires` or `restart_on` entries to break the cycle");
     for (i, (id, via)) in steps.iter().enumerate() {
         let next = names[i + 1];
         let label = format!("{} needs {next}", fleet.resources.text(*id));
@@ -304,7 +311,7 @@ fn duplicate(
             display_text(value)
         )
     };
-    let mut d = Diagnostic::error("duplicate-target", message)
+    let mut d = Diagnostic::error(Code::DuplicateTarget, message)
         .note(on_hosts(hosts))
         .hint(format!(
             "one resource manages each {field}: remove one, or change its {field}"

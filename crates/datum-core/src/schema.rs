@@ -261,40 +261,50 @@ impl fmt::Display for ResourceId {
     }
 }
 
-/// Why a string is not a resource id.
-#[derive(Debug, PartialEq, Eq)]
+/// Why a string is not a resource id; `text` is the string as written.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum IdError {
     /// Not of the form `Type[title]`.
-    Shape,
+    #[error("`{text}` is not a resource id")]
+    Shape { text: String },
     /// `Type` is not a resource type; carries the nearest one.
-    UnknownKind(String, Option<&'static str>),
+    #[error("unknown resource type `{kind}`")]
+    UnknownKind {
+        kind: String,
+        nearest: Option<&'static str>,
+    },
     /// The title is empty, or holds brackets or control characters.
-    Title,
+    #[error("`{text}` has an invalid title")]
+    Title { text: String },
 }
 
 impl ResourceId {
     pub fn parse(s: &str) -> Result<ResourceId, IdError> {
+        let shape = || IdError::Shape { text: s.to_owned() };
         let Some(open) = s.find('[') else {
-            return Err(IdError::Shape);
+            return Err(shape());
         };
         if !s.ends_with(']') || open == 0 {
-            return Err(IdError::Shape);
+            return Err(shape());
         }
         let kind_text = &s[..open];
         let title = &s[open + 1..s.len() - 1];
         let Some(kind) = Kind::parse(kind_text) else {
             if !kind_text.bytes().all(|b| b.is_ascii_alphabetic()) {
-                return Err(IdError::Shape);
+                return Err(shape());
             }
             let near = suggest(kind_text, Kind::ALL.iter().map(|k| k.name()));
-            return Err(IdError::UnknownKind(kind_text.to_owned(), near));
+            return Err(IdError::UnknownKind {
+                kind: kind_text.to_owned(),
+                nearest: near,
+            });
         };
         if title.is_empty()
             || title.contains(['[', ']'])
             || title.chars().any(char::is_control)
             || title.trim() != title
         {
-            return Err(IdError::Title);
+            return Err(IdError::Title { text: s.to_owned() });
         }
         Ok(ResourceId {
             kind,
@@ -304,24 +314,33 @@ impl ResourceId {
 }
 
 impl IdError {
-    /// The message and hint for an id written as `text`.
-    pub fn describe(&self, text: &str) -> (String, String) {
+    /// What a valid id looks like, or the nearest type.
+    pub fn hint(&self) -> String {
         match self {
-            IdError::Shape => (
-                format!("`{text}` is not a resource id"),
-                "a resource id is Type[title], such as Package[nginx] or File[motd]".into(),
-            ),
-            IdError::UnknownKind(kind, near) => (
-                format!("unknown resource type `{kind}`"),
-                match near {
-                    Some(n) => format!("did you mean `{n}`? The types are {}", kind_list()),
-                    None => format!("the types are {}", kind_list()),
-                },
-            ),
-            IdError::Title => (
-                format!("`{text}` has an invalid title"),
-                "a title is non-empty text without brackets, control characters or surrounding spaces".into(),
-            ),
+            IdError::Shape { .. } => {
+                "a resource id is Type[title], such as Package[nginx] or File[motd]".into()
+            }
+            IdError::UnknownKind { nearest, .. } => match nearest {
+                Some(n) => format!("did you mean `{n}`? The types are {}", kind_list()),
+                None => format!("the types are {}", kind_list()),
+            },
+            IdError::Title { .. } => {
+                "a title is non-empty text without brackets, control characters or surrounding spaces".into()
+            }
+        }
+    }
+
+    /// The same error for the id written inside a longer `text` (a
+    /// `Type[title].field` target): the message quotes all of it.
+    pub fn within(self, text: &str) -> IdError {
+        match self {
+            IdError::Shape { .. } => IdError::Shape {
+                text: text.to_owned(),
+            },
+            IdError::Title { .. } => IdError::Title {
+                text: text.to_owned(),
+            },
+            e @ IdError::UnknownKind { .. } => e,
         }
     }
 }
@@ -380,13 +399,19 @@ pub fn normalise_mode(s: &str) -> Option<String> {
     Some(format!("{s:0>4}"))
 }
 
-/// Why a path is refused.
-#[derive(Debug, PartialEq, Eq)]
+/// Why a path is refused. The decoder words each case for the field it
+/// reads; the messages here are the plain ones.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 pub enum PathError {
+    #[error("the path is not absolute")]
     NotAbsolute,
+    #[error("the path is absolute")]
     Absolute,
+    #[error("the path goes up through `..`")]
     ParentDir,
+    #[error("the path names nothing")]
     Empty,
+    #[error("the path holds a NUL byte")]
     Nul,
 }
 
@@ -500,17 +525,29 @@ mod tests {
         let id = ResourceId::parse("File[nginx-config]").unwrap();
         assert_eq!(id.kind, Kind::File);
         assert_eq!(id.to_string(), "File[nginx-config]");
-        assert_eq!(ResourceId::parse("nginx"), Err(IdError::Shape));
+        let shape = ResourceId::parse("nginx").unwrap_err();
+        assert_eq!(shape.to_string(), "`nginx` is not a resource id");
         assert_eq!(
-            ResourceId::parse("Fiel[x]"),
-            Err(IdError::UnknownKind("Fiel".into(), Some("File")))
+            shape.hint(),
+            "a resource id is Type[title], such as Package[nginx] or File[motd]"
+        );
+        let kind = ResourceId::parse("Fiel[x]").unwrap_err();
+        assert_eq!(kind.to_string(), "unknown resource type `Fiel`");
+        assert!(
+            kind.hint()
+                .starts_with("did you mean `File`? The types are ")
         );
         assert_eq!(
             ResourceId::parse("file[x]"),
-            Err(IdError::UnknownKind("file".into(), Some("File")))
+            Err(IdError::UnknownKind {
+                kind: "file".into(),
+                nearest: Some("File")
+            })
         );
-        assert_eq!(ResourceId::parse("File[]"), Err(IdError::Title));
-        assert_eq!(ResourceId::parse("File[a]b]"), Err(IdError::Title));
+        let title = |s: &str| IdError::Title { text: s.into() };
+        assert_eq!(ResourceId::parse("File[]"), Err(title("File[]")));
+        assert_eq!(ResourceId::parse("File[a]b]"), Err(title("File[a]b]")));
+        assert_eq!(title("File[]").to_string(), "`File[]` has an invalid title");
     }
 
     #[test]

@@ -22,18 +22,16 @@ pub struct Selector {
 }
 
 /// Why a `KEY=VALUE` argument is not one.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("`{text}` is not a label selector")]
 pub struct SelectorError {
     pub text: String,
 }
 
 impl SelectorError {
-    /// The message and hint.
-    pub fn describe(&self) -> (String, String) {
-        (
-            format!("`{}` is not a label selector", self.text),
-            "write KEY=VALUE, such as role=web or datum/host=web-001".to_owned(),
-        )
+    /// What a selector looks like.
+    pub fn hint(&self) -> String {
+        "write KEY=VALUE, such as role=web or datum/host=web-001".to_owned()
     }
 }
 
@@ -89,6 +87,18 @@ impl Selector {
             .collect()
     }
 
+    /// Fails on the first pair no host of `fleet` carries.
+    pub fn require_carried(&self, fleet: &Fleet) -> Result<(), NotCarried> {
+        let carried = Carried::of(fleet);
+        match self.uncarried(&carried).into_iter().next() {
+            Some(uncarried) => Err(NotCarried {
+                hint: uncarried.hint(&carried),
+                uncarried,
+            }),
+            None => Ok(()),
+        }
+    }
+
     /// The pairs no host carries, each with the nearest label that exists.
     pub fn uncarried(&self, carried: &Carried<'_>) -> Vec<Uncarried> {
         self.labels
@@ -142,6 +152,22 @@ impl Uncarried {
                 key, nearest: None, ..
             } => format!("no host carries `{key}` with any value"),
         }
+    }
+}
+
+/// A selector label no host carries, as an error: it can only be a typo,
+/// and an empty answer would hide it.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{}", .uncarried.message())]
+pub struct NotCarried {
+    pub uncarried: Uncarried,
+    /// The nearest label, and what the hosts carry.
+    hint: String,
+}
+
+impl NotCarried {
+    pub fn hint(&self) -> String {
+        self.hint.clone()
     }
 }
 
@@ -203,7 +229,7 @@ impl<'f> Carried<'f> {
 /// `datum/host`, which repeats the name), aligned.
 pub fn write_hosts(w: &mut dyn Write, fleet: &Fleet, hosts: &[HostId]) -> io::Result<()> {
     for line in host_lines(fleet, hosts) {
-        writeln!(w, "{line}")?;
+        crate::printable::write_line(w, &line)?;
     }
     Ok(())
 }
@@ -315,6 +341,20 @@ mod tests {
         // Only the first `=` splits: values may hold one.
         let s = Selector::parse(&["k=a=b"]).unwrap();
         assert_eq!(s.labels, [("k".to_owned(), "a=b".to_owned())]);
+    }
+
+    #[test]
+    fn requiring_carried_labels_fails_on_the_first_typo() {
+        let f = fleet();
+        let ok = Selector::parse(&["role=web", "site=london"]).unwrap();
+        assert_eq!(ok.require_carried(&f), Ok(()));
+        let typo = Selector::parse(&["site=london", "role=wbe"]).unwrap();
+        let e = typo.require_carried(&f).unwrap_err();
+        assert_eq!(e.to_string(), "no host carries `role=wbe`");
+        assert_eq!(
+            e.hint(),
+            "did you mean `web`? hosts carry `role` with `db`, `web`"
+        );
     }
 
     #[test]

@@ -17,7 +17,7 @@
 //! assert_eq!((key, value.scalar_text()), ("interval", Some("30m")));
 //! ```
 
-use crate::diagnostic::Diagnostic;
+use crate::diagnostic::{Code, Diagnostic};
 use crate::source::{FileId, Span};
 use crate::yaml::{self, Doc, Plain, Style, classify_plain};
 
@@ -38,7 +38,7 @@ pub fn parse(file: FileId, text: &str) -> Result<Settings<'_>, Vec<Diagnostic>> 
     {
         diags.push(
             Diagnostic::error(
-                "several-documents",
+                Code::SeveralDocuments,
                 "this file holds more than one document",
             )
             .at(second.span, "a second document")
@@ -234,7 +234,10 @@ mod tests {
         ] {
             with(text, |parsed, _| {
                 let diags = parsed.unwrap_err();
-                assert!(diags.iter().any(|d| d.code == code), "{text:?}: {diags:?}");
+                assert!(
+                    diags.iter().any(|d| d.code.as_str() == code),
+                    "{text:?}: {diags:?}"
+                );
             });
         }
         with("", |parsed, _| assert!(parsed.unwrap().root().is_none()));

@@ -29,7 +29,7 @@ fn every_host_of_the_example_fleet_bundles_and_reads_back() {
         let sources: Vec<(&str, Vec<u8>)> = m
             .resources()
             .filter_map(|r| r.str(Field::Source))
-            .map(|s| (s, reader.read_source(s).unwrap()))
+            .map(|s| (s, reader.read_source(s, u64::MAX).unwrap()))
             .collect();
         with_payloads += usize::from(!sources.is_empty());
         for format in [ManifestFormat::Yaml, ManifestFormat::Json] {

@@ -25,7 +25,7 @@ fn example(name: &str) -> MemReader {
         mem.add(&p, dir.read(&p, u64::MAX).unwrap());
     }
     for payload in ["files/nginx.conf", "files/redis.conf"] {
-        if let Ok(bytes) = dir.read_source(payload) {
+        if let Ok(bytes) = dir.read_source(payload, u64::MAX) {
             mem.add(payload, bytes);
         }
     }

@@ -439,14 +439,6 @@ impl GitReader {
         })
     }
 
-    /// The bytes of a blob, whatever its size.
-    fn blob(&self, id: ObjectId) -> Result<Vec<u8>, String> {
-        self.pool.with(|repo| {
-            let mut blob = repo.find_blob(id).map_err(|e| first_line(&e.to_string()))?;
-            Ok(blob.take_data())
-        })
-    }
-
     fn source_io_error(&self, message: impl std::fmt::Display) -> SourceError {
         SourceError::Io(format!(
             "{message} (at {} in {})",
@@ -483,7 +475,7 @@ impl Reader for GitReader {
         }
     }
 
-    fn read_source(&self, path: &str) -> Result<Vec<u8>, SourceError> {
+    fn read_source(&self, path: &str, limit: u64) -> Result<Vec<u8>, SourceError> {
         // Resolve one component at a time, as the kernel does, so a link in
         // the middle of the path is followed and `..` after it climbs from
         // where the link led. Components still to visit are kept reversed.
@@ -519,9 +511,15 @@ impl Reader for GitReader {
             match entry.kind {
                 Kind::Dir => {}
                 Kind::File if last => {
-                    return self
-                        .blob(entry.id)
-                        .map_err(|message| self.source_io_error(message));
+                    return match self.blob_within(entry.id, limit) {
+                        Ok(Ok(bytes)) if bytes.len() as u64 > limit => Err(SourceError::TooLarge {
+                            size: bytes.len() as u64,
+                            limit,
+                        }),
+                        Ok(Ok(bytes)) => Ok(bytes),
+                        Ok(Err(size)) => Err(SourceError::TooLarge { size, limit }),
+                        Err(message) => Err(self.source_io_error(message)),
+                    };
                 }
                 // A path that continues below a file names nothing.
                 Kind::File => return Err(SourceError::Missing),

@@ -319,11 +319,11 @@ fn submodules_are_not_discovered() {
     let r = repo.reader(&repo.resolve("HEAD").unwrap()).unwrap();
     assert_eq!(r.discover().unwrap(), ["datum.yaml"]);
     assert_eq!(
-        r.read_source("vendor.yaml"),
+        r.read_source("vendor.yaml", u64::MAX),
         Err(datum_core::reader::SourceError::NotAFile)
     );
     assert_eq!(
-        r.read_source("vendor.yaml/inner.yaml"),
+        r.read_source("vendor.yaml/inner.yaml", u64::MAX),
         Err(datum_core::reader::SourceError::Missing)
     );
 }
@@ -393,7 +393,7 @@ fn gitignore_at_root_in_subdirectories_and_above_the_fleet() {
     );
     // Ignored files remain readable as sources.
     assert_eq!(
-        r.read_source("build/out.yaml").unwrap(),
+        r.read_source("build/out.yaml", u64::MAX).unwrap(),
         b"datum: v1alpha1\n"
     );
 }

@@ -39,35 +39,40 @@ fn fixture() -> (Fixture, GitReader) {
 fn plain_files_and_links_inside_the_fleet() {
     let (_f, r) = fixture();
     assert_eq!(
-        r.read_source("files/nginx.conf").unwrap(),
+        r.read_source("files/nginx.conf", u64::MAX).unwrap(),
         b"worker_processes 4;\n"
     );
     assert_eq!(
-        r.read_source("files/.env").unwrap(),
+        r.read_source("files/.env", u64::MAX).unwrap(),
         b"hidden but readable\n"
     );
     assert_eq!(
-        r.read_source("files/same-dir").unwrap(),
+        r.read_source("files/same-dir", u64::MAX).unwrap(),
         b"worker_processes 4;\n"
     );
     assert_eq!(
-        r.read_source("files/chain").unwrap(),
+        r.read_source("files/chain", u64::MAX).unwrap(),
         b"worker_processes 4;\n"
     );
-    assert_eq!(r.read_source("files/up-and-down").unwrap(), b"deep\n");
+    assert_eq!(
+        r.read_source("files/up-and-down", u64::MAX).unwrap(),
+        b"deep\n"
+    );
     // A link back to the fleet root itself.
     assert_eq!(
-        r.read_source("other/root/datum.yaml").unwrap(),
+        r.read_source("other/root/datum.yaml", u64::MAX).unwrap(),
         b"datum: v1alpha1\n"
     );
     // A link in the middle of the path.
     assert_eq!(
-        r.read_source("files/dir-link/deep/x.txt").unwrap(),
+        r.read_source("files/dir-link/deep/x.txt", u64::MAX)
+            .unwrap(),
         b"deep\n"
     );
     // `..` after a link climbs from where the link led (other/), not from files/.
     assert_eq!(
-        r.read_source("files/dir-link/../datum.yaml").unwrap(),
+        r.read_source("files/dir-link/../datum.yaml", u64::MAX)
+            .unwrap(),
         b"datum: v1alpha1\n"
     );
 }
@@ -76,24 +81,24 @@ fn plain_files_and_links_inside_the_fleet() {
 fn links_leading_out_of_the_fleet_escape() {
     let (_f, r) = fixture();
     assert_eq!(
-        r.read_source("files/out"),
+        r.read_source("files/out", u64::MAX),
         Err(SourceError::Escapes {
             target: "../secret".into()
         })
     );
     assert_eq!(
-        r.read_source("files/absolute"),
+        r.read_source("files/absolute", u64::MAX),
         Err(SourceError::Escapes {
             target: "/etc/passwd".into()
         })
     );
     // Leaving the fleet root is refused even when the path would come back.
     assert!(matches!(
-        r.read_source("files/out-and-back"),
+        r.read_source("files/out-and-back", u64::MAX),
         Err(SourceError::Escapes { .. })
     ));
     assert!(matches!(
-        r.read_source("other/up/secret"),
+        r.read_source("other/up/secret", u64::MAX),
         Err(SourceError::Escapes { .. })
     ));
 }
@@ -102,7 +107,7 @@ fn links_leading_out_of_the_fleet_escape() {
 fn link_loops_stop() {
     let (_f, r) = fixture();
     for path in ["files/loop-a", "files/self"] {
-        match r.read_source(path) {
+        match r.read_source(path, u64::MAX) {
             Err(SourceError::Io(message)) => {
                 assert!(
                     message.contains("too many levels of symbolic links"),
@@ -117,23 +122,35 @@ fn link_loops_stop() {
 #[test]
 fn missing_and_directories() {
     let (_f, r) = fixture();
-    assert_eq!(r.read_source("files/nope"), Err(SourceError::Missing));
-    assert_eq!(r.read_source("nope/deeper"), Err(SourceError::Missing));
-    assert_eq!(r.read_source("files/dangling"), Err(SourceError::Missing));
     assert_eq!(
-        r.read_source("files/nginx.conf/x"),
+        r.read_source("files/nope", u64::MAX),
         Err(SourceError::Missing)
     );
-    assert_eq!(r.read_source("files"), Err(SourceError::NotAFile));
-    assert_eq!(r.read_source("files/dir-link"), Err(SourceError::NotAFile));
-    assert_eq!(r.read_source(""), Err(SourceError::NotAFile));
+    assert_eq!(
+        r.read_source("nope/deeper", u64::MAX),
+        Err(SourceError::Missing)
+    );
+    assert_eq!(
+        r.read_source("files/dangling", u64::MAX),
+        Err(SourceError::Missing)
+    );
+    assert_eq!(
+        r.read_source("files/nginx.conf/x", u64::MAX),
+        Err(SourceError::Missing)
+    );
+    assert_eq!(r.read_source("files", u64::MAX), Err(SourceError::NotAFile));
+    assert_eq!(
+        r.read_source("files/dir-link", u64::MAX),
+        Err(SourceError::NotAFile)
+    );
+    assert_eq!(r.read_source("", u64::MAX), Err(SourceError::NotAFile));
     // An absolute path is outside the fleet whatever it names.
     assert!(matches!(
-        r.read_source("/etc/passwd"),
+        r.read_source("/etc/passwd", u64::MAX),
         Err(SourceError::Escapes { .. })
     ));
     // The secret is in the repository but not in the fleet.
-    assert_eq!(r.read_source("secret"), Err(SourceError::Missing));
+    assert_eq!(r.read_source("secret", u64::MAX), Err(SourceError::Missing));
 }
 
 #[test]
@@ -145,11 +162,11 @@ fn sources_are_read_at_the_revision() {
     let old = repo.reader(&repo.resolve("HEAD~1").unwrap()).unwrap();
     let new = repo.reader(&repo.resolve("HEAD").unwrap()).unwrap();
     assert_eq!(
-        old.read_source("files/same-dir").unwrap(),
+        old.read_source("files/same-dir", u64::MAX).unwrap(),
         b"worker_processes 4;\n"
     );
     assert_eq!(
-        new.read_source("files/same-dir").unwrap(),
+        new.read_source("files/same-dir", u64::MAX).unwrap(),
         b"worker_processes 8;\n"
     );
 }
@@ -162,6 +179,7 @@ fn shape(r: &Result<Vec<u8>, SourceError>) -> String {
         Err(SourceError::NotAFile) => "NotAFile".into(),
         Err(SourceError::Escapes { .. }) => "Escapes".into(),
         Err(SourceError::Io(_)) => "Io".into(),
+        Err(SourceError::TooLarge { .. }) => "TooLarge".into(),
     }
 }
 
@@ -189,21 +207,20 @@ fn agrees_with_dir_reader_on_a_checkout() {
         "other/root/datum.yaml",
         "other/up/secret",
         "secret",
+        // A link that leaves the fleet and comes back: both refuse the step
+        // outside (on disk the kernel does, resolving beneath the root).
+        "files/out-and-back",
     ] {
         assert_eq!(
-            shape(&r.read_source(path)),
-            shape(&dir.read_source(path)),
+            shape(&r.read_source(path, u64::MAX)),
+            shape(&dir.read_source(path, u64::MAX)),
             "{path}"
         );
     }
-    // Where they differ by design: DirReader resolves the whole path before
-    // checking it, so a link that leaves the fleet and comes back is allowed
-    // on disk; GitReader refuses any step outside the fleet root.
     assert_eq!(
-        shape(&dir.read_source("files/out-and-back")),
-        "Ok(worker_processes 4;\n)"
+        shape(&r.read_source("files/out-and-back", u64::MAX)),
+        "Escapes"
     );
-    assert_eq!(shape(&r.read_source("files/out-and-back")), "Escapes");
 }
 
 #[test]
@@ -220,8 +237,25 @@ fn oversized_link_targets_are_refused() {
     f.git(&["commit", "-q", "-m", "crafted"]);
     let repo = Repo::discover(&f.repo).unwrap();
     let r = repo.reader(&repo.resolve("HEAD").unwrap()).unwrap();
-    match r.read_source("files/long") {
+    match r.read_source("files/long", u64::MAX) {
         Err(SourceError::Io(message)) => assert!(message.contains("6000-byte"), "{message}"),
         other => panic!("{other:?}"),
     }
+}
+
+#[test]
+fn sources_over_the_limit_are_refused_from_the_object_header() {
+    let (_f, r) = fixture();
+    let size = r.read_source("files/nginx.conf", u64::MAX).unwrap().len() as u64;
+    assert_eq!(
+        r.read_source("files/nginx.conf", size - 1),
+        Err(SourceError::TooLarge {
+            size,
+            limit: size - 1
+        })
+    );
+    assert_eq!(
+        r.read_source("files/nginx.conf", size).unwrap().len() as u64,
+        size
+    );
 }

@@ -35,6 +35,7 @@ impl Payloads {
     pub fn read<'p>(
         reader: &dyn Reader,
         paths: impl IntoIterator<Item = &'p str>,
+        limit: u64,
     ) -> Result<Payloads, MakeError> {
         let mut content = BTreeMap::new();
         for path in paths {
@@ -42,7 +43,7 @@ impl Payloads {
                 continue;
             }
             let bytes = reader
-                .read_source(path)
+                .read_source(path, limit)
                 .map_err(|source| MakeError::Payload {
                     path: path.to_owned(),
                     source,
@@ -215,7 +216,12 @@ impl<'b> Opened<'b> {
     /// bundle in messages.
     pub fn items(&self, name: &str) -> Result<Vec<Item>, ManifestError> {
         let resources = resources(name, self.bundle.manifest)?;
-        Ok(items_of(resources, &PayloadReader(&self.bundle.payloads)))
+        // The payloads are in memory already, checked against the manifest.
+        Ok(items_of(
+            resources,
+            &PayloadReader(&self.bundle.payloads),
+            u64::MAX,
+        ))
     }
 
     /// The commit the bundle was made from, when the fleet is in git.
@@ -240,7 +246,7 @@ impl Reader for PayloadReader<'_, '_> {
         })
     }
 
-    fn read_source(&self, path: &str) -> Result<Vec<u8>, SourceError> {
+    fn read_source(&self, path: &str, _: u64) -> Result<Vec<u8>, SourceError> {
         self.0
             .get(path)
             .map(|b| b.to_vec())

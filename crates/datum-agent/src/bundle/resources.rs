@@ -8,7 +8,7 @@
 use std::collections::BTreeMap;
 
 use datum_apply::spec::ResourceView;
-use datum_core::diagnostic::Diagnostic;
+use datum_core::diagnostic::{Code, Diagnostic};
 use datum_core::document::VERSION;
 use datum_core::schema::{
     Field, Kind, ResourceId, Ty, Value, normalise_abs_path, normalise_mode, normalise_rel_path,
@@ -70,7 +70,7 @@ pub fn resources(name: &str, manifest: &[u8]) -> Result<Vec<BundledResource>, Ma
         Ok(doc) => match doc.root() {
             None => {
                 problems.push(
-                    Diagnostic::error("empty-manifest", "the manifest is empty").at(
+                    Diagnostic::error(Code::EmptyManifest, "the manifest is empty").at(
                         Span {
                             file,
                             start: Default::default(),
@@ -97,7 +97,7 @@ pub fn resources(name: &str, manifest: &[u8]) -> Result<Vec<BundledResource>, Ma
 }
 
 fn problem(span: Span, message: impl Into<String>, hint: &str) -> Diagnostic {
-    Diagnostic::error("bundle-manifest", message)
+    Diagnostic::error(Code::BundleManifest, message)
         .at(span, "here")
         .hint(hint)
 }
@@ -160,7 +160,7 @@ fn resource(
     let id = match ResourceId::parse(id_text) {
         Ok(id) => id,
         Err(e) => {
-            let (message, _) = e.describe(id_text);
+            let message = e.to_string();
             problems.push(problem(id_span, message, REMAKE));
             return None;
         }
@@ -284,7 +284,7 @@ fn read_field(kind: Kind, field: Field, node: Node<'_, '_>) -> Result<Read, Stri
         Ty::Refs => {
             let mut ids = Vec::new();
             for t in list(node)? {
-                let id = ResourceId::parse(t).map_err(|e| e.describe(t).0)?;
+                let id = ResourceId::parse(t).map_err(|e| e.to_string())?;
                 ids.push(id.to_string());
             }
             return Ok(Read::Refs(ids));

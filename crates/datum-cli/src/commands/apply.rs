@@ -18,6 +18,7 @@ use super::{ReportFormat, resolve_host};
 use crate::GlobalArgs;
 use crate::command_error::{CommandError, Result};
 use crate::exit::Status;
+use crate::paint::Scheme;
 use crate::root;
 use crate::ui::Ui;
 
@@ -37,7 +38,7 @@ pub struct Args {
     /// The host to apply as. By default the content of /etc/datum/host
     /// (under --root), else the system hostname. Labels always come from
     /// the fleet repository.
-    #[arg(long, value_name = "NAME")]
+    #[arg(long, value_name = "NAME", add = clap_complete::ArgValueCompleter::new(super::completions::host_names))]
     host: Option<String>,
     /// Examine every resource and print what would change, changing
     /// nothing at all.
@@ -74,7 +75,7 @@ pub fn run(ui: &mut Ui, global: &GlobalArgs, args: Args) -> Result<Status> {
         let items = bundle_items(file, args.public_keys.as_deref(), &identity)?;
         return converge(ui, &identity.name, &items, &machine, &args);
     }
-    let (fleet, reader) = root::load(global.fleet.as_deref())?;
+    let (fleet, reader) = root::open(ui, global)?;
     let resolved = resolve_host(ui, &fleet, &identity.name).inspect_err(|e| {
         let not_found = e
             .source_as::<HostError>()
@@ -102,7 +103,6 @@ fn converge(
 ) -> Result<Status> {
     let providers = Providers::system(machine);
     let options = Options { noop: args.noop };
-    let out = ui.stdout();
     let result = match args.format {
         ReportFormat::Text => datum_apply::apply(
             host,
@@ -110,7 +110,7 @@ fn converge(
             &providers,
             machine,
             &options,
-            &mut HumanReporter::new(out),
+            &mut HumanReporter::new(ui.painted_stdout(Scheme::Apply)),
         ),
         ReportFormat::Json => datum_apply::apply(
             host,
@@ -118,7 +118,7 @@ fn converge(
             &providers,
             machine,
             &options,
-            &mut JsonReporter::new(out),
+            &mut JsonReporter::new(ui.stdout()),
         ),
     };
     match result {

@@ -72,8 +72,12 @@ pub fn run(ui: &mut Ui, global: &GlobalArgs, args: Args) -> Result<Status> {
         id: r.id(),
         time: r.time(),
     });
-    let payloads = Payloads::read(reader.as_ref(), fleet.sources.keys().map(String::as_str))
-        .map_err(|e| CommandError::failed(e.to_string()).with_source(e))?;
+    let payloads = Payloads::read(
+        reader.as_ref(),
+        fleet.sources.keys().map(String::as_str),
+        fleet.source_limit,
+    )
+    .map_err(|e| CommandError::failed(e.to_string()).with_source(e))?;
     let at = match &revision {
         Some(r) => format!(" at commit {}", r.short()),
         None => String::new(),

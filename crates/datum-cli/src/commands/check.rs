@@ -7,6 +7,7 @@ use super::ReportFormat;
 use crate::GlobalArgs;
 use crate::command_error::Result;
 use crate::exit::Status;
+use crate::paint::Scheme;
 use crate::root;
 use crate::ui::{Format, Ui};
 
@@ -27,7 +28,7 @@ pub struct Args {
 }
 
 pub fn run(ui: &mut Ui, global: &GlobalArgs, args: Args) -> Result<Status> {
-    let (fleet, _) = root::load(global.fleet.as_deref())?;
+    let (fleet, _) = root::open(ui, global)?;
     let all = resolve_all(&fleet);
     let mut report = check(&fleet, &all);
     if args.deny_warnings {
@@ -39,7 +40,7 @@ pub fn run(ui: &mut Ui, global: &GlobalArgs, args: Args) -> Result<Status> {
             if let Some(note) = report.held_back_note() {
                 ui.note(&note);
             }
-            writeln!(ui.stdout(), "{}", report.summary())?;
+            ui.write_painted(Scheme::Check, &format!("{}\n", report.summary()))?;
         }
         ReportFormat::Json => ui.write_tree(&report.tree(&fleet.files), Format::Json)?,
     }

@@ -17,6 +17,7 @@ use super::ReportFormat;
 use crate::GlobalArgs;
 use crate::command_error::{CommandError, Result};
 use crate::exit::Status;
+use crate::paint::Scheme;
 use crate::root;
 use crate::ui::{Format, Ui};
 
@@ -29,7 +30,7 @@ use crate::ui::{Format, Ui};
 /// Hosts that change the same way are shown together; errors the change
 /// introduces or fixes are shown with the hosts they hit.
 ///
-/// Exit status: 2 for bad usage (not a git repository, an unknown
+/// Exit status: 64 for bad usage (not a git repository, an unknown
 /// revision); otherwise 1 when the new side has errors (a host that does
 /// not resolve, a document that does not load); otherwise, with
 /// --exit-code, 3 when anything changed; otherwise 0.
@@ -58,7 +59,7 @@ enum Loaded {
 }
 
 pub fn run(ui: &mut Ui, global: &GlobalArgs, args: Args) -> Result<Status> {
-    let root = root::find(global.fleet.as_deref())?;
+    let root = root::locate(ui, global)?;
     let repo = Repo::discover(&root)?;
     let old_rev = repo.resolve(args.old.as_deref().unwrap_or("HEAD"))?;
     let new_rev = match &args.new {
@@ -99,7 +100,7 @@ pub fn run(ui: &mut Ui, global: &GlobalArgs, args: Args) -> Result<Status> {
     match args.format {
         ReportFormat::Text => {
             // Stdout flushes at each newline; the text goes line by line.
-            let mut out = io::BufWriter::new(ui.stdout());
+            let mut out = io::BufWriter::new(ui.painted_stdout(Scheme::Diff));
             text::write(&mut out, &d, &old_name, &new_name)?;
             out.flush()?;
         }

@@ -8,6 +8,7 @@ use super::{ReportFormat, parse_target, resolve_host};
 use crate::GlobalArgs;
 use crate::command_error::Result;
 use crate::exit::Status;
+use crate::paint::Scheme;
 use crate::root;
 use crate::ui::{Format, Ui};
 
@@ -27,7 +28,7 @@ pub struct Args {
     #[arg(value_name = "ID[.FIELD]")]
     target: Option<String>,
     /// The host to explain.
-    #[arg(long, value_name = "HOST")]
+    #[arg(long, value_name = "HOST", add = clap_complete::ArgValueCompleter::new(super::completions::host_names))]
     host: String,
     /// The output format: aligned text, or one JSON document that locates
     /// every contribution as path:line:column.
@@ -41,7 +42,7 @@ pub fn run(ui: &mut Ui, global: &GlobalArgs, args: Args) -> Result<Status> {
         None => Target::Host,
         Some(text) => parse_target(text)?,
     };
-    let (fleet, _) = root::load(global.fleet.as_deref())?;
+    let (fleet, _) = root::open(ui, global)?;
     // A host with problems (shown on stderr) is explained all the same:
     // debugging them is when explain is needed most.
     let resolved = resolve_host(ui, &fleet, &args.host)?;
@@ -50,7 +51,7 @@ pub fn run(ui: &mut Ui, global: &GlobalArgs, args: Args) -> Result<Status> {
     match args.format {
         ReportFormat::Text => {
             // Stdout flushes at each newline; the text goes line by line.
-            let mut out = io::BufWriter::new(ui.stdout());
+            let mut out = io::BufWriter::new(ui.painted_stdout(Scheme::Explain));
             text::write(&mut out, &ex, &answer)?;
             out.flush()?;
         }

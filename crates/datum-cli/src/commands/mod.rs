@@ -6,20 +6,24 @@ mod agent;
 mod apply;
 mod bundle;
 mod check;
+pub mod completions;
 mod diff;
 mod explain;
 mod hosts;
+mod init;
+mod man;
 mod query;
 mod render;
+mod schema;
 
 use clap::ValueEnum;
 use datum_core::explain::Target;
 use datum_core::fleet::Fleet;
 use datum_core::host::{self, Resolved};
-use datum_core::selector::{Carried, Selector};
+use datum_core::selector::Selector;
 
 use crate::GlobalArgs;
-use crate::command_error::{BadTarget, CommandError, Result};
+use crate::command_error::Result;
 use crate::exit::Status;
 use crate::ui::{Format, Ui};
 
@@ -34,6 +38,10 @@ pub enum Command {
     Query(query::Args),
     Bundle(bundle::Args),
     Agent(agent::Args),
+    Init(init::Args),
+    Completions(completions::Args),
+    Man(man::Args),
+    Schema(schema::Args),
 }
 
 pub fn run(ui: &mut Ui, global: &GlobalArgs, command: Command) -> Result<Status> {
@@ -47,6 +55,10 @@ pub fn run(ui: &mut Ui, global: &GlobalArgs, command: Command) -> Result<Status>
         Command::Query(args) => query::run(ui, global, args),
         Command::Bundle(args) => bundle::run(ui, global, args),
         Command::Agent(args) => agent::run(ui, global, args),
+        Command::Init(args) => init::run(ui, global, args),
+        Command::Completions(args) => completions::run(ui, global, args),
+        Command::Man(args) => man::run(ui, global, args),
+        Command::Schema(args) => schema::run(ui, global, args),
     }
 }
 
@@ -75,7 +87,7 @@ pub enum ReportFormat {
 
 /// A resource or field argument, `File[motd]` or `File[motd].mode`.
 pub fn parse_target(text: &str) -> Result<Target> {
-    Ok(Target::parse(text).map_err(|error| BadTarget { text, error })?)
+    Ok(Target::parse(text)?)
 }
 
 /// Finds and resolves the named host once, printing its problems, or the
@@ -95,11 +107,7 @@ pub fn resolve_host(ui: &mut Ui, fleet: &Fleet, name: &str) -> Result<Resolved> 
 /// Fails on a selector label that no host carries: it can only be a typo,
 /// and an empty answer would hide it.
 pub fn require_carried(fleet: &Fleet, selector: &Selector) -> Result<()> {
-    let carried = Carried::of(fleet);
-    match selector.uncarried(&carried).first() {
-        Some(u) => Err(CommandError::failed(u.message()).hint(u.hint(&carried))),
-        None => Ok(()),
-    }
+    Ok(selector.require_carried(fleet)?)
 }
 
 /// A warning that documents failed to load, so what is listed may be

@@ -44,7 +44,7 @@ pub fn run(ui: &mut Ui, global: &GlobalArgs, args: Args) -> Result<Status> {
         );
     };
     let selector = Selector::parse(&args.selector)?;
-    let (fleet, _) = root::load(global.fleet.as_deref())?;
+    let (fleet, _) = root::open(ui, global)?;
     warn_load_errors(ui, &fleet);
     require_carried(&fleet, &selector)?;
     let all = resolve_all(&fleet);

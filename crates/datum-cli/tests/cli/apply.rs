@@ -438,7 +438,7 @@ fn a_root_that_is_not_a_directory_is_bad_usage() {
             .output()
             .unwrap(),
     );
-    assert_eq!(run.code, 2);
+    assert_eq!(run.code, 64);
     assert_eq!(
         run.stderr,
         "error: --root /nonexistent/datum-root is not a directory\n"
@@ -448,9 +448,10 @@ fn a_root_that_is_not_a_directory_is_bad_usage() {
 /// A fleet with one File whose 200 MB content comes from `source`.
 fn big_fleet(dir: &Path, content: &[u8]) {
     fs::create_dir_all(dir.join("files")).unwrap();
+    // The payload is over the default limit of 64 MiB: the fleet raises it.
     fs::write(
         dir.join("datum.yaml"),
-        "datum: v1alpha1\ntype: Fleet\nname: big\n",
+        "datum: v1alpha1\ntype: Fleet\nname: big\nlimits: {source_bytes: 1073741824}\n",
     )
     .unwrap();
     fs::write(

@@ -203,3 +203,76 @@ fn every_independent_error_is_reported_in_one_run() {
         "checked 2 hosts against 1 layer: 3 errors, no warnings\n"
     );
 }
+
+/// `limits: {source_bytes: N}` in datum.yaml: a payload over it is an error
+/// at the `source` line that names it; the default (64 MiB) lets it pass.
+#[test]
+fn a_source_over_the_fleets_limit() {
+    let dir = scratch("bad/unknown-field");
+    let fleet = dir.path().join("fleet");
+    let layer = fs::read_to_string(fleet.join("roles/web/layer.yaml"))
+        .unwrap()
+        .replace("mdoe:", "mode:");
+    fs::write(fleet.join("roles/web/layer.yaml"), layer).unwrap();
+    fs::write(fleet.join("files/nginx.conf"), vec![b'#'; 4096]).unwrap();
+    assert_eq!(run_in(&fleet, &["check"]).code, 0);
+
+    let root = fs::read_to_string(fleet.join("datum.yaml")).unwrap();
+    fs::write(
+        fleet.join("datum.yaml"),
+        format!("{root}limits:\n  source_bytes: 4095\n"),
+    )
+    .unwrap();
+    let run = check_fails(&fleet);
+    assert!(
+        run.stderr.contains(
+            "error: source `files/nginx.conf` is 4096 bytes, over the fleet's limit of 4095 bytes for a payload"
+        ),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains("roles/web/layer.yaml:14:13"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains("raise `limits: {source_bytes: N}`"),
+        "{}",
+        run.stderr
+    );
+
+    fs::write(
+        fleet.join("datum.yaml"),
+        format!("{root}limits:\n  source_bytes: 4096\n"),
+    )
+    .unwrap();
+    assert_eq!(run_in(&fleet, &["check"]).code, 0);
+}
+
+#[test]
+fn limits_that_are_not_limits() {
+    let dir = scratch("bad/unknown-field");
+    let fleet = dir.path().join("fleet");
+    let root = fs::read_to_string(fleet.join("datum.yaml")).unwrap();
+    for (limits, expect) in [
+        (
+            "limits:\n  source_bytes: -1\n",
+            "`source_bytes` must be a positive number of bytes",
+        ),
+        (
+            "limits:\n  source_bytes: \"10\"\n",
+            "`source_bytes` must be a positive number of bytes",
+        ),
+        (
+            "limits:\n  sourcebytes: 10\n",
+            "unknown limit `sourcebytes`",
+        ),
+        ("limits: 10\n", "`limits` must be a mapping"),
+    ] {
+        fs::write(fleet.join("datum.yaml"), format!("{root}{limits}")).unwrap();
+        let run = check_fails(&fleet);
+        assert!(run.stderr.contains(expect), "{limits}:\n{}", run.stderr);
+        assert!(run.stderr.contains("datum.yaml:"), "{}", run.stderr);
+    }
+}

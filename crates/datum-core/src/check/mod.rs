@@ -158,6 +158,7 @@ pub fn check(fleet: &Fleet, all: &FleetResolution) -> CheckReport {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::diagnostic::Code;
     use crate::emit::write_json;
     use crate::loader::load;
     use crate::reader::MemReader;
@@ -195,14 +196,14 @@ mod tests {
         let all = resolve_all(&fleet);
         let errors = errors(&fleet, &all);
         let codes: Vec<_> = errors.iter().map(|d| d.code).collect();
-        assert_eq!(codes, ["invalid-value", "conflict"]);
+        assert_eq!(codes, [Code::InvalidValue, Code::Conflict]);
         let report = check(&fleet, &all);
         assert_eq!(&report.diagnostics[..errors.len()], &errors[..]);
         let rest: Vec<_> = report.diagnostics[errors.len()..]
             .iter()
             .map(|d| (d.severity, d.code))
             .collect();
-        assert_eq!(rest, [(Severity::Warning, "uncarried-label")]);
+        assert_eq!(rest, [(Severity::Warning, Code::UncarriedLabel)]);
     }
 
     #[test]

@@ -9,7 +9,9 @@
 //! the same are then grouped, so a reviewer reads each change once with the
 //! hosts it hits.
 //!
-//! What counts is what a host receives: its labels, its layers, and every
+//! What counts is what a host receives: its labels, its layers (their fold
+//! order too: a precedence change that moves a layer changes the host even
+//! when no field changes), and every
 //! field of every resource as the manifest has it, `source_sha256`
 //! included, so a payload whose bytes change shows even when no document
 //! does. Provenance moving without the value changing is no change. Each
@@ -29,11 +31,11 @@ use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 
 pub use manifest::{
-    FieldDiff, FieldSide, ManifestDiff, Presence, ResourceDiff, Shown, manifest_diff,
+    FieldDiff, FieldSide, LayerOrder, ManifestDiff, Presence, ResourceDiff, Shown, manifest_diff,
 };
 
-use crate::diagnostic::Diagnostic;
-use crate::fleet::{Fleet, HostId};
+use crate::diagnostic::{Code, Diagnostic};
+use crate::fleet::{BrokenKind, Fleet, HostId};
 use crate::report::{host_list, problem_diagnostic};
 use crate::resolve::{FleetResolution, Problem};
 
@@ -104,7 +106,7 @@ pub enum Failure<'f> {
     /// A resolution problem (a conflict, a missing field, ...).
     Problem(&'f Problem),
     /// A document the host depends on failed to load.
-    Blocked { path: String, what: &'static str },
+    Blocked { path: String, what: BrokenKind },
 }
 
 /// What a group of hosts amounts to, in the order groups are listed.
@@ -257,7 +259,7 @@ impl Failure<'_> {
         match self {
             Failure::Problem(p) => problem_diagnostic(fleet, p, hosts),
             Failure::Blocked { path, what } => {
-                Diagnostic::error("held-back", format!("{path} ({what}) failed to load"))
+                Diagnostic::error(Code::HeldBack, format!("{path} ({what}) failed to load"))
                     .note(format!("{} depend on it", host_list(hosts)))
                     .hint("`datum check` shows its errors")
             }

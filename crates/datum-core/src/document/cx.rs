@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use rustc_hash::FxHashSet;
 
-use crate::diagnostic::Diagnostic;
+use crate::diagnostic::{Code, Diagnostic};
 use crate::source::{FileId, Span};
 use crate::yaml::{self, Doc, Plain, Style, classify_plain};
 
@@ -86,7 +86,7 @@ impl<'d, 'a, 'x> Cx<'d, 'a, 'x> {
     ) {
         let found = self.found(i);
         let d = Diagnostic::error(
-            "wrong-type",
+            Code::WrongType,
             format!("{what} must be {expected}, found {found}"),
         )
         .at(self.span(i), format!("expected {expected}"))

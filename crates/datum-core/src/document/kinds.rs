@@ -1,7 +1,7 @@
 //! One document: its version, type, keys and name, then the fields of a
 //! Fleet, Host or Layer.
 
-use crate::diagnostic::Diagnostic;
+use crate::diagnostic::{Code, Diagnostic};
 use crate::schema::suggest;
 use crate::source::Span;
 
@@ -21,11 +21,21 @@ enum DocType {
 impl DocType {
     fn keys(self) -> &'static [&'static str] {
         match self {
-            DocType::Fleet => &["datum", "type", "name", "labels"],
+            DocType::Fleet => &["datum", "type", "name", "labels", "limits"],
             DocType::Host => &["datum", "type", "name", "labels"],
             DocType::Layer => &["datum", "type", "name", "precedence", "match", "resources"],
         }
     }
+}
+
+/// Each document type by name with the keys it takes, for the editor
+/// schema ([`crate::json_schema`]).
+pub(super) fn document_keys() -> [(&'static str, &'static [&'static str]); 3] {
+    [
+        ("Fleet", DocType::Fleet.keys()),
+        ("Host", DocType::Host.keys()),
+        ("Layer", DocType::Layer.keys()),
+    ]
 }
 
 impl<'d, 'a, 'x> Cx<'d, 'a, 'x> {
@@ -41,7 +51,7 @@ impl<'d, 'a, 'x> Cx<'d, 'a, 'x> {
             let found = self.found(0);
             self.err(
                 Diagnostic::error(
-                    "not-a-document",
+                    Code::NotADocument,
                     format!("a document must be a mapping, found {found}"),
                 )
                 .at(self.span(0), "this document")
@@ -76,7 +86,7 @@ impl<'d, 'a, 'x> Cx<'d, 'a, 'x> {
         let name = match get("name") {
             None => {
                 inner.err(
-                    Diagnostic::error("missing-key", "this document has no `name:`")
+                    Diagnostic::error(Code::MissingKey, "this document has no `name:`")
                         .at(top_point, "document starts here")
                         .hint("add `name:` with the document's name"),
                 );
@@ -98,7 +108,7 @@ impl<'d, 'a, 'x> Cx<'d, 'a, 'x> {
     fn version(&mut self, entry: Option<(u32, u32)>, top: Span) {
         match entry {
             None => self.err(
-                Diagnostic::error("missing-key", "this document has no `datum:` version")
+                Diagnostic::error(Code::MissingKey, "this document has no `datum:` version")
                     .at(top, "document starts here")
                     .hint(format!("add `datum: {VERSION}` as its first line")),
             ),
@@ -106,7 +116,7 @@ impl<'d, 'a, 'x> Cx<'d, 'a, 'x> {
                 Scalar::Text(t, _) if t == VERSION => {}
                 Scalar::Text(t, _) => {
                     let d = Diagnostic::error(
-                        "unsupported-version",
+                        Code::UnsupportedVersion,
                         format!("unsupported document version `{t}`"),
                     )
                     .at(self.span(v), "unsupported version")
@@ -127,7 +137,7 @@ impl<'d, 'a, 'x> Cx<'d, 'a, 'x> {
     fn doc_type(&mut self, entry: Option<(u32, u32)>, top: Span) -> Option<DocType> {
         let Some((_, v)) = entry else {
             self.err(
-                Diagnostic::error("missing-key", "this document has no `type:`")
+                Diagnostic::error(Code::MissingKey, "this document has no `type:`")
                     .at(top, "document starts here")
                     .hint("add `type: Host`, `type: Layer` or `type: Fleet`"),
             );
@@ -143,9 +153,12 @@ impl<'d, 'a, 'x> Cx<'d, 'a, 'x> {
                     None => "the document types are Fleet, Host and Layer".into(),
                 };
                 self.err(
-                    Diagnostic::error("unknown-type", format!("unknown document type `{other}`"))
-                        .at(self.span(v), "unknown type")
-                        .hint(hint),
+                    Diagnostic::error(
+                        Code::UnknownType,
+                        format!("unknown document type `{other}`"),
+                    )
+                    .at(self.span(v), "unknown type")
+                    .hint(hint),
                 );
                 None
             }
@@ -169,7 +182,7 @@ impl<'d, 'a, 'x> Cx<'d, 'a, 'x> {
                     None => format!("a {ty:?} takes {}", list(ty.keys())),
                 };
                 self.err(
-                    Diagnostic::error("unknown-key", format!("unknown key `{key}` in a {ty:?}"))
+                    Diagnostic::error(Code::UnknownKey, format!("unknown key `{key}` in a {ty:?}"))
                         .at(self.span(k), "unknown key")
                         .hint(hint),
                 );
@@ -185,11 +198,13 @@ impl<'d, 'a, 'x> Cx<'d, 'a, 'x> {
         out: &mut FileDocs,
     ) {
         let labels = get("labels").and_then(|(_, v)| self.declared_labels(v));
+        let source_limit = get("limits").and_then(|(_, v)| self.limits(v));
         match name {
             Some((name, _)) if self.ok => out.fleets.push(FleetDoc {
                 name: name.into(),
                 span,
                 labels,
+                source_limit,
             }),
             _ => out.broken.push(Broken::Fleet),
         }
@@ -205,7 +220,7 @@ impl<'d, 'a, 'x> Cx<'d, 'a, 'x> {
             && !valid_host_name(n)
         {
             self.err(
-                Diagnostic::error("invalid-host-name", format!("`{n}` is not a valid host name"))
+                Diagnostic::error(Code::InvalidHostName, format!("`{n}` is not a valid host name"))
                     .at(span, "invalid host name")
                     .hint("host names are lowercase DNS names: letters, digits, `-` and `.`, at most 253 characters, starting and ending with a letter or digit"),
             );
@@ -235,7 +250,7 @@ impl<'d, 'a, 'x> Cx<'d, 'a, 'x> {
         let precedence = match get("precedence") {
             None => {
                 self.err(
-                    Diagnostic::error("missing-key", "this layer has no `precedence:`")
+                    Diagnostic::error(Code::MissingKey, "this layer has no `precedence:`")
                         .at(top, "layer starts here")
                         .hint("add `precedence:` with an integer; higher wins (base 0, environment 10, site 20, role 30, host 100 by convention)"),
                 );
@@ -246,7 +261,7 @@ impl<'d, 'a, 'x> Cx<'d, 'a, 'x> {
         let (matcher, match_span) = match get("match") {
             None => {
                 self.err(
-                    Diagnostic::error("missing-key", "this layer has no `match:`")
+                    Diagnostic::error(Code::MissingKey, "this layer has no `match:`")
                         .at(top, "layer starts here")
                         .hint("add `match: {labels: {role: web}}`, or `match: {}` to match every host"),
                 );
@@ -274,6 +289,48 @@ impl<'d, 'a, 'x> Cx<'d, 'a, 'x> {
         }
     }
 
+    /// `limits: {source_bytes: N}`: the largest payload a `source` may name.
+    fn limits(&mut self, v: u32) -> Option<u64> {
+        if !self.is_map(v) {
+            self.type_error(
+                v,
+                "`limits`",
+                "a mapping",
+                "write `limits: {source_bytes: 67108864}`, for example",
+            );
+            return None;
+        }
+        let mut source_bytes = None;
+        for (key, k, val) in self.entries(v) {
+            if key != "source_bytes" {
+                self.err(
+                    Diagnostic::error(Code::UnknownKey, format!("unknown limit `{key}`"))
+                        .at(self.span(k), "unknown limit")
+                        .hint("`limits` takes `source_bytes`: the largest payload a `source` may name"),
+                );
+                continue;
+            }
+            match self.scalar(val) {
+                Scalar::Text(t, Style::Plain) => match classify_plain(t) {
+                    Plain::Int(i) if i > 0 => source_bytes = u64::try_from(i).ok(),
+                    _ => self.type_error(
+                        val,
+                        "`source_bytes`",
+                        "a positive number of bytes",
+                        "write `source_bytes: 67108864` (64 MiB), for example",
+                    ),
+                },
+                _ => self.type_error(
+                    val,
+                    "`source_bytes`",
+                    "a positive number of bytes",
+                    "write it unquoted: `source_bytes: 67108864`",
+                ),
+            }
+        }
+        source_bytes
+    }
+
     fn precedence(&mut self, v: u32) -> Option<(i32, Span)> {
         let span = self.span(v);
         match self.scalar(v) {
@@ -282,7 +339,7 @@ impl<'d, 'a, 'x> Cx<'d, 'a, 'x> {
                     Ok(p) => return Some((p, span)),
                     Err(_) => self.err(
                         Diagnostic::error(
-                            "out-of-range",
+                            Code::OutOfRange,
                             format!("precedence {i} is out of range"),
                         )
                         .at(span, "out of range")
@@ -290,7 +347,7 @@ impl<'d, 'a, 'x> Cx<'d, 'a, 'x> {
                     ),
                 },
                 Plain::BigInt => self.err(
-                    Diagnostic::error("out-of-range", format!("precedence {t} is out of range"))
+                    Diagnostic::error(Code::OutOfRange, format!("precedence {t} is out of range"))
                         .at(span, "out of range")
                         .hint("precedence is a 32-bit signed integer"),
                 ),

@@ -1,7 +1,7 @@
 //! Labels: a host's, a layer matcher's, and the keys and values
 //! `Fleet.labels` declares.
 
-use crate::diagnostic::Diagnostic;
+use crate::diagnostic::{Code, Diagnostic};
 use crate::schema::suggest;
 use crate::yaml::{Plain, Style, classify_plain};
 
@@ -84,7 +84,7 @@ impl<'d, 'a, 'x> Cx<'d, 'a, 'x> {
     fn label_key(&mut self, key: &str, k: u32, matcher: bool) -> bool {
         if !valid_label_key(key) {
             self.err(
-                Diagnostic::error("invalid-label", format!("`{key}` is not a valid label key"))
+                Diagnostic::error(Code::InvalidLabel, format!("`{key}` is not a valid label key"))
                     .at(self.span(k), "invalid label key")
                     .hint("a label key is `name` or `prefix/name`, made of letters, digits, `-`, `_` and `.`"),
             );
@@ -110,7 +110,7 @@ impl<'d, 'a, 'x> Cx<'d, 'a, 'x> {
                 )
             };
             self.err(
-                Diagnostic::error("reserved-label", msg)
+                Diagnostic::error(Code::ReservedLabel, msg)
                     .at(self.span(k), "reserved prefix")
                     .hint(hint),
             );
@@ -134,7 +134,7 @@ impl<'d, 'a, 'x> Cx<'d, 'a, 'x> {
                 if t.is_empty() || t.chars().any(char::is_control) {
                     self.err(
                         Diagnostic::error(
-                            "invalid-label",
+                            Code::InvalidLabel,
                             format!("{:?} is not a valid label value", t),
                         )
                         .at(self.span(v), "invalid label value")
@@ -188,7 +188,7 @@ impl<'d, 'a, 'x> Cx<'d, 'a, 'x> {
                     None => "a matcher takes only `labels` in v1alpha1".to_owned(),
                 };
                 self.err(
-                    Diagnostic::error("unknown-key", format!("unknown key `{key}` in `match`"))
+                    Diagnostic::error(Code::UnknownKey, format!("unknown key `{key}` in `match`"))
                         .at(self.span(k), "unknown key")
                         .hint(hint),
                 );

@@ -55,6 +55,8 @@ pub struct FleetDoc {
     pub span: Span,
     /// Declared label keys and their allowed values, when declared.
     pub labels: Option<Vec<DeclaredLabel>>,
+    /// `limits.source_bytes`: the largest payload a `source` may name.
+    pub source_limit: Option<u64>,
 }
 
 #[derive(Debug)]
@@ -130,6 +132,11 @@ pub struct FileDocs {
     pub broken: Vec<Broken>,
     /// Where each layer document starts, parallel to `layers` then `broken` layers.
     pub layer_spans: Vec<Span>,
+}
+
+/// The document types, each with every top-level key the decoder takes.
+pub fn document_keys() -> [(&'static str, &'static [&'static str]); 3] {
+    kinds::document_keys()
 }
 
 /// Reads every document of one file.

@@ -1,6 +1,6 @@
 //! A layer's resources: ids, and which fields each type takes.
 
-use crate::diagnostic::Diagnostic;
+use crate::diagnostic::{Code, Diagnostic};
 use crate::schema::{Field, Kind, ResourceId, suggest};
 
 use super::cx::Cx;
@@ -25,9 +25,9 @@ impl<'d, 'a, 'x> Cx<'d, 'a, 'x> {
             let id = match ResourceId::parse(key) {
                 Ok(id) => id,
                 Err(e) => {
-                    let (msg, hint) = e.describe(key);
+                    let (msg, hint) = (e.to_string(), e.hint());
                     self.err(
-                        Diagnostic::error("invalid-resource", msg)
+                        Diagnostic::error(Code::InvalidResource, msg)
                             .at(self.span(k), "here")
                             .hint(hint),
                     );
@@ -86,7 +86,7 @@ impl<'d, 'a, 'x> Cx<'d, 'a, 'x> {
                     ));
                     self.err(
                         Diagnostic::error(
-                            "unknown-field",
+                            Code::UnknownField,
                             format!("unknown field `{key}` for {kind}"),
                         )
                         .at(self.span(k), "unknown field")

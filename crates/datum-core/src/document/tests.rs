@@ -1,4 +1,5 @@
 use super::*;
+use crate::diagnostic::Code;
 use crate::source::Pos;
 
 fn decode(text: &str) -> (FileDocs, Vec<Diagnostic>) {
@@ -7,7 +8,7 @@ fn decode(text: &str) -> (FileDocs, Vec<Diagnostic>) {
     (docs, diags)
 }
 
-fn codes(diags: &[Diagnostic]) -> Vec<&'static str> {
+fn codes(diags: &[Diagnostic]) -> Vec<Code> {
     diags.iter().map(|d| d.code).collect()
 }
 
@@ -46,7 +47,7 @@ fn reads_hosts_and_skips_empty_documents() {
 #[test]
 fn unknown_fields_types_and_keys_are_suggested() {
     let (_, diags) = decode(&LAYER.replace("mode:", "mdoe:"));
-    assert_eq!(codes(&diags), ["unknown-field"]);
+    assert_eq!(codes(&diags), [Code::UnknownField]);
     assert!(
         diags[0]
             .hint
@@ -55,7 +56,7 @@ fn unknown_fields_types_and_keys_are_suggested() {
             .starts_with("did you mean `mode`?")
     );
     let (_, diags) = decode(&LAYER.replace("Package[nginx]:", "Pakage[nginx]:"));
-    assert_eq!(codes(&diags), ["invalid-resource"]);
+    assert_eq!(codes(&diags), [Code::InvalidResource]);
     assert!(
         diags[0]
             .hint
@@ -64,7 +65,7 @@ fn unknown_fields_types_and_keys_are_suggested() {
             .contains("did you mean `Package`?")
     );
     let (_, diags) = decode(&LAYER.replace("precedence:", "precedance:"));
-    assert_eq!(codes(&diags), ["unknown-key", "missing-key"]);
+    assert_eq!(codes(&diags), [Code::UnknownKey, Code::MissingKey]);
     assert!(
         diags[0]
             .hint
@@ -85,13 +86,13 @@ fn unknown_fields_types_and_keys_are_suggested() {
 #[test]
 fn modes_must_be_quoted_octal() {
     let (_, diags) = decode(&LAYER.replace("\"640\"", "0640"));
-    assert_eq!(codes(&diags), ["unquoted-mode"]);
+    assert_eq!(codes(&diags), [Code::UnquotedMode]);
     assert_eq!(
         diags[0].hint.as_deref(),
         Some("write `mode: \"0640\"`: unquoted, YAML reads 0640 as a decimal number, not octal")
     );
     let (_, diags) = decode(&LAYER.replace("\"640\"", "\"0999\""));
-    assert_eq!(codes(&diags), ["invalid-mode"]);
+    assert_eq!(codes(&diags), [Code::InvalidMode]);
 }
 
 #[test]
@@ -116,16 +117,16 @@ fn wrong_types_name_what_was_found() {
 #[test]
 fn versions_reserved_labels_and_host_names() {
     let (docs, diags) = decode("datum: v2\ntype: Host\nname: a\n");
-    assert_eq!(codes(&diags), ["unsupported-version"]);
+    assert_eq!(codes(&diags), [Code::UnsupportedVersion]);
     assert_eq!(
         diags[0].hint.as_deref(),
         Some("this build of Datum reads v1alpha1")
     );
     assert!(matches!(docs.broken[..], [Broken::Host(Some(_))]));
     let (_, diags) = decode("datum: v1alpha1\ntype: Host\nname: a\nlabels:\n  datum/role: x\n");
-    assert_eq!(codes(&diags), ["reserved-label"]);
+    assert_eq!(codes(&diags), [Code::ReservedLabel]);
     let (_, diags) = decode("datum: v1alpha1\ntype: Host\nname: Web_1\n");
-    assert_eq!(codes(&diags), ["invalid-host-name"]);
+    assert_eq!(codes(&diags), [Code::InvalidHostName]);
 }
 
 #[test]

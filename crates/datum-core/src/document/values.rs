@@ -1,7 +1,7 @@
 //! One reader per field value type: text, paths, modes, booleans, ids,
 //! words from a fixed set, lists of text and resource references.
 
-use crate::diagnostic::Diagnostic;
+use crate::diagnostic::{Code, Diagnostic};
 use crate::schema::{
     Field, Kind, PathError, ResourceId, Ty, Value, normalise_abs_path, normalise_mode,
     normalise_rel_path, suggest,
@@ -41,7 +41,7 @@ impl<'d, 'a, 'x> Cx<'d, 'a, 'x> {
         let t = self.text(v, what)?;
         if t.is_empty() {
             self.err(
-                Diagnostic::error("empty-value", format!("{what} must not be empty"))
+                Diagnostic::error(Code::EmptyValue, format!("{what} must not be empty"))
                     .at(self.span(v), "empty")
                     .hint("write a value, or `null` to unset the field"),
             );
@@ -64,7 +64,7 @@ impl<'d, 'a, 'x> Cx<'d, 'a, 'x> {
                 };
                 self.err(
                     Diagnostic::error(
-                        "invalid-path",
+                        Code::InvalidPath,
                         format!("{what} must be an absolute path, found `{t}`"),
                     )
                     .at(self.span(v), "not an absolute path")
@@ -98,7 +98,7 @@ impl<'d, 'a, 'x> Cx<'d, 'a, 'x> {
                     ),
                 };
                 self.err(
-                    Diagnostic::error("invalid-source", msg)
+                    Diagnostic::error(Code::InvalidSource, msg)
                         .at(self.span(v), "here")
                         .hint(hint),
                 );
@@ -120,7 +120,7 @@ impl<'d, 'a, 'x> Cx<'d, 'a, 'x> {
                 let digits = t.trim_start_matches("0o");
                 let suggestion = normalise_mode(digits).unwrap_or_else(|| "0640".into());
                 self.err(
-                    Diagnostic::error("unquoted-mode", format!("`mode: {t}` must be quoted"))
+                    Diagnostic::error(Code::UnquotedMode, format!("`mode: {t}` must be quoted"))
                         .at(span, "an unquoted number")
                         .hint(format!("write `mode: \"{suggestion}\"`: unquoted, YAML reads {t} as a decimal number, not octal")),
                 );
@@ -130,7 +130,7 @@ impl<'d, 'a, 'x> Cx<'d, 'a, 'x> {
                 Some(m) => Some(text(&m)),
                 None => {
                     self.err(
-                        Diagnostic::error("invalid-mode", format!("`{t}` is not a file mode"))
+                        Diagnostic::error(Code::InvalidMode, format!("`{t}` is not a file mode"))
                             .at(span, "not an octal mode")
                             .hint("a mode is 3 or 4 octal digits (0 to 7) in quotes, such as \"0640\""),
                     );
@@ -183,7 +183,7 @@ impl<'d, 'a, 'x> Cx<'d, 'a, 'x> {
                     Some(FieldValue::Value(Value::Int(i)))
                 } else {
                     self.err(
-                        Diagnostic::error("out-of-range", format!("{what} {i} is out of range"))
+                        Diagnostic::error(Code::OutOfRange, format!("{what} {i} is out of range"))
                             .at(self.span(v), "out of range")
                             .hint("ids run from 0 to 4294967294"),
                     );
@@ -223,7 +223,7 @@ impl<'d, 'a, 'x> Cx<'d, 'a, 'x> {
         };
         self.err(
             Diagnostic::error(
-                "invalid-value",
+                Code::InvalidValue,
                 format!("`{t}` is not a valid {what} for {kind}"),
             )
             .at(self.span(v), "invalid value")
@@ -245,7 +245,7 @@ impl<'d, 'a, 'x> Cx<'d, 'a, 'x> {
             if let Some(t) = self.text(item, &format!("an entry of {what}")) {
                 if t.is_empty() {
                     self.err(
-                        Diagnostic::error("empty-value", format!("an entry of {what} is empty"))
+                        Diagnostic::error(Code::EmptyValue, format!("an entry of {what} is empty"))
                             .at(self.span(item), "empty")
                             .hint("remove it"),
                     );
@@ -301,9 +301,9 @@ impl<'d, 'a, 'x> Cx<'d, 'a, 'x> {
                     }
                 }
                 Err(e) => {
-                    let (msg, hint) = e.describe(t);
+                    let (msg, hint) = (e.to_string(), e.hint());
                     self.err(
-                        Diagnostic::error("invalid-resource", msg)
+                        Diagnostic::error(Code::InvalidResource, msg)
                             .at(self.span(item), "here")
                             .hint(hint),
                     );

@@ -39,46 +39,54 @@ pub enum Target {
 }
 
 /// Why the text on the command line names no resource or field.
-#[derive(Debug, PartialEq, Eq)]
+#[derive(Debug, PartialEq, Eq, thiserror::Error)]
 pub enum TargetError {
-    /// Not a resource id.
-    Id(IdError),
+    /// Not a resource id; the error quotes the whole target as written.
+    #[error("{0}")]
+    Id(#[source] IdError),
+    /// `Type[title].` with nothing after the dot.
+    #[error("`{text}` names no field after the dot")]
+    NoFieldName { text: String, kind: Kind },
     /// The resource's type has no such field.
+    #[error("{kind} has no field `{name}`")]
     NoField { kind: Kind, name: String },
-}
-
-impl From<IdError> for TargetError {
-    fn from(e: IdError) -> TargetError {
-        TargetError::Id(e)
-    }
 }
 
 impl Target {
     /// Reads `Type[title]` or `Type[title].field`.
     pub fn parse(text: &str) -> Result<Target, TargetError> {
+        let id_error = |e: IdError| TargetError::Id(e.within(text));
         // A title holds no brackets, so the id ends at the first `]` and only
         // `.field` may follow. Titles may hold dots (`File[app.conf]`): the
         // text is never split at a dot inside the brackets.
         let Some(close) = text.find(']') else {
-            return Err(ResourceId::parse(text)
-                .err()
-                .unwrap_or(IdError::Shape)
-                .into());
+            return Err(id_error(ResourceId::parse(text).err().unwrap_or(
+                IdError::Shape {
+                    text: String::new(),
+                },
+            )));
         };
         let (id_text, rest) = text.split_at(close + 1);
         if rest.is_empty() {
-            return Ok(Target::Resource(ResourceId::parse(id_text)?));
+            return Ok(Target::Resource(
+                ResourceId::parse(id_text).map_err(id_error)?,
+            ));
         }
         let Some(name) = rest.strip_prefix('.') else {
             // `File[a]b]`: let the id parser say what is wrong with it.
-            return Err(ResourceId::parse(text)
-                .err()
-                .unwrap_or(IdError::Shape)
-                .into());
+            return Err(id_error(ResourceId::parse(text).err().unwrap_or(
+                IdError::Shape {
+                    text: String::new(),
+                },
+            )));
         };
-        let id = ResourceId::parse(id_text)?;
+        let id = ResourceId::parse(id_text).map_err(id_error)?;
         match Field::parse(name).filter(|&f| id.kind.has(f)) {
             Some(field) => Ok(Target::Field(id, field)),
+            None if name.is_empty() => Err(TargetError::NoFieldName {
+                text: text.to_owned(),
+                kind: id.kind,
+            }),
             None => Err(TargetError::NoField {
                 kind: id.kind,
                 name: name.to_owned(),
@@ -91,36 +99,36 @@ impl TargetError {
     /// Whether the text is not even shaped like a resource id (bad usage),
     /// as opposed to naming a type or field the schema does not have.
     pub fn is_malformed(&self) -> bool {
-        matches!(self, TargetError::Id(IdError::Shape | IdError::Title))
+        matches!(
+            self,
+            TargetError::Id(IdError::Shape { .. } | IdError::Title { .. })
+        )
     }
 
-    /// The message and hint for a target written as `text`.
-    pub fn describe(&self, text: &str) -> (String, String) {
+    /// What to write instead: the shape of a target, or the fields its
+    /// type takes.
+    pub fn hint(&self) -> String {
         match self {
-            TargetError::Id(IdError::Shape) => {
-                let (message, hint) = IdError::Shape.describe(text);
-                (
-                    message,
-                    format!("{hint}, and a field follows a dot: File[motd].mode"),
-                )
+            TargetError::Id(e @ IdError::Shape { .. }) => {
+                format!("{}, and a field follows a dot: File[motd].mode", e.hint())
             }
-            TargetError::Id(e) => e.describe(text),
+            TargetError::Id(e) => e.hint(),
+            TargetError::NoFieldName { kind, .. } => takes(*kind),
             TargetError::NoField { kind, name } => {
-                let fields: Vec<&str> = kind.fields().iter().map(|f| f.name()).collect();
-                let takes = format!("{kind} takes {}", fields.join(", "));
-                let message = if name.is_empty() {
-                    format!("`{text}` names no field after the dot")
-                } else {
-                    format!("{kind} has no field `{name}`")
-                };
-                let hint = match suggest(name, fields.iter().copied()) {
-                    Some(near) if !name.is_empty() => format!("did you mean `{near}`? {takes}"),
-                    _ => takes,
-                };
-                (message, hint)
+                let fields = kind.fields().iter().map(|f| f.name());
+                match suggest(name, fields) {
+                    Some(near) => format!("did you mean `{near}`? {}", takes(*kind)),
+                    None => takes(*kind),
+                }
             }
         }
     }
+}
+
+/// `File takes path, ensure, ...`.
+fn takes(kind: Kind) -> String {
+    let fields: Vec<&str> = kind.fields().iter().map(|f| f.name()).collect();
+    format!("{kind} takes {}", fields.join(", "))
 }
 
 /// One host's resolution, ready to be asked about.

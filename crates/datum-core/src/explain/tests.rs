@@ -80,33 +80,49 @@ fn targets_split_the_field_off_after_the_brackets() {
 #[test]
 fn bad_targets_say_what_is_wrong() {
     let err = |s: &str| Target::parse(s).unwrap_err();
-    assert_eq!(err("nginx"), TargetError::Id(IdError::Shape));
+    let shape = |s: &str| TargetError::Id(IdError::Shape { text: s.into() });
+    assert_eq!(err("nginx"), shape("nginx"));
     assert!(err("nginx").is_malformed());
-    assert_eq!(err("File[a]b]"), TargetError::Id(IdError::Title));
-    assert_eq!(err("File[a]mode"), TargetError::Id(IdError::Shape));
+    assert_eq!(
+        err("nginx").hint(),
+        "a resource id is Type[title], such as Package[nginx] or File[motd], and a field follows a dot: File[motd].mode"
+    );
+    assert_eq!(
+        err("File[a]b]"),
+        TargetError::Id(IdError::Title {
+            text: "File[a]b]".into()
+        })
+    );
+    assert_eq!(err("File[a]mode"), shape("File[a]mode"));
+    // The message quotes the whole target, not only its id.
+    assert_eq!(
+        err("File[].mode").to_string(),
+        "`File[].mode` has an invalid title"
+    );
     let unknown = err("Fiel[x].mode");
     assert!(!unknown.is_malformed());
     assert_eq!(
-        unknown.describe("Fiel[x].mode").1,
+        unknown.hint(),
         "did you mean `File`? The types are Directory, File, Group, Package, Service, Symlink, User"
     );
     let typo = err("File[x].mdoe");
     assert!(!typo.is_malformed());
+    assert_eq!(typo.to_string(), "File has no field `mdoe`");
     assert_eq!(
-        typo.describe("File[x].mdoe"),
-        (
-            "File has no field `mdoe`".to_owned(),
-            "did you mean `mode`? File takes path, ensure, owner, group, mode, source, content, sensitive, requires".to_owned()
-        )
+        typo.hint(),
+        "did you mean `mode`? File takes path, ensure, owner, group, mode, source, content, sensitive, requires"
     );
     // A field of another type is not a field of this one.
     assert_eq!(
-        err("File[x].enabled").describe("File[x].enabled").0,
+        err("File[x].enabled").to_string(),
         "File has no field `enabled`"
     );
-    assert_eq!(
-        err("File[x].").describe("File[x].").0,
-        "`File[x].` names no field after the dot"
+    let dot = err("File[x].");
+    assert_eq!(dot.to_string(), "`File[x].` names no field after the dot");
+    assert!(
+        dot.hint().starts_with("File takes path, "),
+        "{}",
+        dot.hint()
     );
 }
 
@@ -430,7 +446,7 @@ fn the_whole_host_lists_labels_layers_then_resources() {
 proptest::proptest! {
     #[test]
     fn any_text_parses_or_is_refused_without_panicking(s in "\\PC{0,40}") {
-        let _ = Target::parse(&s).map_err(|e| e.describe(&s));
+        let _ = Target::parse(&s).map_err(|e| (e.to_string(), e.hint()));
     }
 
     #[test]

@@ -4,9 +4,9 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::diagnostic::Diagnostic;
+use crate::diagnostic::{Code, Diagnostic};
 use crate::document::{Broken, FleetDoc, HostDoc, LabelDecl, LayerDoc};
-use crate::fleet::{BrokenDoc, ResourceTable, SourceInfo};
+use crate::fleet::{BrokenDoc, BrokenKind, ResourceTable, SourceInfo};
 use crate::intern::Interner;
 use crate::reader::Reader;
 use crate::source::{FileId, Files, Pos, Span};
@@ -45,6 +45,7 @@ pub(super) struct Assembler {
     pub(super) broken: Vec<BrokenDoc>,
     pub(super) touches: Vec<Touch>,
     pub(super) fleet_name: Option<Box<str>>,
+    pub(super) source_limit: u64,
     pub(super) declared: Option<BTreeMap<String, BTreeSet<String>>>,
     pub(super) hosts: Vec<PendingHost>,
     pub(super) layers: Vec<PendingLayer>,
@@ -70,6 +71,7 @@ impl Assembler {
             broken: Vec::new(),
             touches: Vec::new(),
             fleet_name: None,
+            source_limit: crate::reader::DEFAULT_SOURCE_LIMIT,
             declared: None,
             hosts: Vec::new(),
             layers: Vec::new(),
@@ -77,7 +79,7 @@ impl Assembler {
         }
     }
 
-    pub(super) fn set_aside(&mut self, path: &str, what: &'static str, touch: Touch) {
+    pub(super) fn set_aside(&mut self, path: &str, what: BrokenKind, touch: Touch) {
         self.broken.push(BrokenDoc {
             path: path.to_owned(),
             what,
@@ -91,7 +93,7 @@ impl Assembler {
         for file in loaded {
             self.diags.extend(file.diags);
             if file.unreadable {
-                self.set_aside("(unreadable file)", "file", Touch::All);
+                self.set_aside("(unreadable file)", BrokenKind::File, Touch::All);
                 continue;
             }
             let path = file.path;
@@ -116,7 +118,7 @@ impl Assembler {
             if path != "datum.yaml" {
                 self.diags.push(
                     Diagnostic::error(
-                        "misplaced-fleet",
+                        Code::MisplacedFleet,
                         "a Fleet document belongs in datum.yaml at the fleet root",
                     )
                     .at(fleet.span, "Fleet document")
@@ -127,17 +129,20 @@ impl Assembler {
             if seen.fleet {
                 self.diags.push(
                     Diagnostic::error(
-                        "duplicate-fleet",
+                        Code::DuplicateFleet,
                         "datum.yaml holds more than one Fleet document",
                     )
                     .at(fleet.span, "second Fleet document")
                     .hint("a fleet has exactly one Fleet document; merge them"),
                 );
-                self.set_aside(path, "Fleet document", Touch::All);
+                self.set_aside(path, BrokenKind::Fleet, Touch::All);
                 continue;
             }
             seen.fleet = true;
             self.fleet_name = Some(fleet.name);
+            if let Some(limit) = fleet.source_limit {
+                self.source_limit = limit;
+            }
             self.declared = fleet.labels.map(|labels| {
                 labels
                     .into_iter()
@@ -153,13 +158,13 @@ impl Assembler {
     fn take_broken(&mut self, path: &str, broken: Vec<Broken>, seen: &mut FleetSeen) {
         for b in broken {
             let (what, touch) = match b {
-                Broken::Fleet => ("Fleet document", Touch::All),
-                Broken::Host(Some(name)) => ("Host document", Touch::Host(name)),
-                Broken::Host(None) => ("Host document", Touch::Matcher(vec![bogus_label()])),
-                Broken::Layer(Some(m)) => ("Layer document", Touch::Matcher(m)),
-                Broken::Layer(None) => ("Layer document", Touch::All),
+                Broken::Fleet => (BrokenKind::Fleet, Touch::All),
+                Broken::Host(Some(name)) => (BrokenKind::Host, Touch::Host(name)),
+                Broken::Host(None) => (BrokenKind::Host, Touch::Matcher(vec![bogus_label()])),
+                Broken::Layer(Some(m)) => (BrokenKind::Layer, Touch::Matcher(m)),
+                Broken::Layer(None) => (BrokenKind::Layer, Touch::All),
             };
-            if what == "Fleet document" {
+            if what == BrokenKind::Fleet {
                 seen.fleet = true;
             }
             self.set_aside(path, what, touch);
@@ -180,7 +185,7 @@ impl Assembler {
         if spans.len() > 1 {
             for span in &spans[1..] {
                 self.diags.push(
-                    Diagnostic::error("two-layers", "a file holds at most one Layer document")
+                    Diagnostic::error(Code::TwoLayers, "a file holds at most one Layer document")
                         .at(*span, "another Layer in the same file")
                         .also(spans[0], "first Layer of this file")
                         .hint(
@@ -219,8 +224,8 @@ impl Assembler {
             )
         };
         self.diags
-            .push(Diagnostic::error("no-fleet", msg).hint(hint));
-        self.set_aside("datum.yaml", "Fleet document", Touch::All);
+            .push(Diagnostic::error(Code::NoFleet, msg).hint(hint));
+        self.set_aside("datum.yaml", BrokenKind::Fleet, Touch::All);
     }
 }
 

@@ -3,9 +3,9 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::diagnostic::Diagnostic;
+use crate::diagnostic::{Code, Diagnostic};
 use crate::document::{HOST_LABEL, LabelDecl};
-use crate::fleet::{cmp_paths, display_name};
+use crate::fleet::{BrokenKind, cmp_paths, display_name};
 use crate::reader::Reader;
 use crate::schema::suggest;
 use crate::source::{Pos, Span};
@@ -39,7 +39,7 @@ impl Assembler {
                     let h = &self.hosts[k];
                     self.diags.push(
                         Diagnostic::error(
-                            "duplicate-host",
+                            Code::DuplicateHost,
                             format!("host `{}` is declared more than once", h.name),
                         )
                         .at(h.name_span, "declared again here")
@@ -64,7 +64,7 @@ impl Assembler {
         for k in 0..self.hosts.len() {
             if !self.hosts[k].ok {
                 let (path, name) = (self.hosts[k].path.clone(), self.hosts[k].name.clone());
-                self.set_aside(&path, "Host document", Touch::Host(name));
+                self.set_aside(&path, BrokenKind::Host, Touch::Host(name));
             }
         }
     }
@@ -90,7 +90,7 @@ impl Assembler {
             };
             self.diags.push(
                 Diagnostic::error(
-                    "undeclared-label",
+                    Code::UndeclaredLabel,
                     format!("label key `{}` is not declared in datum.yaml", label.key),
                 )
                 .at(label.key_span, "undeclared key")
@@ -113,7 +113,7 @@ impl Assembler {
             };
             self.diags.push(
                 Diagnostic::error(
-                    "undeclared-label",
+                    Code::UndeclaredLabel,
                     format!(
                         "`{}` is not a declared value of label `{}`",
                         label.value, label.key
@@ -152,7 +152,7 @@ impl Assembler {
                     let span = Span::point(self.layers[k].file, Pos { line: 1, col: 1 });
                     self.diags.push(
                         Diagnostic::error(
-                            "duplicate-layer",
+                            Code::DuplicateLayer,
                             format!(
                                 "{} and {} are both the layer `{display}`",
                                 first_path, self.layers[k].path

@@ -8,7 +8,8 @@ use rustc_hash::FxHashMap;
 
 use crate::document::{FieldValue, HOST_LABEL, LabelDecl};
 use crate::fleet::{
-    Fleet, Host, Label, Layer, LayerField, LayerResource, Setting, cmp_paths, display_name,
+    BrokenKind, Fleet, Host, Label, Layer, LayerField, LayerResource, Setting, cmp_paths,
+    display_name,
 };
 use crate::intern::Sym;
 use crate::matcher::{build_index, pair_index, pair_sym};
@@ -42,6 +43,7 @@ impl Assembler {
             layers,
             resources: self.resources,
             sources: self.sources,
+            source_limit: self.source_limit,
             diagnostics,
             broken: self.broken,
             blocks_all: blocked.all,
@@ -58,7 +60,7 @@ impl Assembler {
         let mut layers = Vec::with_capacity(pending.len());
         for l in pending {
             if !l.ok {
-                self.set_aside(&l.path, "Layer document", Touch::Matcher(l.doc.matcher));
+                self.set_aside(&l.path, BrokenKind::Layer, Touch::Matcher(l.doc.matcher));
                 continue;
             }
             layers.push(self.layer(l));

@@ -23,7 +23,7 @@ mod tests;
 
 use rayon::prelude::*;
 
-use crate::diagnostic::Diagnostic;
+use crate::diagnostic::{Code, Diagnostic};
 use crate::document::{self, Broken, FileDocs};
 use crate::fleet::{Fleet, cmp_paths};
 use crate::reader::{ReadError, Reader};
@@ -123,7 +123,7 @@ impl Texts {
                 let text = String::from_utf8_lossy(&bytes).into_owned();
                 let id = self.files.add(path, text);
                 self.diags.push(
-                    Diagnostic::error("not-utf8", "this file is not valid UTF-8")
+                    Diagnostic::error(Code::NotUtf8, "this file is not valid UTF-8")
                         .at(Span::point(id, at), "invalid byte")
                         .hint("save the file as UTF-8"),
                 );
@@ -134,10 +134,12 @@ impl Texts {
 }
 
 fn unreadable(e: &ReadError) -> Diagnostic {
-    Diagnostic::error("unreadable", e.to_string()).note(format!(
+    Diagnostic::error(Code::Unreadable, e.to_string()).note(format!(
         "{} was not read, so every host is held back: it could have held any layer",
         match e {
-            ReadError::Io { path, .. } | ReadError::TooLarge { path, .. } => path.as_str(),
+            ReadError::Fs { path, .. }
+            | ReadError::Io { path, .. }
+            | ReadError::TooLarge { path, .. } => path.as_str(),
         }
     ))
 }

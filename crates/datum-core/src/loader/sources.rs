@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use rayon::prelude::*;
 use sha2::{Digest, Sha256};
 
-use crate::diagnostic::Diagnostic;
+use crate::diagnostic::{Code, Diagnostic};
 use crate::document::{FieldValue, LayerDoc};
 use crate::fleet::SourceInfo;
 use crate::reader::{Reader, SourceError};
@@ -26,7 +26,7 @@ impl Assembler {
                 .collect();
             for (p, span, e) in bad {
                 self.diags.push(
-                    Diagnostic::error("invalid-source", format!("source `{p}` {e}"))
+                    Diagnostic::error(Code::InvalidSource, format!("source `{p}` {e}"))
                         .at(span, "source")
                         .hint(source_hint(&e)),
                 );
@@ -43,10 +43,11 @@ impl Assembler {
             .flat_map(|l| sources_of(&l.doc).map(|(p, _)| p))
             .collect();
         let wanted: Vec<&str> = wanted.into_iter().collect();
+        let limit = self.source_limit;
         let results: Vec<Result<SourceInfo, SourceError>> = wanted
             .par_iter()
             .map(|p| {
-                reader.read_source(p).map(|bytes| SourceInfo {
+                reader.read_source(p, limit).map(|bytes| SourceInfo {
                     sha256: hex(&Sha256::digest(&bytes)),
                     size: bytes.len() as u64,
                 })
@@ -87,6 +88,9 @@ fn source_hint(e: &SourceError) -> &'static str {
             "payloads must live inside the fleet repository; copy the file in instead of linking to it"
         }
         SourceError::NotAFile => "source names a file; a Directory resource manages directories",
+        SourceError::TooLarge { .. } => {
+            "raise `limits: {source_bytes: N}` in datum.yaml if the file belongs in the repository"
+        }
         SourceError::Io(_) => "check the file's permissions",
     }
 }

@@ -57,8 +57,8 @@ fn duplicate_hosts_and_two_layers_in_a_file() {
             layer(1, "{role: web}", "") + "\n---\n" + &layer(2, "{role: web}", ""),
         );
     let fleet = load(&r).unwrap();
-    let codes: Vec<&str> = fleet.diagnostics.iter().map(|d| d.code).collect();
-    assert_eq!(codes, ["duplicate-host", "two-layers"]);
+    let codes: Vec<Code> = fleet.diagnostics.iter().map(|d| d.code).collect();
+    assert_eq!(codes, [Code::DuplicateHost, Code::TwoLayers]);
     assert!(fleet.host_id("web-001").is_none());
     assert_eq!(fleet.broken_host("web-001").unwrap().len(), 2);
     assert!(fleet.layers.is_empty());
@@ -145,7 +145,7 @@ fn sources_must_exist_inside_the_root() {
 fn missing_fleet_document_holds_back_everything() {
     let r = MemReader::new().file("hosts.yaml", host("web-001", "{}"));
     let fleet = load(&r).unwrap();
-    assert_eq!(fleet.diagnostics[0].code, "no-fleet");
+    assert_eq!(fleet.diagnostics[0].code, Code::NoFleet);
     assert_eq!(fleet.blockers(fleet.host_id("web-001").unwrap()).len(), 1);
 }
 

@@ -15,7 +15,7 @@ use std::borrow::Cow;
 use rustc_hash::FxHashSet;
 use saphyr_parser::{Event, Marker, Parser, ScalarStyle, ScanError};
 
-use crate::diagnostic::Diagnostic;
+use crate::diagnostic::{Code, Diagnostic};
 use crate::source::{FileId, Pos, Span};
 
 pub(crate) use plain::{Plain, classify_plain};
@@ -180,7 +180,7 @@ fn next_separator(
     after_line: u32,
 ) -> Option<(usize, u32)> {
     let mut at = from;
-    for (line, l) in (line_offset + 1..).zip(text[from..].split_inclusive('\n')) {
+    for (line, l) in (line_offset + 1..).zip(lines_inclusive(&text[from..])) {
         let separator =
             l == "---" || l.starts_with("---\n") || l.starts_with("--- ") || l.starts_with("---\r");
         if line > after_line && separator {
@@ -189,6 +189,39 @@ fn next_separator(
         at += l.len();
     }
     None
+}
+
+/// The lines of `text`, each with its line ending: LF, CRLF, or a CR
+/// alone, as the parser counts lines.
+fn lines_inclusive(text: &str) -> impl Iterator<Item = &str> {
+    let bytes = text.as_bytes();
+    let mut start = 0;
+    std::iter::from_fn(move || {
+        if start >= bytes.len() {
+            return None;
+        }
+        let mut end = start;
+        while end < bytes.len() {
+            match bytes[end] {
+                b'\n' => {
+                    end += 1;
+                    break;
+                }
+                b'\r' => {
+                    end += if bytes.get(end + 1) == Some(&b'\n') {
+                        2
+                    } else {
+                        1
+                    };
+                    break;
+                }
+                _ => end += 1,
+            }
+        }
+        let line = &text[start..end];
+        start = end;
+        Some(line)
+    })
 }
 
 /// Parses documents until the end or a syntax error; returns the line of
@@ -335,7 +368,7 @@ fn empty<'a>() -> Kind<'a> {
 fn alias(d: &mut Doc<'_>, stack: &mut [Open], span: Span, diags: &mut Vec<Diagnostic>) {
     d.broken = true;
     diags.push(
-        Diagnostic::error("yaml-alias", "YAML aliases are not allowed")
+        Diagnostic::error(Code::YamlAlias, "YAML aliases are not allowed")
             .at(span, "alias")
             .hint("write the value out in full: an alias hides where a value comes from"),
     );
@@ -355,7 +388,7 @@ fn open_collection(
         d.broken = true;
         diags.push(
             Diagnostic::error(
-                "yaml-depth",
+                Code::YamlDepth,
                 format!("collections are nested more than {MAX_DEPTH} levels deep"),
             )
             .at(span, "too deep")
@@ -402,7 +435,7 @@ fn refuse_decorations(
     if anchor != 0 {
         d.broken = true;
         diags.push(
-            Diagnostic::error("yaml-anchor", "YAML anchors are not allowed")
+            Diagnostic::error(Code::YamlAnchor, "YAML anchors are not allowed")
                 .at(span, "anchored here")
                 .hint("repeat the value where it is needed, or move it to a layer that several hosts match"),
         );
@@ -410,7 +443,7 @@ fn refuse_decorations(
     if tagged {
         d.broken = true;
         diags.push(
-            Diagnostic::error("yaml-tag", "YAML tags are not allowed")
+            Diagnostic::error(Code::YamlTag, "YAML tags are not allowed")
                 .at(span, "tagged here")
                 .hint("remove the tag; quote the value if it must be read as text"),
         );
@@ -434,7 +467,7 @@ fn check_key_slot(d: &mut Doc<'_>, stack: &[Open], span: Span, diags: &mut Vec<D
     {
         d.broken = true;
         diags.push(
-            Diagnostic::error("yaml-key", "a mapping key must be a plain value")
+            Diagnostic::error(Code::YamlKey, "a mapping key must be a plain value")
                 .at(span, "a collection used as a key")
                 .hint("keys are names such as `labels` or `File[motd]`"),
         );
@@ -471,7 +504,7 @@ fn push_leaf<'a>(
                 .find(|&(_, k)| k == key)
                 .map(|(i, _)| d.node(i).span);
             let mut diag =
-                Diagnostic::error("yaml-duplicate-key", format!("duplicate key `{key}`"))
+                Diagnostic::error(Code::YamlDuplicateKey, format!("duplicate key `{key}`"))
                     .at(span, "duplicate key")
                     .hint("a key may appear once in a mapping; remove one of them");
             if let Some(first) = first {
@@ -493,19 +526,19 @@ fn scan_error(file: FileId, text: &str, at: Pos, line_offset: u32, e: &ScanError
     let rel = (at.line - line_offset).saturating_sub(1) as usize;
     let line = text.lines().nth(rel).unwrap_or("");
     if e.info().contains("unknown anchor") {
-        return Diagnostic::error("yaml-alias", "YAML aliases are not allowed")
+        return Diagnostic::error(Code::YamlAlias, "YAML aliases are not allowed")
             .at(Span::point(file, at), "alias")
             .hint("write the value out in full: an alias hides where a value comes from");
     }
     if e.info() == "recursion limit exceeded" {
         return Diagnostic::error(
-            "yaml-depth",
+            Code::YamlDepth,
             format!("collections are nested more than {MAX_DEPTH} levels deep"),
         )
         .at(Span::point(file, at), "too deep")
         .hint("Datum documents nest a few levels at most; flatten this value");
     }
-    let mut d = Diagnostic::error("yaml-syntax", format!("malformed YAML: {}", e.info()))
+    let mut d = Diagnostic::error(Code::YamlSyntax, format!("malformed YAML: {}", e.info()))
         .at(Span::point(file, at), "here");
     // `[Package[nginx]]`: brackets inside a flow list are YAML syntax.
     if let Some(i) = line.find('[')

@@ -1,6 +1,6 @@
 use super::*;
 
-fn codes(diags: &[Diagnostic]) -> Vec<&'static str> {
+fn codes(diags: &[Diagnostic]) -> Vec<Code> {
     diags.iter().map(|d| d.code).collect()
 }
 
@@ -37,16 +37,16 @@ fn several_documents_and_empty_ones() {
 #[test]
 fn refuses_duplicates_anchors_aliases_and_tags() {
     let (_, diags) = parse_ok("a: 1\na: 2\n");
-    assert_eq!(diags[0].code, "yaml-duplicate-key");
+    assert_eq!(diags[0].code, Code::YamlDuplicateKey);
     assert_eq!(
         diags[0].primary.as_ref().unwrap().span.start,
         Pos { line: 2, col: 1 }
     );
     let (_, diags) = parse_ok("a: &x 1\nb: *x\n");
     let codes: Vec<_> = diags.iter().map(|d| d.code).collect();
-    assert_eq!(codes, ["yaml-anchor", "yaml-alias"]);
+    assert_eq!(codes, [Code::YamlAnchor, Code::YamlAlias]);
     let (_, diags) = parse_ok("a: !!str 1\n");
-    assert_eq!(diags[0].code, "yaml-tag");
+    assert_eq!(diags[0].code, Code::YamlTag);
 }
 
 #[test]
@@ -54,17 +54,17 @@ fn deep_nesting_is_refused_without_recursion() {
     // Block sequences nest on one line: `- - - x`.
     let text = format!("{}x\n", "- ".repeat(10_000));
     let (_, diags) = parse_ok(&text);
-    assert_eq!(codes(&diags), ["yaml-depth"]);
+    assert_eq!(codes(&diags), [Code::YamlDepth]);
     // Flow collections: the scanner stops them first.
     let text = format!("a: {}{}\n", "[".repeat(10_000), "]".repeat(10_000));
     let (_, diags) = parse_ok(&text);
-    assert_eq!(codes(&diags), ["yaml-depth"]);
+    assert_eq!(codes(&diags), [Code::YamlDepth]);
 }
 
 #[test]
 fn malformed_yaml_points_at_the_problem() {
     let (_, diags) = parse_ok("a: [1, 2\nb: 3\n");
-    assert_eq!(diags[0].code, "yaml-syntax");
+    assert_eq!(diags[0].code, Code::YamlSyntax);
 }
 
 #[test]
@@ -78,6 +78,18 @@ fn parsing_resumes_after_a_broken_document() {
     let last = &docs[2];
     assert!(!last.broken);
     assert_eq!(last.node(1).span.start, Pos { line: 6, col: 1 });
+}
+
+#[test]
+fn parsing_resumes_at_the_same_line_whatever_the_line_endings() {
+    for eol in ["\n", "\r\n", "\r"] {
+        let text = "a: 1\n---\nb: [1\nc: 2\n---\nd: 4\n".replace('\n', eol);
+        let (docs, diags) = parse_ok(&text);
+        assert_eq!(diags.len(), 1, "{eol:?}");
+        assert_eq!(docs.len(), 3, "{eol:?}");
+        let last = &docs[2];
+        assert_eq!(last.node(1).span.start, Pos { line: 6, col: 1 }, "{eol:?}");
+    }
 }
 
 #[test]

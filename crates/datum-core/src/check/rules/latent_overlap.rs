@@ -15,7 +15,7 @@
 use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::Context;
-use crate::diagnostic::Diagnostic;
+use crate::diagnostic::{Code, Diagnostic};
 use crate::fleet::{Label, LayerId, ResId};
 use crate::report::{align, display_setting};
 use crate::resolve::{Contrib, Problem};
@@ -162,7 +162,7 @@ fn warning(
         format!("no host matches both yet; a host with {both} would not resolve")
     });
     Diagnostic::warning(
-        "latent-conflict",
+        Code::LatentConflict,
         format!(
             "{} and {} set {}.{} differently at precedence {}, and one host could match both",
             la.display,

@@ -12,7 +12,7 @@ mod unmatched_layer;
 use rustc_hash::FxHashSet;
 
 use crate::diagnostic::Diagnostic;
-use crate::fleet::{Fleet, HostId, Label, LayerId};
+use crate::fleet::{BrokenKind, Fleet, HostId, Label, LayerId};
 use crate::resolve::FleetResolution;
 use crate::selector::Carried;
 
@@ -89,7 +89,7 @@ pub(crate) fn warnings(fleet: &Fleet, all: &FleetResolution) -> Vec<Diagnostic> 
     let labels_known = !fleet
         .broken
         .iter()
-        .any(|d| matches!(d.what, "Host document" | "file"));
+        .any(|d| matches!(d.what, BrokenKind::Host | BrokenKind::File));
     if labels_known {
         uncarried_label::run(&cx, &mut explained, &mut out);
         unmatched_layer::run(&cx, &explained, &mut out);
@@ -101,6 +101,7 @@ pub(crate) fn warnings(fleet: &Fleet, all: &FleetResolution) -> Vec<Diagnostic> 
 #[cfg(test)]
 mod tests {
     use crate::check::check;
+    use crate::diagnostic::Code;
     use crate::loader::load;
     use crate::reader::MemReader;
     use crate::resolve::resolve_all;
@@ -117,7 +118,7 @@ mod tests {
             .collect()
     }
 
-    fn codes(r: &MemReader) -> Vec<&'static str> {
+    fn codes(r: &MemReader) -> Vec<Code> {
         let fleet = load(r).unwrap();
         let all = resolve_all(&fleet);
         check(&fleet, &all)
@@ -146,7 +147,7 @@ mod tests {
                 "c/layer.yaml",
                 layer(40, "{role: web}", "  Package[y]:\n    ensure: instaled\n"),
             );
-        assert_eq!(codes(&r), ["invalid-value"]);
+        assert_eq!(codes(&r), [Code::InvalidValue]);
     }
 
     #[test]
@@ -155,9 +156,9 @@ mod tests {
             .file("datum.yaml", FLEET)
             .file("hosts.yaml", host("Web_001", "{role: web}"))
             .file("a/layer.yaml", layer(30, "{role: web}", ""));
-        assert_eq!(codes(&r), ["invalid-host-name"]);
+        assert_eq!(codes(&r), [Code::InvalidHostName]);
         let r = r.file("hosts.yaml", host("web-001", "{role: db}"));
-        assert_eq!(codes(&r), ["uncarried-label"]);
+        assert_eq!(codes(&r), [Code::UncarriedLabel]);
     }
 
     #[test]

@@ -6,7 +6,7 @@
 use rustc_hash::FxHashSet;
 
 use super::Context;
-use crate::diagnostic::Diagnostic;
+use crate::diagnostic::{Code, Diagnostic};
 use crate::fleet::{Label, LayerId};
 use crate::selector::Uncarried;
 
@@ -25,7 +25,7 @@ pub(super) fn run(cx: &Context<'_>, explained: &mut FxHashSet<LayerId>, out: &mu
                 Uncarried::Value { .. } => label.value_span,
             };
             out.push(
-                Diagnostic::warning("uncarried-label", uncarried.message())
+                Diagnostic::warning(Code::UncarriedLabel, uncarried.message())
                     .at(span, format!("matcher of {}", layer.display))
                     .note(format!("so {} matches no host", layer.display))
                     .hint(uncarried.hint(&cx.carried)),

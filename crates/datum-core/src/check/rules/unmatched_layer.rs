@@ -4,7 +4,7 @@
 use rustc_hash::FxHashSet;
 
 use super::Context;
-use crate::diagnostic::Diagnostic;
+use crate::diagnostic::{Code, Diagnostic};
 use crate::fleet::LayerId;
 
 pub(super) fn run(cx: &Context<'_>, explained: &FxHashSet<LayerId>, out: &mut Vec<Diagnostic>) {
@@ -35,7 +35,7 @@ pub(super) fn run(cx: &Context<'_>, explained: &FxHashSet<LayerId>, out: &mut Ve
             format!("no host carries all of {}", cx.labels_text(&layer.matcher))
         };
         out.push(
-            Diagnostic::warning("unmatched-layer", format!("{} matches no host", layer.display))
+            Diagnostic::warning(Code::UnmatchedLayer, format!("{} matches no host", layer.display))
                 .at(layer.match_span, "matcher")
                 .note(why)
                 .hint("`datum hosts KEY=VALUE ...` lists the hosts a matcher selects; remove the layer if no host should get it"),

@@ -1,0 +1,178 @@
+//! `datum completions SHELL` and `datum man`: the shell script completes
+//! host names from the fleet through a real bash, and every command has a
+//! manual page.
+
+use std::path::Path;
+use std::process::Command;
+
+use crate::common::{Run, datum, example};
+
+/// The directory holding the `datum` binary under test, for PATH: the
+/// completion script calls `datum` by name.
+fn bin_dir() -> std::path::PathBuf {
+    let bin = assert_cmd::cargo::cargo_bin("datum");
+    bin.parent().unwrap().to_path_buf()
+}
+
+/// What bash's completion offers for `words` (the last one is being typed),
+/// after loading `datum completions bash`, run in `cwd`.
+fn bash_completes(cwd: &Path, words: &[&str], env: &[(&str, &str)]) -> Vec<String> {
+    let path = format!(
+        "{}:{}",
+        bin_dir().display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let quoted: Vec<String> = words.iter().map(|w| format!("'{w}'")).collect();
+    let script = format!(
+        "source <(datum completions bash) || exit 9
+COMP_WORDS=({words})
+COMP_CWORD={cword}
+COMP_TYPE=9
+_clap_complete_datum datum '{current}' '{previous}'
+printf '%s\\n' \"${{COMPREPLY[@]}}\"",
+        words = quoted.join(" "),
+        cword = words.len() - 1,
+        current = words[words.len() - 1],
+        previous = words[words.len() - 2],
+    );
+    let mut cmd = Command::new("bash");
+    cmd.arg("--norc")
+        .arg("-c")
+        .arg(script)
+        .current_dir(cwd)
+        .env("PATH", path)
+        .env_remove("DATUM_FLEET")
+        .env_remove("COMPLETE");
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let out = cmd.output().unwrap();
+    assert!(out.status.success(), "bash: {out:?}");
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .filter(|l| !l.is_empty())
+        .map(str::to_owned)
+        .collect()
+}
+
+#[test]
+fn bash_completes_host_names_for_render_from_the_fleet_it_is_in() {
+    let got = bash_completes(&example("fleet"), &["datum", "render", "web"], &[]);
+    assert_eq!(got, ["web-001", "web-002", "web-003"]);
+}
+
+#[test]
+fn bash_completes_host_names_after_host_from_datum_fleet() {
+    let elsewhere = tempfile::tempdir().unwrap();
+    let fleet = example("conflict");
+    let got = bash_completes(
+        elsewhere.path(),
+        &["datum", "explain", "File[motd]", "--host", ""],
+        &[("DATUM_FLEET", fleet.to_str().unwrap())],
+    );
+    assert_eq!(got, ["web-001", "web-002"]);
+}
+
+#[test]
+fn bash_completes_commands_and_nothing_breaks_outside_a_fleet() {
+    let nowhere = tempfile::tempdir().unwrap();
+    let commands = bash_completes(nowhere.path(), &["datum", "co"], &[]);
+    assert_eq!(commands, ["completions"]);
+    // No fleet: no host names, and no error text in the candidates.
+    let hosts = bash_completes(nowhere.path(), &["datum", "render", ""], &[]);
+    assert!(
+        hosts.iter().all(|h| h.starts_with('-')),
+        "only options are offered: {hosts:?}"
+    );
+}
+
+#[test]
+fn every_shell_gets_a_script_that_calls_datum_back() {
+    for (shell, marker) in [
+        ("bash", "complete -o nospace -o bashdefault"),
+        ("zsh", "compdef"),
+        ("fish", "complete --keep-order --exclusive --command datum"),
+        ("elvish", "set edit:completion:arg-completer[datum]"),
+        (
+            "powershell",
+            "Register-ArgumentCompleter -Native -CommandName datum",
+        ),
+    ] {
+        let run = Run::from(datum().args(["completions", shell]).output().unwrap());
+        assert_eq!(run.code, 0, "{shell}: {}", run.stderr);
+        assert!(run.stdout.contains(marker), "{shell}:\n{}", run.stdout);
+        assert!(
+            run.stdout.contains("COMPLETE"),
+            "{shell} calls back:\n{}",
+            run.stdout
+        );
+    }
+    let bad = Run::from(datum().args(["completions", "tcsh"]).output().unwrap());
+    assert_ne!(bad.code, 0);
+    assert!(
+        bad.stderr.contains("invalid value 'tcsh'"),
+        "{}",
+        bad.stderr
+    );
+}
+
+#[test]
+fn man_prints_the_top_page_and_writes_one_per_command() {
+    let top = Run::from(datum().arg("man").output().unwrap());
+    assert_eq!(top.code, 0, "{}", top.stderr);
+    assert!(
+        top.stdout.starts_with(".ie \\n(.g .ds Aq \\(aq"),
+        "{}",
+        top.stdout
+    );
+    assert!(top.stdout.contains("\n.TH datum 1 "), "{}", top.stdout);
+
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("man1");
+    let run = Run::from(datum().arg("man").arg("--out").arg(&out).output().unwrap());
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let mut names: Vec<String> = std::fs::read_dir(&out)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    let help = Run::from(datum().arg("--help").output().unwrap());
+    // Every command `--help` lists has its page.
+    let listed: Vec<String> = help
+        .stdout
+        .split("Commands:\n")
+        .nth(1)
+        .unwrap()
+        .split("\n\n")
+        .next()
+        .unwrap()
+        .lines()
+        // A command's line starts at two spaces; wrapped help goes deeper.
+        .filter(|l| l.starts_with("  ") && !l.starts_with("   "))
+        .map(|l| l.split_whitespace().next().unwrap().to_owned())
+        .filter(|c| c != "help")
+        .collect();
+    for command in &listed {
+        assert!(
+            names.contains(&format!("datum-{command}.1")),
+            "no page for {command}: {names:?}"
+        );
+    }
+    assert_eq!(names.len(), listed.len() + 1, "{names:?}");
+    assert!(names.contains(&"datum.1".to_owned()));
+    let render = std::fs::read_to_string(out.join("datum-render.1")).unwrap();
+    assert!(render.contains(".TH datum-render 1"), "{render}");
+    assert!(
+        render.contains("Render every host, in parallel"),
+        "{render}"
+    );
+    assert_eq!(
+        run.stderr,
+        format!(
+            "wrote {} manual pages into {}\n",
+            names.len(),
+            out.display()
+        )
+    );
+}
