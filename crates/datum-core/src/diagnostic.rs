@@ -69,14 +69,6 @@ codes! {
     YamlDuplicateKey = "yaml-duplicate-key",
     /// Malformed YAML.
     YamlSyntax = "yaml-syntax",
-    /// A settings file (the agent's configuration) holding more than one document.
-    SeveralDocuments = "several-documents",
-    /// A value the agent's configuration file does not accept.
-    AgentConfig = "agent-config",
-    /// A bundle whose manifest holds no resources section.
-    EmptyManifest = "empty-manifest",
-    /// A bundle's manifest that cannot be read back.
-    BundleManifest = "bundle-manifest",
     // Reading files (loader/).
     /// A file that could not be read.
     Unreadable = "unreadable",

@@ -106,7 +106,9 @@ fn push_rules(dir: &Path, stack: &mut Vec<Gitignore>) -> Result<bool, (PathBuf, 
         bytes
     };
     let mut builder = GitignoreBuilder::new(dir);
-    for line in String::from_utf8_lossy(&text).lines() {
+    // Git skips a UTF-8 byte order mark at the start of the file.
+    let text = text.strip_prefix(b"\xef\xbb\xbf").unwrap_or(&text);
+    for line in String::from_utf8_lossy(text).lines() {
         // A line git cannot use is skipped, as git skips it.
         let _ = builder.add_line(Some(file.clone()), line);
     }

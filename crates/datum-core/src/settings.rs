@@ -234,10 +234,7 @@ mod tests {
         ] {
             with(text, |parsed, _| {
                 let diags = parsed.unwrap_err();
-                assert!(
-                    diags.iter().any(|d| d.code.as_str() == code),
-                    "{text:?}: {diags:?}"
-                );
+                assert!(diags.iter().any(|d| d.code == code), "{text:?}: {diags:?}");
             });
         }
         with("", |parsed, _| assert!(parsed.unwrap().root().is_none()));
