@@ -301,6 +301,7 @@ impl Diagnostic {
     /// from a fleet is shown, never obeyed by the terminal.
     pub fn render(&self, files: &Files, styled: bool, out: &mut dyn io::Write) -> io::Result<()> {
         if self.body.is_empty()
+            && !self.hides_lines(files)
             && let Some(primary) = &self.primary
         {
             return self.render_snippet(files, primary, styled, out);
@@ -316,8 +317,18 @@ impl Diagnostic {
         String::from_utf8(out).unwrap()
     }
 
+    /// Whether a place it points at is in the declaration of a sensitive
+    /// resource, whose lines are never shown ([`Files::hides`]).
+    fn hides_lines(&self, files: &Files) -> bool {
+        self.primary
+            .iter()
+            .chain(&self.secondary)
+            .any(|l| files.hides(l.span))
+    }
+
     /// A report with a table (conflicts) keeps its shape exactly; the
-    /// places it involves follow as `-->` lines.
+    /// places it involves follow as `-->` lines. So does a report pointing
+    /// into a sensitive resource, whose lines are not shown.
     fn render_table(&self, files: &Files, styled: bool, out: &mut dyn io::Write) -> io::Result<()> {
         let (style, reset) = if styled {
             let s = match self.severity {
@@ -344,6 +355,12 @@ impl Diagnostic {
             } else {
                 writeln!(out, "  {}", escape(&label.text))?;
             }
+        }
+        if self.hides_lines(files) {
+            writeln!(
+                out,
+                "  = note: lines of a resource marked `sensitive: true` are not shown"
+            )?;
         }
         for note in &self.notes {
             writeln!(out, "  = note: {}", escape(note))?;

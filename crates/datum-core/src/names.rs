@@ -62,6 +62,28 @@ pub const ACCOUNT_MAX: usize = 32;
 pub const UNIT_MAX: usize = 255;
 
 impl Rule {
+    /// The rule as JSON Schema (ECMA-262) patterns, for `datum schema`: a
+    /// pattern to match and patterns not to. With [`UNIT_MAX`] for units,
+    /// they say what [`Rule::check`] says of a string.
+    pub fn patterns(self) -> (&'static str, &'static [&'static str]) {
+        match self {
+            Rule::Account => (
+                r"^[A-Za-z0-9._][A-Za-z0-9._-]{0,31}$",
+                &[r"^[0-9]+$", r"^\.\.?$"],
+            ),
+            Rule::Package => (r"^[a-z0-9][a-z0-9+.-]+$", &[]),
+            Rule::Version => (
+                r"^([0-9]+:[0-9][A-Za-z0-9.+~:-]*|[0-9][A-Za-z0-9.+~-]*)$",
+                &[r"-$"],
+            ),
+            Rule::Unit => (
+                r"^[A-Za-z0-9:_\\][A-Za-z0-9:_.\\-]*(@[A-Za-z0-9:_.\\-]*)?$",
+                &[],
+            ),
+            Rule::PasswdPath => (r"^/[^:\u0000-\u001f\u007f-\u009f]*$", &[r"(^|/)\.\.(/|$)"]),
+        }
+    }
+
     /// What such a name is, for messages: `a user or group name`.
     pub fn what(self) -> &'static str {
         match self {
@@ -170,7 +192,8 @@ fn version(s: &str) -> Option<String> {
     }) {
         return Some(bad);
     }
-    // After the epoch, if any.
+    // After the epoch, if any: everything before the first `:`. Only a
+    // version with an epoch may have `:` after it.
     let upstream = match s.split_once(':') {
         Some((epoch, rest)) => {
             if epoch.is_empty() || !epoch.bytes().all(|b| b.is_ascii_digit()) {

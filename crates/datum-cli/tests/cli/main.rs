@@ -24,5 +24,6 @@ mod query;
 mod render;
 mod review_script;
 mod schema;
+mod sensitive;
 mod test_files;
 mod usage;
