@@ -1,6 +1,8 @@
 //! The engine with fake providers for packages, services, users and groups
 //! (and the real filesystem providers in a temporary root): failures,
-//! skips, noop, and restarts, including one owed by a run that was killed.
+//! skips, noop, and restarts, including one owed by a run that was killed;
+//! and the property that a second run over any generated manifest changes
+//! nothing (with the real shadow tools for accounts where installed).
 
 use std::cell::RefCell;
 use std::collections::BTreeSet;
@@ -718,4 +720,137 @@ fn a_restart_owed_by_a_service_no_longer_managed_is_dropped_with_a_note() {
     );
     assert_eq!(fs::read_to_string(state.join("restarts")).unwrap(), "");
     assert!(!log.borrow().iter().any(|l| l.contains("gone")));
+}
+
+/// One generated resource: YAML lines under `resources:`.
+fn generated_resource(kind: u8, a: u8, b: u8) -> String {
+    let modes = ["0600", "0640", "0644", "0755"];
+    let mode = |x: u8| match x % 5 {
+        4 => String::new(),
+        m => format!("    mode: \"{}\"\n", modes[m as usize]),
+    };
+    match kind % 7 {
+        0 => format!(
+            "  File[f{}]:\n    path: /etc/f{}.conf\n    content: \"v{}\\n\"\n{}",
+            a % 4,
+            a % 4,
+            b % 3,
+            mode(b / 3)
+        ),
+        1 => format!(
+            "  File[g{}]:\n    path: /srv/data/g{}.txt\n    content: \"{}\"\n{}    requires: Directory[srv]\n",
+            a % 3,
+            a % 3,
+            "x".repeat(usize::from(b % 4)),
+            mode(b / 4)
+        ),
+        2 => format!(
+            "  Directory[sub]:\n    path: /srv/data/sub\n{}    requires: Directory[srv]\n",
+            mode(a)
+        ),
+        3 => format!(
+            "  Symlink[l{}]:\n    path: /etc/l{}\n    target: /etc/f{}.conf\n",
+            a % 3,
+            a % 3,
+            b % 4
+        ),
+        4 => format!(
+            "  Group[grp{}]:\n    gid: {}\n",
+            a % 2,
+            3000 + u32::from(a % 2)
+        ),
+        5 => format!(
+            "  User[usr{}]:\n    uid: {}\n    home: /home/usr{}\n    shell: /bin/sh\n",
+            a % 2,
+            4000 + u32::from(a % 2),
+            a % 2
+        ),
+        _ => format!(
+            "  Service[svc{}]:\n    ensure: {}\n  Package[pkg{}]:\n    ensure: installed\n",
+            a % 2,
+            if b.is_multiple_of(2) {
+                "running"
+            } else {
+                "stopped"
+            },
+            a % 2
+        ),
+    }
+}
+
+/// A layer's resources: the generated ones, one declaration per id (the
+/// first wins, as a layer may declare an id once).
+fn generated_manifest(parts: &[(u8, u8, u8)]) -> String {
+    let mut seen = BTreeSet::new();
+    // The directory the `g` files and `sub` live in.
+    let mut out = String::from("  Directory[srv]:\n    path: /srv/data\n");
+    for &(kind, a, b) in parts {
+        let text = generated_resource(kind, a, b);
+        let ids: Vec<&str> = text
+            .lines()
+            .filter(|l| l.starts_with("  ") && !l.starts_with("   "))
+            .collect();
+        if ids.iter().all(|id| !seen.contains(*id)) {
+            seen.extend(ids.iter().map(|s| s.to_string()));
+            out.push_str(&text);
+        }
+    }
+    out
+}
+
+fn real_accounts(root: &Root) -> Option<Providers> {
+    let tool = |name: &str| {
+        Command::new("sh")
+            .args(["-c", &format!("command -v {name}")])
+            .output()
+            .is_ok_and(|o| o.status.success())
+    };
+    (tool("useradd") && tool("groupadd")).then(|| {
+        let log = Log::default();
+        let mut p = providers(
+            root,
+            &log,
+            &[],
+            FakeServices::new(&log, OnRestart::Restart, &[]),
+        );
+        p.user = Box::new(datum_apply::provider::shadow::Users::new(root.clone()));
+        p.group = Box::new(datum_apply::provider::shadow::Groups::new(root.clone()));
+        p
+    })
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(24))]
+
+    /// Converges, always: whatever the manifest of files, directories,
+    /// symbolic links, users and groups (the shadow tools under the root,
+    /// where installed) and services (the fake), the first run under
+    /// `--root` leaves nothing for a second one to do.
+    #[test]
+    fn a_second_apply_changes_nothing(
+        parts in proptest::collection::vec((0u8..7, 0u8..8, 0u8..16), 1..10)
+    ) {
+        let resources = generated_manifest(&parts);
+        let items = fleet_items(&resources);
+        let (dir, root, log) = scene();
+        fs::write(dir.path().join("etc/passwd"), "root:x:0:0:root:/root:/bin/sh\n").unwrap();
+        fs::write(dir.path().join("etc/group"), "root:x:0:\n").unwrap();
+        // Datum creates no parent directory on its own.
+        fs::create_dir_all(dir.path().join("srv")).unwrap();
+        fs::create_dir_all(dir.path().join("home")).unwrap();
+        let services = FakeServices::new(&log, OnRestart::Restart, &[]);
+        let p = real_accounts(&root).unwrap_or_else(|| providers(&root, &log, &[], services));
+        let (first, outcomes) = run(&items, &p, &root, false);
+        proptest::prop_assert_eq!(first.failed, 0, "{}\n{:?}", resources, outcomes);
+        let (second, outcomes) = run(&items, &p, &root, false);
+        proptest::prop_assert_eq!(
+            (second.changed, second.failed, second.skipped),
+            (0, 0, 0),
+            "{}\n{:?}",
+            resources,
+            outcomes
+        );
+        let (noop, _) = run(&items, &p, &root, true);
+        proptest::prop_assert_eq!(noop.would_change, 0);
+    }
 }

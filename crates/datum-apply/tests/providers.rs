@@ -523,4 +523,12 @@ fn services_are_enabled_in_a_root_and_never_started_there() {
     let err = systemd.converge(&missing, &ex.changes, &cx()).unwrap_err();
     assert!(err.0.contains("systemctl --root="), "{}", err.0);
     assert!(err.0.contains("enable -- ghost` failed"), "{}", err.0);
+    // Nor can it start at boot: `enabled: false` holds already, so a run
+    // reports nothing to do instead of a change on every run.
+    let disabled = ServiceSpec {
+        enabled: Some(false),
+        ..missing
+    };
+    let ex = systemd.examine(&disabled, &cx()).unwrap();
+    assert_eq!(ex.changes, []);
 }

@@ -13,9 +13,12 @@ impl Status {
     /// The fleet is invalid, a host does not resolve, or what was asked for
     /// does not exist.
     pub const FAILED: Status = Status(1);
-    /// Bad usage: arguments (clap's errors too), or no fleet where one was
-    /// expected.
-    pub const USAGE: Status = Status(2);
+    /// Bad usage (EX_USAGE from sysexits.h): arguments (clap's errors of
+    /// every kind), an option the form used does not take, `--fleet` or
+    /// `--root` that is not a directory, no fleet where one was expected,
+    /// an unknown revision. Never 2, which `apply` exits with for "changes
+    /// made": a monitor must be able to tell the two apart.
+    pub const USAGE: Status = Status(64);
     /// `diff --exit-code`: something changed (and nothing failed, which
     /// takes precedence with status 1; bad usage comes first).
     pub const CHANGED: Status = Status(3);
@@ -32,5 +35,25 @@ impl Status {
 impl From<Status> for ExitCode {
     fn from(status: Status) -> ExitCode {
         ExitCode::from(status.0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn usage_is_ex_usage_and_collides_with_no_other_status() {
+        assert_eq!(Status::USAGE, Status(64));
+        for other in [
+            Status::OK,
+            Status::FAILED,
+            Status::CHANGED,
+            Status::APPLY_CHANGED,
+            Status::APPLY_FAILED,
+            Status::APPLY_CHANGED_AND_FAILED,
+        ] {
+            assert_ne!(Status::USAGE, other);
+        }
     }
 }

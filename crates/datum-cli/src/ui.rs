@@ -10,6 +10,7 @@ use anstream::{AutoStream, ColorChoice};
 use anstyle::{AnsiColor, Style};
 use datum_core::diagnostic::Diagnostic;
 use datum_core::emit::{self, Tree};
+use datum_core::printable::escape;
 use datum_core::source::Files;
 
 use crate::command_error::{CommandError, ErrorKind};
@@ -154,11 +155,14 @@ impl Ui {
         let _ = err.flush();
     }
 
-    /// `warning: message` on stderr (not under `-q`).
+    /// `warning: message` on stderr (not under `-q`). Messages, notes and
+    /// errors name what a fleet or the command line wrote: they are
+    /// escaped, so a control character in a name is shown, never obeyed.
     pub fn warning(&mut self, message: &str) {
         if self.verbosity == Verbosity::Quiet {
             return;
         }
+        let message = escape(message);
         let _ = writeln!(self.err, "{WARNING}warning{WARNING:#}: {message}");
         let _ = self.err.flush();
     }
@@ -186,6 +190,7 @@ impl Ui {
         if self.verbosity == Verbosity::Quiet {
             return;
         }
+        let message = escape(message);
         let _ = writeln!(self.err, "{NOTE}note{NOTE:#}: {message}");
         let _ = self.err.flush();
     }
@@ -194,9 +199,12 @@ impl Ui {
     /// and gives the status to exit with.
     pub fn error(&mut self, e: &CommandError) -> Status {
         if e.kind != ErrorKind::BrokenPipe {
-            let mut text = format!("{ERROR}error{ERROR:#}: {}\n", e.message);
+            // A message may run over several lines (apply's cycles): each
+            // is escaped on its own.
+            let message: Vec<_> = e.message.split('\n').map(escape).collect();
+            let mut text = format!("{ERROR}error{ERROR:#}: {}\n", message.join("\n"));
             for hint in &e.hints {
-                text.push_str(&format!("  = {HINT}hint{HINT:#}: {hint}\n"));
+                text.push_str(&format!("  = {HINT}hint{HINT:#}: {}\n", escape(hint)));
             }
             let _ = self.err.write_all(text.as_bytes());
             let _ = self.err.flush();
@@ -291,6 +299,18 @@ mod tests {
         coloured.flush().unwrap();
         assert_ne!(out.text(), text);
         assert_eq!(anstream::adapter::strip_str(&out.text()).to_string(), text);
+    }
+
+    #[test]
+    fn messages_are_escaped_and_only_datum_colours_them() {
+        let (mut ui, _, err) = ui(ColorChoice::Always);
+        ui.note("a\x1b[2Jb\nc");
+        ui.error(&CommandError::failed("no host named `\x1b[2J`\n  two\r").hint("x\ry"));
+        assert_eq!(
+            err.text(),
+            "\x1b[1mnote\x1b[0m: a\\u{1b}[2Jb\\nc\n\
+             \x1b[1m\x1b[31merror\x1b[0m: no host named `\\u{1b}[2J`\n  two\\r\n  = \x1b[1m\x1b[36mhint\x1b[0m: x\\ry\n"
+        );
     }
 
     #[test]

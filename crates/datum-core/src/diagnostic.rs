@@ -11,6 +11,7 @@ use annotate_snippets::renderer::DecorStyle;
 use annotate_snippets::{AnnotationKind, Group, Level, Renderer, Snippet};
 
 use crate::emit::Tree;
+use crate::printable::{escape, source_line};
 use crate::source::{Files, Span};
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -68,6 +69,14 @@ codes! {
     YamlDuplicateKey = "yaml-duplicate-key",
     /// Malformed YAML.
     YamlSyntax = "yaml-syntax",
+    /// A settings file (the agent's configuration) holding more than one document.
+    SeveralDocuments = "several-documents",
+    /// A value the agent's configuration file does not accept.
+    AgentConfig = "agent-config",
+    /// A bundle whose manifest holds no resources section.
+    EmptyManifest = "empty-manifest",
+    /// A bundle's manifest that cannot be read back.
+    BundleManifest = "bundle-manifest",
     // Reading files (loader/).
     /// A file that could not be read.
     Unreadable = "unreadable",
@@ -148,15 +157,6 @@ codes! {
     UncarriedLabel = "uncarried-label",
     /// Layers that would conflict on a host matching both, which none does yet.
     LatentConflict = "latent-conflict",
-    // Settings files that are not fleet documents (settings.rs, datum-agent).
-    /// A settings file with more than one document.
-    SeveralDocuments = "several-documents",
-    /// A mistake in the agent's configuration file.
-    AgentConfig = "agent-config",
-    /// A bundle's manifest that is empty.
-    EmptyManifest = "empty-manifest",
-    /// A mistake in a bundle's manifest.
-    BundleManifest = "bundle-manifest",
 }
 
 impl std::fmt::Display for Code {
@@ -292,7 +292,9 @@ impl Diagnostic {
     }
 
     /// Draws the diagnostic as text into `out`, ending with a newline.
-    /// `styled` adds terminal colours.
+    /// `styled` adds terminal colours. What the fleet wrote (paths, names,
+    /// values, the source line) is escaped ([`crate::printable`]): text
+    /// from a fleet is shown, never obeyed by the terminal.
     pub fn render(&self, files: &Files, styled: bool, out: &mut dyn io::Write) -> io::Result<()> {
         if self.body.is_empty()
             && let Some(primary) = &self.primary
@@ -326,24 +328,24 @@ impl Diagnostic {
             out,
             "{style}{}{reset}: {}",
             self.severity.as_str(),
-            self.message
+            escape(&self.message)
         )?;
         for line in &self.body {
-            writeln!(out, "  {line}")?;
+            writeln!(out, "  {}", escape(line))?;
         }
         for label in self.primary.iter().chain(&self.secondary) {
-            write!(out, "  --> {}", files.location(label.span))?;
+            write!(out, "  --> {}", escape(&files.location(label.span)))?;
             if label.text.is_empty() {
                 writeln!(out)?;
             } else {
-                writeln!(out, "  {}", label.text)?;
+                writeln!(out, "  {}", escape(&label.text))?;
             }
         }
         for note in &self.notes {
-            writeln!(out, "  = note: {note}")?;
+            writeln!(out, "  = note: {}", escape(note))?;
         }
         if let Some(hint) = &self.hint {
-            writeln!(out, "  = hint: {hint}")?;
+            writeln!(out, "  = hint: {}", escape(hint))?;
         }
         Ok(())
     }
@@ -360,16 +362,16 @@ impl Diagnostic {
             Severity::Warning => Level::WARNING,
         };
         let mut title = level
-            .primary_title(self.message.as_str())
+            .primary_title(escape(&self.message))
             .element(one_line_snippet(files, primary, AnnotationKind::Primary));
         for label in &self.secondary {
             title = title.element(one_line_snippet(files, label, AnnotationKind::Context));
         }
         for note in &self.notes {
-            title = title.element(Level::NOTE.message(note.as_str()));
+            title = title.element(Level::NOTE.message(escape(note)));
         }
         if let Some(hint) = &self.hint {
-            title = title.element(Level::HELP.with_name("hint").message(hint.as_str()));
+            title = title.element(Level::HELP.with_name("hint").message(escape(hint)));
         }
         let report: [Group<'_>; 1] = [title];
         let renderer = if styled {
@@ -390,26 +392,27 @@ fn one_line_snippet<'a>(
     kind: AnnotationKind,
 ) -> Snippet<'a, annotate_snippets::Annotation<'a>> {
     let file = files.get(label.span.file);
-    let line = file.line(label.span.start.line);
-    let start = char_offset(line, label.span.start.col);
+    // One visible character for each unprintable one: the columns stay.
+    let line = source_line(file.line(label.span.start.line));
+    let start = char_offset(&line, label.span.start.col);
     let end = if label.span.end.line == label.span.start.line
         && label.span.end.col > label.span.start.col
     {
-        char_offset(line, label.span.end.col)
+        char_offset(&line, label.span.end.col)
     } else if label.span.end.line > label.span.start.line {
         line.len()
     } else {
         start
     };
     let end = if end <= start {
-        next_char_end(line, start)
+        next_char_end(&line, start)
     } else {
         end
     };
     Snippet::source(line)
         .line_start(label.span.start.line as usize)
-        .path(file.path())
-        .annotation(kind.span(start..end).label(label.text.as_str()))
+        .path(escape(file.path()))
+        .annotation(kind.span(start..end).label(escape(&label.text)))
 }
 
 fn char_offset(line: &str, col: u32) -> usize {

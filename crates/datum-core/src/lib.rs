@@ -32,7 +32,8 @@
 //! - [`diff`]: what a change does to every host, field by field.
 //! - [`check`] (its warning rules under `check/rules/`), [`report`],
 //!   [`diagnostic`]: problems as data and as text.
-//! - [`emit`]: the ordered tree every YAML and JSON output goes through.
+//! - [`emit`]: the ordered tree every YAML and JSON output goes through;
+//!   [`printable`]: what a fleet wrote, escaped for every text output.
 //! - [`bundle`]: one host's manifest and payloads as one signable file.
 //! - [`settings`]: the YAML tree of a small file that is not a fleet
 //!   document (the agent's configuration), with the same rules and places.
@@ -45,6 +46,7 @@ pub mod bundle;
 pub mod check;
 pub mod diagnostic;
 pub mod diff;
+mod discover;
 pub mod document;
 pub mod emit;
 pub mod explain;
@@ -57,6 +59,7 @@ pub mod json_schema;
 pub mod loader;
 pub mod manifest;
 pub mod matcher;
+pub mod printable;
 pub mod query;
 pub mod reader;
 pub mod report;

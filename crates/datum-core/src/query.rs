@@ -392,7 +392,7 @@ impl<'f> QueryResult<'f> {
 
 fn write_lines(w: &mut dyn Write, rows: Vec<String>) -> io::Result<()> {
     for row in rows {
-        writeln!(w, "{row}")?;
+        crate::printable::write_line(w, &row)?;
     }
     Ok(())
 }

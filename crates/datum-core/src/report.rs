@@ -6,6 +6,7 @@
 
 use crate::diagnostic::{Code, Diagnostic};
 use crate::fleet::{Fleet, ResId, Setting};
+use crate::printable::{escape, is_unprintable, push_escaped};
 use crate::resolve::{Contrib, Problem};
 use crate::schema::{Field, Value};
 use crate::sensitive::is_sensitive;
@@ -45,7 +46,7 @@ pub fn display_text(s: &str) -> String {
     const MAX: usize = 48;
     let plain = !s.is_empty()
         && s.trim() == s
-        && !s.chars().any(char::is_control)
+        && !s.chars().any(is_unprintable)
         && s.chars().count() <= MAX;
     if plain {
         return s.to_owned();
@@ -59,10 +60,7 @@ pub fn display_text(s: &str) -> String {
         match c {
             '"' => out.push_str("\\\""),
             '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\t' => out.push_str("\\t"),
-            c if c.is_control() => out.push_str(&format!("\\u{{{:x}}}", c as u32)),
-            c => out.push(c),
+            c => push_escaped(&mut out, c),
         }
     }
     out.push('"');
@@ -85,10 +83,16 @@ pub fn display_setting(fleet: &Fleet, c: Contrib) -> String {
 }
 
 /// Rows padded so each column lines up; the last column is not padded.
+/// Cells are escaped ([`crate::printable`]) before they are measured: a
+/// layer file named with a newline stays one cell of one row.
 pub fn align(rows: &[Vec<String>]) -> Vec<String> {
+    let rows: Vec<Vec<std::borrow::Cow<'_, str>>> = rows
+        .iter()
+        .map(|row| row.iter().map(|cell| escape(cell)).collect())
+        .collect();
     let cols = rows.iter().map(Vec::len).max().unwrap_or(0);
     let mut width = vec![0; cols];
-    for row in rows {
+    for row in &rows {
         for (i, cell) in row.iter().enumerate() {
             width[i] = width[i].max(cell.chars().count());
         }

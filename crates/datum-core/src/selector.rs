@@ -229,7 +229,7 @@ impl<'f> Carried<'f> {
 /// `datum/host`, which repeats the name), aligned.
 pub fn write_hosts(w: &mut dyn Write, fleet: &Fleet, hosts: &[HostId]) -> io::Result<()> {
     for line in host_lines(fleet, hosts) {
-        writeln!(w, "{line}")?;
+        crate::printable::write_line(w, &line)?;
     }
     Ok(())
 }

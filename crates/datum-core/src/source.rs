@@ -52,10 +52,22 @@ impl SourceFile {
         &self.text
     }
 
+    /// Where each line starts. A line ends at LF, CRLF or a CR alone, as
+    /// the YAML parser counts lines: the line a diagnostic shows is the one
+    /// its `path:line:column` names.
     fn line_starts(&self) -> &[usize] {
         self.line_starts.get_or_init(|| {
+            let bytes = self.text.as_bytes();
             let mut starts = vec![0];
-            starts.extend(memchr_iter(b'\n', self.text.as_bytes()).map(|i| i + 1));
+            starts.extend(
+                bytes
+                    .iter()
+                    .enumerate()
+                    .filter(|&(i, &b)| {
+                        b == b'\n' || (b == b'\r' && bytes.get(i + 1) != Some(&b'\n'))
+                    })
+                    .map(|(i, _)| i + 1),
+            );
             starts
         })
     }
@@ -86,13 +98,6 @@ impl SourceFile {
             None => self.text.len(),
         }
     }
-}
-
-fn memchr_iter(needle: u8, hay: &[u8]) -> impl Iterator<Item = usize> + '_ {
-    hay.iter()
-        .enumerate()
-        .filter(move |&(_, &b)| b == needle)
-        .map(|(i, _)| i)
 }
 
 /// Every file read during one load.
@@ -153,5 +158,15 @@ mod tests {
         assert_eq!(f.offset(Pos { line: 2, col: 5 }), 5 + 5);
         assert_eq!(&f.text()[10..11], "\"");
         assert_eq!(f.line(9), "");
+    }
+
+    #[test]
+    fn a_cr_alone_ends_a_line_as_lf_and_crlf_do() {
+        let mut files = Files::default();
+        let id = files.add("a.yaml".into(), "a: 1\rb: 2\r\nc: 3\nd: é\re: 5".into());
+        let f = files.get(id);
+        let lines: Vec<&str> = (1..=6).map(|n| f.line(n)).collect();
+        assert_eq!(lines, ["a: 1", "b: 2", "c: 3", "d: é", "e: 5", ""]);
+        assert_eq!(f.offset(Pos { line: 5, col: 4 }), f.text().len() - 1);
     }
 }

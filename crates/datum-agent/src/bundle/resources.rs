@@ -160,7 +160,8 @@ fn resource(
     let id = match ResourceId::parse(id_text) {
         Ok(id) => id,
         Err(e) => {
-            problems.push(problem(id_span, e.to_string(), REMAKE));
+            let message = e.to_string();
+            problems.push(problem(id_span, message, REMAKE));
             return None;
         }
     };

@@ -106,6 +106,8 @@ impl Provider<ServiceSpec> for Systemd {
         let mut ex = Examined::default();
         if let Some(want) = s.enabled {
             match self.unit_file(&s.name)? {
+                // No unit file cannot start at boot: `enabled: false` holds.
+                UnitFile::Missing if !want => {}
                 UnitFile::Missing => {
                     ex.changes
                         .push(Change::new("enabled", "(no unit file)", want.to_string()))

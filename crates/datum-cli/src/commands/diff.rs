@@ -30,7 +30,7 @@ use crate::ui::{Format, Ui};
 /// Hosts that change the same way are shown together; errors the change
 /// introduces or fixes are shown with the hosts they hit.
 ///
-/// Exit status: 2 for bad usage (not a git repository, an unknown
+/// Exit status: 64 for bad usage (not a git repository, an unknown
 /// revision); otherwise 1 when the new side has errors (a host that does
 /// not resolve, a document that does not load); otherwise, with
 /// --exit-code, 3 when anything changed; otherwise 0.

@@ -1,7 +1,8 @@
 //! `datum render`: what a host receives, as a manifest.
 
+use std::collections::HashSet;
 use std::fs;
-use std::io;
+use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 
 use datum_core::check::{self, count};
@@ -35,7 +36,10 @@ pub struct Args {
     /// Render every host, in parallel, one file each into --out.
     #[arg(long, requires = "out")]
     all: bool,
-    /// Where --all writes `<host>.yaml` or `<host>.json` (created if missing).
+    /// Where --all writes `<host>.yaml` or `<host>.json` (created if
+    /// missing). Afterwards it holds exactly the resolved hosts' files:
+    /// manifests it wrote earlier for other hosts or in the other format
+    /// are removed; other files are left alone.
     #[arg(long, value_name = "DIR", requires = "all")]
     out: Option<PathBuf>,
     /// The output format.
@@ -44,9 +48,20 @@ pub struct Args {
 }
 
 pub fn run(ui: &mut Ui, global: &GlobalArgs, args: Args) -> Result<Status> {
+    // Checked before the fleet is read: an option the form does not use
+    // would otherwise be silently ignored (clap's `requires` is not
+    // enforced once the positional host is given).
+    if args.host.is_some() && args.out.is_some() {
+        return Err(CommandError::usage(
+            "--out applies only to --all: `render HOST` prints to stdout",
+        )
+        .hint(
+            "redirect stdout (datum render HOST > FILE), or use --all --out DIR for every host",
+        ));
+    }
     let (fleet, _) = root::open(ui, global)?;
     match (&args.host, &args.out) {
-        (Some(name), _) => {
+        (Some(name), None) => {
             let resolved = resolve_host(ui, &fleet, name)?;
             resolved.require_ok()?;
             let manifest = Manifest::new(&fleet, resolved.host, &resolved.resolution);
@@ -55,7 +70,7 @@ pub fn run(ui: &mut Ui, global: &GlobalArgs, args: Args) -> Result<Status> {
             Ok(Status::OK)
         }
         (None, Some(dir)) => render_all(ui, &fleet, dir, args.format),
-        (None, None) => Err(CommandError::usage("name a host, or pass --all --out DIR")),
+        _ => Err(CommandError::usage("name a host, or pass --all --out DIR")),
     }
 }
 
@@ -67,10 +82,24 @@ fn render_all(ui: &mut Ui, fleet: &Fleet, dir: &Path, format: DocFormat) -> Resu
     let written = write_all(fleet, &all, dir, format).map_err(|e| {
         CommandError::failed(format!("cannot write into {}: {e}", dir.display())).with_source(e)
     })?;
-    ui.diagnostics(&fleet.files, &check::errors(fleet, &all));
+    let removed = remove_stale(fleet, &all, dir, format).map_err(|e| {
+        CommandError::failed(format!(
+            "cannot clear stale files from {}: {e}",
+            dir.display()
+        ))
+        .with_source(e)
+    })?;
+    let diagnostics = check::errors(fleet, &all);
+    ui.diagnostics(&fleet.files, &diagnostics);
+    let errors = diagnostics.iter().filter(|d| d.is_error()).count();
+    let removed = if removed > 0 {
+        format!(", removed {}", count(removed, "stale file"))
+    } else {
+        String::new()
+    };
     writeln!(
         ui.stdout(),
-        "rendered {} of {} into {}",
+        "rendered {} of {} into {}{removed}",
         written,
         count(fleet.hosts.len(), "host"),
         dir.display()
@@ -82,7 +111,107 @@ fn render_all(ui: &mut Ui, fleet: &Fleet, dir: &Path, format: DocFormat) -> Resu
             count(failed, "host")
         )));
     }
+    // An error in a document no host uses still fails the run: a command
+    // that prints an error never exits 0.
+    if errors > 0 {
+        return Err(CommandError::failed(format!(
+            "every host was rendered, but the fleet has {}",
+            count(errors, "error")
+        ))
+        .hint("`datum check` lists every problem"));
+    }
     Ok(Status::OK)
+}
+
+/// The extension of a manifest file.
+fn extension(format: DocFormat) -> &'static str {
+    match format {
+        DocFormat::Yaml => "yaml",
+        DocFormat::Json => "json",
+    }
+}
+
+/// How a manifest file of each format begins (`emit` writes them so).
+fn manifest_start(ext: &str) -> Option<&'static [u8]> {
+    match ext {
+        "yaml" => Some(b"datum: v1alpha1\ntype: Manifest\n"),
+        "json" => Some(b"{\n  \"datum\": \"v1alpha1\",\n  \"type\": \"Manifest\","),
+        _ => None,
+    }
+}
+
+/// Whether `name` could be a host's (SPEC §2: lowercase DNS style).
+fn host_shaped(name: &str) -> bool {
+    let b = name.as_bytes();
+    let inner = |c: &u8| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'-' || *c == b'.';
+    let end = |c: &u8| c.is_ascii_lowercase() || c.is_ascii_digit();
+    !b.is_empty()
+        && b.len() <= 253
+        && b.first().is_some_and(end)
+        && b.last().is_some_and(end)
+        && b.iter().all(inner)
+}
+
+/// Leaves DIR holding exactly the resolved hosts' files in `format`:
+/// removes every other file of render's own naming and making, that is a
+/// regular file `<host>.yaml` or `<host>.json` that begins as a manifest
+/// does (a host gone from the fleet, a host that no longer resolves, the
+/// other format), and `.<host>.<ext>.tmp` left by a killed run. Anything
+/// else in DIR is left alone. Gives how many files were removed.
+fn remove_stale(
+    fleet: &Fleet,
+    all: &FleetResolution,
+    dir: &Path,
+    format: DocFormat,
+) -> io::Result<usize> {
+    let keep: HashSet<String> = (0..fleet.hosts.len() as u32)
+        .map(HostId)
+        .filter(|&h| all.of(h).is_some_and(|r| r.is_ok()))
+        .map(|h| format!("{}.{}", fleet.host(h).name, extension(format)))
+        .collect();
+    let mut removed = 0;
+    for entry in fs::read_dir(dir)? {
+        let entry = entry?;
+        // Links and directories are never render's own.
+        if !entry.file_type()?.is_file() {
+            continue;
+        }
+        let Some(name) = entry.file_name().to_str().map(str::to_owned) else {
+            continue;
+        };
+        if keep.contains(&name) {
+            continue;
+        }
+        let stale = if let Some(tmp) = name.strip_prefix('.').and_then(|n| n.strip_suffix(".tmp")) {
+            tmp.rsplit_once('.')
+                .is_some_and(|(host, ext)| host_shaped(host) && manifest_start(ext).is_some())
+        } else {
+            match name.rsplit_once('.') {
+                Some((host, ext)) if host_shaped(host) => match manifest_start(ext) {
+                    Some(start) => begins_with(&entry.path(), start)?,
+                    None => false,
+                },
+                _ => false,
+            }
+        };
+        if stale {
+            match fs::remove_file(entry.path()) {
+                Ok(()) => removed += 1,
+                Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+                Err(e) => return Err(e),
+            }
+        }
+    }
+    Ok(removed)
+}
+
+/// Whether the file begins with `start`.
+fn begins_with(path: &Path, start: &[u8]) -> io::Result<bool> {
+    let mut head = Vec::with_capacity(start.len());
+    fs::File::open(path)?
+        .take(start.len() as u64)
+        .read_to_end(&mut head)?;
+    Ok(head == start)
 }
 
 /// Writes `<host>.<ext>` for every host that resolves, in parallel, and
@@ -93,10 +222,7 @@ fn write_all(
     dir: &Path,
     format: DocFormat,
 ) -> io::Result<usize> {
-    let ext = match format {
-        DocFormat::Yaml => "yaml",
-        DocFormat::Json => "json",
-    };
+    let ext = extension(format);
     let results: Vec<io::Result<bool>> = (0..fleet.hosts.len() as u32)
         .into_par_iter()
         .map(|h| {

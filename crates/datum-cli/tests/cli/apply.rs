@@ -438,7 +438,7 @@ fn a_root_that_is_not_a_directory_is_bad_usage() {
             .output()
             .unwrap(),
     );
-    assert_eq!(run.code, 2);
+    assert_eq!(run.code, 64);
     assert_eq!(
         run.stderr,
         "error: --root /nonexistent/datum-root is not a directory\n"

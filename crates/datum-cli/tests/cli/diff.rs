@@ -344,7 +344,7 @@ fn a_revision_without_the_fleet_has_no_hosts() {
 fn revisions_and_repositories_that_are_not_there_are_bad_usage() {
     let g = Git::with_example("fleet", "deploy/fleet");
     let run = g.datum(&["diff", "nope"]);
-    assert_eq!(run.code, 2);
+    assert_eq!(run.code, 64);
     assert!(
         run.stderr
             .starts_with("error: `nope` does not name a commit in "),
@@ -359,7 +359,7 @@ fn revisions_and_repositories_that_are_not_there_are_bad_usage() {
     let plain = tempfile::tempdir().unwrap();
     copy_tree(&example("fleet"), plain.path());
     let run = g.datum_in(plain.path(), &["diff"]);
-    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert_eq!(run.code, 64, "{}", run.stderr);
     assert!(
         run.stderr.starts_with("error: not inside a git repository"),
         "{}",
@@ -376,4 +376,66 @@ fn a_fleet_in_a_subdirectory_reads_its_own_path_at_each_revision() {
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert!(run.stdout.contains("changed (2 hosts): web-002, web-003\n"));
     assert!(Path::new(&g.fleet).ends_with("deploy/fleet"));
+}
+
+#[test]
+fn control_characters_in_names_and_values_are_escaped() {
+    let g = Git::with_example("fleet", "");
+    let dir = "evil\n    + fake\x1b[2J";
+    g.write(
+        &format!("{dir}/layer.yaml"),
+        "datum: v1alpha1\ntype: Layer\nname: evil\nprecedence: 35\nmatch:\n  labels:\n    role: web\n\
+         resources:\n  File[evil]:\n    path: /etc/evil\n    content: \"a\\e]0;title\\a\\rb\"\n",
+    );
+    g.commit("a hostile layer");
+    let run = g.datum(&["diff", "HEAD~1", "HEAD"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let bad: Vec<char> = run
+        .stdout
+        .chars()
+        .filter(|&c| c.is_control() && c != '\n')
+        .collect();
+    assert!(bad.is_empty(), "{bad:?}:\n{}", run.stdout);
+    let shown = "evil\\n    + fake\\u{1b}[2J";
+    assert!(
+        run.stdout
+            .contains(&format!("  layers\n    + {shown}\n  + File[evil]")),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout
+            .contains("content  \"a\\u{1b}]0;title\\u{7}\\rb\""),
+        "{}",
+        run.stdout
+    );
+}
+
+#[test]
+fn a_host_whose_layer_order_changes_is_changed() {
+    let g = Git::with_example("fleet", "");
+    // Production's layer now folds after the sites; it sets nothing they set.
+    g.edit("environments/production/layer.yaml", |t| {
+        t.replace("precedence: 10", "precedence: 25")
+    });
+    g.commit("production after sites");
+    let run = g.datum(&["diff", "HEAD~1", "HEAD", "--exit-code"]);
+    assert_eq!(run.code, 3, "{}\n{}", run.stdout, run.stderr);
+    assert!(
+        run.stdout.contains(
+            "changed: web-001\n  layers\n    order  base, environments/production, sites/london, roles/web, hosts/web-001 → base, sites/london, environments/production, roles/web, hosts/web-001\n"
+        ),
+        "{}",
+        run.stdout
+    );
+    let json = g.datum(&["diff", "HEAD~1", "HEAD", "--format", "json"]);
+    let v: serde_json::Value = serde_json::from_str(&json.stdout).unwrap();
+    let web = v["groups"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|g| g["hosts"][0] == "web-001")
+        .unwrap();
+    assert_eq!(web["layers"]["order"]["new"][1], "sites/london");
+    assert_eq!(web["resources"], serde_json::json!([]));
 }

@@ -309,7 +309,7 @@ fn ids_are_read_as_everywhere_else() {
     ");
     // Not a resource id at all: bad usage.
     let run = explain(&example("fleet"), "web-001", &["nginx"]);
-    assert_eq!(run.code, 2);
+    assert_eq!(run.code, 64);
     insta::assert_snapshot!(run.stderr, @r"
     error: `nginx` is not a resource id
       = hint: a resource id is Type[title], such as Package[nginx] or File[motd], and a field follows a dot: File[motd].mode

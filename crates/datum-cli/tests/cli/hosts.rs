@@ -64,7 +64,7 @@ fn a_label_no_host_carries_names_the_nearest() {
 #[test]
 fn a_malformed_selector_is_bad_usage() {
     let run = run_in(&example("fleet"), &["hosts", "role"]);
-    assert_eq!(run.code, 2);
+    assert_eq!(run.code, 64);
     assert_eq!(
         run.stderr,
         "error: `role` is not a label selector\n  = hint: write KEY=VALUE, such as role=web or datum/host=web-001\n"

@@ -123,7 +123,7 @@ fn what_no_layer_declares_names_the_nearest() {
 #[test]
 fn a_field_is_required() {
     let run = run_in(&example("fleet"), &["query", "File[nginx-config]"]);
-    assert_eq!(run.code, 2);
+    assert_eq!(run.code, 64);
     assert_eq!(
         run.stderr,
         "error: `File[nginx-config]` names no field\n  = hint: query asks about one field: File[nginx-config].mode\n"

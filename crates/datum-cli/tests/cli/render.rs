@@ -56,7 +56,7 @@ fn no_fleet_is_a_usage_error() {
             .output()
             .unwrap(),
     );
-    assert_eq!(run.code, 2);
+    assert_eq!(run.code, 64);
     insta::assert_snapshot!(run.stderr, @r"
     error: no datum.yaml in this directory or any parent
       = hint: run datum inside a fleet repository, or pass --fleet DIR
@@ -142,6 +142,111 @@ fn render_all_gives_a_failing_host_no_file() {
     assert!(
         run.stderr
             .contains("error: conflicting values for File[nginx-config].mode")
+    );
+}
+
+#[test]
+fn render_all_fails_on_an_error_in_a_document_no_host_uses() {
+    let tmp = tempfile::tempdir().unwrap();
+    let fleet = tmp.path().join("fleet");
+    crate::common::copy_tree(&example("fleet"), &fleet);
+    // Matches no host, so every host still renders.
+    std::fs::create_dir_all(fleet.join("extra")).unwrap();
+    std::fs::write(
+        fleet.join("extra/layer.yaml"),
+        "datum: v1alpha1\ntype: Layer\nname: unused\nprecedence: 5\nmatch:\n  labels:\n    role: nothing\nresources:\n  File[x]:\n    path: /x\n    colour: blue\n",
+    )
+    .unwrap();
+    let out = tmp.path().join("out");
+    let run = run_in(&fleet, &["render", "--all", "--out", out.to_str().unwrap()]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(run.stdout.starts_with("rendered 5 of 5 hosts into "));
+    assert!(
+        run.stderr
+            .starts_with("error: unknown field `colour` for File\n  --> extra/layer.yaml:11:5\n"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.ends_with(
+            "error: every host was rendered, but the fleet has 1 error\n  = hint: `datum check` lists every problem\n"
+        ),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn render_all_leaves_the_directory_exact_and_only_its_own_files_go() {
+    let out = tempfile::tempdir().unwrap();
+    let dir = out.path();
+    let fleet = example("fleet");
+    let render = |format: &str| {
+        run_in(
+            &fleet,
+            &[
+                "render",
+                "--all",
+                "--out",
+                dir.to_str().unwrap(),
+                "--format",
+                format,
+            ],
+        )
+    };
+    // Manifests from an earlier run: in the other format, and of a host
+    // that no longer exists; and a temporary file a killed run left.
+    assert_eq!(render("json").code, 0);
+    std::fs::rename(dir.join("db-001.json"), dir.join("gone-001.json")).unwrap();
+    std::fs::write(dir.join(".web-009.yaml.tmp"), "datum: v1").unwrap();
+    // Files that are not render's: other names, other content, a link, a
+    // directory.
+    std::fs::write(dir.join("README.md"), "keep").unwrap();
+    std::fs::write(dir.join("notes.yaml"), "keep: me\n").unwrap();
+    std::fs::write(
+        dir.join("datum.yaml"),
+        "datum: v1alpha1\ntype: Fleet\nname: x\n",
+    )
+    .unwrap();
+    std::fs::write(dir.join("Upper.yaml"), "datum: v1alpha1\ntype: Manifest\n").unwrap();
+    std::os::unix::fs::symlink(dir.join("web-001.json"), dir.join("link-001.yaml")).unwrap();
+    std::fs::create_dir(dir.join("sub-001.yaml")).unwrap();
+
+    let run = render("yaml");
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(
+        run.stdout,
+        format!(
+            "rendered 5 of 5 hosts into {}, removed 6 stale files\n",
+            dir.display()
+        )
+    );
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    names.sort();
+    assert_eq!(
+        names,
+        [
+            "README.md",
+            "Upper.yaml",
+            "cache-001.yaml",
+            "datum.yaml",
+            "db-001.yaml",
+            "link-001.yaml",
+            "notes.yaml",
+            "sub-001.yaml",
+            "web-001.yaml",
+            "web-002.yaml",
+            "web-003.yaml",
+        ]
+    );
+    // A second run has nothing left to remove.
+    let again = render("yaml");
+    assert_eq!(
+        again.stdout,
+        format!("rendered 5 of 5 hosts into {}\n", dir.display())
     );
 }
 

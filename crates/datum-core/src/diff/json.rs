@@ -118,6 +118,14 @@ fn layers(m: &ManifestDiff) -> Tree<'_> {
             "removed",
             Tree::strs(m.layers_removed.iter().map(String::as_str)),
         )
+        .with(
+            "order",
+            m.layers_order.as_ref().map_or(Tree::Null, |o| {
+                Tree::map()
+                    .with("old", Tree::strs(o.old.iter().map(String::as_str)))
+                    .with("new", Tree::strs(o.new.iter().map(String::as_str)))
+            }),
+        )
 }
 
 fn resource(r: &ResourceDiff) -> Tree<'_> {

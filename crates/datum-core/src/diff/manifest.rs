@@ -15,13 +15,28 @@ pub struct ManifestDiff {
     pub layers_added: Vec<String>,
     /// Layers the host matched and no longer does.
     pub layers_removed: Vec<String>,
+    /// The whole fold order on each side, when the layers the host matches
+    /// on both sides come in another order (a precedence change, a
+    /// renamed file): the manifest's `layers` differ even when no field
+    /// does, and which layer wins a future field changes.
+    pub layers_order: Option<LayerOrder>,
     /// Resources that appear, go or change, sorted by id.
     pub resources: Vec<ResourceDiff>,
 }
 
+/// A host's layers in fold order, on each side.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct LayerOrder {
+    pub old: Vec<String>,
+    pub new: Vec<String>,
+}
+
 impl ManifestDiff {
     pub fn is_empty(&self) -> bool {
-        self.layers_added.is_empty() && self.layers_removed.is_empty() && self.resources.is_empty()
+        self.layers_added.is_empty()
+            && self.layers_removed.is_empty()
+            && self.layers_order.is_none()
+            && self.resources.is_empty()
     }
 }
 
@@ -98,6 +113,33 @@ impl FieldSide {
     }
 }
 
+/// Both fold orders, when the layers on both sides (`la`, `lb`: sorted
+/// names) are not in the same order on each.
+fn layer_order(
+    old: &Fleet,
+    a: &[LayerId],
+    new: &Fleet,
+    b: &[LayerId],
+    la: &[String],
+    lb: &[String],
+) -> Option<LayerOrder> {
+    let ordered = |fleet: &Fleet, layers: &[LayerId]| -> Vec<String> {
+        layers
+            .iter()
+            .map(|&l| fleet.layer(l).display.clone())
+            .collect()
+    };
+    let (oa, ob) = (ordered(old, a), ordered(new, b));
+    let shared = |order: &[String], other: &[String]| -> Vec<String> {
+        order
+            .iter()
+            .filter(|l| other.binary_search(l).is_ok())
+            .cloned()
+            .collect()
+    };
+    (shared(&oa, lb) != shared(&ob, la)).then_some(LayerOrder { old: oa, new: ob })
+}
+
 /// How the manifest of one resolution becomes that of another, each on its
 /// own side. Public so that a benchmark or another tool can compare two
 /// resolutions directly.
@@ -124,6 +166,7 @@ pub fn manifest_diff(
     let mut out = ManifestDiff {
         layers_added: lb.iter().filter(|l| !la.contains(l)).cloned().collect(),
         layers_removed: la.iter().filter(|l| !lb.contains(l)).cloned().collect(),
+        layers_order: layer_order(old, &a.layers, new, &b.layers, &la, &lb),
         resources: Vec::new(),
     };
     // Resources are sorted by id text in both fleets.

@@ -9,7 +9,9 @@
 //! the same are then grouped, so a reviewer reads each change once with the
 //! hosts it hits.
 //!
-//! What counts is what a host receives: its labels, its layers, and every
+//! What counts is what a host receives: its labels, its layers (their fold
+//! order too: a precedence change that moves a layer changes the host even
+//! when no field changes), and every
 //! field of every resource as the manifest has it, `source_sha256`
 //! included, so a payload whose bytes change shows even when no document
 //! does. Provenance moving without the value changing is no change. Each
@@ -29,7 +31,7 @@ use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 
 pub use manifest::{
-    FieldDiff, FieldSide, ManifestDiff, Presence, ResourceDiff, Shown, manifest_diff,
+    FieldDiff, FieldSide, LayerOrder, ManifestDiff, Presence, ResourceDiff, Shown, manifest_diff,
 };
 
 use crate::diagnostic::{Code, Diagnostic};

@@ -347,3 +347,40 @@ fn a_conflict_on_sensitive_content_never_shows_it() {
         );
     }
 }
+
+#[test]
+fn a_layer_order_change_with_no_field_effect_changes_the_host() {
+    // base now folds after roles/web; they set different resources.
+    let new = base().file(
+        "base/layer.yaml",
+        layer(
+            40,
+            "{}",
+            "  File[motd]:\n    path: /etc/motd\n    content: hi\n",
+        ),
+    );
+    let (a, b) = (loaded(&base()), loaded(&new));
+    let d = diff(Some(a.side()), Some(b.side()));
+    assert!(d.has_changes());
+    assert_eq!(
+        text::render(&d, "old", "new"),
+        "old: old\nnew: new\n3 hosts change, 0 added, 0 removed, 1 unchanged\n\n\
+         changed: web-001\n  layers\n    \
+         order  base, roles/web, hosts/web-001 → roles/web, base, hosts/web-001\n\n\
+         changed (2 hosts): web-002, web-003\n  layers\n    \
+         order  base, roles/web → roles/web, base\n"
+    );
+    let json = json_of(&base(), &new);
+    assert!(
+        json.contains(
+            "\"order\": {\n          \"old\": [\n            \"base\",\n            \"roles/web\"\n          ],\n          \"new\": [\n            \"roles/web\",\n            \"base\"\n          ]\n        }"
+        ),
+        "{json}"
+    );
+    // A layer that is only added moves no shared layer: no order line.
+    let added = base().file(
+        "extra/layer.yaml",
+        layer(5, "{role: web}", "  File[x]:\n    path: /x\n"),
+    );
+    assert!(!text_of(&base(), &added).contains("order"));
+}

@@ -16,7 +16,9 @@
 //! Hosts that change the same way share one section. A value's layers read
 //! `roles/web` when the same layer is responsible on both sides, and
 //! `roles/web → hosts/web-001` when responsibility moves. Sensitive content
-//! prints as `(sensitive)`.
+//! prints as `(sensitive)`. Every line is escaped ([`crate::printable`]):
+//! a name or value holding a control character cannot add lines or act on
+//! the terminal.
 
 use std::io::{self, Write};
 
@@ -26,6 +28,7 @@ use super::{
 };
 use crate::diagnostic::Diagnostic;
 use crate::fleet::{Fleet, HostId};
+use crate::printable::write_line;
 use crate::report::{align, display_value, host_list};
 use crate::selector::host_lines;
 
@@ -35,7 +38,9 @@ const DIGEST_SHOWN: usize = 12;
 /// Draws the diff, each line ending with a newline. `old` and `new` say
 /// what each side is (`HEAD (3f2a9c1)`, `working tree`).
 pub fn write(w: &mut dyn Write, d: &FleetDiff<'_>, old: &str, new: &str) -> io::Result<()> {
-    writeln!(w, "old: {old}\nnew: {new}\n{}", d.summary())?;
+    write_line(w, &format!("old: {old}"))?;
+    write_line(w, &format!("new: {new}"))?;
+    write_line(w, &d.summary())?;
     if let Some(side) = d.new
         && !d.added.is_empty()
     {
@@ -47,7 +52,7 @@ pub fn write(w: &mut dyn Write, d: &FleetDiff<'_>, old: &str, new: &str) -> io::
     {
         writeln!(w, "\nremoved")?;
         for &h in &d.removed {
-            writeln!(w, "  {}", side.fleet.host(h).name)?;
+            write_line(w, &format!("  {}", side.fleet.host(h).name))?;
         }
     }
     for g in &d.groups {
@@ -67,7 +72,7 @@ pub fn render(d: &FleetDiff<'_>, old: &str, new: &str) -> String {
 fn added(w: &mut dyn Write, side: Side<'_>, hosts: &[HostId]) -> io::Result<()> {
     let fleet = side.fleet;
     for (line, &h) in host_lines(fleet, hosts).into_iter().zip(hosts) {
-        writeln!(w, "  {line}")?;
+        write_line(w, &format!("  {line}"))?;
         let failures = super::failures(side, h);
         if !failures.is_empty() {
             let name = [&*fleet.host(h).name];
@@ -100,7 +105,7 @@ fn group(w: &mut dyn Write, d: &FleetDiff<'_>, g: &Group<'_>) -> io::Result<()> 
         format!("({} hosts): {}", g.hosts.len(), host_list(&g.hosts))
     };
     let sep = if g.hosts.len() == 1 { ": " } else { " " };
-    writeln!(w, "{}{sep}{hosts}", heading(d, g))?;
+    write_line(w, &format!("{}{sep}{hosts}", heading(d, g)))?;
     labels(w, &g.labels)?;
     let o = &d.outcomes[g.outcome];
     if let Some(new) = d.new {
@@ -109,13 +114,13 @@ fn group(w: &mut dyn Write, d: &FleetDiff<'_>, g: &Group<'_>) -> io::Result<()> 
         }
         for f in &o.persisting {
             let message = f.diagnostic(new.fleet, &g.hosts).message;
-            writeln!(w, "  still: {message}")?;
+            write_line(w, &format!("  still: {message}"))?;
         }
     }
     if let Some(old) = d.old {
         for f in &o.fixed {
             let message = f.diagnostic(old.fleet, &g.hosts).message;
-            writeln!(w, "  fixed: {message}")?;
+            write_line(w, &format!("  fixed: {message}"))?;
         }
     }
     manifest(w, &o.manifest)
@@ -137,19 +142,29 @@ fn labels(w: &mut dyn Write, changes: &[LabelChange]) -> io::Result<()> {
         })
         .collect();
     for l in align(&rows) {
-        writeln!(w, "    {l}")?;
+        write_line(w, &format!("    {l}"))?;
     }
     Ok(())
 }
 
 fn manifest(w: &mut dyn Write, m: &ManifestDiff) -> io::Result<()> {
-    if !m.layers_added.is_empty() || !m.layers_removed.is_empty() {
+    if !m.layers_added.is_empty() || !m.layers_removed.is_empty() || m.layers_order.is_some() {
         writeln!(w, "  layers")?;
         for l in &m.layers_added {
-            writeln!(w, "    + {l}")?;
+            write_line(w, &format!("    + {l}"))?;
         }
         for l in &m.layers_removed {
-            writeln!(w, "    - {l}")?;
+            write_line(w, &format!("    - {l}"))?;
+        }
+        if let Some(order) = &m.layers_order {
+            write_line(
+                w,
+                &format!(
+                    "    order  {} → {}",
+                    order.old.join(", "),
+                    order.new.join(", ")
+                ),
+            )?;
         }
     }
     for r in &m.resources {
@@ -169,10 +184,10 @@ fn resource(w: &mut dyn Write, r: &ResourceDiff) -> io::Result<()> {
     if !r.layers.is_empty() {
         head.push(format!("from {}", r.layers.join(", ")));
     }
-    writeln!(w, "{}", head.join("  "))?;
+    write_line(w, &head.join("  "))?;
     let rows: Vec<Vec<String>> = r.fields.iter().map(|f| field_row(f, r.presence)).collect();
     for l in align(&rows) {
-        writeln!(w, "      {l}")?;
+        write_line(w, &format!("      {l}"))?;
     }
     Ok(())
 }
@@ -235,12 +250,15 @@ fn failure_lines(
     indent: usize,
 ) -> io::Result<()> {
     let pad = " ".repeat(indent);
-    writeln!(w, "{pad}error: {}", d.message)?;
+    write_line(w, &format!("{pad}error: {}", d.message))?;
     for l in &d.body {
-        writeln!(w, "{pad}  {l}")?;
+        write_line(w, &format!("{pad}  {l}"))?;
     }
     for label in d.primary.iter().chain(&d.secondary) {
-        writeln!(w, "{pad}  --> {}", fleet.files.location(label.span))?;
+        write_line(
+            w,
+            &format!("{pad}  --> {}", fleet.files.location(label.span)),
+        )?;
     }
     Ok(())
 }

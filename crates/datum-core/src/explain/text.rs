@@ -14,6 +14,7 @@ use std::io::{self, Write};
 
 use super::{Absence, Answer, Explanation, Miss, Role, State, WhyNot};
 use crate::fleet::LayerId;
+use crate::printable::write_line;
 use crate::report::{align, display_setting, display_text};
 use crate::resolve::{Contrib, ResolvedField, ResolvedResource};
 
@@ -43,8 +44,9 @@ struct Out<'w> {
 }
 
 impl Out<'_> {
+    /// One line, escaped: what the fleet wrote is shown, never obeyed.
     fn line(&mut self, line: &str) -> io::Result<()> {
-        writeln!(self.w, "{line}")
+        write_line(self.w, line)
     }
 
     /// A titled section; nothing when it has no rows.

@@ -81,6 +81,18 @@ fn parsing_resumes_after_a_broken_document() {
 }
 
 #[test]
+fn parsing_resumes_at_the_same_line_whatever_the_line_endings() {
+    for eol in ["\n", "\r\n", "\r"] {
+        let text = "a: 1\n---\nb: [1\nc: 2\n---\nd: 4\n".replace('\n', eol);
+        let (docs, diags) = parse_ok(&text);
+        assert_eq!(diags.len(), 1, "{eol:?}");
+        assert_eq!(docs.len(), 3, "{eol:?}");
+        let last = &docs[2];
+        assert_eq!(last.node(1).span.start, Pos { line: 6, col: 1 }, "{eol:?}");
+    }
+}
+
+#[test]
 fn core_schema() {
     assert_eq!(classify_plain("0640"), Plain::Int(640));
     assert_eq!(classify_plain("0o640"), Plain::Int(0o640));

@@ -1,0 +1,164 @@
+//! What a fleet wrote is shown, never obeyed by the terminal: control
+//! characters in file names, labels and values are escaped in every text
+//! output, and positions agree between text and JSON whatever the line
+//! endings.
+
+use std::fs;
+use std::path::Path;
+
+use crate::common::run_in;
+
+/// A layer directory whose name would add a fake row to a conflict report
+/// and clear the screen.
+const EVIL_DIR: &str = "evil\n  0600  fake  precedence 30\x1b[2J";
+
+/// One host, whose labels and values hold control characters and a
+/// right-to-left override, and two layers in conflict, one of them in
+/// [`EVIL_DIR`].
+fn hostile_fleet(root: &Path) {
+    fs::create_dir_all(root.join("roles/web")).unwrap();
+    fs::create_dir_all(root.join(EVIL_DIR)).unwrap();
+    fs::write(
+        root.join("datum.yaml"),
+        "datum: v1alpha1\ntype: Fleet\nname: evil\n",
+    )
+    .unwrap();
+    fs::write(
+        root.join("hosts.yaml"),
+        "datum: v1alpha1\ntype: Host\nname: web-001\nlabels:\n  role: web\n  note: \"rtl\\u202Eevil\"\n",
+    )
+    .unwrap();
+    fs::write(
+        root.join("roles/web/layer.yaml"),
+        "datum: v1alpha1\ntype: Layer\nname: web\nprecedence: 30\nmatch:\n  labels:\n    role: web\n\
+         resources:\n  File[motd]:\n    path: /etc/motd\n    mode: \"0644\"\n    content: \"hi\\e[2J\\r\\n\"\n",
+    )
+    .unwrap();
+    fs::write(
+        root.join(EVIL_DIR).join("layer.yaml"),
+        "datum: v1alpha1\ntype: Layer\nname: evil\nprecedence: 30\nmatch:\n  labels:\n    role: web\n\
+         resources:\n  File[motd]:\n    mode: \"0600\"\n",
+    )
+    .unwrap();
+}
+
+/// Nothing in `text` acts on a terminal or reorders what it shows.
+#[track_caller]
+fn printable(what: &str, text: &str) {
+    let bad: Vec<char> = text
+        .chars()
+        .filter(|&c| (c.is_control() && c != '\n') || ('\u{202A}'..='\u{202E}').contains(&c))
+        .collect();
+    assert!(bad.is_empty(), "{what} printed {bad:?}:\n{text}");
+}
+
+#[test]
+fn names_labels_and_values_are_escaped_in_every_text_output() {
+    let dir = tempfile::tempdir().unwrap();
+    hostile_fleet(dir.path());
+    let escaped_layer = "evil\\n  0600  fake  precedence 30\\u{1b}[2J";
+    for args in [
+        &["check"][..],
+        &["render", "web-001"],
+        &["explain", "File[motd]", "--host", "web-001"],
+        &["explain", "--host", "web-001"],
+        &["hosts"],
+        &["query", "File[motd].content"],
+        &["query", "File[motd].mode", "--summary"],
+    ] {
+        let run = run_in(dir.path(), args);
+        printable(&format!("datum {args:?} (stdout)"), &run.stdout);
+        printable(&format!("datum {args:?} (stderr)"), &run.stderr);
+    }
+    // The conflict report keeps its shape: two sides, one row each.
+    let run = run_in(dir.path(), &["check"]);
+    assert_eq!(run.code, 1);
+    assert_eq!(
+        run.stderr,
+        format!(
+            "error: conflicting values for File[motd].mode\n  \
+             0600  {escaped_layer}  precedence 30\n  \
+             0644  roles/web{pad}  precedence 30\n  \
+             both layers match host web-001 at equal precedence\n  \
+             --> {escaped_layer}/layer.yaml:10:11\n  \
+             --> roles/web/layer.yaml:11:11\n  \
+             = hint: give the layer that should win a higher precedence, or narrow a matcher so the layers no longer overlap\n\n",
+            pad = " ".repeat(escaped_layer.len() - "roles/web".len()),
+        )
+    );
+    // Explain rows, label values and content.
+    let run = run_in(dir.path(), &["explain", "--host", "web-001"]);
+    assert!(
+        run.stdout.contains(&format!(
+            "    {escaped_layer}  precedence 30  matched role=web\n"
+        )),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout.contains("    note        rtl\\u{202e}evil\n"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout
+            .contains("content  \"hi\\u{1b}[2J\\r\\n\"  roles/web\n"),
+        "{}",
+        run.stdout
+    );
+    let run = run_in(dir.path(), &["hosts"]);
+    assert_eq!(run.stdout, "web-001  note=rtl\\u{202e}evil  role=web\n");
+    // JSON keeps the text as it is: its strings are escaped by the format.
+    let run = run_in(dir.path(), &["hosts", "--format", "json"]);
+    let v: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(v["hosts"][0]["labels"]["note"], "rtl\u{202e}evil");
+}
+
+#[test]
+fn a_control_character_in_a_source_line_is_shown_as_a_picture() {
+    let dir = tempfile::tempdir().unwrap();
+    hostile_fleet(dir.path());
+    fs::remove_dir_all(dir.path().join(EVIL_DIR)).unwrap();
+    // A raw ESC in a comment, on the line an error points at.
+    fs::write(
+        dir.path().join("roles/web/layer.yaml"),
+        "datum: v1alpha1\ntype: Layer\nname: web\nprecedence: 30\nmatch: {}\n\
+         resources:\n  File[motd]:\n    path: /etc/motd\n    mode: 0644 # \x1b[2J\u{9b}2J\n",
+    )
+    .unwrap();
+    let run = run_in(dir.path(), &["check"]);
+    assert_eq!(run.code, 1);
+    printable("check", &run.stderr);
+    assert!(
+        run.stderr.contains(
+            " --> roles/web/layer.yaml:9:11\n  |\n9 |     mode: 0644 # \u{241b}[2J\u{fffd}2J\n  |           ^^^^ an unquoted number\n"
+        ),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn lines_ending_in_cr_alone_are_placed_alike_in_text_and_json() {
+    for eol in ["\r", "\r\n", "\n"] {
+        let dir = tempfile::tempdir().unwrap();
+        hostile_fleet(dir.path());
+        fs::remove_dir_all(dir.path().join(EVIL_DIR)).unwrap();
+        let layer = "datum: v1alpha1\ntype: Layer\nname: web\nprecedence: 30\nmatch: {}\n\
+                     resources:\n  File[motd]:\n    path: /etc/motd\n    mdoe: \"0644\"\n"
+            .replace('\n', eol);
+        fs::write(dir.path().join("roles/web/layer.yaml"), layer).unwrap();
+        let text = run_in(dir.path(), &["check"]);
+        let json = run_in(dir.path(), &["check", "--format", "json"]);
+        let v: serde_json::Value = serde_json::from_str(&json.stdout).unwrap();
+        let primary = &v["diagnostics"][0]["primary"];
+        assert_eq!(primary["location"], "roles/web/layer.yaml:9:5", "{eol:?}");
+        assert!(
+            text.stderr.contains(
+                " --> roles/web/layer.yaml:9:5\n  |\n9 |     mdoe: \"0644\"\n  |     ^^^^ unknown field\n"
+            ),
+            "{eol:?}:\n{}",
+            text.stderr
+        );
+    }
+}

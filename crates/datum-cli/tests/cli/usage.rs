@@ -1,0 +1,159 @@
+//! Bad usage exits 64 (EX_USAGE) in every command and for every kind of
+//! argument error, never 2, which `apply` exits with for "changes made".
+//! Help and version still succeed.
+
+use crate::common::{Run, datum, example};
+
+/// Runs `datum ARGS` in `dir`, with no fleet in the environment.
+fn run_at(dir: &std::path::Path, args: &[&str]) -> Run {
+    let run = Run::from(datum().current_dir(dir).args(args).output().unwrap());
+    assert_ne!(run.code, 101, "datum panicked:\n{}", run.stderr);
+    run
+}
+
+/// Asserts that `datum ARGS` (run from inside the example fleet) is a usage
+/// error whose first stderr line starts with `error`, containing `says`.
+#[track_caller]
+fn usage(args: &[&str], says: &str) {
+    let run = run_at(&example("fleet"), args);
+    assert_eq!(run.code, 64, "datum {args:?}:\n{}", run.stderr);
+    assert_eq!(run.stdout, "", "datum {args:?}");
+    assert!(
+        run.stderr.contains(says),
+        "datum {args:?} should say {says:?}:\n{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn clap_errors_of_every_kind_exit_64_in_every_command() {
+    let every = [
+        &["render", "web-001"][..],
+        &["check"],
+        &["explain", "--host", "web-001"],
+        &["apply", "--noop", "--host", "web-001"],
+        &["hosts"],
+        &["diff"],
+        &["query", "File[motd].mode"],
+    ];
+    for args in every {
+        // An unknown flag.
+        let mut with = args.to_vec();
+        with.push("--bogus");
+        usage(&with, "unexpected argument '--bogus'");
+        // An unknown --format value.
+        let mut with = args.to_vec();
+        with.extend(["--format", "xml"]);
+        usage(&with, "invalid value 'xml' for '--format <FORMAT>'");
+        // An unknown --color value (a global option).
+        let mut with = args.to_vec();
+        with.extend(["--color", "sometimes"]);
+        usage(&with, "invalid value 'sometimes' for '--color <WHEN>'");
+        // An option missing its value.
+        let mut with = args.to_vec();
+        with.push("--fleet");
+        usage(&with, "a value is required for '--fleet <DIR>'");
+    }
+    // Missing arguments, one per command that has some.
+    usage(
+        &["render"],
+        "the following required arguments were not provided",
+    );
+    usage(&["explain"], "--host <HOST>");
+    usage(&["query"], "<ID.FIELD>");
+    usage(&["render", "--all"], "--out <DIR>");
+    // Arguments that cannot go together, too many, or a bad value type.
+    usage(
+        &["render", "web-001", "--all", "--out", "x"],
+        "cannot be used with '--all'",
+    );
+    usage(&["check", "extra"], "unexpected argument 'extra'");
+    usage(&["diff", "a", "b", "c"], "unexpected argument 'c'");
+    // No subcommand, or an unknown one.
+    usage(&[], "Usage: datum [OPTIONS] <COMMAND>");
+    usage(&["rendr"], "unrecognized subcommand 'rendr'");
+}
+
+#[test]
+fn an_option_the_form_does_not_take_is_bad_usage() {
+    let out = tempfile::tempdir().unwrap();
+    let dir = out.path().join("m");
+    let run = run_at(
+        &example("fleet"),
+        &["render", "web-001", "--out", dir.to_str().unwrap()],
+    );
+    assert_eq!(run.code, 64, "{}", run.stderr);
+    assert_eq!(run.stdout, "");
+    assert_eq!(
+        run.stderr,
+        "error: --out applies only to --all: `render HOST` prints to stdout\n  \
+         = hint: redirect stdout (datum render HOST > FILE), or use --all --out DIR for every host\n"
+    );
+    assert!(!dir.exists());
+}
+
+#[test]
+fn the_fleet_and_the_root_must_be_directories() {
+    let tmp = tempfile::tempdir().unwrap();
+    let file = tmp.path().join("file");
+    std::fs::write(&file, "").unwrap();
+    let file = file.to_str().unwrap();
+    // No fleet here or above.
+    let run = run_at(tmp.path(), &["check"]);
+    assert_eq!(run.code, 64);
+    assert!(
+        run.stderr
+            .starts_with("error: no datum.yaml in this directory or any parent\n")
+    );
+    // --fleet that is not a directory, or holds no datum.yaml.
+    let run = run_at(tmp.path(), &["--fleet", file, "hosts"]);
+    assert_eq!(run.code, 64);
+    assert!(
+        run.stderr
+            .starts_with(&format!("error: {file} is not a directory\n"))
+    );
+    let run = run_at(
+        tmp.path(),
+        &["hosts", "--fleet", tmp.path().to_str().unwrap()],
+    );
+    assert_eq!(run.code, 64);
+    assert!(run.stderr.contains("holds no datum.yaml"), "{}", run.stderr);
+    // apply's --root that is a file.
+    usage(
+        &["apply", "--host", "web-001", "--root", file],
+        &format!("error: --root {file} is not a directory"),
+    );
+}
+
+#[test]
+fn malformed_arguments_exit_64() {
+    usage(&["hosts", "role"], "`role` is not a label selector");
+    usage(
+        &["query", "File[motd].mode", "--where", "role"],
+        "`role` is not a label selector",
+    );
+    usage(
+        &["explain", "nginx", "--host", "web-001"],
+        "`nginx` is not a resource id",
+    );
+    usage(&["query", "File[nginx-config]"], "names no field");
+}
+
+#[test]
+fn help_and_version_succeed() {
+    for args in [
+        &["--help"][..],
+        &["-h"],
+        &["--version"],
+        &["-V"],
+        &["help"],
+        &["help", "render"],
+        &["render", "--help"],
+        &["apply", "-h"],
+    ] {
+        let run = run_at(&example("fleet"), args);
+        assert_eq!(run.code, 0, "datum {args:?}: {}", run.stderr);
+        assert!(!run.stdout.is_empty(), "datum {args:?}");
+        assert_eq!(run.stderr, "", "datum {args:?}");
+    }
+}
