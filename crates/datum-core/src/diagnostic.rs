@@ -119,6 +119,9 @@ codes! {
     InvalidLabel = "invalid-label",
     /// A label key Datum reserves.
     ReservedLabel = "reserved-label",
+    /// A name apply could not use: a user, group, package, version or
+    /// unit name, or a path /etc/passwd cannot hold (`crate::names`).
+    InvalidName = "invalid-name",
     // The fleet as a whole (loader/).
     /// No Fleet document at the root.
     NoFleet = "no-fleet",

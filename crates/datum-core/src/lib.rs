@@ -59,6 +59,7 @@ pub mod json_schema;
 pub mod loader;
 pub mod manifest;
 pub mod matcher;
+pub mod names;
 pub mod printable;
 pub mod query;
 pub mod reader;

@@ -139,6 +139,7 @@ pub fn problem_diagnostic(fleet: &Fleet, problem: &Problem, hosts: &[&str]) -> D
             by,
         } => dangling(fleet, *resource, *field, *target, *by, hosts),
         Problem::Cycle { steps } => cycle(fleet, steps, hosts),
+        Problem::BadTitle { resource, declared } => bad_title(fleet, *resource, declared, hosts),
         Problem::Duplicate {
             field,
             value,
@@ -214,6 +215,36 @@ fn missing(
         d = d.place(span, "declared here");
     }
     d
+}
+
+/// A title standing for a name apply cannot use.
+fn bad_title(fleet: &Fleet, resource: ResId, declared: &[Span], hosts: &[&str]) -> Diagnostic {
+    let id = fleet.resources.get(resource);
+    let rule = crate::names::title_rule(id.kind).expect("only named kinds have a bad title");
+    let why = rule.check(&id.title).unwrap_or_default();
+    let mut d = Diagnostic::error(
+        Code::InvalidName,
+        format!(
+            "{} is named by its title, which is not {}: {why}",
+            fleet.resources.text(resource),
+            rule.what()
+        ),
+    )
+    .note(on_hosts(hosts))
+    .hint(format!(
+        "{}; or keep the title and set `name:`",
+        rule.hint()
+    ));
+    for &span in declared {
+        d = d.place(span, "the title is the name");
+    }
+    d
+}
+
+/// `` `text` `` when it reads as written, else quoted and escaped.
+pub fn quoted(s: &str) -> String {
+    let shown = display_text(s);
+    if shown == s { format!("`{s}`") } else { shown }
 }
 
 fn exclusive(

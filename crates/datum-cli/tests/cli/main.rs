@@ -18,6 +18,7 @@ mod escaping;
 mod explain;
 mod hosts;
 mod init;
+mod names;
 mod package;
 mod query;
 mod render;

@@ -176,15 +176,15 @@ mod tests {
             )
             .file(
                 "a/layer.yaml",
-                layer(10, "{role: web}", "  Package[x]:\n    version: '1'\n"),
+                layer(10, "{role: web}", "  Package[px]:\n    version: '1'\n"),
             )
             .file(
                 "b/layer.yaml",
-                layer(10, "{role: web}", "  Package[x]:\n    version: '2'\n"),
+                layer(10, "{role: web}", "  Package[px]:\n    version: '2'\n"),
             )
             .file(
                 "c/layer.yaml",
-                layer(10, "{role: db}", "  Package[y]:\n    ensure: instaled\n"),
+                layer(10, "{role: db}", "  Package[py]:\n    ensure: instaled\n"),
             )
             .file("d/layer.yaml", layer(10, "{role: mail}", ""));
         load(&r).unwrap()

@@ -137,15 +137,15 @@ mod tests {
             .file("hosts.yaml", host("web-001", "{role: web, tier: edge}"))
             .file(
                 "a/layer.yaml",
-                layer(30, "{role: web}", "  Package[x]:\n    version: '1'\n"),
+                layer(30, "{role: web}", "  Package[px]:\n    version: '1'\n"),
             )
             .file(
                 "b/layer.yaml",
-                layer(30, "{tier: edge}", "  Package[x]:\n    version: '2'\n"),
+                layer(30, "{tier: edge}", "  Package[px]:\n    version: '2'\n"),
             )
             .file(
                 "c/layer.yaml",
-                layer(40, "{role: web}", "  Package[y]:\n    ensure: instaled\n"),
+                layer(40, "{role: web}", "  Package[py]:\n    ensure: instaled\n"),
             );
         assert_eq!(codes(&r), [Code::InvalidValue]);
     }
@@ -219,7 +219,7 @@ mod tests {
                 layer(
                     30,
                     "{role: web}",
-                    "  Package[x]:\n    requires: Package[a]\n  Package[a]: {}\n",
+                    "  Package[px]:\n    requires: Package[pa]\n  Package[pa]: {}\n",
                 ),
             )
             .file(
@@ -227,7 +227,7 @@ mod tests {
                 layer(
                     30,
                     "{tier: edge}",
-                    "  Package[x]:\n    requires: Package[b]\n  Package[b]: {}\n",
+                    "  Package[px]:\n    requires: Package[pb]\n  Package[pb]: {}\n",
                 ),
             );
         assert!(codes(&r).is_empty());
@@ -247,7 +247,7 @@ mod tests {
                 layer(
                     100,
                     &format!("{{datum/host: h{i}}}"),
-                    &format!("  Package[x]:\n    version: '{i}'\n"),
+                    &format!("  Package[px]:\n    version: '{i}'\n"),
                 ),
             );
         }
