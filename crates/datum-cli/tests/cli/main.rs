@@ -5,6 +5,7 @@
 
 mod agent;
 mod apply;
+mod architecture;
 mod bad_input;
 mod bundle;
 mod check;

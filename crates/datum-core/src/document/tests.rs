@@ -1,3 +1,5 @@
+//! The document decoder on small texts: what it reads and what it refuses.
+
 use super::*;
 use crate::diagnostic::Code;
 use crate::source::Pos;
