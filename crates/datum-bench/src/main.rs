@@ -3,6 +3,7 @@
 //! ```text
 //! datum-bench gen --hosts 10000 --seed 1 --out /tmp/fleet-10k [--conflicts 3]
 //! datum-bench floor /tmp/fleet-10k [--serial] [--repeat 5]
+//! datum-bench hostile --out /tmp/hostile [--shape overlap]
 //! ```
 #![forbid(unsafe_code)]
 
@@ -16,7 +17,7 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use clap::Parser;
-use datum_bench::{floor, generator};
+use datum_bench::{floor, generator, hostile};
 use datum_core::reader::DirReader;
 
 #[derive(Debug, Parser)]
@@ -39,6 +40,14 @@ enum Cli {
         fleet: PathBuf,
         #[arg(long, default_value_t = 5)]
         repeat: usize,
+    },
+    /// Write the hostile shapes (see `hostile`), each into `OUT/<shape>`.
+    Hostile {
+        #[arg(long)]
+        out: PathBuf,
+        /// Only this shape.
+        #[arg(long, value_parser = clap::builder::PossibleValuesParser::new(hostile::SHAPES))]
+        shape: Option<String>,
     },
     /// Read and parse every document file of a fleet; print the median time in seconds.
     Floor {
@@ -74,6 +83,20 @@ fn main() -> ExitCode {
                     ExitCode::FAILURE
                 }
             }
+        }
+        Cli::Hostile { out, shape } => {
+            let shapes: Vec<&str> = match &shape {
+                Some(s) => vec![s.as_str()],
+                None => hostile::SHAPES.to_vec(),
+            };
+            for s in shapes {
+                if let Err(e) = hostile::generate(s, &out.join(s)) {
+                    eprintln!("error: cannot write {}: {e}", out.join(s).display());
+                    return ExitCode::FAILURE;
+                }
+                println!("{}", out.join(s).display());
+            }
+            ExitCode::SUCCESS
         }
         Cli::Phases { fleet, repeat } => {
             let reader = match DirReader::new(&fleet) {
