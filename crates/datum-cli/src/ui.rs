@@ -181,6 +181,7 @@ impl Ui {
         if self.verbosity == Verbosity::Quiet {
             return;
         }
+        let message = escape(message);
         let _ = writeln!(self.err, "{message}");
         let _ = self.err.flush();
     }
@@ -188,6 +189,7 @@ impl Ui {
     /// What a run found or did along the way, on stderr, under `-v` only.
     pub fn detail(&mut self, message: &str) {
         if self.verbosity == Verbosity::Verbose {
+            let message = escape(message);
             let _ = writeln!(self.err, "{NOTE}info{NOTE:#}: {message}");
             let _ = self.err.flush();
         }
@@ -292,7 +294,13 @@ mod tests {
         let mut verbose = verbose.with_verbosity(Verbosity::Verbose);
         verbose.status("s");
         verbose.detail("d");
-        assert_eq!(err.text(), "s\ninfo: d\n");
+        // Paths in these messages are shown, never obeyed.
+        verbose.status("wrote a\x1b[2J");
+        verbose.detail("wrote b\x1b[2J");
+        assert_eq!(
+            err.text(),
+            "s\ninfo: d\nwrote a\\u{1b}[2J\ninfo: wrote b\\u{1b}[2J\n"
+        );
     }
 
     #[test]

@@ -69,14 +69,6 @@ codes! {
     YamlDuplicateKey = "yaml-duplicate-key",
     /// Malformed YAML.
     YamlSyntax = "yaml-syntax",
-    /// A settings file (the agent's configuration) holding more than one document.
-    SeveralDocuments = "several-documents",
-    /// A value the agent's configuration file does not accept.
-    AgentConfig = "agent-config",
-    /// A bundle whose manifest holds no resources section.
-    EmptyManifest = "empty-manifest",
-    /// A bundle's manifest that cannot be read back.
-    BundleManifest = "bundle-manifest",
     // Reading files (loader/).
     /// A file that could not be read.
     Unreadable = "unreadable",
@@ -160,6 +152,15 @@ codes! {
     UncarriedLabel = "uncarried-label",
     /// Layers that would conflict on a host matching both, which none does yet.
     LatentConflict = "latent-conflict",
+    // Settings files that are not fleet documents (settings.rs, datum-agent).
+    /// A settings file with more than one document.
+    SeveralDocuments = "several-documents",
+    /// A mistake in the agent's configuration file.
+    AgentConfig = "agent-config",
+    /// A bundle's manifest that is empty.
+    EmptyManifest = "empty-manifest",
+    /// A mistake in a bundle's manifest.
+    BundleManifest = "bundle-manifest",
 }
 
 impl std::fmt::Display for Code {

@@ -269,7 +269,7 @@ fn resources() -> Tree<'static> {
 fn resource_def(kind: Kind) -> Tree<'static> {
     let mut properties = Tree::map();
     for &field in kind.fields() {
-        properties.push(field.name(), field_schema(kind, field));
+        properties.push(field.name(), named(kind, field, field_schema(kind, field)));
     }
     Tree::map()
         .with("title", Tree::str(kind.name()))
@@ -282,6 +282,32 @@ fn resource_def(kind: Kind) -> Tree<'static> {
         .with("type", types(&["object", "null"]))
         .with("properties", properties)
         .with("additionalProperties", Tree::Bool(false))
+}
+
+/// A field whose value is a name apply hands to the system follows that
+/// name's rule ([`crate::names`]): account and package names as patterns.
+fn named(kind: Kind, field: Field, schema: Tree<'static>) -> Tree<'static> {
+    let pattern = match crate::names::rule(kind, field) {
+        Some(crate::names::Rule::Account) => "^[A-Za-z0-9._][A-Za-z0-9._-]{0,31}$",
+        Some(crate::names::Rule::Package) => "^[a-z0-9][a-z0-9+.-]+$",
+        _ => return schema,
+    };
+    let name = Tree::map()
+        .with("type", Tree::str("string"))
+        .with("pattern", Tree::str(pattern))
+        // All digits would read as an id.
+        .with("not", Tree::map().with("pattern", Tree::str("^[0-9]+$")));
+    let item = if matches!(kind.ty(field), Ty::List) {
+        Tree::map()
+            .with("type", Tree::str("array"))
+            .with("items", name)
+    } else {
+        name
+    };
+    schema.with(
+        "anyOf",
+        Tree::List(vec![item, Tree::map().with("type", Tree::str("null"))]),
+    )
 }
 
 /// One field: its type, plus `null`, which unsets it.

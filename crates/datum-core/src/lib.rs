@@ -46,6 +46,7 @@ pub mod bundle;
 pub mod check;
 pub mod diagnostic;
 pub mod diff;
+mod discover;
 pub mod document;
 pub mod emit;
 pub mod explain;
