@@ -3,6 +3,7 @@
 //! ```text
 //! datum-bench gen --hosts 10000 --seed 1 --out /tmp/fleet-10k [--conflicts 3]
 //! datum-bench floor /tmp/fleet-10k [--serial] [--repeat 5]
+//! datum-bench hostile --out /tmp/hostile [--shape overlap]
 //! ```
 #![forbid(unsafe_code)]
 
@@ -16,7 +17,7 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use clap::Parser;
-use datum_bench::{floor, generator};
+use datum_bench::{floor, generator, hostile};
 use datum_core::reader::DirReader;
 
 #[derive(Debug, Parser)]
@@ -39,6 +40,14 @@ enum Cli {
         fleet: PathBuf,
         #[arg(long, default_value_t = 5)]
         repeat: usize,
+    },
+    /// Write the hostile shapes (see `hostile`), each into `OUT/<shape>`.
+    Hostile {
+        #[arg(long)]
+        out: PathBuf,
+        /// Only this shape.
+        #[arg(long, value_parser = clap::builder::PossibleValuesParser::new(hostile::SHAPES))]
+        shape: Option<String>,
     },
     /// Read and parse every document file of a fleet; print the median time in seconds.
     Floor {
@@ -66,6 +75,7 @@ fn main() -> ExitCode {
             },
             &out,
         ),
+        Cli::Hostile { out, shape } => write_hostile(&out, shape.as_deref()),
         Cli::Phases { fleet, repeat } => phases(&fleet, repeat),
         Cli::Floor {
             fleet,
@@ -86,6 +96,22 @@ fn generate(opts: &generator::Options, out: &Path) -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// Writes the hostile shapes (or one), each into `out/<shape>`.
+fn write_hostile(out: &Path, shape: Option<&str>) -> ExitCode {
+    let shapes: Vec<&str> = match shape {
+        Some(s) => vec![s],
+        None => hostile::SHAPES.to_vec(),
+    };
+    for s in shapes {
+        if let Err(e) = hostile::generate(s, &out.join(s)) {
+            eprintln!("error: cannot write {}: {e}", out.join(s).display());
+            return ExitCode::FAILURE;
+        }
+        println!("{}", out.join(s).display());
+    }
+    ExitCode::SUCCESS
 }
 
 /// The median time of loading, resolving and reporting on `fleet`.

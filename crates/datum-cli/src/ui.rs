@@ -11,6 +11,7 @@ use anstyle::{AnsiColor, Style};
 use datum_core::diagnostic::Diagnostic;
 use datum_core::emit::{self, Tree};
 use datum_core::printable::escape;
+use datum_core::report;
 use datum_core::source::Files;
 
 use crate::command_error::{CommandError, ErrorKind};
@@ -139,9 +140,12 @@ impl Ui {
     /// Diagnostics on stderr, each followed by a blank line. A failure to
     /// write to stderr has nowhere to be reported, so it is ignored here as
     /// for every message below.
+    /// At most [`report::SHOWN_PER_CODE`] of each code are drawn; a note
+    /// counts the rest.
     pub fn diagnostics(&mut self, files: &Files, diags: &[Diagnostic]) {
+        let capped = report::cap(diags);
         let mut err = io::BufWriter::new(&mut self.err);
-        for d in diags {
+        for d in capped.shown {
             if self.styled {
                 let mut drawn = Vec::new();
                 let _ = d.render(files, true, &mut drawn);
@@ -151,6 +155,10 @@ impl Ui {
                 let _ = d.render(files, false, &mut err);
             }
             let _ = writeln!(err);
+        }
+        for (severity, code, n) in capped.left_out {
+            let line = report::left_out_line(severity, code, n);
+            let _ = writeln!(err, "{NOTE}note{NOTE:#}: {line}\n");
         }
         let _ = err.flush();
     }

@@ -4,13 +4,53 @@
 //! aligned table, then the hosts line); the places it involves follow as
 //! `-->` lines, and a hint says how to settle it.
 
-use crate::diagnostic::{Code, Diagnostic};
+use crate::diagnostic::{Code, Diagnostic, Severity};
 use crate::fleet::{Fleet, ResId, Setting};
 use crate::printable::{escape, is_unprintable, push_escaped};
 use crate::resolve::{Contrib, Problem};
 use crate::schema::{Field, Value};
 use crate::sensitive::is_sensitive;
 use crate::source::Span;
+
+/// How many diagnostics of one code and severity text output draws; the
+/// rest are counted in one line (JSON output carries every one).
+pub const SHOWN_PER_CODE: usize = 20;
+
+/// The diagnostics text output draws, in their order, and how many of each
+/// code and severity it leaves out: 100,000 bad label values are twenty
+/// errors and one line, not 20 MB of text.
+pub struct Capped<'d> {
+    pub shown: Vec<&'d Diagnostic>,
+    /// Sorted by severity (errors first), then code.
+    pub left_out: Vec<(Severity, Code, usize)>,
+}
+
+pub fn cap(diags: &[Diagnostic]) -> Capped<'_> {
+    let mut seen: std::collections::BTreeMap<(Severity, Code), usize> = Default::default();
+    let mut shown = Vec::with_capacity(diags.len().min(64));
+    for d in diags {
+        let n = seen.entry((d.severity, d.code)).or_default();
+        *n += 1;
+        if *n <= SHOWN_PER_CODE {
+            shown.push(d);
+        }
+    }
+    let left_out = seen
+        .into_iter()
+        .filter(|&(_, n)| n > SHOWN_PER_CODE)
+        .map(|((s, c), n)| (s, c, n - SHOWN_PER_CODE))
+        .collect();
+    Capped { shown, left_out }
+}
+
+/// `and 99980 more errors of this kind (unknown-field) not shown`.
+pub fn left_out_line(severity: Severity, code: Code, n: usize) -> String {
+    format!(
+        "and {n} more {}{} of this kind ({code}) not shown; `--format json` lists every one",
+        severity.as_str(),
+        if n == 1 { "" } else { "s" }
+    )
+}
 
 /// How many host names a report lists before `and N more`.
 pub const HOSTS_SHOWN: usize = 5;

@@ -256,4 +256,40 @@ mod tests {
         assert!(codes(&r).is_empty());
         assert!(start.elapsed() < std::time::Duration::from_secs(20));
     }
+
+    #[test]
+    fn layers_overlapping_pairwise_are_one_warning_per_field() {
+        // 40 layers of one precedence, each for its own tier, all also
+        // matching any host: every pair could meet on one host.
+        let mut r = MemReader::new()
+            .file("datum.yaml", FLEET)
+            .file("hosts.yaml", host("h1", "{role: db}"));
+        for i in 0..40 {
+            r.add(
+                &format!("l/{i:02}.yaml"),
+                layer(
+                    30,
+                    &format!("{{tier{i}: x}}"),
+                    &format!("  Package[px]:\n    version: '{i}'\n"),
+                ),
+            );
+        }
+        let all = rendered(&r);
+        let latent: Vec<&String> = all
+            .iter()
+            .filter(|d| d.contains("differently at precedence"))
+            .collect();
+        assert_eq!(latent.len(), 1, "{all:#?}");
+        let w = latent[0];
+        assert!(
+            w.starts_with(
+                "warning: 40 layers set Package[px].version differently at precedence 30, and one host could match two of them\n  \
+                 0  l/00.yaml  matches tier0=x\n"
+            ),
+            "{w}"
+        );
+        assert!(w.contains("  4  l/04.yaml  matches tier4=x\n  and 35 more layers\n  no host matches two of them yet; a host with tier0=x, tier1=x would not resolve (l/00.yaml and l/01.yaml)\n"), "{w}");
+        // The first few places, not forty.
+        assert_eq!(w.matches("  --> ").count(), 5, "{w}");
+    }
 }
