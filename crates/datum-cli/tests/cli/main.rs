@@ -18,6 +18,7 @@ mod escaping;
 mod explain;
 mod hosts;
 mod init;
+mod matchers;
 mod query;
 mod render;
 mod review_script;
