@@ -168,8 +168,18 @@ fn https_and_ssh_remotes_have_a_transport() {
     assert_eq!(reasons.len(), 2);
     for reason in &reasons {
         assert!(reason.starts_with("cannot reach it: "), "{reason}");
-        assert!(reason.contains("Connection refused"), "{reason}");
+        assert!(!reason.to_lowercase().contains("unsupported"), "{reason}");
     }
+    // HTTPS connects in process and says so. The ssh program's refusal
+    // reaches gix either as its message or, when the pipe closes first, as
+    // a handshake that read nothing (seen under load): both mean the
+    // transport ran and the connection failed.
+    assert!(reasons[0].contains("Connection refused"), "{}", reasons[0]);
+    assert!(
+        reasons[1].contains("Connection refused") || reasons[1].contains("handshake failed"),
+        "{}",
+        reasons[1]
+    );
 }
 
 #[test]

@@ -97,44 +97,9 @@ pub fn apply(
         .enumerate()
         .map(|(i, it)| (it.id.as_str(), i))
         .collect();
-
-    let services: BTreeMap<&str, usize> = items
-        .iter()
-        .enumerate()
-        .filter_map(|(i, it)| match &it.desired {
-            Desired::Service(s) => Some((s.name.as_str(), i)),
-            _ => None,
-        })
-        .collect();
-    // For each item, the services that restart when it changes.
-    let mut restarted_by: Vec<Vec<&str>> = vec![Vec::new(); items.len()];
-    for (name, &s) in &services {
-        for id in &items[s].restart_on {
-            if let Some(&i) = by_id.get(id.as_str()) {
-                restarted_by[i].push(name);
-            }
-        }
-    }
-    let stale: Vec<String> = state
-        .owed()
-        .iter()
-        .filter(|name| !services.contains_key(name.as_str()))
-        .cloned()
-        .collect();
-    for name in stale {
-        if options.noop {
-            let note = format!(
-                "a restart of {name} is owed, but no Service in the manifest manages it: a real run drops it"
-            );
-            reporter.with(|r| r.note(&note));
-        } else {
-            let note = format!(
-                "a restart of {name} was owed, but no Service in the manifest manages it: dropped"
-            );
-            reporter.with(|r| r.note(&note));
-            state.settle(&name)?;
-        }
-    }
+    let services = services(items);
+    let restarted_by = restarted_by(items, &services, &by_id);
+    drop_stale_restarts(&mut state, &services, options.noop, &mut reporter)?;
 
     let mut run = Run {
         by_id,
@@ -154,22 +119,7 @@ pub fn apply(
             _ => None,
         });
         let outcome = match blocked {
-            Some((d, s)) => Outcome {
-                id: items[i].id.clone(),
-                summary: items[i].summary.clone(),
-                status: Status::Skipped,
-                changes: vec![],
-                notes: vec![],
-                reason: Some(format!(
-                    "{} {}",
-                    items[d].id,
-                    if s == Status::Failed {
-                        "failed"
-                    } else {
-                        "was skipped"
-                    }
-                )),
-            },
+            Some((d, s)) => skipped(&items[i], &items[d], s),
             None => run.one(i),
         };
         run.status[i] = Some(outcome.status);
@@ -181,6 +131,87 @@ pub fn apply(
     match reporter.error {
         Some(source) => Err(ApplyError::Report { source, summary }),
         None => Ok(summary),
+    }
+}
+
+/// The services the manifest manages, by name, with their item's index.
+fn services(items: &[Item]) -> BTreeMap<&str, usize> {
+    items
+        .iter()
+        .enumerate()
+        .filter_map(|(i, it)| match &it.desired {
+            Desired::Service(s) => Some((s.name.as_str(), i)),
+            _ => None,
+        })
+        .collect()
+}
+
+/// For each item, the services that restart when it changes.
+fn restarted_by<'a>(
+    items: &'a [Item],
+    services: &BTreeMap<&'a str, usize>,
+    by_id: &BTreeMap<&str, usize>,
+) -> Vec<Vec<&'a str>> {
+    let mut restarted_by: Vec<Vec<&str>> = vec![Vec::new(); items.len()];
+    for (name, &s) in services {
+        for id in &items[s].restart_on {
+            if let Some(&i) = by_id.get(id.as_str()) {
+                restarted_by[i].push(name);
+            }
+        }
+    }
+    restarted_by
+}
+
+/// A restart owed (by an earlier, interrupted run) to a service the
+/// manifest no longer manages is dropped, with a note; a no-op run only
+/// says it would be.
+fn drop_stale_restarts(
+    state: &mut State,
+    services: &BTreeMap<&str, usize>,
+    noop: bool,
+    reporter: &mut Guarded<'_>,
+) -> Result<(), StateError> {
+    let stale: Vec<String> = state
+        .owed()
+        .iter()
+        .filter(|name| !services.contains_key(name.as_str()))
+        .cloned()
+        .collect();
+    for name in stale {
+        if noop {
+            let note = format!(
+                "a restart of {name} is owed, but no Service in the manifest manages it: a real run drops it"
+            );
+            reporter.with(|r| r.note(&note));
+        } else {
+            let note = format!(
+                "a restart of {name} was owed, but no Service in the manifest manages it: dropped"
+            );
+            reporter.with(|r| r.note(&note));
+            state.settle(&name)?;
+        }
+    }
+    Ok(())
+}
+
+/// The outcome of `item`, skipped because `dep` failed or was skipped.
+fn skipped(item: &Item, dep: &Item, dep_status: Status) -> Outcome {
+    Outcome {
+        id: item.id.clone(),
+        summary: item.summary.clone(),
+        status: Status::Skipped,
+        changes: vec![],
+        notes: vec![],
+        reason: Some(format!(
+            "{} {}",
+            dep.id,
+            if dep_status == Status::Failed {
+                "failed"
+            } else {
+                "was skipped"
+            }
+        )),
     }
 }
 

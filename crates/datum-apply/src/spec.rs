@@ -210,109 +210,11 @@ pub fn items_of<R: ResourceView>(
 }
 
 fn item(r: &dyn ResourceView, reader: &dyn Reader, limit: u64) -> Item {
-    let mut problems = Vec::new();
-    let text = |f: Field| r.str(f).map(str::to_owned);
-    let ensure = match r.str(Field::Ensure) {
-        Some("absent") => Ensure::Absent,
-        _ => Ensure::Present,
+    let mut fields = Fields {
+        r,
+        problems: Vec::new(),
     };
-    let flag = |f: Field| matches!(r.value(f), Some(Value::Bool(true)));
-    let mode = |problems: &mut Vec<String>| {
-        let m = r.str(Field::Mode)?;
-        match u32::from_str_radix(m, 8) {
-            Ok(m) if m <= 0o7777 => Some(m),
-            _ => {
-                problems.push(format!("mode `{m}` is not an octal mode"));
-                None
-            }
-        }
-    };
-    let id_field = |f: Field, problems: &mut Vec<String>| match r.value(f) {
-        Some(Value::Int(i)) => match u32::try_from(*i) {
-            Ok(v) if v != u32::MAX => Some(v),
-            _ => {
-                problems.push(format!("{f} {i} is out of range"));
-                None
-            }
-        },
-        _ => None,
-    };
-    let desired = match r.kind() {
-        Kind::File => {
-            let mode = mode(&mut problems);
-            let content = if let Some(c) = r.str(Field::Content) {
-                Some(c.as_bytes().to_vec())
-            } else if let Some(src) = r.str(Field::Source) {
-                match reader.read_source(src, limit) {
-                    Ok(bytes) => Some(bytes),
-                    Err(e) => {
-                        problems.push(format!("source {src} {e}"));
-                        None
-                    }
-                }
-            } else {
-                None
-            };
-            Desired::File(FileSpec {
-                path: text(Field::Path).unwrap_or_default(),
-                ensure,
-                owner: text(Field::Owner),
-                group: text(Field::Group),
-                mode,
-                content,
-                sensitive: flag(Field::Sensitive),
-            })
-        }
-        Kind::Directory => Desired::Directory(DirectorySpec {
-            mode: mode(&mut problems),
-            path: text(Field::Path).unwrap_or_default(),
-            ensure,
-            owner: text(Field::Owner),
-            group: text(Field::Group),
-        }),
-        Kind::Symlink => Desired::Symlink(SymlinkSpec {
-            path: text(Field::Path).unwrap_or_default(),
-            target: text(Field::Target).unwrap_or_default(),
-            ensure,
-        }),
-        Kind::Package => Desired::Package(PackageSpec {
-            name: r.name().to_owned(),
-            ensure,
-            version: text(Field::Version),
-        }),
-        Kind::Service => Desired::Service(ServiceSpec {
-            name: r.name().to_owned(),
-            running: r.str(Field::Ensure).map(|e| e == "running"),
-            enabled: match r.value(Field::Enabled) {
-                Some(Value::Bool(b)) => Some(*b),
-                _ => None,
-            },
-        }),
-        Kind::User => Desired::User(UserSpec {
-            name: r.name().to_owned(),
-            ensure,
-            uid: id_field(Field::Uid, &mut problems),
-            group: text(Field::Group),
-            groups: match r.value(Field::Groups) {
-                Some(Value::List(items)) => {
-                    let mut g: Vec<String> = items.iter().map(|s| s.to_string()).collect();
-                    g.sort();
-                    g.dedup();
-                    Some(g)
-                }
-                _ => None,
-            },
-            home: text(Field::Home),
-            shell: text(Field::Shell),
-            system: flag(Field::System),
-        }),
-        Kind::Group => Desired::Group(GroupSpec {
-            name: r.name().to_owned(),
-            ensure,
-            gid: id_field(Field::Gid, &mut problems),
-            system: flag(Field::System),
-        }),
-    };
+    let desired = fields.desired(reader, limit);
     let ids = |f: Field| r.refs(f);
     Item {
         id: r.id_text().to_owned(),
@@ -323,7 +225,147 @@ fn item(r: &dyn ResourceView, reader: &dyn Reader, limit: u64) -> Item {
         desired,
         requires: ids(Field::Requires),
         restart_on: ids(Field::RestartOn),
-        problem: (!problems.is_empty()).then(|| problems.join("; ")),
+        problem: (!fields.problems.is_empty()).then(|| fields.problems.join("; ")),
+    }
+}
+
+/// One resource's fields as the providers want them, with what is wrong
+/// with them (each problem keeps its resource from being applied).
+struct Fields<'r> {
+    r: &'r dyn ResourceView,
+    problems: Vec<String>,
+}
+
+impl Fields<'_> {
+    /// What the resource should be, by its type.
+    fn desired(&mut self, reader: &dyn Reader, limit: u64) -> Desired {
+        let r = self.r;
+        let ensure = self.ensure();
+        match r.kind() {
+            Kind::File => {
+                let mode = self.mode();
+                let content = self.content(reader, limit);
+                Desired::File(FileSpec {
+                    path: self.text(Field::Path).unwrap_or_default(),
+                    ensure,
+                    owner: self.text(Field::Owner),
+                    group: self.text(Field::Group),
+                    mode,
+                    content,
+                    sensitive: self.flag(Field::Sensitive),
+                })
+            }
+            Kind::Directory => Desired::Directory(DirectorySpec {
+                mode: self.mode(),
+                path: self.text(Field::Path).unwrap_or_default(),
+                ensure,
+                owner: self.text(Field::Owner),
+                group: self.text(Field::Group),
+            }),
+            Kind::Symlink => Desired::Symlink(SymlinkSpec {
+                path: self.text(Field::Path).unwrap_or_default(),
+                target: self.text(Field::Target).unwrap_or_default(),
+                ensure,
+            }),
+            Kind::Package => Desired::Package(PackageSpec {
+                name: r.name().to_owned(),
+                ensure,
+                version: self.text(Field::Version),
+            }),
+            Kind::Service => Desired::Service(ServiceSpec {
+                name: r.name().to_owned(),
+                running: r.str(Field::Ensure).map(|e| e == "running"),
+                enabled: match r.value(Field::Enabled) {
+                    Some(Value::Bool(b)) => Some(*b),
+                    _ => None,
+                },
+            }),
+            Kind::User => Desired::User(UserSpec {
+                name: r.name().to_owned(),
+                ensure,
+                uid: self.id_number(Field::Uid),
+                group: self.text(Field::Group),
+                groups: self.groups(),
+                home: self.text(Field::Home),
+                shell: self.text(Field::Shell),
+                system: self.flag(Field::System),
+            }),
+            Kind::Group => Desired::Group(GroupSpec {
+                name: r.name().to_owned(),
+                ensure,
+                gid: self.id_number(Field::Gid),
+                system: self.flag(Field::System),
+            }),
+        }
+    }
+
+    fn text(&self, f: Field) -> Option<String> {
+        self.r.str(f).map(str::to_owned)
+    }
+
+    fn flag(&self, f: Field) -> bool {
+        matches!(self.r.value(f), Some(Value::Bool(true)))
+    }
+
+    fn ensure(&self) -> Ensure {
+        match self.r.str(Field::Ensure) {
+            Some("absent") => Ensure::Absent,
+            _ => Ensure::Present,
+        }
+    }
+
+    fn mode(&mut self) -> Option<u32> {
+        let m = self.r.str(Field::Mode)?;
+        match u32::from_str_radix(m, 8) {
+            Ok(m) if m <= 0o7777 => Some(m),
+            _ => {
+                self.problems
+                    .push(format!("mode `{m}` is not an octal mode"));
+                None
+            }
+        }
+    }
+
+    /// A uid or gid; `u32::MAX` is the "no id" value of the system calls.
+    fn id_number(&mut self, f: Field) -> Option<u32> {
+        match self.r.value(f) {
+            Some(Value::Int(i)) => match u32::try_from(*i) {
+                Ok(v) if v != u32::MAX => Some(v),
+                _ => {
+                    self.problems.push(format!("{f} {i} is out of range"));
+                    None
+                }
+            },
+            _ => None,
+        }
+    }
+
+    /// `content` as written, or the `source` payload read through `reader`.
+    fn content(&mut self, reader: &dyn Reader, limit: u64) -> Option<Vec<u8>> {
+        if let Some(c) = self.r.str(Field::Content) {
+            return Some(c.as_bytes().to_vec());
+        }
+        let src = self.r.str(Field::Source)?;
+        match reader.read_source(src, limit) {
+            Ok(bytes) => Some(bytes),
+            Err(e) => {
+                self.problems.push(format!("source {src} {e}"));
+                None
+            }
+        }
+    }
+
+    /// Supplementary groups, sorted and without repeats.
+    fn groups(&self) -> Option<Vec<String>> {
+        match self.r.value(Field::Groups) {
+            Some(Value::List(items)) => {
+                let mut g: Vec<String> = items.iter().map(|s| s.to_string()).collect();
+                g.sort();
+                g.dedup();
+                Some(g)
+            }
+            _ => None,
+        }
     }
 }
 

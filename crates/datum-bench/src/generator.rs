@@ -193,8 +193,22 @@ pub fn generate(root: &Path, opts: &Options) -> io::Result<Vec<Host>> {
         "datum.yaml",
         "datum: v1alpha1\ntype: Fleet\nname: generated\n",
     )?;
+    base_layer(root)?;
+    environment_layers(root)?;
+    site_layers(root)?;
+    for (i, role) in ROLES.iter().enumerate() {
+        role_layer(root, i, role)?;
+        for env in ENVIRONMENTS {
+            role_environment_layer(root, i, role, env)?;
+        }
+    }
+    conflict_layers(root, opts.conflicts)?;
+    inventory(root, &hosts)?;
+    Ok(hosts)
+}
 
-    // Base: every host.
+/// Base: every host.
+fn base_layer(root: &Path) -> io::Result<()> {
     let mut base = String::new();
     base.push_str("  Group[ops]:\n    gid: 2000\n    system: false\n");
     base.push_str("  User[ops]:\n    uid: 2000\n    group: ops\n    groups: [adm, sudo]\n    home: /home/ops\n    shell: /bin/bash\n");
@@ -224,8 +238,11 @@ pub fn generate(root: &Path, opts: &Options) -> io::Result<Vec<Host>> {
     base.push_str("    requires: Package[chrony]\n");
     base.push_str("  Service[chrony]:\n    ensure: running\n    enabled: true\n    restart_on: File[chrony-conf]\n");
     base.push_str("  Directory[etc-datum]:\n    path: /etc/datum\n    owner: root\n    group: root\n    mode: \"0755\"\n");
-    write(root, "base/layer.yaml", &layer("base", 0, &[], &base))?;
+    write(root, "base/layer.yaml", &layer("base", 0, &[], &base))
+}
 
+/// One layer per environment.
+fn environment_layers(root: &Path) -> io::Result<()> {
     for env in ENVIRONMENTS {
         let mut r = String::new();
         let _ = write!(
@@ -244,6 +261,11 @@ pub fn generate(root: &Path, opts: &Options) -> io::Result<Vec<Host>> {
             &layer(env, 10, &[("environment", env)], &r),
         )?;
     }
+    Ok(())
+}
+
+/// One layer per site.
+fn site_layers(root: &Path) -> io::Result<()> {
     for (i, site) in SITES.iter().enumerate() {
         let mut r = String::new();
         let _ = write!(
@@ -261,86 +283,97 @@ pub fn generate(root: &Path, opts: &Options) -> io::Result<Vec<Host>> {
             &layer(site, 20, &[("site", site)], &r),
         )?;
     }
-    for (i, role) in ROLES.iter().enumerate() {
-        let uid = 3000 + i;
-        let mut r = String::new();
-        let _ = write!(
-            r,
-            "  Package[{role}]:\n    name: {role}-server\n    ensure: installed\n    version: \"1.{i}\"\n"
-        );
-        let _ = write!(r, "  Group[{role}]:\n    gid: {uid}\n    system: true\n");
-        let _ = write!(
-            r,
-            "  User[{role}]:\n    uid: {uid}\n    group: {role}\n    home: /var/lib/{role}\n    shell: /usr/sbin/nologin\n    system: true\n"
-        );
-        let _ = write!(
-            r,
-            "  Directory[{role}-data]:\n    path: /var/lib/{role}\n    owner: {role}\n    group: {role}\n    mode: \"0750\"\n    requires: User[{role}]\n"
-        );
-        let _ = write!(
-            r,
-            "  File[{role}-config]:\n    path: /etc/{role}/{role}.conf\n    owner: root\n    group: {role}\n    mode: \"0640\"\n    source: files/{role}.conf\n    requires:\n      - Package[{role}]\n"
-        );
-        r.push_str(&file(
-            &format!("{role}-env"),
-            &format!("/etc/default/{role}"),
-            "0644",
-            &format!("ROLE={role}"),
-        ));
-        let _ = write!(
-            r,
-            "  File[{role}-logrotate]:\n    path: /etc/logrotate.d/{role}\n    mode: \"0644\"\n    content: |\n      /var/log/{role}/*.log {{ weekly }}\n"
-        );
-        let _ = write!(
-            r,
-            "  Symlink[{role}-current]:\n    path: /srv/{role}/current\n    target: /srv/{role}/releases/1.{i}\n"
-        );
-        let _ = write!(
-            r,
-            "  Service[{role}]:\n    name: {role}-server\n    ensure: running\n    enabled: true\n    restart_on: File[{role}-config]\n    requires: Package[{role}]\n"
-        );
-        write(
-            root,
-            &format!("roles/{role}/layer.yaml"),
-            &layer(role, 30, &[("role", role)], &r),
-        )?;
-        write(
-            root,
-            &format!("files/{role}.conf"),
-            &format!(
-                "# {role}\nlisten 0.0.0.0:{}\nworkers {}\n",
-                8000 + i,
-                1 + i % 8
-            ),
-        )?;
-        for env in ENVIRONMENTS {
-            let mut r = String::new();
-            let mode = if env == "production" { "0600" } else { "0640" };
-            let _ = write!(r, "  File[{role}-config]:\n    mode: \"{mode}\"\n");
-            let _ = write!(r, "  Package[{role}]:\n    version: \"1.{i}-{env}\"\n");
-            let _ = write!(
-                r,
-                "  File[{role}-env]:\n    content: |\n      ROLE={role}\n      ENV={env}\n"
-            );
-            r.push_str(&file(
-                &format!("{role}-tuning"),
-                &format!("/etc/{role}/tuning.conf"),
-                "0644",
-                &format!("profile={env}"),
-            ));
-            write(
-                root,
-                &format!("roles/{role}/{env}/layer.yaml"),
-                &layer(
-                    &format!("{role}-{env}"),
-                    40,
-                    &[("role", role), ("environment", env)],
-                    &r,
-                ),
-            )?;
-        }
-    }
-    for k in 0..opts.conflicts {
+    Ok(())
+}
+
+/// The layer of role number `i`, and its configuration file.
+fn role_layer(root: &Path, i: usize, role: &str) -> io::Result<()> {
+    let uid = 3000 + i;
+    let mut r = String::new();
+    let _ = write!(
+        r,
+        "  Package[{role}]:\n    name: {role}-server\n    ensure: installed\n    version: \"1.{i}\"\n"
+    );
+    let _ = write!(r, "  Group[{role}]:\n    gid: {uid}\n    system: true\n");
+    let _ = write!(
+        r,
+        "  User[{role}]:\n    uid: {uid}\n    group: {role}\n    home: /var/lib/{role}\n    shell: /usr/sbin/nologin\n    system: true\n"
+    );
+    let _ = write!(
+        r,
+        "  Directory[{role}-data]:\n    path: /var/lib/{role}\n    owner: {role}\n    group: {role}\n    mode: \"0750\"\n    requires: User[{role}]\n"
+    );
+    let _ = write!(
+        r,
+        "  File[{role}-config]:\n    path: /etc/{role}/{role}.conf\n    owner: root\n    group: {role}\n    mode: \"0640\"\n    source: files/{role}.conf\n    requires:\n      - Package[{role}]\n"
+    );
+    r.push_str(&file(
+        &format!("{role}-env"),
+        &format!("/etc/default/{role}"),
+        "0644",
+        &format!("ROLE={role}"),
+    ));
+    let _ = write!(
+        r,
+        "  File[{role}-logrotate]:\n    path: /etc/logrotate.d/{role}\n    mode: \"0644\"\n    content: |\n      /var/log/{role}/*.log {{ weekly }}\n"
+    );
+    let _ = write!(
+        r,
+        "  Symlink[{role}-current]:\n    path: /srv/{role}/current\n    target: /srv/{role}/releases/1.{i}\n"
+    );
+    let _ = write!(
+        r,
+        "  Service[{role}]:\n    name: {role}-server\n    ensure: running\n    enabled: true\n    restart_on: File[{role}-config]\n    requires: Package[{role}]\n"
+    );
+    write(
+        root,
+        &format!("roles/{role}/layer.yaml"),
+        &layer(role, 30, &[("role", role)], &r),
+    )?;
+    write(
+        root,
+        &format!("files/{role}.conf"),
+        &format!(
+            "# {role}\nlisten 0.0.0.0:{}\nworkers {}\n",
+            8000 + i,
+            1 + i % 8
+        ),
+    )?;
+    Ok(())
+}
+
+/// The layer of role number `i` in one environment.
+fn role_environment_layer(root: &Path, i: usize, role: &str, env: &str) -> io::Result<()> {
+    let mut r = String::new();
+    let mode = if env == "production" { "0600" } else { "0640" };
+    let _ = write!(r, "  File[{role}-config]:\n    mode: \"{mode}\"\n");
+    let _ = write!(r, "  Package[{role}]:\n    version: \"1.{i}-{env}\"\n");
+    let _ = write!(
+        r,
+        "  File[{role}-env]:\n    content: |\n      ROLE={role}\n      ENV={env}\n"
+    );
+    r.push_str(&file(
+        &format!("{role}-tuning"),
+        &format!("/etc/{role}/tuning.conf"),
+        "0644",
+        &format!("profile={env}"),
+    ));
+    write(
+        root,
+        &format!("roles/{role}/{env}/layer.yaml"),
+        &layer(
+            &format!("{role}-{env}"),
+            40,
+            &[("role", role), ("environment", env)],
+            &r,
+        ),
+    )?;
+    Ok(())
+}
+
+/// Layers that conflict with a role layer on the hosts they match.
+fn conflict_layers(root: &Path, conflicts: usize) -> io::Result<()> {
+    for k in 0..conflicts {
         let role = ROLES[k % ROLES.len()];
         let site = SITES[(k / ROLES.len()) % SITES.len()];
         let r = format!("  File[{role}-config]:\n    owner: {role}\n");
@@ -356,9 +389,13 @@ pub fn generate(root: &Path, opts: &Options) -> io::Result<Vec<Host>> {
         )?;
     }
 
-    // Inventory: one file per site; overrides for about 5% of hosts.
+    Ok(())
+}
+
+/// Inventory: one file per site; overrides for about 5% of hosts.
+fn inventory(root: &Path, hosts: &[Host]) -> io::Result<()> {
     let mut inventories = vec![String::new(); SITES.len()];
-    for h in &hosts {
+    for h in hosts {
         let inv = &mut inventories[h.site];
         let _ = write!(
             inv,
@@ -390,5 +427,5 @@ pub fn generate(root: &Path, opts: &Options) -> io::Result<Vec<Host>> {
     for (i, inv) in inventories.iter().enumerate() {
         write(root, &format!("inventory/{}.yaml", SITES[i]), inv)?;
     }
-    Ok(hosts)
+    Ok(())
 }

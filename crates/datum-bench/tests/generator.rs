@@ -149,3 +149,37 @@ fn the_match_index_agrees_with_a_full_scan() {
         assert_eq!(f.matching(host), scanned, "{}", f.host(host).name);
     }
 }
+
+/// The hostile shapes check to a handful of diagnostics in bounded time
+/// (the 2 s and 200 MiB budget is for the release build: see
+/// docs/performance.md; a debug build is given ten times as long here).
+#[test]
+fn hostile_shapes_stay_bounded() {
+    use datum_bench::hostile;
+    use datum_core::report::cap;
+    let tmp = tempfile::tempdir().unwrap();
+    for (shape, code, count) in [
+        ("long-label", Code::UncarriedLabel, 1),
+        ("overlap", Code::LatentConflict, 1),
+        ("bad-labels", Code::InvalidLabel, 100_000),
+    ] {
+        let dir = tmp.path().join(shape);
+        hostile::generate(shape, &dir).unwrap();
+        let start = std::time::Instant::now();
+        let fleet = loader::load(&DirReader::new(&dir).unwrap()).unwrap();
+        let all = resolve_all(&fleet);
+        let report = check(&fleet, &all);
+        let took = start.elapsed();
+        let of_code = report.diagnostics.iter().filter(|d| d.code == code).count();
+        assert_eq!(of_code, count, "{shape}");
+        // What text output draws.
+        assert!(
+            cap(&report.diagnostics).shown.len() <= 1 + 20 * 3,
+            "{shape}"
+        );
+        assert!(
+            took < std::time::Duration::from_secs(20),
+            "{shape}: {took:?}"
+        );
+    }
+}

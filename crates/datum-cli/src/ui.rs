@@ -11,6 +11,7 @@ use anstyle::{AnsiColor, Style};
 use datum_core::diagnostic::Diagnostic;
 use datum_core::emit::{self, Tree};
 use datum_core::printable::escape;
+use datum_core::report;
 use datum_core::source::Files;
 
 use crate::command_error::{CommandError, ErrorKind};
@@ -139,9 +140,12 @@ impl Ui {
     /// Diagnostics on stderr, each followed by a blank line. A failure to
     /// write to stderr has nowhere to be reported, so it is ignored here as
     /// for every message below.
+    /// At most [`report::SHOWN_PER_CODE`] of each code are drawn; a note
+    /// counts the rest.
     pub fn diagnostics(&mut self, files: &Files, diags: &[Diagnostic]) {
+        let capped = report::cap(diags);
         let mut err = io::BufWriter::new(&mut self.err);
-        for d in diags {
+        for d in capped.shown {
             if self.styled {
                 let mut drawn = Vec::new();
                 let _ = d.render(files, true, &mut drawn);
@@ -151,6 +155,10 @@ impl Ui {
                 let _ = d.render(files, false, &mut err);
             }
             let _ = writeln!(err);
+        }
+        for (severity, code, n) in capped.left_out {
+            let line = report::left_out_line(severity, code, n);
+            let _ = writeln!(err, "{NOTE}note{NOTE:#}: {line}\n");
         }
         let _ = err.flush();
     }
@@ -173,6 +181,7 @@ impl Ui {
         if self.verbosity == Verbosity::Quiet {
             return;
         }
+        let message = escape(message);
         let _ = writeln!(self.err, "{message}");
         let _ = self.err.flush();
     }
@@ -180,6 +189,7 @@ impl Ui {
     /// What a run found or did along the way, on stderr, under `-v` only.
     pub fn detail(&mut self, message: &str) {
         if self.verbosity == Verbosity::Verbose {
+            let message = escape(message);
             let _ = writeln!(self.err, "{NOTE}info{NOTE:#}: {message}");
             let _ = self.err.flush();
         }
@@ -284,7 +294,13 @@ mod tests {
         let mut verbose = verbose.with_verbosity(Verbosity::Verbose);
         verbose.status("s");
         verbose.detail("d");
-        assert_eq!(err.text(), "s\ninfo: d\n");
+        // Paths in these messages are shown, never obeyed.
+        verbose.status("wrote a\x1b[2J");
+        verbose.detail("wrote b\x1b[2J");
+        assert_eq!(
+            err.text(),
+            "s\ninfo: d\nwrote a\\u{1b}[2J\ninfo: wrote b\\u{1b}[2J\n"
+        );
     }
 
     #[test]

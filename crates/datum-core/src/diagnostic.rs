@@ -69,14 +69,6 @@ codes! {
     YamlDuplicateKey = "yaml-duplicate-key",
     /// Malformed YAML.
     YamlSyntax = "yaml-syntax",
-    /// A settings file (the agent's configuration) holding more than one document.
-    SeveralDocuments = "several-documents",
-    /// A value the agent's configuration file does not accept.
-    AgentConfig = "agent-config",
-    /// A bundle whose manifest holds no resources section.
-    EmptyManifest = "empty-manifest",
-    /// A bundle's manifest that cannot be read back.
-    BundleManifest = "bundle-manifest",
     // Reading files (loader/).
     /// A file that could not be read.
     Unreadable = "unreadable",
@@ -119,6 +111,9 @@ codes! {
     InvalidLabel = "invalid-label",
     /// A label key Datum reserves.
     ReservedLabel = "reserved-label",
+    /// A name apply could not use: a user, group, package, version or
+    /// unit name, or a path /etc/passwd cannot hold (`crate::names`).
+    InvalidName = "invalid-name",
     // The fleet as a whole (loader/).
     /// No Fleet document at the root.
     NoFleet = "no-fleet",
@@ -297,6 +292,7 @@ impl Diagnostic {
     /// from a fleet is shown, never obeyed by the terminal.
     pub fn render(&self, files: &Files, styled: bool, out: &mut dyn io::Write) -> io::Result<()> {
         if self.body.is_empty()
+            && !self.hides_lines(files)
             && let Some(primary) = &self.primary
         {
             return self.render_snippet(files, primary, styled, out);
@@ -312,8 +308,18 @@ impl Diagnostic {
         String::from_utf8(out).unwrap()
     }
 
+    /// Whether a place it points at is in the declaration of a sensitive
+    /// resource, whose lines are never shown ([`Files::hides`]).
+    fn hides_lines(&self, files: &Files) -> bool {
+        self.primary
+            .iter()
+            .chain(&self.secondary)
+            .any(|l| files.hides(l.span))
+    }
+
     /// A report with a table (conflicts) keeps its shape exactly; the
-    /// places it involves follow as `-->` lines.
+    /// places it involves follow as `-->` lines. So does a report pointing
+    /// into a sensitive resource, whose lines are not shown.
     fn render_table(&self, files: &Files, styled: bool, out: &mut dyn io::Write) -> io::Result<()> {
         let (style, reset) = if styled {
             let s = match self.severity {
@@ -340,6 +346,12 @@ impl Diagnostic {
             } else {
                 writeln!(out, "  {}", escape(&label.text))?;
             }
+        }
+        if self.hides_lines(files) {
+            writeln!(
+                out,
+                "  = note: lines of a resource marked `sensitive: true` are not shown"
+            )?;
         }
         for note in &self.notes {
             writeln!(out, "  = note: {}", escape(note))?;

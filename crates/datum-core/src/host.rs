@@ -199,7 +199,7 @@ mod tests {
             ("hosts.yaml", host("web-001", "{role: web}")),
             (
                 "a/layer.yaml",
-                layer(10, "{role: web}", "  Package[x]: {}\n"),
+                layer(10, "{role: web}", "  Package[px]: {}\n"),
             ),
         ]);
         let r = resolve(&f, "web-001").unwrap();
@@ -215,11 +215,11 @@ mod tests {
             ("hosts.yaml", host("web-001", "{role: web}")),
             (
                 "a/layer.yaml",
-                layer(10, "{role: web}", "  Package[x]:\n    version: '1'\n"),
+                layer(10, "{role: web}", "  Package[px]:\n    version: '1'\n"),
             ),
             (
                 "b/layer.yaml",
-                layer(10, "{}", "  Package[x]:\n    version: '2'\n"),
+                layer(10, "{}", "  Package[px]:\n    version: '2'\n"),
             ),
         ]);
         let r = resolve(&f, "web-001").unwrap();
@@ -256,7 +256,7 @@ mod tests {
             ("hosts.yaml", host("web-001", "{role: web}")),
             (
                 "a/layer.yaml",
-                layer(10, "{role: web}", "  Package[x]:\n    ensure: instaled\n"),
+                layer(10, "{role: web}", "  Package[px]:\n    ensure: instaled\n"),
             ),
         ]);
         let e = resolve(&f, "web-001").unwrap_err();
@@ -281,7 +281,7 @@ mod tests {
                 layer(
                     10,
                     "{datum/host: db-001}",
-                    "  Package[x]:\n    ensure: instaled\n",
+                    "  Package[px]:\n    ensure: instaled\n",
                 ),
             ),
         ]);

@@ -15,6 +15,8 @@
 
 use std::borrow::Cow;
 
+use crate::names::Rule;
+
 use crate::document::{self, HOST_LABEL, VERSIONS};
 use crate::emit::Tree;
 use crate::schema::{Field, Kind, Ty};
@@ -292,6 +294,9 @@ fn field_schema(kind: Kind, field: Field) -> Tree<'static> {
                 .with("pattern", Tree::str(PARENT_DIR)),
         )
     };
+    if let Some(rule) = crate::names::rule(kind, field) {
+        return name_schema(kind.ty(field), rule);
+    }
     match kind.ty(field) {
         Ty::Text => described("Text.")
             .with("type", types(&["string", "number", "boolean", "null"]))
@@ -359,6 +364,82 @@ fn field_schema(kind: Kind, field: Field) -> Tree<'static> {
             ]),
         ),
     }
+}
+
+/// A name apply hands to the system ([`crate::names`]): text, or a list of
+/// texts, that follows the rule. A number is not taken as a name here,
+/// although the loader reads an unquoted `1.5` as the text `1.5`; a
+/// version is the exception, where `version: 15` is common.
+fn name_schema(ty: Ty, rule: Rule) -> Tree<'static> {
+    let (pattern, nots) = rule.patterns();
+    let types_of = if rule == Rule::Version {
+        vec!["string", "number"]
+    } else {
+        vec!["string", "boolean"]
+    };
+    let mut one = Tree::map()
+        .with("type", Tree::strs(types_of.iter().copied()))
+        .with("pattern", Tree::str(pattern));
+    let mut all: Vec<Tree<'static>> = nots
+        .iter()
+        .map(|p| {
+            Tree::map().with(
+                "not",
+                Tree::map()
+                    .with("type", Tree::str("string"))
+                    .with("pattern", Tree::str(*p)),
+            )
+        })
+        .collect();
+    if rule == Rule::Version {
+        all.push(
+            Tree::map().with(
+                "not",
+                Tree::map()
+                    .with("type", Tree::str("number"))
+                    .with("exclusiveMaximum", Tree::Int(0)),
+            ),
+        );
+    }
+    if rule == Rule::Unit {
+        // systemctl adds `.service` to a name without a suffix.
+        all.push(Tree::map().with(
+            "anyOf",
+            Tree::List(vec![
+                Tree::map()
+                    .with("pattern", Tree::str(r"\."))
+                    .with("maxLength", Tree::Int(crate::names::UNIT_MAX as i64)),
+                Tree::map()
+                    .with("not", Tree::map().with("pattern", Tree::str(r"\.")))
+                    .with(
+                        "maxLength",
+                        Tree::Int((crate::names::UNIT_MAX - ".service".len()) as i64),
+                    ),
+            ]),
+        ));
+    }
+    if !all.is_empty() {
+        one.push("allOf", Tree::List(all));
+    }
+    match ty {
+        Ty::List => described(format!(
+            "A list of {}s, replaced whole by a higher layer.",
+            rule.what().trim_start_matches("a ")
+        ))
+        .with("type", types(&["array", "null"]))
+        .with("items", one),
+        _ => described(format!("{} (or null).", capitalised(rule.what()))).with(
+            "anyOf",
+            Tree::List(vec![Tree::map().with("type", Tree::str("null")), one]),
+        ),
+    }
+}
+
+fn capitalised(s: &str) -> String {
+    let mut c = s.chars();
+    c.next()
+        .map(|f| f.to_uppercase().chain(c).collect())
+        .unwrap_or_default()
 }
 
 #[cfg(test)]

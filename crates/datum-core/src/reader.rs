@@ -266,46 +266,8 @@ fn open_checked(root: &Path, path: &str) -> Result<fs::File, Beneath> {
 
 impl Reader for DirReader {
     fn discover(&self) -> Result<Vec<String>, ReadError> {
-        let walker = ignore::WalkBuilder::new(&self.root)
-            .hidden(true)
-            .parents(true)
-            .ignore(false)
-            .git_ignore(true)
-            .git_global(false)
-            .git_exclude(false)
-            .require_git(false)
-            .follow_links(false)
-            // Hidden names are skipped before ignore rules are read, so a
-            // negation such as `!.private.yaml` cannot bring one back.
-            .filter_entry(|e| e.depth() == 0 || !e.file_name().to_string_lossy().starts_with('.'))
-            .build();
-        let mut out = Vec::new();
-        for entry in walker {
-            // The walker's error names the path it failed on: it is kept whole.
-            let entry = entry
-                .map_err(|e| io_error(&self.root.display().to_string(), io::Error::other(e)))?;
-            let Some(ft) = entry.file_type() else {
-                continue;
-            };
-            if !ft.is_file() || !is_yaml_name(&entry.file_name().to_string_lossy()) {
-                continue;
-            }
-            let rel = entry
-                .path()
-                .strip_prefix(&self.root)
-                .unwrap_or(entry.path());
-            let Some(rel) = rel.to_str() else {
-                return Err(io_error(
-                    &entry.path().display().to_string(),
-                    io::Error::new(
-                        io::ErrorKind::InvalidData,
-                        "the file name is not valid UTF-8",
-                    ),
-                ));
-            };
-            out.push(rel.replace(std::path::MAIN_SEPARATOR, "/"));
-        }
-        Ok(out)
+        crate::discover::discover(&self.root)
+            .map_err(|(path, e)| io_error(&path.display().to_string(), e))
     }
 
     fn read(&self, path: &str, limit: u64) -> Result<Vec<u8>, ReadError> {
@@ -592,6 +554,7 @@ mod tests {
         let root = dir.path().join("fleet");
         fs::create_dir_all(root.join("files")).unwrap();
         fs::write(dir.path().join("outside"), "SECRET").unwrap();
+        fs::write(root.join("files/a"), "inside").unwrap();
         let r = DirReader::new(&root).unwrap();
         let stop = AtomicBool::new(false);
         let results = std::thread::scope(|scope| {
@@ -606,9 +569,16 @@ mod tests {
             });
             // Collected first, judged after the writer stopped: a failed
             // assertion inside the scope would wait for it forever.
-            let results: Vec<_> = (0..3000)
-                .map(|_| r.read_source("files/a", u64::MAX))
-                .collect();
+            // 3000 reads, and more (for at most 20 s) until one found the
+            // regular file, however the two threads are scheduled.
+            let start = std::time::Instant::now();
+            let mut results = Vec::new();
+            while results.len() < 3000
+                || (!results.iter().any(Result::is_ok)
+                    && start.elapsed() < std::time::Duration::from_secs(20))
+            {
+                results.push(r.read_source("files/a", u64::MAX));
+            }
             stop.store(true, Ordering::Relaxed);
             results
         });
@@ -643,5 +613,59 @@ mod tests {
             open_checked(&root, "../outside"),
             Err(Beneath::Escapes)
         ));
+    }
+
+    fn found(root: &Path) -> Vec<String> {
+        let mut found = DirReader::new(root).unwrap().discover().unwrap();
+        found.sort();
+        found
+    }
+
+    #[test]
+    fn ignore_files_above_the_fleet_are_not_read_outside_git() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("fleet");
+        fs::create_dir_all(root.join("roles")).unwrap();
+        fs::write(dir.path().join(".gitignore"), "*.yaml\nfleet/\n").unwrap();
+        fs::write(root.join("datum.yaml"), "x").unwrap();
+        fs::write(root.join("roles/web.yaml"), "x").unwrap();
+        assert_eq!(found(&root), ["datum.yaml", "roles/web.yaml"]);
+    }
+
+    #[test]
+    fn ignore_files_of_the_work_tree_apply_down_to_the_fleet_and_no_higher() {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = dir.path().join("repo");
+        let root = repo.join("infra/fleet");
+        fs::create_dir_all(root.join("roles/old")).unwrap();
+        fs::create_dir_all(repo.join(".git")).unwrap();
+        // Above the work tree: not git's business, not read.
+        fs::write(dir.path().join(".gitignore"), "*.yaml\n").unwrap();
+        fs::write(repo.join(".gitignore"), "infra/fleet/roles/old/\n").unwrap();
+        fs::write(repo.join("infra/.gitignore"), "*.yml\n").unwrap();
+        fs::write(root.join("datum.yaml"), "x").unwrap();
+        fs::write(root.join("roles/web.yaml"), "x").unwrap();
+        fs::write(root.join("roles/db.yml"), "x").unwrap();
+        fs::write(root.join("roles/old/gone.yaml"), "x").unwrap();
+        assert_eq!(found(&root), ["datum.yaml", "roles/web.yaml"]);
+        // A fleet in an ignored directory is still read (it was named), as
+        // the git reader reads it.
+        fs::write(repo.join(".gitignore"), "infra/\n").unwrap();
+        assert_eq!(
+            found(&root),
+            ["datum.yaml", "roles/old/gone.yaml", "roles/web.yaml"]
+        );
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn an_ignore_file_that_is_a_link_is_not_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("fleet");
+        fs::create_dir_all(&root).unwrap();
+        fs::write(dir.path().join("rules"), "*.yaml\n").unwrap();
+        std::os::unix::fs::symlink("../rules", root.join(".gitignore")).unwrap();
+        fs::write(root.join("datum.yaml"), "x").unwrap();
+        assert_eq!(found(&root), ["datum.yaml"]);
     }
 }

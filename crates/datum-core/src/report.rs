@@ -4,13 +4,53 @@
 //! aligned table, then the hosts line); the places it involves follow as
 //! `-->` lines, and a hint says how to settle it.
 
-use crate::diagnostic::{Code, Diagnostic};
+use crate::diagnostic::{Code, Diagnostic, Severity};
 use crate::fleet::{Fleet, ResId, Setting};
 use crate::printable::{escape, is_unprintable, push_escaped};
 use crate::resolve::{Contrib, Problem};
 use crate::schema::{Field, Value};
 use crate::sensitive::is_sensitive;
 use crate::source::Span;
+
+/// How many diagnostics of one code and severity text output draws; the
+/// rest are counted in one line (JSON output carries every one).
+pub const SHOWN_PER_CODE: usize = 20;
+
+/// The diagnostics text output draws, in their order, and how many of each
+/// code and severity it leaves out: 100,000 bad label values are twenty
+/// errors and one line, not 20 MB of text.
+pub struct Capped<'d> {
+    pub shown: Vec<&'d Diagnostic>,
+    /// Sorted by severity (errors first), then code.
+    pub left_out: Vec<(Severity, Code, usize)>,
+}
+
+pub fn cap(diags: &[Diagnostic]) -> Capped<'_> {
+    let mut seen: std::collections::BTreeMap<(Severity, Code), usize> = Default::default();
+    let mut shown = Vec::with_capacity(diags.len().min(64));
+    for d in diags {
+        let n = seen.entry((d.severity, d.code)).or_default();
+        *n += 1;
+        if *n <= SHOWN_PER_CODE {
+            shown.push(d);
+        }
+    }
+    let left_out = seen
+        .into_iter()
+        .filter(|&(_, n)| n > SHOWN_PER_CODE)
+        .map(|((s, c), n)| (s, c, n - SHOWN_PER_CODE))
+        .collect();
+    Capped { shown, left_out }
+}
+
+/// `and 99980 more errors of this kind (unknown-field) not shown`.
+pub fn left_out_line(severity: Severity, code: Code, n: usize) -> String {
+    format!(
+        "and {n} more {}{} of this kind ({code}) not shown; `--format json` lists every one",
+        severity.as_str(),
+        if n == 1 { "" } else { "s" }
+    )
+}
 
 /// How many host names a report lists before `and N more`.
 pub const HOSTS_SHOWN: usize = 5;
@@ -139,6 +179,7 @@ pub fn problem_diagnostic(fleet: &Fleet, problem: &Problem, hosts: &[&str]) -> D
             by,
         } => dangling(fleet, *resource, *field, *target, *by, hosts),
         Problem::Cycle { steps } => cycle(fleet, steps, hosts),
+        Problem::BadTitle { resource, declared } => bad_title(fleet, *resource, declared, hosts),
         Problem::Duplicate {
             field,
             value,
@@ -214,6 +255,36 @@ fn missing(
         d = d.place(span, "declared here");
     }
     d
+}
+
+/// A title standing for a name apply cannot use.
+fn bad_title(fleet: &Fleet, resource: ResId, declared: &[Span], hosts: &[&str]) -> Diagnostic {
+    let id = fleet.resources.get(resource);
+    let rule = crate::names::title_rule(id.kind).expect("only named kinds have a bad title");
+    let why = rule.check(&id.title).unwrap_or_default();
+    let mut d = Diagnostic::error(
+        Code::InvalidName,
+        format!(
+            "{} is named by its title, which is not {}: {why}",
+            fleet.resources.text(resource),
+            rule.what()
+        ),
+    )
+    .note(on_hosts(hosts))
+    .hint(format!(
+        "{}; or keep the title and set `name:`",
+        rule.hint()
+    ));
+    for &span in declared {
+        d = d.place(span, "the title is the name");
+    }
+    d
+}
+
+/// `` `text` `` when it reads as written, else quoted and escaped.
+pub fn quoted(s: &str) -> String {
+    let shown = display_text(s);
+    if shown == s { format!("`{s}`") } else { shown }
 }
 
 fn exclusive(

@@ -11,7 +11,7 @@ use std::io::{self, Write};
 use crate::emit::Tree;
 use crate::fleet::{Fleet, Host, HostId};
 use crate::intern::Sym;
-use crate::report::align;
+use crate::report::{align, quoted};
 use crate::schema::nearest;
 
 /// `KEY=VALUE` pairs, every one of which must hold.
@@ -128,8 +128,10 @@ impl Uncarried {
     /// `no host carries label key `rle``, or `no host carries `role=wbe``.
     pub fn message(&self) -> String {
         match self {
-            Uncarried::Key { key, .. } => format!("no host carries label key `{key}`"),
-            Uncarried::Value { key, value, .. } => format!("no host carries `{key}={value}`"),
+            Uncarried::Key { key, .. } => format!("no host carries label key {}", quoted(key)),
+            Uncarried::Value { key, value, .. } => {
+                format!("no host carries {}", quoted(&format!("{key}={value}")))
+            }
         }
     }
 
@@ -138,16 +140,27 @@ impl Uncarried {
         match self {
             Uncarried::Key {
                 nearest: Some(n), ..
-            } => format!("did you mean `{n}`? hosts carry {}", carried.key_list()),
+            } => format!(
+                "did you mean {}? hosts carry {}",
+                quoted(n),
+                carried.key_list()
+            ),
             Uncarried::Key { nearest: None, .. } => "no host carries any label yet".to_owned(),
             Uncarried::Value {
                 key,
                 nearest: Some(n),
                 ..
             } => format!(
-                "did you mean `{n}`? hosts carry `{key}` with {}",
+                "did you mean {}? hosts carry `{key}` with {}",
+                quoted(n),
                 carried.value_list(key)
             ),
+            // Nothing near enough (or too long to compare): say what there is.
+            Uncarried::Value {
+                key, nearest: None, ..
+            } if carried.carries_key(key) => {
+                format!("hosts carry `{key}` with {}", carried.value_list(key))
+            }
             Uncarried::Value {
                 key, nearest: None, ..
             } => format!("no host carries `{key}` with any value"),
@@ -208,6 +221,11 @@ impl<'f> Carried<'f> {
             }),
             Some(_) => None,
         }
+    }
+
+    /// Whether some host carries the key.
+    pub fn carries_key(&self, key: &str) -> bool {
+        self.keys.contains_key(key)
     }
 
     /// `` `environment`, `role`, `site` ``: the keys, the first few of them.
@@ -284,7 +302,7 @@ pub fn hosts_tree<'f>(fleet: &'f Fleet, selector: &Selector, hosts: &[HostId]) -
 fn quoted_list<'a>(items: impl Iterator<Item = &'a str>, len: usize) -> String {
     let mut s = items
         .take(VALUES_SHOWN)
-        .map(|v| format!("`{v}`"))
+        .map(quoted)
         .collect::<Vec<_>>()
         .join(", ");
     if len > VALUES_SHOWN {

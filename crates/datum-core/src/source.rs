@@ -104,6 +104,9 @@ impl SourceFile {
 #[derive(Debug, Default)]
 pub struct Files {
     files: Vec<SourceFile>,
+    /// Line ranges (first, last, inclusive) that are never shown: the
+    /// declarations of sensitive resources. Sorted once loading is done.
+    hidden: Vec<(FileId, u32, u32)>,
 }
 
 impl Files {
@@ -123,6 +126,26 @@ impl Files {
 
     pub fn path(&self, id: FileId) -> &str {
         &self.files[id.0 as usize].path
+    }
+
+    /// Never shows these line ranges (file, first, last, inclusive) under
+    /// a diagnostic; ranges in one file do not overlap.
+    pub fn hide_lines(&mut self, ranges: impl IntoIterator<Item = (FileId, u32, u32)>) {
+        self.hidden.extend(ranges);
+        self.hidden.sort_unstable();
+        self.hidden.dedup();
+    }
+
+    /// Whether the line a span starts on must not be shown.
+    pub fn hides(&self, span: Span) -> bool {
+        let line = span.start.line;
+        let after = self
+            .hidden
+            .partition_point(|&(f, first, _)| (f, first) <= (span.file, line));
+        after > 0 && {
+            let (f, first, last) = self.hidden[after - 1];
+            f == span.file && (first..=last).contains(&line)
+        }
     }
 
     /// `path:line:column` of the start of a span.

@@ -92,8 +92,11 @@ const NEGATIONS: &[&str] = &[
     "!b/",
 ];
 
-/// Symbolic links that might be committed (never discovered).
+/// Symbolic links that might be committed (never discovered). A
+/// `.gitignore` that is a link is read by neither reader.
 const LINKS: &[(&str, &str)] = &[
+    ("a/.gitignore", "../rules.txt"),
+    (".gitignore", "rules.txt"),
     ("l.yaml", "x.yaml"),
     ("a/l.yml", "../y.yml"),
     ("dirlink", "a"),
@@ -172,6 +175,10 @@ fn in_fleet(prefix: &str, path: &str) -> String {
 fn check(t: &Tree) -> Result<(), TestCaseError> {
     let f = Fixture::new();
     f.write(&in_fleet(t.prefix, "datum.yaml"), "datum: v1alpha1\n");
+    // Rules that would hide everything, where neither reader may read them:
+    // above the work tree, and behind links named `.gitignore`.
+    std::fs::write(f.repo.parent().unwrap().join(".gitignore"), "*\n").unwrap();
+    f.write(&in_fleet(t.prefix, "rules.txt"), "*.yaml\n*.yml\n");
     for &(d, n) in &t.files {
         let path = in_fleet(t.prefix, &in_fleet(DIRS[d], NAMES[n]));
         // A name may already be a directory (`b`), or a directory a file.

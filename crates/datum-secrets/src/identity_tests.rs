@@ -1,3 +1,5 @@
+//! Reading private keys: the formats accepted and the errors for the rest.
+
 use super::*;
 
 fn err(text: &str) -> IdentityError {

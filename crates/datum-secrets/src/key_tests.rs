@@ -1,3 +1,5 @@
+//! Public keys and their fingerprints, against what ssh-keygen printed.
+
 // Keys below were made with `ssh-keygen` for these tests; the expected
 // fingerprints are what `ssh-keygen -lf` printed for them. The integration
 // tests compare with ssh-keygen live, on fresh keys.

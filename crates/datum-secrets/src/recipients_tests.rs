@@ -1,3 +1,5 @@
+//! Recipients files: reading, writing, and the mistakes refused.
+
 use super::*;
 
 const FP_A: &str = "SHA256:8ymdZ/m23VgRbzCNggxsH5qb2/WlEinvT216ysnvm2w";

@@ -160,8 +160,7 @@ fn resource(
     let id = match ResourceId::parse(id_text) {
         Ok(id) => id,
         Err(e) => {
-            let message = e.to_string();
-            problems.push(problem(id_span, message, REMAKE));
+            problems.push(problem(id_span, e.to_string(), REMAKE));
             return None;
         }
     };

@@ -1,3 +1,5 @@
+//! Reading allowed-signers files: principals, options, and what is refused.
+
 use std::path::Path;
 
 use super::*;

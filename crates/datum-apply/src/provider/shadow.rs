@@ -12,7 +12,7 @@ use std::process::Command;
 use super::command::{self, tool};
 use super::{Context, Examined, Failure, Provider, has};
 use crate::report::Change;
-use crate::root::Root;
+use crate::root::{GroupEntry, PasswdEntry, Root};
 use crate::spec::{Ensure, GroupSpec, UserSpec};
 
 pub struct Users {
@@ -137,6 +137,74 @@ impl Users {
     }
 }
 
+/// What a user about to be created gets, beyond existing.
+fn new_user(s: &UserSpec) -> Vec<Change> {
+    let mut out = Vec::new();
+    if let Some(uid) = s.uid {
+        out.push(Change::set("uid", uid.to_string()));
+    }
+    if let Some(g) = &s.group {
+        out.push(Change::set("group", g.as_str()));
+    }
+    if let Some(gs) = &s.groups {
+        out.push(Change::set("groups", list(gs)));
+    }
+    if let Some(h) = &s.home {
+        out.push(Change::set("home", h.as_str()));
+    }
+    if let Some(sh) = &s.shell {
+        out.push(Change::set("shell", sh.as_str()));
+    }
+    out
+}
+
+/// How the user `e` (as `/etc/passwd` has it; `groups` is `/etc/group`)
+/// differs from what the manifest wants.
+fn user_differences(s: &UserSpec, e: &PasswdEntry, groups: &[GroupEntry]) -> Vec<Change> {
+    let mut out = Vec::new();
+    if let Some(uid) = s.uid
+        && uid != e.uid
+    {
+        out.push(Change::new("uid", e.uid.to_string(), uid.to_string()));
+    }
+    if let Some(want) = &s.group {
+        let have = groups
+            .iter()
+            .find(|g| g.gid == e.gid)
+            .map(|g| g.name.clone());
+        if have.as_ref() != Some(want) {
+            out.push(Change::new(
+                "group",
+                have.unwrap_or_else(|| e.gid.to_string()),
+                want.as_str(),
+            ));
+        }
+    }
+    if let Some(want) = &s.groups {
+        let mut have: Vec<String> = groups
+            .iter()
+            .filter(|g| g.members.contains(&s.name))
+            .map(|g| g.name.clone())
+            .collect();
+        have.sort();
+        have.dedup();
+        if &have != want {
+            out.push(Change::new("groups", list(&have), list(want)));
+        }
+    }
+    if let Some(h) = &s.home
+        && h != &e.home
+    {
+        out.push(Change::new("home", e.home.as_str(), h.as_str()));
+    }
+    if let Some(sh) = &s.shell
+        && sh != &e.shell
+    {
+        out.push(Change::new("shell", e.shell.as_str(), sh.as_str()));
+    }
+    out
+}
+
 impl Provider<UserSpec> for Users {
     fn examine(&self, s: &UserSpec, cx: &Context<'_>) -> Result<Examined, Failure> {
         let root = &self.root;
@@ -154,70 +222,13 @@ impl Provider<UserSpec> for Users {
         self.check_groups(s, cx)?;
         let Some(e) = entry else {
             ex.changes.push(Change::new("ensure", "absent", "present"));
-            if let Some(uid) = s.uid {
-                ex.changes.push(Change::set("uid", uid.to_string()));
-            }
-            if let Some(g) = &s.group {
-                ex.changes.push(Change::set("group", g.as_str()));
-            }
-            if let Some(gs) = &s.groups {
-                ex.changes.push(Change::set("groups", list(gs)));
-            }
-            if let Some(h) = &s.home {
-                ex.changes.push(Change::set("home", h.as_str()));
-            }
-            if let Some(sh) = &s.shell {
-                ex.changes.push(Change::set("shell", sh.as_str()));
-            }
+            ex.changes.extend(new_user(s));
             return Ok(ex);
         };
         let groups = root
             .groups()
             .map_err(|err| read_failure(root, "/etc/group", err))?;
-        if let Some(uid) = s.uid
-            && uid != e.uid
-        {
-            ex.changes
-                .push(Change::new("uid", e.uid.to_string(), uid.to_string()));
-        }
-        if let Some(want) = &s.group {
-            let have = groups
-                .iter()
-                .find(|g| g.gid == e.gid)
-                .map(|g| g.name.clone());
-            if have.as_ref() != Some(want) {
-                ex.changes.push(Change::new(
-                    "group",
-                    have.unwrap_or_else(|| e.gid.to_string()),
-                    want.as_str(),
-                ));
-            }
-        }
-        if let Some(want) = &s.groups {
-            let mut have: Vec<String> = groups
-                .iter()
-                .filter(|g| g.members.contains(&s.name))
-                .map(|g| g.name.clone())
-                .collect();
-            have.sort();
-            have.dedup();
-            if &have != want {
-                ex.changes
-                    .push(Change::new("groups", list(&have), list(want)));
-            }
-        }
-        if let Some(h) = &s.home
-            && h != &e.home
-        {
-            ex.changes
-                .push(Change::new("home", e.home.as_str(), h.as_str()));
-        }
-        if let Some(sh) = &s.shell
-            && sh != &e.shell
-        {
-            ex.changes
-                .push(Change::new("shell", e.shell.as_str(), sh.as_str()));
-        }
+        ex.changes.extend(user_differences(s, &e, &groups));
         Ok(ex)
     }
 

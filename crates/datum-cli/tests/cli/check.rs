@@ -244,3 +244,41 @@ fn check_json_carries_the_warnings() {
         "roles/web/layer.yaml:11:11"
     );
 }
+
+#[test]
+fn text_output_draws_a_few_of_each_kind_and_counts_the_rest() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    std::fs::write(
+        root.join("datum.yaml"),
+        "datum: v1alpha1\ntype: Fleet\nname: x\n",
+    )
+    .unwrap();
+    let mut labels = String::new();
+    for i in 0..60 {
+        labels.push_str(&format!("  \"bad key {i}\": x\n"));
+    }
+    std::fs::write(
+        root.join("hosts.yaml"),
+        format!("datum: v1alpha1\ntype: Host\nname: h1\nlabels:\n{labels}"),
+    )
+    .unwrap();
+    let run = run_in(root, &["check"]);
+    assert_eq!(run.code, 1);
+    assert_eq!(
+        run.stdout,
+        "checked 0 hosts against 0 layers: 60 errors, no warnings\n"
+    );
+    assert_eq!(run.stderr.matches("error: ").count(), 20, "{}", run.stderr);
+    assert!(
+        run.stderr.ends_with(
+            "note: and 40 more errors of this kind (invalid-label) not shown; `--format json` lists every one\n\n"
+        ),
+        "{}",
+        run.stderr
+    );
+    let json = run_in(root, &["check", "--format", "json"]);
+    let v: serde_json::Value = serde_json::from_str(&json.stdout).unwrap();
+    assert_eq!(v["diagnostics"].as_array().unwrap().len(), 60);
+    assert_eq!(v["codes"], serde_json::json!({"invalid-label": 60}));
+}

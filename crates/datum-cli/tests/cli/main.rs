@@ -5,6 +5,7 @@
 
 mod agent;
 mod apply;
+mod architecture;
 mod bad_input;
 mod bundle;
 mod check;
@@ -18,10 +19,12 @@ mod escaping;
 mod explain;
 mod hosts;
 mod init;
+mod names;
 mod package;
 mod query;
 mod render;
 mod review_script;
 mod schema;
+mod sensitive;
 mod test_files;
 mod usage;

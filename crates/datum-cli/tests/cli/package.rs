@@ -71,6 +71,7 @@ fn every_packaged_asset_is_made_by_the_assets_script() {
         "usr/share/bash-completion/completions/datum",
         "usr/share/zsh/vendor-completions/_datum",
         "usr/share/fish/vendor_completions.d/datum.fish",
+        "usr/lib/systemd/system/",
     ] {
         assert!(
             dests.contains(&want),
@@ -87,6 +88,15 @@ fn every_packaged_asset_is_made_by_the_assets_script() {
             let path = repo_root().join("crates/datum-cli").join(source);
             assert!(path.is_file(), "{source} does not exist");
         }
+    }
+    // Every unit under contrib/systemd is shipped.
+    for unit in fs::read_dir(repo_root().join("contrib/systemd")).unwrap() {
+        let name = unit.unwrap().file_name().to_string_lossy().into_owned();
+        let source = format!("../../contrib/systemd/{name}");
+        assert!(
+            assets.iter().any(|(s, _)| *s == source),
+            "{name} is not packaged"
+        );
     }
     // One compressed page per command, and datum(1).
     let pages = matching(&made.join("man"), "*.1.gz");

@@ -1,3 +1,5 @@
+//! Bundles encoded and decoded: round trips, and every refusal of the decoder.
+
 use std::collections::BTreeMap;
 
 use sha2::{Digest, Sha256};

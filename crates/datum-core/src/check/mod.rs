@@ -67,11 +67,26 @@ impl CheckReport {
                 "held_back",
                 Tree::strs(self.held_back.iter().map(String::as_str)),
             )
+            .with("codes", self.code_counts())
             .with(
                 "diagnostics",
                 Tree::List(self.diagnostics.iter().map(|d| d.tree(files)).collect()),
             )
             .with("summary", Tree::str(self.summary()))
+    }
+
+    /// How many diagnostics of each code, for JSON: `{"unknown-field": 3}`,
+    /// sorted by code name.
+    fn code_counts(&self) -> Tree<'static> {
+        let mut counts: BTreeMap<&'static str, i64> = BTreeMap::new();
+        for d in &self.diagnostics {
+            *counts.entry(d.code.as_str()).or_default() += 1;
+        }
+        let mut t = Tree::map();
+        for (code, n) in counts {
+            t.push(code, Tree::Int(n));
+        }
+        t
     }
 
     /// The closing line: `checked 6 hosts against 7 layers: 2 errors, 1 warning`.
@@ -176,15 +191,15 @@ mod tests {
             )
             .file(
                 "a/layer.yaml",
-                layer(10, "{role: web}", "  Package[x]:\n    version: '1'\n"),
+                layer(10, "{role: web}", "  Package[px]:\n    version: '1'\n"),
             )
             .file(
                 "b/layer.yaml",
-                layer(10, "{role: web}", "  Package[x]:\n    version: '2'\n"),
+                layer(10, "{role: web}", "  Package[px]:\n    version: '2'\n"),
             )
             .file(
                 "c/layer.yaml",
-                layer(10, "{role: db}", "  Package[y]:\n    ensure: instaled\n"),
+                layer(10, "{role: db}", "  Package[py]:\n    ensure: instaled\n"),
             )
             .file("d/layer.yaml", layer(10, "{role: mail}", ""));
         load(&r).unwrap()
@@ -233,7 +248,7 @@ mod tests {
         let json = String::from_utf8(json).unwrap();
         assert!(
             json.starts_with(
-                "{\n  \"hosts\": 2,\n  \"layers\": 3,\n  \"errors\": 2,\n  \"warnings\": 1,\n  \"held_back\": [\n    \"db-001\"\n  ],\n  \"diagnostics\": [\n"
+                "{\n  \"hosts\": 2,\n  \"layers\": 3,\n  \"errors\": 2,\n  \"warnings\": 1,\n  \"held_back\": [\n    \"db-001\"\n  ],\n  \"codes\": {\n    \"conflict\": 1,\n    \"invalid-value\": 1,\n    \"uncarried-label\": 1\n  },\n  \"diagnostics\": [\n"
             ),
             "{json}"
         );

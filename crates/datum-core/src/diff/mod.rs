@@ -35,7 +35,7 @@ pub use manifest::{
 };
 
 use crate::diagnostic::{Code, Diagnostic};
-use crate::fleet::{BrokenKind, Fleet, HostId};
+use crate::fleet::{BrokenKind, Fleet, Host, HostId};
 use crate::report::{host_list, problem_diagnostic};
 use crate::resolve::{FleetResolution, Problem};
 
@@ -276,19 +276,7 @@ fn failure_key(fleet: &Fleet, f: &Failure<'_>) -> String {
 pub fn diff<'f>(old: Option<Side<'f>>, new: Option<Side<'f>>) -> FleetDiff<'f> {
     let old_hosts = old.map_or(&[][..], |s| &s.fleet.hosts[..]);
     let new_hosts = new.map_or(&[][..], |s| &s.fleet.hosts[..]);
-    // Both host lists are sorted by name.
-    let mut added = Vec::new();
-    let mut removed = Vec::new();
-    let mut common: Vec<(HostId, HostId)> = Vec::new();
-    let by_name = |i: usize, j: usize| old_hosts[i].name.cmp(&new_hosts[j].name);
-    for step in merge_join(old_hosts.len(), new_hosts.len(), by_name) {
-        match step {
-            (Some(i), None) => removed.push(HostId(i as u32)),
-            (None, Some(j)) => added.push(HostId(j as u32)),
-            (Some(i), Some(j)) => common.push((HostId(i as u32), HostId(j as u32))),
-            (None, None) => {}
-        }
-    }
+    let (added, removed, common) = match_hosts(old_hosts, new_hosts);
     let (Some(old), Some(new)) = (old, new) else {
         return FleetDiff {
             old,
@@ -300,8 +288,50 @@ pub fn diff<'f>(old: Option<Side<'f>>, new: Option<Side<'f>>) -> FleetDiff<'f> {
             unchanged: 0,
         };
     };
+    let (outcomes, host_outcome) = outcomes(old, new, &common);
+    let (mut groups, unchanged) = group(old, new, &common, &host_outcome, &outcomes);
+    groups.sort_by(|a, b| {
+        kind(&outcomes[a.outcome], &a.labels)
+            .cmp(&kind(&outcomes[b.outcome], &b.labels))
+            .then_with(|| a.hosts[0].cmp(b.hosts[0]))
+    });
+    FleetDiff {
+        old: Some(old),
+        new: Some(new),
+        added,
+        removed,
+        groups,
+        outcomes,
+        unchanged,
+    }
+}
 
-    // Each distinct pair of states is compared once.
+/// Hosts only in the new side (added), only in the old one (removed), and
+/// in both, by name. Both host lists are sorted by name.
+fn match_hosts(old: &[Host], new: &[Host]) -> (Vec<HostId>, Vec<HostId>, Vec<(HostId, HostId)>) {
+    let mut added = Vec::new();
+    let mut removed = Vec::new();
+    let mut common = Vec::new();
+    let by_name = |i: usize, j: usize| old[i].name.cmp(&new[j].name);
+    for step in merge_join(old.len(), new.len(), by_name) {
+        match step {
+            (Some(i), None) => removed.push(HostId(i as u32)),
+            (None, Some(j)) => added.push(HostId(j as u32)),
+            (Some(i), Some(j)) => common.push((HostId(i as u32), HostId(j as u32))),
+            (None, None) => {}
+        }
+    }
+    (added, removed, common)
+}
+
+/// The distinct outcomes of the hosts in both sides, and the index of each
+/// host's outcome. Each distinct pair of states is compared once, and pairs
+/// that come out the same share one outcome.
+fn outcomes<'f>(
+    old: Side<'f>,
+    new: Side<'f>,
+    common: &[(HostId, HostId)],
+) -> (Vec<Outcome<'f>>, Vec<usize>) {
     let mut pair_of: FxHashMap<(State, State), usize> = FxHashMap::default();
     let mut pairs: Vec<(State, State)> = Vec::new();
     let host_pair: Vec<usize> = common
@@ -318,7 +348,6 @@ pub fn diff<'f>(old: Option<Side<'f>>, new: Option<Side<'f>>) -> FleetDiff<'f> {
         .par_iter()
         .map(|&(o, n)| outcome(old, new, o, n))
         .collect();
-    // Pairs that come out the same share one outcome.
     let mut outcomes: Vec<Outcome<'f>> = Vec::new();
     let mut unique: FxHashMap<&Outcome<'f>, usize> = FxHashMap::default();
     let mut pair_outcome = Vec::with_capacity(computed.len());
@@ -330,13 +359,24 @@ pub fn diff<'f>(old: Option<Side<'f>>, new: Option<Side<'f>>) -> FleetDiff<'f> {
         }
         pair_outcome.push(k);
     }
+    let host_outcome = host_pair.iter().map(|&p| pair_outcome[p]).collect();
+    (outcomes, host_outcome)
+}
 
+/// The hosts in both sides grouped by label changes and outcome, in the
+/// order first met, and how many hosts did not change at all.
+fn group<'f>(
+    old: Side<'f>,
+    new: Side<'f>,
+    common: &[(HostId, HostId)],
+    host_outcome: &[usize],
+    outcomes: &[Outcome<'f>],
+) -> (Vec<Group<'f>>, usize) {
     let mut groups: Vec<Group<'f>> = Vec::new();
     let mut group_of: FxHashMap<(Vec<LabelChange>, usize), usize> = FxHashMap::default();
     let mut unchanged = 0;
-    for (&(o, n), &p) in common.iter().zip(&host_pair) {
+    for (&(o, n), &outcome) in common.iter().zip(host_outcome) {
         let labels = label_changes(old.fleet, o, new.fleet, n);
-        let outcome = pair_outcome[p];
         let out = &outcomes[outcome];
         if labels.is_empty() && !out.changed() && !out.new_fails && !out.old_fails {
             unchanged += 1;
@@ -354,20 +394,7 @@ pub fn diff<'f>(old: Option<Side<'f>>, new: Option<Side<'f>>) -> FleetDiff<'f> {
         }
         groups[g].hosts.push(name);
     }
-    groups.sort_by(|a, b| {
-        kind(&outcomes[a.outcome], &a.labels)
-            .cmp(&kind(&outcomes[b.outcome], &b.labels))
-            .then_with(|| a.hosts[0].cmp(b.hosts[0]))
-    });
-    FleetDiff {
-        old: Some(old),
-        new: Some(new),
-        added,
-        removed,
-        groups,
-        outcomes,
-        unchanged,
-    }
+    (groups, unchanged)
 }
 
 fn label_changes(old: &Fleet, o: HostId, new: &Fleet, n: HostId) -> Vec<LabelChange> {

@@ -1,3 +1,5 @@
+//! Fleet diffs of small in-memory fleets, as data, text and JSON.
+
 use super::*;
 use crate::emit::write_json;
 use crate::loader::load;

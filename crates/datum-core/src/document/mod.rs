@@ -132,6 +132,76 @@ pub struct FileDocs {
     pub broken: Vec<Broken>,
     /// Where each layer document starts, parallel to `layers` then `broken` layers.
     pub layer_spans: Vec<Span>,
+    /// Where every resource of every layer document is written, broken
+    /// documents included, and whether it says `sensitive: true` there.
+    pub regions: Vec<ResourceRegion>,
+}
+
+/// The lines a resource's declaration takes in a layer document (its id,
+/// its fields, their values), as read from the YAML whatever else is
+/// wrong with the document: the lines of a sensitive resource are never
+/// shown under a diagnostic.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ResourceRegion {
+    pub id: ResourceId,
+    pub file: FileId,
+    pub first_line: u32,
+    pub last_line: u32,
+    /// The declaration has `sensitive: true`.
+    pub sensitive: bool,
+}
+
+/// The regions of the resources of one document (see [`ResourceRegion`]).
+fn regions(doc: &yaml::Doc<'_>, file: FileId, out: &mut Vec<ResourceRegion>) {
+    let text = |i: u32| match &doc.node(i).kind {
+        yaml::Kind::Scalar(t, _) => Some(t.as_ref()),
+        _ => None,
+    };
+    if doc.nodes.is_empty() || !matches!(doc.node(0).kind, yaml::Kind::Map) {
+        return;
+    }
+    let Some((_, resources)) = doc.entries(0).find(|&(k, _)| text(k) == Some("resources")) else {
+        return;
+    };
+    if !matches!(doc.node(resources).kind, yaml::Kind::Map) {
+        return;
+    }
+    let entries: Vec<(u32, u32)> = doc.entries(resources).collect();
+    for (n, &(k, v)) in entries.iter().enumerate() {
+        let Some(id) = text(k).and_then(|t| ResourceId::parse(t).ok()) else {
+            continue;
+        };
+        let first_line = doc.node(k).span.start.line;
+        let last_line = match entries.get(n + 1) {
+            Some(&(next, _)) => doc.node(next).span.start.line.saturating_sub(1),
+            // The last one ends where its deepest value ends; an end at the
+            // start of a line belongs to the line before.
+            None => (k..doc.node(v).end)
+                .map(|i| {
+                    let s = doc.node(i).span;
+                    if s.end.col <= 1 && s.end.line > s.start.line {
+                        s.end.line - 1
+                    } else {
+                        s.end.line
+                    }
+                })
+                .max()
+                .unwrap_or(first_line),
+        }
+        .max(first_line);
+        let sensitive = matches!(doc.node(v).kind, yaml::Kind::Map)
+            && doc.entries(v).any(|(fk, fv)| {
+                text(fk) == Some("sensitive")
+                    && matches!(&doc.node(fv).kind, yaml::Kind::Scalar(t, yaml::Style::Plain) if yaml::classify_plain(t) == yaml::Plain::Bool(true))
+            });
+        out.push(ResourceRegion {
+            id,
+            file,
+            first_line,
+            last_line,
+            sensitive,
+        });
+    }
 }
 
 /// The document types, each with every top-level key the decoder takes.
@@ -155,6 +225,7 @@ pub fn decode_file(file: FileId, text: &str, diags: &mut Vec<Diagnostic>) -> Fil
             strings: &mut strings,
         };
         cx.document(&mut out);
+        regions(&doc, file, &mut out.regions);
     });
     out
 }

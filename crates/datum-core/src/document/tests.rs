@@ -1,3 +1,5 @@
+//! The document decoder on small texts: what it reads and what it refuses.
+
 use super::*;
 use crate::diagnostic::Code;
 use crate::source::Pos;
@@ -154,4 +156,25 @@ fn names() {
     assert!(valid_label_key("example.com/team"));
     assert!(!valid_label_key("a/b/c"));
     assert!(!valid_label_key(""));
+}
+
+#[test]
+fn every_resource_declaration_has_its_lines_and_sensitive_mark() {
+    let text = "datum: v1alpha1\ntype: Layer\nname: x\nprecedence: 0\nmatch: {}\nresources:\n  \
+                File[a]:\n    path: /a\n    sensitive: true\n  Package[nginx]: {}\n  \
+                File[b]:\n    path: /b\n    contnet: |\n      one\n      two\n";
+    let (docs, _) = decode(text);
+    let regions: Vec<(String, u32, u32, bool)> = docs
+        .regions
+        .iter()
+        .map(|r| (r.id.to_string(), r.first_line, r.last_line, r.sensitive))
+        .collect();
+    assert_eq!(
+        regions,
+        [
+            ("File[a]".to_owned(), 7, 9, true),
+            ("Package[nginx]".to_owned(), 10, 10, false),
+            ("File[b]".to_owned(), 11, 15, false),
+        ]
+    );
 }

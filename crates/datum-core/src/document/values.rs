@@ -2,6 +2,8 @@
 //! words from a fixed set, lists of text and resource references.
 
 use crate::diagnostic::{Code, Diagnostic};
+use crate::names::{self, Rule};
+use crate::report::quoted;
 use crate::schema::{
     Field, Kind, PathError, ResourceId, Ty, Value, normalise_abs_path, normalise_mode,
     normalise_rel_path, suggest,
@@ -23,7 +25,7 @@ impl<'d, 'a, 'x> Cx<'d, 'a, 'x> {
             return Some(FieldValue::Unset);
         }
         let what = format!("`{field}`");
-        match kind.ty(field) {
+        let value = match kind.ty(field) {
             Ty::Text => self.nonempty_text(v, &what),
             Ty::Content => self.text(v, &what).map(text),
             Ty::AbsPath => self.abs_path(v, &what),
@@ -34,7 +36,46 @@ impl<'d, 'a, 'x> Cx<'d, 'a, 'x> {
             Ty::Word(words) => self.word(kind, field, words, v, &what),
             Ty::List => self.text_list(field, v, &what),
             Ty::Refs => self.refs(field, v, &what),
+        }?;
+        match names::rule(kind, field) {
+            Some(rule) => self.named(kind, field, rule, v, value),
+            None => Some(value),
         }
+    }
+
+    /// A value that is a name apply hands to the system, checked against
+    /// its rule where it is written: the text, or each entry of a list.
+    fn named(
+        &mut self,
+        kind: Kind,
+        field: Field,
+        rule: Rule,
+        v: u32,
+        value: FieldValue,
+    ) -> Option<FieldValue> {
+        let items: Vec<u32> = match self.scalar(v) {
+            Scalar::Seq => self.doc.children(v).collect(),
+            _ => vec![v],
+        };
+        let mut ok = true;
+        for item in items {
+            let Scalar::Text(t, _) = self.scalar(item) else {
+                continue;
+            };
+            if let Some(why) = rule.check(t) {
+                ok = false;
+                let entry = if item == v { "" } else { "an entry of " };
+                self.err(
+                    Diagnostic::error(
+                        Code::InvalidName,
+                        format!("{} is not {}: {why}", quoted(t), rule.what()),
+                    )
+                    .at(self.span(item), format!("{entry}{kind} `{field}`"))
+                    .hint(rule.hint()),
+                );
+            }
+        }
+        ok.then_some(value)
     }
 
     fn nonempty_text(&mut self, v: u32, what: &str) -> Option<FieldValue> {

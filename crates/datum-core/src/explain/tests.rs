@@ -1,3 +1,5 @@
+//! Explain on small fleets: targets, answers, and both renderings.
+
 use super::*;
 use crate::loader::load;
 use crate::reader::MemReader;

@@ -90,8 +90,10 @@ impl Assembler {
     /// Takes every file's documents, then runs the checks that need them all.
     pub(super) fn assemble(&mut self, loaded: Vec<Loaded>, reader: &dyn Reader) {
         let mut seen = FleetSeen::default();
-        for file in loaded {
+        let mut regions = Vec::new();
+        for mut file in loaded {
             self.diags.extend(file.diags);
+            regions.append(&mut file.docs.regions);
             if file.unreadable {
                 self.set_aside("(unreadable file)", BrokenKind::File, Touch::All);
                 continue;
@@ -109,8 +111,36 @@ impl Assembler {
         if !seen.fleet {
             self.no_fleet(seen.root_file);
         }
+        self.hide_sensitive(regions);
         self.check_hosts();
         self.check_layers(reader);
+    }
+
+    /// Hides every line of every declaration of a resource that some
+    /// declaration, in any layer, broken ones included, marks sensitive:
+    /// a diagnostic that points into one (a typo, a duplicate key, `source`
+    /// with `content`) names the place but never shows the line.
+    fn hide_sensitive(&mut self, regions: Vec<crate::document::ResourceRegion>) {
+        let mut sensitive: Vec<&crate::schema::ResourceId> = regions
+            .iter()
+            .filter(|r| r.sensitive)
+            .map(|r| &r.id)
+            .collect();
+        if sensitive.is_empty() {
+            return;
+        }
+        sensitive.sort_unstable_by(|a, b| (a.kind, &a.title).cmp(&(b.kind, &b.title)));
+        sensitive.dedup();
+        let hidden: Vec<_> = regions
+            .iter()
+            .filter(|r| {
+                sensitive
+                    .binary_search_by(|s| (s.kind, &s.title).cmp(&(r.id.kind, &r.id.title)))
+                    .is_ok()
+            })
+            .map(|r| (r.file, r.first_line, r.last_line))
+            .collect();
+        self.files.hide_lines(hidden);
     }
 
     fn take_fleets(&mut self, path: &str, fleets: Vec<FleetDoc>, seen: &mut FleetSeen) {

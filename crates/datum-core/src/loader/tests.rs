@@ -1,3 +1,5 @@
+//! Loading small in-memory fleets: the fleet-wide checks and what broken documents hold back.
+
 use super::*;
 use crate::reader::MemReader;
 

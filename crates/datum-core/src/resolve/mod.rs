@@ -72,6 +72,13 @@ pub enum Problem {
     /// Resources that require each other in a circle: each with the entry
     /// leading to the next; the last leads back to the first.
     Cycle { steps: Box<[(ResId, Contrib)]> },
+    /// A resource without `name:` whose title, its name, is not one apply
+    /// can use ([`crate::names`]); with where the matching layers declare
+    /// it.
+    BadTitle {
+        resource: ResId,
+        declared: Box<[Span]>,
+    },
     /// Two resources manage the same thing: each with where its value (or,
     /// for a name defaulting to the title, the resource) is written.
     Duplicate {

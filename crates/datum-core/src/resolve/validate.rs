@@ -1,9 +1,11 @@
 //! The checks of a folded set of layers as a whole manifest: required
 //! fields, `source` with `content`, entries naming resources the host
-//! lacks, dependency cycles, and two resources managing one thing.
+//! lacks, dependency cycles, two resources managing one thing, and names
+//! taken from titles that apply could not use.
 
 use crate::fleet::{Fleet, ResId};
 use crate::graph::shortest_cycles;
+use crate::names;
 use crate::schema::{Field, Kind};
 use crate::source::Span;
 
@@ -18,6 +20,7 @@ pub(super) fn validate(fleet: &Fleet, res: &Resolution, problems: &mut Vec<Probl
     let mut claims: Vec<Claim<'_>> = Vec::with_capacity(res.resources.len());
     for (i, r) in res.resources.iter().enumerate() {
         missing(fleet, r, problems);
+        title_name(fleet, r, problems);
         exclusive(fleet, r, problems);
         references(fleet, res, r, &mut edges[i], problems);
         claims.extend(claim(fleet, r));
@@ -55,6 +58,30 @@ fn missing(fleet: &Fleet, r: &ResolvedResource, problems: &mut Vec<Problem>) {
                     .collect(),
             });
         }
+    }
+}
+
+/// A resource named by its title (no `name:` in the manifest) whose title
+/// is no name apply can use. A conflicting `name` is reported as the
+/// conflict only.
+fn title_name(fleet: &Fleet, r: &ResolvedResource, problems: &mut Vec<Problem>) {
+    let id = fleet.resources.get(r.id);
+    let Some(rule) = names::title_rule(id.kind) else {
+        return;
+    };
+    let f = r.field(Field::Name);
+    if f.is_some_and(|f| f.has_conflict() || f.value(fleet).is_some()) {
+        return;
+    }
+    if rule.check(&id.title).is_some() {
+        problems.push(Problem::BadTitle {
+            resource: r.id,
+            declared: r
+                .declared_by
+                .iter()
+                .map(|&(l, i)| fleet.layer(l).resources[i as usize].span)
+                .collect(),
+        });
     }
 }
 

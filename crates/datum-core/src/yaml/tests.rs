@@ -1,3 +1,5 @@
+//! The YAML reader: places, refusals (anchors, aliases, tags, duplicate keys, depth).
+
 use super::*;
 
 fn codes(diags: &[Diagnostic]) -> Vec<Code> {

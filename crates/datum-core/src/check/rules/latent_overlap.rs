@@ -63,9 +63,17 @@ pub(super) fn run(cx: &Context<'_>, out: &mut Vec<Diagnostic>) {
         for key in keys {
             let sides = &by_field[&key];
             let hidden = cx.all.sensitive.hides(key.0, key.1);
+            // Every side that takes part in some latent pair, and the first
+            // pair: one warning per field and precedence, however many
+            // layers (1,500 layers overlapping pairwise are one warning,
+            // not a million).
+            let mut involved = vec![false; sides.len()];
+            let mut first: Option<(Contrib, Contrib)> = None;
             for (i, &a) in sides.iter().enumerate() {
-                for &b in &sides[i + 1..] {
-                    if fleet.setting(a).setting == fleet.setting(b).setting
+                for (j, &b) in sides.iter().enumerate().skip(i + 1) {
+                    // Both already counted: this pair adds nothing.
+                    if (involved[i] && involved[j])
+                        || fleet.setting(a).setting == fleet.setting(b).setting
                         || a.layer == b.layer
                         || !compatible(&fleet.layer(a.layer).matcher, &fleet.layer(b.layer).matcher)
                         || conflicts.contains(&(key.0, key.1, a.layer, b.layer))
@@ -75,8 +83,19 @@ pub(super) fn run(cx: &Context<'_>, out: &mut Vec<Diagnostic>) {
                     {
                         continue;
                     }
-                    out.push(warning(cx, key, a, b, hidden));
+                    involved[i] = true;
+                    involved[j] = true;
+                    first.get_or_insert((a, b));
                 }
+            }
+            if let Some(pair) = first {
+                let layers: Vec<Contrib> = sides
+                    .iter()
+                    .zip(&involved)
+                    .filter(|(_, yes)| **yes)
+                    .map(|(c, _)| *c)
+                    .collect();
+                out.push(warning(cx, key, &layers, pair, hidden));
             }
         }
         start = end;
@@ -127,15 +146,20 @@ fn known_conflicts(cx: &Context<'_>) -> FxHashSet<(ResId, Field, LayerId, LayerI
     set
 }
 
+/// How many layers a latent-conflict warning lists before `and N more`.
+pub const LAYERS_SHOWN: usize = 5;
+
+/// One warning for one field at one precedence: the layers that take part
+/// in some latent pair (in fold order; the first few shown), and the first
+/// such pair, which says what host would fail.
 fn warning(
     cx: &Context<'_>,
     key: (ResId, Field),
-    a: Contrib,
-    b: Contrib,
+    layers: &[Contrib],
+    (a, b): (Contrib, Contrib),
     hidden: bool,
 ) -> Diagnostic {
     let fleet = cx.fleet;
-    let (la, lb) = (fleet.layer(a.layer), fleet.layer(b.layer));
     let matches = |labels: &[Label]| {
         if labels.is_empty() {
             "matches every host".to_owned()
@@ -150,30 +174,54 @@ fn warning(
             display_setting(fleet, c)
         }
     };
-    let rows = vec![
-        vec![value(a), la.display.clone(), matches(&la.matcher)],
-        vec![value(b), lb.display.clone(), matches(&lb.matcher)],
-    ];
+    let shown = &layers[..layers.len().min(LAYERS_SHOWN)];
+    let rows: Vec<Vec<String>> = shown
+        .iter()
+        .map(|&c| {
+            let l = fleet.layer(c.layer);
+            vec![value(c), l.display.clone(), matches(&l.matcher)]
+        })
+        .collect();
     let mut body = align(&rows);
+    if layers.len() > shown.len() {
+        body.push(format!("and {} more layers", layers.len() - shown.len()));
+    }
+    let (la, lb) = (fleet.layer(a.layer), fleet.layer(b.layer));
     let both = cx.labels_text(la.matcher.iter().chain(&lb.matcher));
-    body.push(if both.is_empty() {
-        "no host matches both yet; any host would not resolve".to_owned()
+    let target = format!("{}.{}", fleet.resources.text(key.0), key.1);
+    let (message, yet) = if layers.len() == 2 {
+        (
+            format!(
+                "{} and {} set {target} differently at precedence {}, and one host could match both",
+                la.display, lb.display, la.precedence
+            ),
+            "no host matches both yet",
+        )
     } else {
-        format!("no host matches both yet; a host with {both} would not resolve")
-    });
-    Diagnostic::warning(
-        Code::LatentConflict,
+        (
+            format!(
+                "{} layers set {target} differently at precedence {}, and one host could match two of them",
+                layers.len(),
+                la.precedence
+            ),
+            "no host matches two of them yet",
+        )
+    };
+    body.push(if both.is_empty() {
+        format!("{yet}; any host would not resolve")
+    } else if layers.len() == 2 {
+        format!("{yet}; a host with {both} would not resolve")
+    } else {
         format!(
-            "{} and {} set {}.{} differently at precedence {}, and one host could match both",
-            la.display,
-            lb.display,
-            fleet.resources.text(key.0),
-            key.1,
-            la.precedence
-        ),
-    )
-    .with_body(body)
-    .at(fleet.setting(a).span, "")
-    .also(fleet.setting(b).span, "")
-    .hint("give the layer that should win a higher precedence, or make the matchers exclusive: one key that each requires with a different value")
+            "{yet}; a host with {both} would not resolve ({} and {})",
+            la.display, lb.display
+        )
+    });
+    let mut d = Diagnostic::warning(Code::LatentConflict, message)
+        .with_body(body)
+        .hint("give the layer that should win a higher precedence, or make the matchers exclusive: one key that each requires with a different value");
+    for &c in shown {
+        d = d.place(fleet.setting(c).span, "");
+    }
+    d
 }

@@ -137,15 +137,15 @@ mod tests {
             .file("hosts.yaml", host("web-001", "{role: web, tier: edge}"))
             .file(
                 "a/layer.yaml",
-                layer(30, "{role: web}", "  Package[x]:\n    version: '1'\n"),
+                layer(30, "{role: web}", "  Package[px]:\n    version: '1'\n"),
             )
             .file(
                 "b/layer.yaml",
-                layer(30, "{tier: edge}", "  Package[x]:\n    version: '2'\n"),
+                layer(30, "{tier: edge}", "  Package[px]:\n    version: '2'\n"),
             )
             .file(
                 "c/layer.yaml",
-                layer(40, "{role: web}", "  Package[y]:\n    ensure: instaled\n"),
+                layer(40, "{role: web}", "  Package[py]:\n    ensure: instaled\n"),
             );
         assert_eq!(codes(&r), [Code::InvalidValue]);
     }
@@ -219,7 +219,7 @@ mod tests {
                 layer(
                     30,
                     "{role: web}",
-                    "  Package[x]:\n    requires: Package[a]\n  Package[a]: {}\n",
+                    "  Package[px]:\n    requires: Package[pa]\n  Package[pa]: {}\n",
                 ),
             )
             .file(
@@ -227,7 +227,7 @@ mod tests {
                 layer(
                     30,
                     "{tier: edge}",
-                    "  Package[x]:\n    requires: Package[b]\n  Package[b]: {}\n",
+                    "  Package[px]:\n    requires: Package[pb]\n  Package[pb]: {}\n",
                 ),
             );
         assert!(codes(&r).is_empty());
@@ -247,7 +247,7 @@ mod tests {
                 layer(
                     100,
                     &format!("{{datum/host: h{i}}}"),
-                    &format!("  Package[x]:\n    version: '{i}'\n"),
+                    &format!("  Package[px]:\n    version: '{i}'\n"),
                 ),
             );
         }
@@ -255,5 +255,41 @@ mod tests {
         let start = std::time::Instant::now();
         assert!(codes(&r).is_empty());
         assert!(start.elapsed() < std::time::Duration::from_secs(20));
+    }
+
+    #[test]
+    fn layers_overlapping_pairwise_are_one_warning_per_field() {
+        // 40 layers of one precedence, each for its own tier, all also
+        // matching any host: every pair could meet on one host.
+        let mut r = MemReader::new()
+            .file("datum.yaml", FLEET)
+            .file("hosts.yaml", host("h1", "{role: db}"));
+        for i in 0..40 {
+            r.add(
+                &format!("l/{i:02}.yaml"),
+                layer(
+                    30,
+                    &format!("{{tier{i}: x}}"),
+                    &format!("  Package[px]:\n    version: '{i}'\n"),
+                ),
+            );
+        }
+        let all = rendered(&r);
+        let latent: Vec<&String> = all
+            .iter()
+            .filter(|d| d.contains("differently at precedence"))
+            .collect();
+        assert_eq!(latent.len(), 1, "{all:#?}");
+        let w = latent[0];
+        assert!(
+            w.starts_with(
+                "warning: 40 layers set Package[px].version differently at precedence 30, and one host could match two of them\n  \
+                 0  l/00.yaml  matches tier0=x\n"
+            ),
+            "{w}"
+        );
+        assert!(w.contains("  4  l/04.yaml  matches tier4=x\n  and 35 more layers\n  no host matches two of them yet; a host with tier0=x, tier1=x would not resolve (l/00.yaml and l/01.yaml)\n"), "{w}");
+        // The first few places, not forty.
+        assert_eq!(w.matches("  --> ").count(), 5, "{w}");
     }
 }

@@ -1,0 +1,94 @@
+//! The Directory provider: a directory, its mode and ownership; removed
+//! only when empty.
+
+use std::fs;
+use std::io;
+
+use super::owned::ids;
+use super::{NEW_DIR_MODE, change_attrs, check_parent, io_failure, lstat, sync_parent, what_is};
+use crate::disk::Attrs;
+use crate::provider::{Context, Examined, Failure, Provider, has};
+use crate::report::Change;
+use crate::root::Root;
+use crate::spec::{DirectorySpec, Ensure};
+
+pub struct Directories {
+    root: Root,
+}
+
+impl Directories {
+    pub fn new(root: Root) -> Directories {
+        Directories { root }
+    }
+}
+
+impl Provider<DirectorySpec> for Directories {
+    fn examine(&self, s: &DirectorySpec, cx: &Context<'_>) -> Result<Examined, Failure> {
+        let root = &self.root;
+        let mut ex = Examined::default();
+        match (s.ensure, lstat(root, &s.path)?) {
+            (Ensure::Absent, None) => {}
+            (Ensure::Absent, Some(m)) => {
+                if !m.is_dir() {
+                    return Err(Failure::new(format!(
+                        "{} is {}, not a directory; Datum does not remove it",
+                        s.path,
+                        what_is(&m)
+                    )));
+                }
+                ex.changes.push(Change::new("ensure", "present", "absent"));
+            }
+            (Ensure::Present, None) => {
+                check_parent(root, &s.path, cx)?;
+                ex.changes.push(Change::new("ensure", "absent", "present"));
+                ex.changes
+                    .extend(s.owned().for_new(root, cx, NEW_DIR_MODE)?);
+            }
+            (Ensure::Present, Some(m)) => {
+                if !m.is_dir() {
+                    return Err(Failure::new(format!(
+                        "{} is {}, not a directory; Datum does not replace it",
+                        s.path,
+                        what_is(&m)
+                    )));
+                }
+                ex.changes.extend(s.owned().differences(root, cx, &m)?);
+            }
+        }
+        Ok(ex)
+    }
+
+    fn converge(
+        &self,
+        s: &DirectorySpec,
+        changes: &[Change],
+        _cx: &Context<'_>,
+    ) -> Result<(), Failure> {
+        let root = &self.root;
+        let path = root.path(&s.path);
+        if s.ensure == Ensure::Absent {
+            return match fs::remove_dir(&path) {
+                Ok(()) => sync_parent(root, &s.path),
+                Err(e) if e.kind() == io::ErrorKind::DirectoryNotEmpty => {
+                    Err(Failure::new(format!(
+                        "{} is not empty; Datum removes only empty directories",
+                        s.path
+                    )))
+                }
+                Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
+                Err(e) => Err(io_failure(&s.path, "remove", e)),
+            };
+        }
+        if has(changes, "ensure") {
+            let owned = ids(root, s.owner.as_deref(), s.group.as_deref())?;
+            fs::create_dir(&path).map_err(|e| io_failure(&s.path, "create", e))?;
+            let attrs = Attrs {
+                mode: Some(s.mode.unwrap_or(NEW_DIR_MODE)),
+                ..owned
+            };
+            change_attrs(root, &s.path, true, attrs)?;
+            return sync_parent(root, &s.path);
+        }
+        s.owned().set_changed(root, &s.path, true, changes)
+    }
+}

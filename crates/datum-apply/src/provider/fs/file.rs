@@ -1,0 +1,117 @@
+//! The File provider: content, mode and ownership of one regular file.
+
+use std::fs::{self, Metadata};
+use std::os::unix::fs::MetadataExt;
+
+use super::content::content_change;
+use super::owned::ids;
+use super::{NEW_FILE_MODE, check_parent, io_failure, lstat, read_nofollow, remove, what_is};
+use crate::disk::{self, Attrs};
+use crate::provider::{Context, Examined, Failure, Provider, has};
+use crate::report::Change;
+use crate::root::Root;
+use crate::spec::{Ensure, FileSpec};
+
+pub struct Files {
+    root: Root,
+}
+
+impl Files {
+    pub fn new(root: Root) -> Files {
+        Files { root }
+    }
+}
+
+impl Provider<FileSpec> for Files {
+    fn examine(&self, s: &FileSpec, cx: &Context<'_>) -> Result<Examined, Failure> {
+        let root = &self.root;
+        let mut ex = Examined::default();
+        let meta = lstat(root, &s.path)?;
+        match (s.ensure, meta) {
+            (Ensure::Absent, None) => {}
+            (Ensure::Absent, Some(m)) => {
+                if m.is_dir() {
+                    return Err(Failure::new(format!(
+                        "{} is a directory; a File with ensure: absent removes only a file or a symbolic link",
+                        s.path
+                    )));
+                }
+                let from = if m.file_type().is_symlink() {
+                    "present (a symbolic link)"
+                } else {
+                    "present"
+                };
+                ex.changes.push(Change::new("ensure", from, "absent"));
+            }
+            (Ensure::Present, Some(m)) if !m.is_file() && !m.file_type().is_symlink() => {
+                return Err(Failure::new(format!(
+                    "{} is {}, not a file; Datum does not replace it",
+                    s.path,
+                    what_is(&m)
+                )));
+            }
+            (Ensure::Present, Some(m)) if m.is_file() => {
+                if let Some(want) = &s.content {
+                    let have = read_nofollow(root, &s.path)?;
+                    if &have != want {
+                        ex.changes
+                            .push(content_change(&s.path, Some(&have), want, s.sensitive));
+                    }
+                }
+                ex.changes.extend(s.owned().differences(root, cx, &m)?);
+            }
+            (Ensure::Present, m) => {
+                match m {
+                    None => {
+                        check_parent(root, &s.path, cx)?;
+                        ex.changes.push(Change::new("ensure", "absent", "present"));
+                    }
+                    Some(_) => {
+                        // A link planted where the file belongs is replaced
+                        // by the file; whatever it points to is not touched.
+                        let target = fs::read_link(root.path(&s.path))
+                            .map_err(|e| io_failure(&s.path, "read", e))?;
+                        ex.changes.push(Change::new(
+                            "type",
+                            format!("symbolic link to {}", target.display()),
+                            "file",
+                        ));
+                    }
+                }
+                if let Some(c) = &s.content {
+                    ex.changes
+                        .push(content_change(&s.path, None, c, s.sensitive));
+                }
+                ex.changes
+                    .extend(s.owned().for_new(root, cx, NEW_FILE_MODE)?);
+            }
+        }
+        Ok(ex)
+    }
+
+    fn converge(&self, s: &FileSpec, changes: &[Change], _cx: &Context<'_>) -> Result<(), Failure> {
+        let root = &self.root;
+        if s.ensure == Ensure::Absent {
+            return remove(root, &s.path);
+        }
+        if has(changes, "ensure") || has(changes, "type") || has(changes, "content") {
+            // Attributes the manifest leaves out are kept from the file being
+            // replaced; a new file gets the defaults.
+            let existing = lstat(root, &s.path)?.filter(Metadata::is_file);
+            let owned = ids(root, s.owner.as_deref(), s.group.as_deref())?;
+            let attrs = Attrs {
+                mode: Some(
+                    s.mode
+                        .or(existing.as_ref().map(|m| m.mode() & 0o7777))
+                        .unwrap_or(NEW_FILE_MODE),
+                ),
+                uid: owned.uid.or(existing.as_ref().map(MetadataExt::uid)),
+                gid: owned.gid.or(existing.as_ref().map(MetadataExt::gid)),
+            };
+            let bytes = s.content.as_deref().unwrap_or_default();
+            return disk::write_atomic(&root.path(&s.path), bytes, attrs)
+                .map_err(|e| io_failure(&s.path, "write", e));
+        }
+        s.owned().set_changed(root, &s.path, false, changes)
+    }
+}

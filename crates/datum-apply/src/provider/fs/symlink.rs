@@ -1,0 +1,82 @@
+//! The Symlink provider: a symbolic link and where it points, replaced
+//! atomically.
+
+use std::fs;
+
+use super::{check_parent, io_failure, lstat, remove, what_is};
+use crate::disk;
+use crate::provider::{Context, Examined, Failure, Provider};
+use crate::report::Change;
+use crate::root::Root;
+use crate::spec::{Ensure, SymlinkSpec};
+
+pub struct Symlinks {
+    root: Root,
+}
+
+impl Symlinks {
+    pub fn new(root: Root) -> Symlinks {
+        Symlinks { root }
+    }
+}
+
+impl Provider<SymlinkSpec> for Symlinks {
+    fn examine(&self, s: &SymlinkSpec, cx: &Context<'_>) -> Result<Examined, Failure> {
+        let root = &self.root;
+        let mut ex = Examined::default();
+        let meta = lstat(root, &s.path)?;
+        let current = match &meta {
+            Some(m) if m.file_type().is_symlink() => Some(
+                fs::read_link(root.path(&s.path))
+                    .map_err(|e| io_failure(&s.path, "read", e))?
+                    .to_string_lossy()
+                    .into_owned(),
+            ),
+            _ => None,
+        };
+        match (s.ensure, meta, current) {
+            (Ensure::Absent, None, _) => {}
+            (Ensure::Absent, Some(_), Some(t)) => {
+                ex.changes
+                    .push(Change::new("ensure", format!("present (to {t})"), "absent"));
+            }
+            (_, Some(m), None) => {
+                return Err(Failure::new(format!(
+                    "{} is {}, not a symbolic link; Datum does not {} it",
+                    s.path,
+                    what_is(&m),
+                    if s.ensure == Ensure::Absent {
+                        "remove"
+                    } else {
+                        "replace"
+                    }
+                )));
+            }
+            (Ensure::Present, None, _) => {
+                check_parent(root, &s.path, cx)?;
+                ex.changes.push(Change::new("ensure", "absent", "present"));
+                ex.changes.push(Change::set("target", s.target.as_str()));
+            }
+            (Ensure::Present, Some(_), Some(t)) => {
+                if t != s.target {
+                    ex.changes.push(Change::new("target", t, s.target.as_str()));
+                }
+            }
+        }
+        Ok(ex)
+    }
+
+    fn converge(
+        &self,
+        s: &SymlinkSpec,
+        _changes: &[Change],
+        _cx: &Context<'_>,
+    ) -> Result<(), Failure> {
+        let root = &self.root;
+        if s.ensure == Ensure::Absent {
+            return remove(root, &s.path);
+        }
+        disk::symlink_atomic(&s.target, &root.path(&s.path))
+            .map_err(|e| io_failure(&s.path, "create the symbolic link", e))
+    }
+}

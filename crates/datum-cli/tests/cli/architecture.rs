@@ -1,0 +1,136 @@
+//! The module map in docs/architecture.md stays whole: every source module
+//! of every crate is in it under its crate, says its job in an opening `//!`
+//! comment, and every module the map names exists.
+
+use std::fs;
+use std::path::Path;
+
+use crate::common::repo_root;
+
+/// A source module: its path under the crate's `src/` as the map writes it
+/// (`loader/` for `loader/mod.rs`), and whether it opens with a `//!`.
+struct Module {
+    name: String,
+    documented: bool,
+}
+
+/// Test-only files (`tests.rs`, `*_tests.rs`) are not modules of the map.
+fn modules(src: &Path) -> Vec<Module> {
+    let mut out = Vec::new();
+    let mut dirs = vec![src.to_path_buf()];
+    while let Some(dir) = dirs.pop() {
+        for entry in fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                dirs.push(path);
+                continue;
+            }
+            let file = path.file_name().unwrap().to_string_lossy().into_owned();
+            if !file.ends_with(".rs") || file == "tests.rs" || file.ends_with("_tests.rs") {
+                continue;
+            }
+            let rel = path.strip_prefix(src).unwrap().to_string_lossy();
+            let name = match rel.strip_suffix("mod.rs") {
+                Some(dir) => dir.to_owned(),
+                None => rel.into_owned(),
+            };
+            let text = fs::read_to_string(&path).unwrap();
+            let documented = text
+                .lines()
+                .find(|l| !l.trim().is_empty())
+                .is_some_and(|l| l.starts_with("//!"));
+            out.push(Module { name, documented });
+        }
+    }
+    out.sort_by(|a, b| a.name.cmp(&b.name));
+    out
+}
+
+/// The map's section for a crate: from its `### NAME (` heading to the next.
+fn section<'m>(map: &'m str, krate: &str) -> Option<&'m str> {
+    let start = map.find(&format!("### {krate} ("))?;
+    let rest = &map[start + 4..];
+    Some(&rest[..rest.find("\n### ").unwrap_or(rest.len())])
+}
+
+/// The modules a section's table names: the first cell of each row.
+fn named(section: &str) -> Vec<&str> {
+    section
+        .lines()
+        .filter_map(|l| l.strip_prefix("| `")?.split_once('`').map(|(name, _)| name))
+        .collect()
+}
+
+/// What is wrong with the map for one crate.
+fn problems(map: &str, krate: &str, modules: &[Module]) -> Vec<String> {
+    let Some(section) = section(map, krate) else {
+        return vec![format!("{krate} has no section `### {krate} (...)`")];
+    };
+    let names = named(section);
+    let mut out = Vec::new();
+    for m in modules {
+        if !names.contains(&m.name.as_str()) {
+            out.push(format!("{krate}: `{}` is not in the map", m.name));
+        }
+        if !m.documented {
+            out.push(format!(
+                "{krate}: `{}` does not open with a `//!` comment saying its job",
+                m.name
+            ));
+        }
+    }
+    for name in names {
+        if !modules.iter().any(|m| m.name == name) {
+            out.push(format!(
+                "{krate}: the map names `{name}`, which does not exist"
+            ));
+        }
+    }
+    out
+}
+
+#[test]
+fn every_module_is_in_the_map_with_its_job() {
+    let root = repo_root();
+    let map = fs::read_to_string(root.join("docs/architecture.md")).unwrap();
+    let mut all = Vec::new();
+    let mut crates: Vec<_> = fs::read_dir(root.join("crates"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.join("src").is_dir())
+        .collect();
+    crates.sort();
+    assert!(crates.len() >= 5, "{crates:?}");
+    for dir in crates {
+        let krate = dir.file_name().unwrap().to_string_lossy().into_owned();
+        all.extend(problems(&map, &krate, &modules(&dir.join("src"))));
+    }
+    assert!(all.is_empty(), "docs/architecture.md:\n{}", all.join("\n"));
+}
+
+#[test]
+fn a_module_missing_renamed_or_undocumented_is_named() {
+    let map = "### demo (`crates/demo/src`)\n\n| module | job |\n|---|---|\n| `lib.rs` | map |\n| `gone.rs` | was |\n\n### other (`x`)\n| `a.rs` | a |\n";
+    let modules = [
+        Module {
+            name: "lib.rs".into(),
+            documented: true,
+        },
+        Module {
+            name: "loader/".into(),
+            documented: false,
+        },
+    ];
+    assert_eq!(
+        problems(map, "demo", &modules),
+        [
+            "demo: `loader/` is not in the map",
+            "demo: `loader/` does not open with a `//!` comment saying its job",
+            "demo: the map names `gone.rs`, which does not exist",
+        ]
+    );
+    assert_eq!(
+        problems(map, "absent", &modules),
+        ["absent has no section `### absent (...)`"]
+    );
+}

@@ -1,0 +1,348 @@
+//! The names apply hands to the system: a fleet that passes `check` never
+//! fails in apply because of one.
+//!
+//! - Account names (a User's or Group's `name`, a User's `group` and
+//!   `groups`, a File's or Directory's `owner` and `group`): the POSIX
+//!   portable filename characters (`A-Z a-z 0-9 . _ -`), not starting with
+//!   `-`, not all digits (it would read as an id), at most 32 characters
+//!   (what `useradd` and `groupadd` accept). `evil:x:0:0::/:/bin/sh` and
+//!   `wheel,root` are refused: `:` and `,` separate fields in
+//!   `/etc/passwd` and `/etc/group`.
+//! - Package names, Debian policy §5.6.1: lowercase letters, digits, `+`,
+//!   `-` and `.`, at least two characters, starting with a letter or digit.
+//!   `-rf` is refused.
+//! - Package versions, Debian policy §5.6.12: `[epoch:]upstream[-revision]`
+//!   from letters, digits, `. + ~ - :`, starting with a digit.
+//! - Service names, systemd's unit name rules: letters, digits and
+//!   `: - _ . \`, with at most one `@` (a template instance), starting with
+//!   neither `-` nor `.`, at most 255 characters with the `.service`
+//!   systemctl adds to a name without a suffix.
+//! - A User's `home` and `shell`: absolute paths without `..` or NUL, as
+//!   every path is, and without `:` or a line break, which `/etc/passwd`
+//!   cannot hold.
+//!
+//! A name written as a field value is checked where it is written; a name
+//! that defaults to the resource's title is checked once the host's
+//! manifest is folded (another layer may set `name:`), at the title.
+
+use crate::schema::{Field, Kind};
+
+/// A rule a name must follow.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Rule {
+    Account,
+    Package,
+    Version,
+    Unit,
+    PasswdPath,
+}
+
+/// The rule for a field of a kind, if its value is a name apply uses.
+pub fn rule(kind: Kind, field: Field) -> Option<Rule> {
+    match (kind, field) {
+        (Kind::User | Kind::Group, Field::Name) => Some(Rule::Account),
+        (Kind::User, Field::Group | Field::Groups) => Some(Rule::Account),
+        (Kind::File | Kind::Directory, Field::Owner | Field::Group) => Some(Rule::Account),
+        (Kind::Package, Field::Name) => Some(Rule::Package),
+        (Kind::Package, Field::Version) => Some(Rule::Version),
+        (Kind::Service, Field::Name) => Some(Rule::Unit),
+        (Kind::User, Field::Home | Field::Shell) => Some(Rule::PasswdPath),
+        _ => None,
+    }
+}
+
+/// The rule a kind's title must follow when it is the name (no `name:`).
+pub fn title_rule(kind: Kind) -> Option<Rule> {
+    rule(kind, Field::Name)
+}
+
+/// The longest account name `useradd` and `groupadd` accept.
+pub const ACCOUNT_MAX: usize = 32;
+/// The longest unit name systemd accepts.
+pub const UNIT_MAX: usize = 255;
+
+impl Rule {
+    /// The rule as JSON Schema (ECMA-262) patterns, for `datum schema`: a
+    /// pattern to match and patterns not to. With [`UNIT_MAX`] for units,
+    /// they say what [`Rule::check`] says of a string.
+    pub fn patterns(self) -> (&'static str, &'static [&'static str]) {
+        match self {
+            Rule::Account => (
+                r"^[A-Za-z0-9._][A-Za-z0-9._-]{0,31}$",
+                &[r"^[0-9]+$", r"^\.\.?$"],
+            ),
+            Rule::Package => (r"^[a-z0-9][a-z0-9+.-]+$", &[]),
+            Rule::Version => (
+                r"^([0-9]+:[0-9][A-Za-z0-9.+~:-]*|[0-9][A-Za-z0-9.+~-]*)$",
+                &[r"-$"],
+            ),
+            Rule::Unit => (
+                r"^[A-Za-z0-9:_\\][A-Za-z0-9:_.\\-]*(@[A-Za-z0-9:_.\\-]*)?$",
+                &[],
+            ),
+            Rule::PasswdPath => (r"^/[^:\u0000-\u001f\u007f-\u009f]*$", &[r"(^|/)\.\.(/|$)"]),
+        }
+    }
+
+    /// What such a name is, for messages: `a user or group name`.
+    pub fn what(self) -> &'static str {
+        match self {
+            Rule::Account => "a user or group name",
+            Rule::Package => "a Debian package name",
+            Rule::Version => "a Debian package version",
+            Rule::Unit => "a systemd unit name",
+            Rule::PasswdPath => "a path /etc/passwd can hold",
+        }
+    }
+
+    /// Why `s` breaks the rule, or `None` when it follows it.
+    pub fn check(self, s: &str) -> Option<String> {
+        match self {
+            Rule::Account => account(s),
+            Rule::Package => package(s),
+            Rule::Version => version(s),
+            Rule::Unit => unit(s),
+            Rule::PasswdPath => passwd_path(s),
+        }
+    }
+
+    /// What a valid name looks like.
+    pub fn hint(self) -> &'static str {
+        match self {
+            Rule::Account => {
+                "a user or group name is 1 to 32 of A-Z a-z 0-9 . _ -, not starting with `-` and not all digits, such as `www-data`"
+            }
+            Rule::Package => {
+                "a Debian package name is lowercase letters, digits, `+`, `-` and `.`, at least two characters, starting with a letter or digit, such as `nginx`"
+            }
+            Rule::Version => {
+                "a Debian version is [epoch:]upstream[-revision] from letters, digits and `. + ~ - :`, starting with a digit, such as `1.18.0-6`"
+            }
+            Rule::Unit => {
+                "a unit name is letters, digits and `: - _ . \\`, with at most one `@`, not starting with `-` or `.`, such as `nginx` or `getty@tty1.service`"
+            }
+            Rule::PasswdPath => {
+                "write an absolute path without `:` or line breaks, such as `/bin/sh`"
+            }
+        }
+    }
+}
+
+/// The first character of `s` that `ok` refuses, described.
+fn first_bad(s: &str, ok: impl Fn(char) -> bool) -> Option<String> {
+    s.chars().find(|&c| !ok(c)).map(|c| {
+        if c == ' ' {
+            "it holds a space".to_owned()
+        } else {
+            let mut shown = String::new();
+            crate::printable::push_escaped(&mut shown, c);
+            format!("it holds `{shown}`")
+        }
+    })
+}
+
+fn account(s: &str) -> Option<String> {
+    if s.is_empty() {
+        return Some("it is empty".into());
+    }
+    if let Some(bad) = first_bad(s, |c| {
+        c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-')
+    }) {
+        return Some(bad);
+    }
+    if s.starts_with('-') {
+        return Some("it starts with `-`".into());
+    }
+    if s.bytes().all(|b| b.is_ascii_digit()) {
+        return Some("it is all digits, which reads as an id".into());
+    }
+    if s == "." || s == ".." {
+        return Some(format!("`{s}` names a directory"));
+    }
+    if s.len() > ACCOUNT_MAX {
+        return Some(format!(
+            "it is {} characters long, more than {ACCOUNT_MAX}",
+            s.len()
+        ));
+    }
+    None
+}
+
+fn package(s: &str) -> Option<String> {
+    if let Some(bad) = first_bad(s, |c| {
+        c.is_ascii_lowercase() || c.is_ascii_digit() || matches!(c, '+' | '-' | '.')
+    }) {
+        return Some(bad);
+    }
+    if s.len() < 2 {
+        return Some("it is shorter than two characters".into());
+    }
+    if !s.starts_with(|c: char| c.is_ascii_alphanumeric()) {
+        return Some("it does not start with a letter or digit".into());
+    }
+    None
+}
+
+fn version(s: &str) -> Option<String> {
+    if s.is_empty() {
+        return Some("it is empty".into());
+    }
+    if let Some(bad) = first_bad(s, |c| {
+        c.is_ascii_alphanumeric() || matches!(c, '.' | '+' | '~' | '-' | ':')
+    }) {
+        return Some(bad);
+    }
+    // After the epoch, if any: everything before the first `:`. Only a
+    // version with an epoch may have `:` after it.
+    let upstream = match s.split_once(':') {
+        Some((epoch, rest)) => {
+            if epoch.is_empty() || !epoch.bytes().all(|b| b.is_ascii_digit()) {
+                return Some("its epoch (before `:`) is not a number".into());
+            }
+            rest
+        }
+        None => s,
+    };
+    if !upstream.starts_with(|c: char| c.is_ascii_digit()) {
+        return Some("it does not start with a digit".into());
+    }
+    if upstream.ends_with('-') {
+        return Some("it ends with `-`, an empty revision".into());
+    }
+    None
+}
+
+fn unit(s: &str) -> Option<String> {
+    if s.is_empty() {
+        return Some("it is empty".into());
+    }
+    if let Some(bad) = first_bad(s, |c| {
+        c.is_ascii_alphanumeric() || matches!(c, ':' | '-' | '_' | '.' | '\\' | '@')
+    }) {
+        return Some(bad);
+    }
+    if s.starts_with('-') || s.starts_with('.') {
+        return Some(format!("it starts with `{}`", &s[..1]));
+    }
+    match s.matches('@').count() {
+        0 => {}
+        1 if !s.starts_with('@') => {}
+        1 => return Some("nothing comes before its `@`".into()),
+        _ => return Some("it holds more than one `@`".into()),
+    }
+    // systemctl adds `.service` to a name without a suffix.
+    let full = if s.contains('.') {
+        s.len()
+    } else {
+        s.len() + ".service".len()
+    };
+    if full > UNIT_MAX {
+        return Some(format!(
+            "it is {full} characters long as a unit, more than {UNIT_MAX}"
+        ));
+    }
+    None
+}
+
+fn passwd_path(s: &str) -> Option<String> {
+    if !s.starts_with('/') {
+        return Some("it is not an absolute path".into());
+    }
+    if s.split('/').any(|p| p == "..") {
+        return Some("it holds `..`".into());
+    }
+    first_bad(s, |c| c != ':' && !c.is_control())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn account_names() {
+        for ok in [
+            "root",
+            "www-data",
+            "_apt",
+            "Debian-exim",
+            "a.b",
+            "x1",
+            &"a".repeat(32),
+        ] {
+            assert_eq!(Rule::Account.check(ok), None, "{ok}");
+        }
+        for (bad, why) in [
+            ("evil:x:0:0::/:/bin/sh", "it holds `:`"),
+            ("wheel,root", "it holds `,`"),
+            ("-rf", "it starts with `-`"),
+            ("1000", "it is all digits, which reads as an id"),
+            ("", "it is empty"),
+            ("a b", "it holds a space"),
+            ("a\nb", "it holds `\\n`"),
+            ("..", "`..` names a directory"),
+            ("é", "it holds `é`"),
+        ] {
+            assert_eq!(Rule::Account.check(bad).as_deref(), Some(why), "{bad:?}");
+        }
+        assert_eq!(
+            Rule::Account.check(&"a".repeat(33)).as_deref(),
+            Some("it is 33 characters long, more than 32")
+        );
+    }
+
+    #[test]
+    fn package_names_and_versions() {
+        for ok in ["nginx", "g++", "libc6", "python3.11", "0ad"] {
+            assert_eq!(Rule::Package.check(ok), None, "{ok}");
+        }
+        for bad in ["-rf", "Nginx", "a", "nginx;rm", "ng inx", "+x", ""] {
+            assert!(Rule::Package.check(bad).is_some(), "{bad:?}");
+        }
+        for ok in ["15", "1.18.0-6", "1:2.3~rc1+dfsg-1ubuntu2", "2.0-1-1"] {
+            assert_eq!(Rule::Version.check(ok), None, "{ok}");
+        }
+        for bad in ["", "v1", "1.0 beta", "a:1", "1-", "--force", "1;2"] {
+            assert!(Rule::Version.check(bad).is_some(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn unit_names() {
+        for ok in [
+            "nginx",
+            "getty@tty1.service",
+            "dev-sda1.swap",
+            "x\\x2d.mount",
+            "a:b",
+        ] {
+            assert_eq!(Rule::Unit.check(ok), None, "{ok}");
+        }
+        for bad in ["-rf", ".hidden", "a b", "a@b@c", "@x", "a/b", "x;y", ""] {
+            assert!(Rule::Unit.check(bad).is_some(), "{bad:?}");
+        }
+        assert!(Rule::Unit.check(&"a".repeat(247)).is_none());
+        assert!(Rule::Unit.check(&"a".repeat(248)).is_some());
+    }
+
+    #[test]
+    fn passwd_paths() {
+        assert_eq!(Rule::PasswdPath.check("/bin/sh"), None);
+        assert_eq!(
+            Rule::PasswdPath.check("/home/a:b").as_deref(),
+            Some("it holds `:`")
+        );
+        assert!(Rule::PasswdPath.check("/a\nb").is_some());
+        assert!(Rule::PasswdPath.check("/a/../b").is_some());
+        assert!(Rule::PasswdPath.check("sh").is_some());
+    }
+
+    #[test]
+    fn which_fields_are_names() {
+        assert_eq!(rule(Kind::User, Field::Groups), Some(Rule::Account));
+        assert_eq!(rule(Kind::File, Field::Owner), Some(Rule::Account));
+        assert_eq!(rule(Kind::Package, Field::Name), Some(Rule::Package));
+        assert_eq!(rule(Kind::Service, Field::Name), Some(Rule::Unit));
+        assert_eq!(rule(Kind::Symlink, Field::Target), None);
+        assert_eq!(title_rule(Kind::File), None);
+    }
+}
