@@ -152,6 +152,15 @@ codes! {
     UncarriedLabel = "uncarried-label",
     /// Layers that would conflict on a host matching both, which none does yet.
     LatentConflict = "latent-conflict",
+    // Settings files that are not fleet documents (settings.rs, datum-agent).
+    /// A settings file with more than one document.
+    SeveralDocuments = "several-documents",
+    /// A mistake in the agent's configuration file.
+    AgentConfig = "agent-config",
+    /// A bundle's manifest that is empty.
+    EmptyManifest = "empty-manifest",
+    /// A mistake in a bundle's manifest.
+    BundleManifest = "bundle-manifest",
 }
 
 impl std::fmt::Display for Code {
