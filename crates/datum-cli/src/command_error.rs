@@ -266,7 +266,9 @@ mod tests {
         assert_eq!(e.message, "`role` is not a label selector");
         assert_eq!(
             e.hints,
-            ["write KEY=VALUE, such as role=web or datum/host=web-001"]
+            [
+                "write KEY=VALUE, such as role=web, role=web,cache (either value) or datum/host=web-001"
+            ]
         );
         assert!(
             e.source_as::<datum_core::selector::SelectorError>()

@@ -89,6 +89,8 @@ codes! {
     WrongType = "wrong-type",
     /// A value that must not be empty is empty.
     EmptyValue = "empty-value",
+    /// A matcher label written as an empty list of alternatives.
+    EmptyAlternatives = "empty-alternatives",
     /// A number out of its range.
     OutOfRange = "out-of-range",
     /// A path that is not absolute.

@@ -187,7 +187,7 @@ fn key_schema(ty: &str, key: &str) -> Option<Tree<'static>> {
         .with("minimum", Tree::Int(i32::MIN.into()))
         .with("maximum", Tree::Int(i32::MAX.into())),
         ("Layer", "match") => described(
-            "The hosts this layer applies to: those carrying every listed label with exactly that value. `match: {}` matches every host.",
+            "The hosts this layer applies to: those carrying every listed label with exactly that value, or one of the values of a list (`role: [web, cache]`). `match: {}` matches every host.",
         )
         .with("type", Tree::str("object"))
         .with(
@@ -197,7 +197,19 @@ fn key_schema(ty: &str, key: &str) -> Option<Tree<'static>> {
                 Tree::map()
                     .with("type", Tree::str("object"))
                     .with("propertyNames", matcher_label_key())
-                    .with("additionalProperties", reference("LabelValue")),
+                    .with(
+                        "additionalProperties",
+                        Tree::map().with(
+                            "anyOf",
+                            Tree::List(vec![
+                                reference("LabelValue"),
+                                Tree::map()
+                                    .with("type", Tree::str("array"))
+                                    .with("minItems", Tree::Int(1))
+                                    .with("items", reference("LabelValue")),
+                            ]),
+                        ),
+                    ),
             ),
         )
         .with("additionalProperties", Tree::Bool(false)),

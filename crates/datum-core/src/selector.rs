@@ -1,8 +1,10 @@
 //! Choosing hosts by label (`role=web site=london`), and the labels the
 //! fleet's hosts actually carry, which is what a typo is measured against.
 //!
-//! A selector holds when a host carries every pair with exactly that value,
-//! the way a layer's matcher does; `datum/host=web-001` picks one host.
+//! A selector holds when a host carries every key with one of the values
+//! given for it, the way a layer's matcher does: `role=web,cache` is either
+//! value (a comma separates alternatives); `datum/host=web-001` picks one
+//! host.
 
 use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
@@ -14,11 +16,13 @@ use crate::intern::Sym;
 use crate::report::{align, quoted};
 use crate::schema::nearest;
 
-/// `KEY=VALUE` pairs, every one of which must hold.
+/// `KEY=VALUE` pairs, every one of which must hold; a pair's value may be
+/// alternatives (`role=web,cache`).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Selector {
-    /// Sorted, without repeats.
-    pub labels: Vec<(String, String)>,
+    /// Each key with its values (one, or alternatives in the order given,
+    /// without repeats); sorted, without repeats.
+    pub labels: Vec<(String, Vec<String>)>,
 }
 
 /// Why a `KEY=VALUE` argument is not one.
@@ -31,12 +35,14 @@ pub struct SelectorError {
 impl SelectorError {
     /// What a selector looks like.
     pub fn hint(&self) -> String {
-        "write KEY=VALUE, such as role=web or datum/host=web-001".to_owned()
+        "write KEY=VALUE, such as role=web, role=web,cache (either value) or datum/host=web-001"
+            .to_owned()
     }
 }
 
 impl Selector {
-    /// Reads `KEY=VALUE` arguments; neither side may be empty.
+    /// Reads `KEY=VALUE` arguments (`KEY=A,B` for alternatives); neither
+    /// side, nor any alternative, may be empty.
     pub fn parse<S: AsRef<str>>(args: &[S]) -> Result<Selector, SelectorError> {
         let mut labels = Vec::with_capacity(args.len());
         for arg in args {
@@ -45,11 +51,20 @@ impl Selector {
                 text: text.to_owned(),
             };
             let (key, value) = text.split_once('=').ok_or_else(bad)?;
-            let (key, value) = (key.trim(), value.trim());
-            if key.is_empty() || value.is_empty() {
+            let key = key.trim();
+            if key.is_empty() {
                 return Err(bad());
             }
-            labels.push((key.to_owned(), value.to_owned()));
+            let mut values: Vec<String> = Vec::new();
+            for v in value.split(',').map(str::trim) {
+                if v.is_empty() {
+                    return Err(bad());
+                }
+                if !values.iter().any(|seen| seen == v) {
+                    values.push(v.to_owned());
+                }
+            }
+            labels.push((key.to_owned(), values));
         }
         labels.sort();
         labels.dedup();
@@ -60,27 +75,34 @@ impl Selector {
         self.labels.is_empty()
     }
 
-    /// The selector as written back: `role=web site=london`.
+    /// The selector as written back: `role=web,cache site=london`.
     pub fn text(&self) -> String {
         self.labels
             .iter()
-            .map(|(k, v)| format!("{k}={v}"))
+            .map(|(k, v)| format!("{k}={}", v.join(",")))
             .collect::<Vec<_>>()
             .join(" ")
     }
 
     /// The hosts it selects, in name order.
     pub fn hosts(&self, fleet: &Fleet) -> Vec<HostId> {
-        // A key or value the fleet never interned is carried by no host.
-        let wanted: Option<Vec<(Sym, Sym)>> = self
-            .labels
-            .iter()
-            .map(|(k, v)| fleet.label_pair(k, v))
-            .collect();
-        let Some(wanted) = wanted else {
-            return Vec::new();
+        // A key none of whose values the fleet interned is carried by no host.
+        let mut wanted: Vec<Vec<(Sym, Sym)>> = Vec::with_capacity(self.labels.len());
+        for (k, values) in &self.labels {
+            let pairs: Vec<(Sym, Sym)> = values
+                .iter()
+                .filter_map(|v| fleet.label_pair(k, v))
+                .collect();
+            if pairs.is_empty() {
+                return Vec::new();
+            }
+            wanted.push(pairs);
+        }
+        let holds = |h: &Host| {
+            wanted
+                .iter()
+                .all(|pairs| pairs.iter().any(|&(k, v)| h.label(k) == Some(v)))
         };
-        let holds = |h: &Host| wanted.iter().all(|&(k, v)| h.label(k) == Some(v));
         (0..fleet.hosts.len() as u32)
             .map(HostId)
             .filter(|&h| holds(fleet.host(h)))
@@ -99,11 +121,12 @@ impl Selector {
         }
     }
 
-    /// The pairs no host carries, each with the nearest label that exists.
+    /// The pairs no host carries, each with the nearest label that exists;
+    /// every alternative is checked.
     pub fn uncarried(&self, carried: &Carried<'_>) -> Vec<Uncarried> {
         self.labels
             .iter()
-            .filter_map(|(k, v)| carried.explain(k, v))
+            .flat_map(|(k, values)| values.iter().filter_map(|v| carried.explain(k, v)))
             .collect()
     }
 }
@@ -278,7 +301,13 @@ pub fn hosts_tree<'f>(fleet: &'f Fleet, selector: &Selector, hosts: &[HostId]) -
     let selector = selector
         .labels
         .iter()
-        .map(|(k, v)| (Cow::Owned(k.clone()), Tree::str(v.clone())))
+        .map(|(k, v)| {
+            let value = match &v[..] {
+                [one] => Tree::str(one.clone()),
+                many => Tree::List(many.iter().map(|v| Tree::str(v.clone())).collect()),
+            };
+            (Cow::Owned(k.clone()), value)
+        })
         .collect();
     let list = hosts
         .iter()
@@ -358,7 +387,34 @@ mod tests {
         }
         // Only the first `=` splits: values may hold one.
         let s = Selector::parse(&["k=a=b"]).unwrap();
-        assert_eq!(s.labels, [("k".to_owned(), "a=b".to_owned())]);
+        assert_eq!(s.labels, [("k".to_owned(), vec!["a=b".to_owned()])]);
+        for bad in ["role=web,", "role=,web", "role=web,,db"] {
+            assert_eq!(
+                Selector::parse(&[bad]),
+                Err(SelectorError { text: bad.into() })
+            );
+        }
+    }
+
+    #[test]
+    fn a_comma_separates_alternatives() {
+        let f = fleet();
+        let s = Selector::parse(&["role=web,db", "site=london"]).unwrap();
+        assert_eq!(s.text(), "role=web,db site=london");
+        assert_eq!(names(&f, &s.hosts(&f)), ["db-001", "web-001"]);
+        let s = Selector::parse(&["site=paris,london,paris"]).unwrap();
+        assert_eq!(s.text(), "site=paris,london");
+        assert_eq!(names(&f, &s.hosts(&f)), ["db-001", "web-001", "web-002"]);
+        // An alternative no host carries takes nothing away from the others,
+        // and is reported, each one.
+        let s = Selector::parse(&["role=web,wbe,dbb"]).unwrap();
+        assert_eq!(names(&f, &s.hosts(&f)), ["web-001", "web-002"]);
+        let u = s.uncarried(&Carried::of(&f));
+        let messages: Vec<String> = u.iter().map(Uncarried::message).collect();
+        assert_eq!(
+            messages,
+            ["no host carries `role=wbe`", "no host carries `role=dbb`"]
+        );
     }
 
     #[test]

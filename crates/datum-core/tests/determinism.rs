@@ -1,5 +1,7 @@
 //! The same fleet gives byte-identical manifests whatever order its files
-//! are discovered in, and whatever is thrown at the loader, it never panics.
+//! are discovered in and however many threads resolve it, and whatever is
+//! thrown at the loader, it never panics. `examples/sites` brings matcher
+//! alternatives into it; a generated fleet, alternatives everywhere.
 
 use std::path::Path;
 
@@ -32,6 +34,18 @@ fn example(name: &str) -> MemReader {
     mem
 }
 
+/// The example fleets every property is checked on.
+const EXAMPLES: [&str; 3] = ["fleet", "conflict", "sites"];
+
+/// [`render_fleet`] on a pool of `threads` threads.
+fn render_with_threads(reader: &dyn Reader, threads: usize) -> String {
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .unwrap()
+        .install(|| render_fleet(reader))
+}
+
 /// Every host's manifest (or its problems) as one text.
 fn render_fleet(reader: &dyn Reader) -> String {
     let fleet = loader::load(reader).unwrap();
@@ -58,7 +72,7 @@ proptest! {
 
     #[test]
     fn discovery_order_never_changes_the_output(seed in any::<u64>()) {
-        for name in ["fleet", "conflict"] {
+        for name in EXAMPLES {
             let reader = example(name);
             let baseline = render_fleet(&reader);
             let mut shuffled = reader.clone();
@@ -73,6 +87,17 @@ proptest! {
             }
             shuffled.set_order(order);
             prop_assert_eq!(render_fleet(&shuffled), baseline);
+        }
+    }
+
+    #[test]
+    fn thread_count_never_changes_the_output(threads in 2usize..9) {
+        for name in EXAMPLES {
+            let reader = example(name);
+            prop_assert_eq!(
+                render_with_threads(&reader, threads),
+                render_with_threads(&reader, 1)
+            );
         }
     }
 
@@ -110,7 +135,7 @@ fn yaml_special_characters_in_the_example_round_trip() {
 /// host exactly what resolving that host alone gives.
 #[test]
 fn shared_resolution_equals_resolving_each_host_alone() {
-    for name in ["fleet", "conflict"] {
+    for name in EXAMPLES {
         let reader = example(name);
         let fleet = loader::load(&reader).unwrap();
         let all = resolve_all(&fleet);
@@ -196,9 +221,17 @@ fn generated_fleet() -> impl Strategy<Value = Vec<u8>> {
         Some("nope"),
     ]);
     let envs = prop::sample::select(vec![None, Some("production"), Some("staging")]);
+    // A matcher may list alternatives: any of them holds.
     let layer = (
         0u8..2,
-        prop::sample::select(vec![None, Some("web"), Some("db")]),
+        prop::sample::select(vec![
+            None,
+            Some("web"),
+            Some("db"),
+            Some("[web, db]"),
+            Some("[db]"),
+            Some("[web, nope]"),
+        ]),
         envs.clone(),
         prop::collection::vec((any::<u8>(), any::<u8>()), 1..5),
     );
@@ -245,6 +278,19 @@ proptest! {
     fn generated_fleets_hold_the_fuzz_properties(input in generated_fleet()) {
         fuzz::load(&input);
         fuzz::load_and_resolve(&input);
+    }
+
+    /// However many threads resolve a generated fleet, the output is the same.
+    #[test]
+    fn generated_fleets_resolve_the_same_on_any_number_of_threads(
+        input in generated_fleet(),
+        threads in 2usize..6,
+    ) {
+        let reader = fuzz::fleet_from_bytes(&input);
+        prop_assert_eq!(
+            render_with_threads(&reader, threads),
+            render_with_threads(&reader, 1)
+        );
     }
 
     /// The same on raw bytes, as the fuzzer starts.

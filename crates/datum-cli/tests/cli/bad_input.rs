@@ -64,6 +64,7 @@ bad! {
     undeclared_label => "undeclared-label",
     invalid_host_name => "invalid-host-name",
     flow_list_brackets => "flow-list-brackets",
+    empty_alternatives => "empty-alternatives",
 }
 
 /// A copy of a fixture fleet to break further.

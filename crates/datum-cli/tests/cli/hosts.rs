@@ -67,7 +67,7 @@ fn a_malformed_selector_is_bad_usage() {
     assert_eq!(run.code, 64);
     assert_eq!(
         run.stderr,
-        "error: `role` is not a label selector\n  = hint: write KEY=VALUE, such as role=web or datum/host=web-001\n"
+        "error: `role` is not a label selector\n  = hint: write KEY=VALUE, such as role=web, role=web,cache (either value) or datum/host=web-001\n"
     );
 }
 

@@ -67,15 +67,41 @@ impl<'d, 'a, 'x> Cx<'d, 'a, 'x> {
         let mut out = Vec::new();
         for (key, k, val) in self.entries(v) {
             let key_ok = self.label_key(key, k, matcher);
-            if let Some(value) = self.label_value(val)
-                && key_ok
-            {
-                out.push(LabelDecl {
-                    key: self.shared(key),
-                    value: self.shared(value),
-                    key_span: self.span(k),
-                    value_span: self.span(val),
-                });
+            // In a matcher, a list is alternatives: any of them holds. Each
+            // becomes a label of its own (the same key again), in the order
+            // written; a value listed twice counts once.
+            let values: Vec<u32> = if matcher && matches!(self.scalar(val), Scalar::Seq) {
+                let items: Vec<u32> = self.doc.children(val).collect();
+                if items.is_empty() {
+                    self.err(
+                        Diagnostic::error(
+                            Code::EmptyAlternatives,
+                            format!("`{key}: []` lists no value, so the layer would match no host"),
+                        )
+                        .at(self.span(val), "empty list")
+                        .hint(format!(
+                            "list the values any of which a host may carry, such as `{key}: [web, cache]`, or remove `{key}` to match whatever value hosts carry"
+                        )),
+                    );
+                }
+                items
+            } else {
+                vec![val]
+            };
+            let mut seen: Vec<&str> = Vec::with_capacity(values.len());
+            for item in values {
+                if let Some(value) = self.label_value(item)
+                    && key_ok
+                    && !seen.contains(&value)
+                {
+                    seen.push(value);
+                    out.push(LabelDecl {
+                        key: self.shared(key),
+                        value: self.shared(value),
+                        key_span: self.span(k),
+                        value_span: self.span(item),
+                    });
+                }
             }
         }
         out

@@ -293,7 +293,13 @@ fn miss<'f>(ex: &Explanation<'f>, m: &Miss) -> Tree<'f> {
                 .map_or(layer.match_span, |l| l.key_span);
             let t = Tree::map()
                 .with("key", Tree::str(fleet.sym(c.key)))
-                .with("wanted", Tree::str(fleet.sym(c.wanted)))
+                .with(
+                    "wanted",
+                    match &c.wanted[..] {
+                        [one] => Tree::str(fleet.sym(*one)),
+                        any => Tree::strs(any.iter().map(|&v| fleet.sym(v))),
+                    },
+                )
                 .with(
                     "found",
                     c.found.map_or(Tree::Null, |v| Tree::str(fleet.sym(v))),

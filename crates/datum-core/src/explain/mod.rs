@@ -23,7 +23,7 @@ pub use crate::resolve::{Role, State};
 
 use crate::diagnostic::Diagnostic;
 use crate::fleet::{Fleet, HostId, Label, LayerId, ResId, Setting};
-use crate::matcher::LabelCheck;
+use crate::matcher::{LabelCheck, groups};
 use crate::report::problem_diagnostic;
 use crate::resolve::{Contrib, Resolution, ResolvedField, ResolvedResource};
 use crate::schema::{Field, IdError, Kind, ResourceId, nearest, suggest};
@@ -328,10 +328,23 @@ impl<'f> Explanation<'f> {
     }
 
     /// The labels of a layer's matcher, sorted by key text (a matcher keeps
-    /// them in interning order, which is not meant for reading).
+    /// them in interning order, which is not meant for reading). Of a key
+    /// listed with alternatives, only the value the host carries, which is
+    /// the one that made the layer match.
     pub fn matcher(&self, layer: LayerId) -> Vec<&'f Label> {
         let fleet = self.fleet;
-        let mut labels: Vec<&Label> = fleet.layer(layer).matcher.iter().collect();
+        let host = fleet.host(self.host);
+        let mut labels: Vec<&Label> = groups(&fleet.layer(layer).matcher)
+            .flat_map(|group| {
+                let carried = host.label(group[0].key);
+                let matched = group.iter().filter(|m| Some(m.value) == carried);
+                if group.len() > 1 && matched.clone().next().is_some() {
+                    matched.collect::<Vec<_>>()
+                } else {
+                    group.iter().collect()
+                }
+            })
+            .collect();
         labels.sort_by(|a, b| fleet.sym(a.key).cmp(fleet.sym(b.key)));
         labels
     }

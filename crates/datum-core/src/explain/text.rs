@@ -349,13 +349,20 @@ fn absent(ex: &Explanation<'_>, a: &Absence, out: &mut Out<'_>) -> io::Result<()
     }
 }
 
-/// `roles/db needs role=db; web-001 has role=web`.
+/// `roles/db needs role=db; web-001 has role=web`; alternatives read
+/// `roles/edge needs role in {web, cache}; web-001 has role=db`.
 fn miss(ex: &Explanation<'_>, m: &Miss) -> String {
     let fleet = ex.fleet;
     let needs: Vec<String> = m
         .failed
         .iter()
-        .map(|c| format!("{}={}", fleet.sym(c.key), fleet.sym(c.wanted)))
+        .map(|c| match &c.wanted[..] {
+            [one] => format!("{}={}", fleet.sym(c.key), fleet.sym(*one)),
+            any => {
+                let values: Vec<&str> = any.iter().map(|&v| fleet.sym(v)).collect();
+                format!("{} in {{{}}}", fleet.sym(c.key), values.join(", "))
+            }
+        })
         .collect();
     let has: Vec<String> = m
         .failed

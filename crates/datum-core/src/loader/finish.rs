@@ -199,35 +199,52 @@ impl Assembler {
     }
 
     /// The hosts a broken document's matcher selects. Only hosts carrying
-    /// the rarest wanted label can match: many broken host layers must not
-    /// each scan every host, so the label index is built on first need.
+    /// one of the rarest key's wanted values can match: many broken host
+    /// layers must not each scan every host, so the label index is built on
+    /// first need. A key listed with several values is alternatives.
     fn matched_by(
         &self,
         m: &[LabelDecl],
         hosts: &[Host],
         by_pair: &mut Option<FxHashMap<(Sym, Sym), Vec<u32>>>,
     ) -> Vec<u32> {
-        let wanted: Option<Vec<(Sym, Sym)>> = m
-            .iter()
-            .map(|l| pair_sym(&self.syms, hosts, &l.key, &l.value))
-            .collect();
-        // A label no host carries: the document touches no host.
-        let Some(wanted) = wanted else {
-            return Vec::new();
-        };
+        // Each key with the pairs hosts can carry of its values; a key none
+        // of whose values any host carries touches no host.
+        let mut wanted: Vec<Vec<(Sym, Sym)>> = Vec::new();
+        for group in m.chunk_by(|a, b| a.key == b.key) {
+            let pairs: Vec<(Sym, Sym)> = group
+                .iter()
+                .filter_map(|l| pair_sym(&self.syms, hosts, &l.key, &l.value))
+                .collect();
+            if pairs.is_empty() {
+                return Vec::new();
+            }
+            wanted.push(pairs);
+        }
         let by_pair = by_pair.get_or_insert_with(|| pair_index(hosts));
-        let candidates: Box<dyn Iterator<Item = u32>> = match wanted
+        let candidates: Vec<u32> = match wanted
             .iter()
-            .map(|p| by_pair.get(p).map_or(&[][..], Vec::as_slice))
-            .min_by_key(|c| c.len())
+            .map(|pairs| {
+                let mut hs: Vec<u32> = pairs
+                    .iter()
+                    .flat_map(|p| by_pair.get(p).map_or(&[][..], Vec::as_slice))
+                    .copied()
+                    .collect();
+                hs.sort_unstable();
+                hs
+            })
+            .min_by_key(Vec::len)
         {
-            Some(c) => Box::new(c.iter().copied()),
-            None => Box::new(0..hosts.len() as u32),
+            Some(c) => c,
+            None => (0..hosts.len() as u32).collect(),
         };
         candidates
+            .into_iter()
             .filter(|&h| {
                 let host = &hosts[h as usize];
-                wanted.iter().all(|&(k, v)| host.label(k) == Some(v))
+                wanted
+                    .iter()
+                    .all(|pairs| pairs.iter().any(|&(k, v)| host.label(k) == Some(v)))
             })
             .collect()
     }

@@ -17,6 +17,7 @@ use rustc_hash::{FxHashMap, FxHashSet};
 use super::Context;
 use crate::diagnostic::{Code, Diagnostic};
 use crate::fleet::{Label, LayerId, ResId};
+use crate::matcher::groups;
 use crate::report::{align, display_setting};
 use crate::resolve::{Contrib, Problem};
 use crate::schema::Field;
@@ -102,20 +103,25 @@ pub(super) fn run(cx: &Context<'_>, out: &mut Vec<Diagnostic>) {
     }
 }
 
-/// Whether some host could carry both matchers: no key asked for with two values.
+/// Whether some host could carry both matchers: no key whose values (one,
+/// or alternatives) in one are disjoint from its values in the other.
 fn compatible(a: &[Label], b: &[Label]) -> bool {
-    // Both are sorted by key.
-    let (mut i, mut j) = (0, 0);
-    while i < a.len() && j < b.len() {
-        match a[i].key.cmp(&b[j].key) {
-            std::cmp::Ordering::Less => i += 1,
-            std::cmp::Ordering::Greater => j += 1,
+    // Both are sorted by key; a key's alternatives sit side by side.
+    let (mut a, mut b) = (groups(a).peekable(), groups(b).peekable());
+    while let (Some(x), Some(y)) = (a.peek(), b.peek()) {
+        match x[0].key.cmp(&y[0].key) {
+            std::cmp::Ordering::Less => {
+                a.next();
+            }
+            std::cmp::Ordering::Greater => {
+                b.next();
+            }
             std::cmp::Ordering::Equal => {
-                if a[i].value != b[j].value {
+                if !x.iter().any(|l| y.iter().any(|m| m.value == l.value)) {
                     return false;
                 }
-                i += 1;
-                j += 1;
+                a.next();
+                b.next();
             }
         }
     }

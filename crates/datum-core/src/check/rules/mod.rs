@@ -64,14 +64,47 @@ impl<'f> Context<'f> {
                 .is_some()
     }
 
-    /// `role=web, site=london`, sorted by key; `every host` for no labels.
+    /// `role=web, site=london`, sorted; `role in {web, cache}` for a key
+    /// listed with alternatives. Given the labels of two matchers one after
+    /// the other, a key both constrain shows the values both accept: each
+    /// matcher lists a value of a key once, so a value seen again starts
+    /// the other matcher's values, and what a host may carry is the
+    /// intersection of the runs.
     fn labels_text<'a>(&self, labels: impl IntoIterator<Item = &'a Label>) -> String {
-        let mut pairs: Vec<String> = labels
+        let mut runs: Vec<(&str, Vec<Vec<&str>>)> = Vec::new();
+        for l in labels {
+            let (key, value) = (self.fleet.sym(l.key), self.fleet.sym(l.value));
+            let at = match runs.iter().position(|(k, _)| *k == key) {
+                Some(i) => i,
+                None => {
+                    runs.push((key, Vec::new()));
+                    runs.len() - 1
+                }
+            };
+            let key_runs = &mut runs[at].1;
+            match key_runs.last_mut() {
+                Some(run) if !run.contains(&value) => run.push(value),
+                _ => key_runs.push(vec![value]),
+            }
+        }
+        let mut pairs: Vec<String> = runs
             .into_iter()
-            .map(|l| format!("{}={}", self.fleet.sym(l.key), self.fleet.sym(l.value)))
+            .map(|(key, key_runs)| {
+                let mut values: Vec<&str> = key_runs[0]
+                    .iter()
+                    .copied()
+                    .filter(|v| key_runs[1..].iter().all(|r| r.contains(v)))
+                    .collect();
+                if values.is_empty() {
+                    values = key_runs.concat();
+                }
+                match &values[..] {
+                    [one] => format!("{key}={one}"),
+                    many => format!("{key} in {{{}}}", many.join(", ")),
+                }
+            })
             .collect();
         pairs.sort();
-        pairs.dedup();
         pairs.join(", ")
     }
 }
