@@ -148,71 +148,38 @@ impl Agent {
                 Err(r) => (None, serde_json::Value::Null, Some(r), None, false),
             },
         };
+        let fetch_failed = log.fetch_failed;
         let exit_status = match (&summary, &refusal) {
             (Some(s), None) => status(s),
             _ => 1,
         };
-        let mut warnings = Vec::new();
-        let reports = Reports::new(self.root.path(REPORTS));
-        let previous = reports.last().ok().flatten();
-        let fetch_failures_total =
-            previous.map_or(0, |p| p.fetch_failures_total) + u64::from(log.fetch_failed);
-        let run_id = match reports.next_run_id(started) {
-            Ok(id) => id,
-            Err(e) => {
-                warnings.push(format!("no run id: {e}"));
-                report::RunId::next(started, None).expect("an id without a predecessor")
-            }
-        };
         if let Some(r) = &refusal {
             log.notes.push(r.message.clone());
         }
-        let record = RunRecord {
-            run_id,
+        let run = Run {
             host: self.host.clone(),
             started,
-            finished: Timestamp::from(SystemTime::now()),
             mode,
-            source: log.source.as_deref().map(http::redact),
+            source: log.source,
             commit,
             cached_input: cached,
-            fetch_failures_total,
+            fetch_failed: log.fetch_failed,
             notes: log.notes,
-            counts: summary.as_ref().map(Counts::from).unwrap_or_default(),
+            summary,
             resources,
             exit_status,
         };
-        let report = reports
-            .dir()
-            .join(format!("{}.json", record.run_id.as_str()));
-        if let Err(e) = reports.write(&record) {
-            warnings.push(format!("the run report was not written: {}", chain(&e)));
-        }
-        let prom = self.path(&self.config.metrics);
-        let written = prom
-            .parent()
-            .map_or(Ok(()), std::fs::create_dir_all)
-            .and_then(|()| metrics::write(&prom, &record));
-        if let Err(e) = written {
-            warnings.push(format!(
-                "the metrics file {} was not written: {e}",
-                prom.display()
-            ));
-        }
-        if let Some(url) = &self.config.report_url {
-            let opts = FetchOptions {
-                timeout: POST_TIMEOUT,
-                ..FetchOptions::default()
-            };
-            if let Some(w) = report::post(url, &record, &opts) {
-                warnings.push(w.to_string());
-            }
-        }
+        let (record, report, warnings) = publish(
+            &self.root,
+            run,
+            &self.config.metrics,
+            self.config.report_url.as_deref(),
+        );
         RunOutcome {
             record,
             refusal,
             warnings,
-            fetch_failed: log.fetch_failed,
+            fetch_failed,
             report,
         }
     }
@@ -532,7 +499,7 @@ impl Agent {
                 return Err(refusal(e.to_string(), hint));
             }
         };
-        let resources = serde_json::from_slice(&json).unwrap_or(serde_json::Value::Null);
+        let resources = apply_report(&json);
         if !self.options.noop {
             if let Some(applied) = &input.applied
                 && let Err(e) = StateFile::new(self.root.path(STATE)).record(applied)
@@ -550,6 +517,98 @@ impl Agent {
         }
         Ok((summary, resources))
     }
+}
+
+/// Apply's JSON report (what [`datum_apply::JsonReporter`] wrote) as the
+/// run record's `resources`; null when there is none.
+pub fn apply_report(json: &[u8]) -> serde_json::Value {
+    serde_json::from_slice(json).unwrap_or(serde_json::Value::Null)
+}
+
+/// A finished run, before it has an id: what [`publish`] records.
+#[derive(Debug)]
+pub struct Run {
+    pub host: String,
+    pub started: Timestamp,
+    pub mode: Mode,
+    /// Where the input came from (a password in a URL is hidden).
+    pub source: Option<String>,
+    pub commit: Option<String>,
+    pub cached_input: bool,
+    /// Fetching failed this run: counted in the total carried from run to run.
+    pub fetch_failed: bool,
+    pub notes: Vec<String>,
+    /// Apply's counts, when anything was applied.
+    pub summary: Option<Summary>,
+    /// Apply's JSON report, or null.
+    pub resources: serde_json::Value,
+    pub exit_status: i32,
+}
+
+/// Records a finished run: its report under `/var/lib/datum/reports` and
+/// the Prometheus file `metrics` (both under `root`), and a POST to
+/// `report_url`. Gives the record, the report's path, and what could not
+/// be done, as warnings: reporting never changes a run's outcome.
+pub fn publish(
+    root: &Root,
+    run: Run,
+    metrics: &Path,
+    report_url: Option<&str>,
+) -> (RunRecord, PathBuf, Vec<String>) {
+    let mut warnings = Vec::new();
+    let reports = Reports::new(root.path(REPORTS));
+    let previous = reports.last().ok().flatten();
+    let fetch_failures_total =
+        previous.map_or(0, |p| p.fetch_failures_total) + u64::from(run.fetch_failed);
+    let run_id = match reports.next_run_id(run.started) {
+        Ok(id) => id,
+        Err(e) => {
+            warnings.push(format!("no run id: {e}"));
+            report::RunId::next(run.started, None).expect("an id without a predecessor")
+        }
+    };
+    let record = RunRecord {
+        run_id,
+        host: run.host,
+        started: run.started,
+        finished: Timestamp::from(SystemTime::now()),
+        mode: run.mode,
+        source: run.source.as_deref().map(http::redact),
+        commit: run.commit,
+        cached_input: run.cached_input,
+        fetch_failures_total,
+        notes: run.notes,
+        counts: run.summary.as_ref().map(Counts::from).unwrap_or_default(),
+        resources: run.resources,
+        exit_status: run.exit_status,
+    };
+    let report = reports
+        .dir()
+        .join(format!("{}.json", record.run_id.as_str()));
+    if let Err(e) = reports.write(&record) {
+        warnings.push(format!("the run report was not written: {}", chain(&e)));
+    }
+    let prom = root.path(&metrics.to_string_lossy());
+    let written = prom
+        .parent()
+        .map_or(Ok(()), std::fs::create_dir_all)
+        .and_then(|()| metrics::write(&prom, &record));
+    if let Err(e) = written {
+        warnings.push(format!(
+            "the metrics file {} was not written: {e}",
+            prom.display()
+        ));
+    }
+    if let Some(url) = report_url {
+        let opts = FetchOptions {
+            timeout: POST_TIMEOUT,
+            ..FetchOptions::default()
+        };
+        if let Some(w) = report::post(url, &record, &opts) {
+            warnings.push(w.to_string());
+        }
+    }
+    (record, report, warnings)
 }
 
 fn save_bundle(path: &Path, bytes: &[u8]) -> io::Result<()> {
@@ -612,9 +671,9 @@ fn chain(e: &(dyn std::error::Error + 'static)) -> String {
 }
 
 /// Apply's progress to the terminal and its JSON report to the run record.
-struct Tee<H, J> {
-    human: H,
-    json: J,
+pub struct Tee<H, J> {
+    pub human: H,
+    pub json: J,
 }
 
 impl<H: Reporter, J: Reporter> Reporter for Tee<H, J> {

@@ -6,11 +6,13 @@ use datum_apply::engine::{ApplyError, Options};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use datum_agent::bundle::{self, OpenError};
+use datum_agent::cycle::{self, Run, Tee, publish};
 use datum_agent::http::{self, FetchOptions};
+use datum_agent::report::{Mode, Timestamp};
 use datum_agent::sshsig::AllowedSigners;
 use datum_apply::root::{Identity, Root, host_name};
 use datum_apply::spec::{Item, items};
-use datum_apply::{HumanReporter, JsonReporter, Providers, Summary};
+use datum_apply::{HumanReporter, JsonReporter, Providers, Reporter, Summary};
 use datum_core::host::HostError;
 use datum_core::manifest::Manifest;
 
@@ -63,6 +65,18 @@ pub struct Args {
     /// (allowed-signers format, as `ssh-keygen -Y verify -f` reads it).
     #[arg(long, value_name = "FILE", requires = "bundle", alias = "public-key")]
     public_keys: Option<PathBuf>,
+    /// Record the run as the agent does: a report in /var/lib/datum/reports
+    /// and the Prometheus file /var/lib/prometheus/node-exporter/datum.prom
+    /// (both under --root).
+    #[arg(long)]
+    report: bool,
+}
+
+/// Where the input of a run came from, for its report.
+struct Origin {
+    mode: Mode,
+    source: String,
+    commit: Option<String>,
 }
 
 pub fn run(ui: &mut Ui, global: &GlobalArgs, args: Args) -> Result<Status> {
@@ -72,8 +86,13 @@ pub fn run(ui: &mut Ui, global: &GlobalArgs, args: Args) -> Result<Status> {
     };
     let identity = host_name(args.host.as_deref(), &machine)?;
     if let Some(file) = &args.bundle {
-        let items = bundle_items(file, args.public_keys.as_deref(), &identity)?;
-        return converge(ui, &identity.name, &items, &machine, &args);
+        let (items, commit) = bundle_items(file, args.public_keys.as_deref(), &identity)?;
+        let origin = Origin {
+            mode: Mode::Bundle,
+            source: file.display().to_string(),
+            commit,
+        };
+        return converge(ui, &identity.name, &items, &machine, &args, origin);
     }
     let (fleet, reader) = root::open(ui, global)?;
     let resolved = resolve_host(ui, &fleet, &identity.name).inspect_err(|e| {
@@ -90,53 +109,104 @@ pub fn run(ui: &mut Ui, global: &GlobalArgs, args: Args) -> Result<Status> {
     resolved.require_ok()?;
     let manifest = Manifest::new(&fleet, resolved.host, &resolved.resolution);
     let items = items(&manifest, &reader);
-    converge(ui, &identity.name, &items, &machine, &args)
+    let origin = Origin {
+        mode: Mode::Local,
+        source: reader.root().display().to_string(),
+        commit: None,
+    };
+    converge(ui, &identity.name, &items, &machine, &args, origin)
 }
 
-/// Applies `items` as `host` and gives the status the outcome calls for.
+/// Applies `items` as `host` and gives the status the outcome calls for;
+/// with --report, records the run.
 fn converge(
     ui: &mut Ui,
     host: &str,
     items: &[Item],
     machine: &Root,
     args: &Args,
+    origin: Origin,
 ) -> Result<Status> {
+    let started = Timestamp::from(SystemTime::now());
     let providers = Providers::system(machine);
     let options = Options { noop: args.noop };
+    let mut json = Vec::new();
+    let record = args.report.then_some(&mut json);
+    let run =
+        |r: &mut dyn Reporter| datum_apply::apply(host, items, &providers, machine, &options, r);
     let result = match args.format {
-        ReportFormat::Text => datum_apply::apply(
-            host,
-            items,
-            &providers,
-            machine,
-            &options,
-            &mut HumanReporter::new(ui.painted_stdout(Scheme::Apply)),
+        ReportFormat::Text => tee(
+            HumanReporter::new(ui.painted_stdout(Scheme::Apply)),
+            record,
+            run,
         ),
-        ReportFormat::Json => datum_apply::apply(
-            host,
-            items,
-            &providers,
-            machine,
-            &options,
-            &mut JsonReporter::new(ui.stdout()),
-        ),
+        ReportFormat::Json => tee(JsonReporter::new(ui.stdout()), record, run),
     };
-    match result {
-        Ok(summary) => Ok(status(&summary)),
+    let outcome = match result {
+        Ok(summary) => Ok(summary),
         // The run went on to the end; its status still tells what happened.
         Err(ApplyError::Report { source, summary }) => {
             if source.kind() != std::io::ErrorKind::BrokenPipe {
                 ui.warning(&format!("the report was cut short: {source}"));
             }
-            Ok(status(&summary))
+            Ok(summary)
         }
+        Err(e) => Err(e),
+    };
+    if args.report {
+        let (summary, notes, exit_status) = match &outcome {
+            Ok(summary) => (Some(summary.clone()), Vec::new(), cycle::status(summary)),
+            Err(e) => (None, vec![e.to_string()], 1),
+        };
+        let resources = cycle::apply_report(if summary.is_some() { &json } else { &[] });
+        let run = Run {
+            host: host.to_owned(),
+            started,
+            mode: origin.mode,
+            source: Some(origin.source),
+            commit: origin.commit,
+            cached_input: false,
+            fetch_failed: false,
+            notes,
+            summary,
+            resources,
+            exit_status,
+        };
+        let metrics = Path::new(datum_agent::metrics::DEFAULT_PATH);
+        let (_, _, warnings) = publish(machine, run, metrics, None);
+        for w in warnings {
+            ui.warning(&w);
+        }
+    }
+    match outcome {
+        Ok(summary) => Ok(status(&summary)),
         Err(e) => Err(e.into()),
+    }
+}
+
+/// Runs `run` with `reporter`, and also collects apply's JSON report into
+/// `json` when it is given.
+fn tee<R: Reporter>(
+    mut reporter: R,
+    json: Option<&mut Vec<u8>>,
+    run: impl FnOnce(&mut dyn Reporter) -> std::result::Result<Summary, ApplyError>,
+) -> std::result::Result<Summary, ApplyError> {
+    match json {
+        None => run(&mut reporter),
+        Some(buffer) => run(&mut Tee {
+            human: reporter,
+            json: JsonReporter::new(buffer),
+        }),
     }
 }
 
 /// The resources of a bundle file, after every check of the format, the
 /// signature when keys are given, and that it is this host's.
-fn bundle_items(file: &Path, keys: Option<&Path>, identity: &Identity) -> Result<Vec<Item>> {
+fn bundle_items(
+    file: &Path,
+    keys: Option<&Path>,
+    identity: &Identity,
+) -> Result<(Vec<Item>, Option<String>)> {
     let signers = match keys {
         Some(path) => Some(AllowedSigners::read(path).map_err(|e| {
             let hint = e.hint();
@@ -164,9 +234,10 @@ fn bundle_items(file: &Path, keys: Option<&Path>, identity: &Identity) -> Result
     };
     let opened =
         bundle::open(&bytes, signers.as_ref(), Some(&identity.name), now).map_err(refused)?;
-    opened
+    let items = opened
         .items(&name)
-        .map_err(|e| CommandError::failed(e.to_string()).with_source(e))
+        .map_err(|e| CommandError::failed(e.to_string()).with_source(e))?;
+    Ok((items, opened.commit().map(|c| c.id.to_owned())))
 }
 
 /// `--root DIR`, which must be a directory.

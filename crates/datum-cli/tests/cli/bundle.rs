@@ -396,3 +396,62 @@ fn apply_bundle_refuses_damage_another_host_and_untrusted_signatures() {
     let run = apply_bundle(root.path(), &signed.join("web-001.bundle"), &keys_arg);
     assert_eq!(run.code, 2, "{}", run.stderr);
 }
+
+#[test]
+fn apply_report_records_the_run_as_the_agent_does() {
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = Repo::new(&tmp.path().join("repo"));
+    let out = bundles(tmp.path(), "b", None);
+    let root = machine("web-001");
+    let file = out.join("web-001.bundle");
+    let run = apply_bundle(root.path(), &file, &["--report"]);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    let reports = root.path().join("var/lib/datum/reports");
+    let last: serde_json::Value =
+        serde_json::from_str(&fs::read_to_string(reports.join("last.json")).unwrap()).unwrap();
+    assert_eq!(last["type"], "RunReport");
+    assert_eq!(last["mode"], "bundle");
+    assert_eq!(last["source"], file.display().to_string());
+    let bytes = fs::read(&file).unwrap();
+    let commit = bundle::decode(&bytes).unwrap().bundle.commit.unwrap();
+    assert_eq!(last["commit"], commit.id);
+    assert_eq!(
+        (
+            last["exit_status"].as_i64(),
+            last["counts"]["changed"].as_i64()
+        ),
+        (Some(2), Some(3))
+    );
+    assert_eq!(last["resources"]["resources"].as_array().unwrap().len(), 3);
+    let prom = fs::read_to_string(
+        root.path()
+            .join("var/lib/prometheus/node-exporter/datum.prom"),
+    )
+    .unwrap();
+    assert!(
+        prom.lines().any(|l| l == "datum_last_run_exit_status 2"),
+        "{prom}"
+    );
+
+    // From a checkout: mode local, the fleet directory as the source.
+    let run = run_in(
+        &repo.fleet(),
+        &["apply", "--root", root.path().to_str().unwrap(), "--report"],
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let last: serde_json::Value =
+        serde_json::from_str(&fs::read_to_string(reports.join("last.json")).unwrap()).unwrap();
+    assert_eq!(last["mode"], "local");
+    assert_eq!(
+        last["source"],
+        repo.fleet().canonicalize().unwrap().display().to_string()
+    );
+    assert_eq!(last["commit"], serde_json::Value::Null);
+    assert_eq!(last["exit_status"], 0);
+    let runs = fs::read_dir(&reports).unwrap().count();
+    assert_eq!(runs, 3, "two runs and last.json");
+    // Without --report, nothing is recorded.
+    let bare = machine("web-001");
+    assert_eq!(apply_bundle(bare.path(), &file, &[]).code, 2);
+    assert!(!bare.path().join("var/lib/datum/reports").exists());
+}
