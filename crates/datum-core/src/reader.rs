@@ -115,10 +115,28 @@ pub trait Reader: Sync {
     /// Reads one discovered file, refusing one larger than `limit` bytes.
     fn read(&self, path: &str, limit: u64) -> Result<Vec<u8>, ReadError>;
 
+    /// Opens one discovered file to read from its start, as far as the
+    /// reader wants: the loader reads a payload only until it knows it is
+    /// one (`loader::read_document`). By default, the file read whole.
+    fn open(&self, path: &str) -> Result<Opened<'_>, ReadError> {
+        let bytes = self.read(path, u64::MAX)?;
+        Ok(Opened {
+            size: Some(bytes.len() as u64),
+            bytes: Box::new(io::Cursor::new(bytes)),
+        })
+    }
+
     /// Reads a `source` payload named by a normalised relative path, refusing
     /// one larger than `limit` bytes. Symbolic links are followed only while
     /// they stay inside the fleet root.
     fn read_source(&self, path: &str, limit: u64) -> Result<Vec<u8>, SourceError>;
+}
+
+/// One discovered file, open for reading.
+pub struct Opened<'a> {
+    pub bytes: Box<dyn io::Read + 'a>,
+    /// Its size, when the store knows it without reading it.
+    pub size: Option<u64>,
 }
 
 /// The payload size limit when `datum.yaml` sets none: 64 MiB.
@@ -294,6 +312,15 @@ impl Reader for DirReader {
             });
         }
         Ok(bytes)
+    }
+
+    fn open(&self, path: &str) -> Result<Opened<'_>, ReadError> {
+        let file = fs::File::open(self.root.join(path)).map_err(|e| io_error(path, e))?;
+        let size = file.metadata().map_err(|e| io_error(path, e))?.len();
+        Ok(Opened {
+            bytes: Box::new(file),
+            size: Some(size),
+        })
     }
 
     fn read_source(&self, path: &str, limit: u64) -> Result<Vec<u8>, SourceError> {

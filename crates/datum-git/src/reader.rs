@@ -10,7 +10,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, PoisonError};
 
-use datum_core::reader::{ReadError, Reader, SourceError, is_yaml_name};
+use datum_core::reader::{Opened, ReadError, Reader, SourceError, is_yaml_name};
 use gix::ObjectId;
 use gix::bstr::{BStr, BString, ByteSlice};
 use gix::objs::tree::EntryKind;
@@ -473,6 +473,23 @@ impl Reader for GitReader {
             Ok(Err(size)) => Err(too_large(size)),
             Err(message) => Err(self.io_error(path, message)),
         }
+    }
+
+    /// The blob inflated whole: objects in a pack cannot be read in part.
+    fn open(&self, path: &str) -> Result<Opened<'_>, ReadError> {
+        let entry = match self.entries.get(path) {
+            Some(e) if e.kind == Kind::File => *e,
+            Some(_) => return Err(self.io_error(path, "not a regular file")),
+            None => return Err(self.io_error(path, "no such file")),
+        };
+        let bytes = self
+            .pool
+            .with(|repo| Ok(repo.find_blob(entry.id)?.take_data()))
+            .map_err(|e: gix::Error| self.io_error(path, first_line(&e.to_string())))?;
+        Ok(Opened {
+            size: Some(bytes.len() as u64),
+            bytes: Box::new(std::io::Cursor::new(bytes)),
+        })
     }
 
     fn read_source(&self, path: &str, limit: u64) -> Result<Vec<u8>, SourceError> {

@@ -15,6 +15,7 @@ mod completions;
 mod delivery;
 mod diff;
 mod docs;
+mod document_files;
 mod escaping;
 mod explain;
 mod hosts;
