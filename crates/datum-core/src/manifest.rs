@@ -4,7 +4,6 @@
 
 use std::borrow::Cow;
 
-use crate::document::VERSION;
 use crate::emit::Tree;
 use crate::fleet::{Fleet, HostId};
 use crate::resolve::{Resolution, ResolvedResource};
@@ -74,9 +73,7 @@ impl<'f> Manifest<'f> {
             .resources()
             .map(|r| (Cow::Borrowed(r.id_text()), r.tree()))
             .collect();
-        Tree::map()
-            .with("datum", Tree::str(VERSION))
-            .with("type", Tree::str("Manifest"))
+        Tree::document("Manifest")
             .with("host", Tree::str(self.host_name()))
             .with("labels", Tree::Map(labels))
             .with("layers", Tree::List(layers))

@@ -211,9 +211,9 @@ impl<'f> Answer<'f> {
         match self {
             Answer::Value { .. } => "set",
             Answer::Unset { .. } => "unset",
-            Answer::NoResource => "no-resource",
+            Answer::NoResource => "no_resource",
             Answer::Fails => "fails",
-            Answer::HeldBack => "held-back",
+            Answer::HeldBack => "held_back",
         }
     }
 }
@@ -323,13 +323,13 @@ impl<'f> QueryResult<'f> {
         let fleet = self.fleet;
         let mut t = Tree::map().with("state", Tree::str(answer.state()));
         if let Answer::Value { value, .. } = answer {
-            let (v, sensitive) = match value {
+            let (v, redacted) = match value {
                 Shown::Value(v) => (value_tree(v), false),
                 Shown::Refs(ids) => (Tree::strs(ids.iter().copied()), false),
                 Shown::Sensitive => (Tree::Null, true),
             };
             t.push("value", v);
-            t.push("sensitive", Tree::Bool(sensitive));
+            t.push("redacted", Tree::Bool(redacted));
         }
         t.push(
             "layers",
@@ -343,8 +343,10 @@ impl<'f> QueryResult<'f> {
         t
     }
 
-    fn head(&self) -> Tree<'f> {
-        Tree::map()
+    /// `form` is `hosts` (one answer per host) or `summary` (one per group).
+    fn head(&self, form: &'static str) -> Tree<'f> {
+        Tree::document("Query")
+            .with("form", Tree::str(form))
             .with("resource", Tree::str(self.resource_text()))
             .with("field", Tree::str(self.field.name()))
     }
@@ -364,7 +366,7 @@ impl<'f> QueryResult<'f> {
                 t
             })
             .collect();
-        self.head().with("hosts", Tree::List(hosts))
+        self.head("hosts").with("hosts", Tree::List(hosts))
     }
 
     /// The groups as data, each with every host's name.
@@ -386,7 +388,7 @@ impl<'f> QueryResult<'f> {
                 t
             })
             .collect();
-        self.head().with("groups", Tree::List(groups))
+        self.head("summary").with("groups", Tree::List(groups))
     }
 }
 

@@ -156,7 +156,7 @@ pub fn align(rows: &[Vec<String>]) -> Vec<String> {
 
 /// The diagnostic for a problem found on `hosts` (sorted, at least one).
 pub fn problem_diagnostic(fleet: &Fleet, problem: &Problem, hosts: &[&str]) -> Diagnostic {
-    match problem {
+    let mut d = match problem {
         Problem::Conflict {
             resource,
             field,
@@ -185,7 +185,9 @@ pub fn problem_diagnostic(fleet: &Fleet, problem: &Problem, hosts: &[&str]) -> D
             value,
             resources,
         } => duplicate(fleet, *field, value, resources, hosts),
-    }
+    };
+    d.hosts = hosts.iter().map(|h| h.to_string()).collect();
+    d
 }
 
 fn on_hosts(hosts: &[&str]) -> String {

@@ -33,7 +33,7 @@ pub struct Args {
     summary: bool,
     /// The output format: aligned text, or one JSON document.
     #[arg(long, value_enum, default_value_t = ReportFormat::Text)]
-    format: ReportFormat,
+    pub format: ReportFormat,
 }
 
 pub fn run(ui: &mut Ui, global: &GlobalArgs, args: Args) -> Result<Status> {

@@ -19,6 +19,7 @@ mod escaping;
 mod explain;
 mod hosts;
 mod init;
+mod json_contract;
 mod matchers;
 mod names;
 mod package;

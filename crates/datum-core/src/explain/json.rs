@@ -1,6 +1,6 @@
 //! Explain as data, for `--format json`: the same answer as the text, with
 //! every contribution, matcher label and set entry located as
-//! `path:line:column` (and as separate parts), so an editor can jump to it.
+//! `{path, line, column}`, so an editor can jump to it.
 //! The schema is documented in `docs/explain.md`; values are never cut
 //! short here, but sensitive `content` is never included.
 
@@ -8,7 +8,7 @@ use std::borrow::Cow;
 
 use super::{Absence, Answer, Explanation, Miss, Role, State, WhyNot};
 use crate::diagnostic::Diagnostic;
-use crate::emit::Tree;
+use crate::emit::{self, Tree};
 use crate::fleet::{Label, LayerId, ResId, Setting};
 use crate::manifest::value_tree;
 use crate::resolve::{Contrib, ResolvedField, ResolvedResource};
@@ -25,7 +25,7 @@ pub fn tree<'f>(ex: &Explanation<'f>, answer: &Answer<'f>, problems: &'f [Diagno
         Answer::Absent(a) if a.field.is_some() => "field",
         Answer::Absent(_) => "resource",
     };
-    let mut t = Tree::map()
+    let mut t = Tree::document("Explain")
         .with("host", Tree::str(ex.host_name()))
         .with("query", Tree::str(query))
         .with("found", Tree::Bool(answer.found()))
@@ -71,14 +71,9 @@ pub fn tree<'f>(ex: &Explanation<'f>, answer: &Answer<'f>, problems: &'f [Diagno
     t
 }
 
-/// Adds where a span starts: `location` (`path:line:column`), then its parts.
-fn located<'f>(mut t: Tree<'f>, ex: &Explanation<'f>, span: Span) -> Tree<'f> {
-    let files = &ex.fleet.files;
-    t.push("location", Tree::str(files.location(span)));
-    t.push("path", Tree::str(files.path(span.file)));
-    t.push("line", Tree::Int(span.start.line.into()));
-    t.push("column", Tree::Int(span.start.col.into()));
-    t
+/// Adds where a span starts: `location`, as `{path, line, column}`.
+fn located<'f>(t: Tree<'f>, ex: &Explanation<'f>, span: Span) -> Tree<'f> {
+    t.with("location", emit::location(&ex.fleet.files, span))
 }
 
 fn label<'f>(ex: &Explanation<'f>, l: &Label) -> Tree<'f> {
