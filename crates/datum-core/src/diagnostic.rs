@@ -97,6 +97,10 @@ codes! {
     InvalidPath = "invalid-path",
     /// A `source` that is not a valid payload path, or cannot be read.
     InvalidSource = "invalid-source",
+    /// A `template` that is not a path under `templates/`, or cannot be read.
+    InvalidTemplate = "invalid-template",
+    /// A name under `vars:` a template could not read as `vars.NAME`.
+    InvalidVarName = "invalid-var-name",
     /// A `mode` written unquoted.
     UnquotedMode = "unquoted-mode",
     /// A `mode` that is not a file mode.
@@ -136,8 +140,11 @@ codes! {
     Conflict = "conflict",
     /// A resource without a field it requires.
     MissingField = "missing-field",
-    /// A File with both `source` and `content`.
+    /// A File with more than one of `source`, `content` and `template`.
     SourceAndContent = "source-and-content",
+    /// A template that does not render: an undefined name, a syntax
+    /// error, an include outside `templates/`, too much work.
+    TemplateError = "template-error",
     /// A reference to a resource the host does not have.
     UnknownReference = "unknown-reference",
     /// A dependency cycle.

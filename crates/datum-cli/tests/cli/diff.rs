@@ -125,6 +125,24 @@ impl Git {
     }
 }
 
+/// A template change reaches each host with its own rendering: the
+/// working tree is read from disk, HEAD from git, templates included.
+#[test]
+fn a_template_change_shows_host_by_host() {
+    let g = Git::empty("");
+    copy_tree(&example("templates"), &g.fleet);
+    g.commit("the templates fleet");
+    g.edit("templates/resolv.conf.j2", |t| {
+        t.replace(
+            "nameserver {{ vars.dns }}",
+            "nameserver {{ vars.dns }}\noptions rotate",
+        )
+    });
+    let run = g.datum(&["diff"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    insta::assert_snapshot!(g.stable(&run.stdout, &["HEAD"]), @"");
+}
+
 fn set_web_mode(text: String) -> String {
     text.replace("mode: \"0640\"", "mode: \"0644\"")
 }

@@ -28,5 +28,6 @@ mod render;
 mod review_script;
 mod schema;
 mod sensitive;
+mod templates;
 mod test_files;
 mod usage;
