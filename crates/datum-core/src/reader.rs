@@ -12,6 +12,7 @@ use std::collections::BTreeMap;
 use std::fs;
 use std::io::{self, Read as _};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// A problem reading the repository itself (not a problem in a document).
 #[derive(Debug, thiserror::Error)]
@@ -23,12 +24,35 @@ pub enum ReadError {
         #[source]
         source: io::Error,
     },
-    /// A store that is not the file system (a git object database) refused,
-    /// and says why in words.
-    #[error("cannot read {path}: {message}")]
-    Io { path: String, message: String },
+    /// A store that is not the file system (a git object database)
+    /// refused; its own error type says why.
+    #[error("cannot read {path}: {source}")]
+    Store {
+        path: String,
+        #[source]
+        source: Arc<dyn std::error::Error + Send + Sync>,
+    },
     #[error("{path} is {size} bytes, over the limit of {limit} bytes for a document file")]
     TooLarge { path: String, size: u64, limit: u64 },
+}
+
+impl ReadError {
+    /// A store's refusal to read `path`.
+    pub fn store(path: &str, source: impl std::error::Error + Send + Sync + 'static) -> ReadError {
+        ReadError::Store {
+            path: path.to_owned(),
+            source: Arc::new(source),
+        }
+    }
+
+    /// The path that could not be read.
+    pub fn path(&self) -> &str {
+        match self {
+            ReadError::Fs { path, .. }
+            | ReadError::Store { path, .. }
+            | ReadError::TooLarge { path, .. } => path,
+        }
+    }
 }
 
 /// An `io::Error` cannot be cloned: a copy keeps its kind and its text.
@@ -39,9 +63,9 @@ impl Clone for ReadError {
                 path: path.clone(),
                 source: io::Error::new(source.kind(), source.to_string()),
             },
-            ReadError::Io { path, message } => ReadError::Io {
+            ReadError::Store { path, source } => ReadError::Store {
                 path: path.clone(),
-                message: message.clone(),
+                source: Arc::clone(source),
             },
             ReadError::TooLarge { path, size, limit } => ReadError::TooLarge {
                 path: path.clone(),
@@ -60,16 +84,9 @@ impl PartialEq for ReadError {
             (ReadError::Fs { path: a, source: x }, ReadError::Fs { path: b, source: y }) => {
                 a == b && x.kind() == y.kind() && x.to_string() == y.to_string()
             }
-            (
-                ReadError::Io {
-                    path: a,
-                    message: x,
-                },
-                ReadError::Io {
-                    path: b,
-                    message: y,
-                },
-            ) => a == b && x == y,
+            (ReadError::Store { path: a, source: x }, ReadError::Store { path: b, source: y }) => {
+                a == b && x.to_string() == y.to_string()
+            }
             (
                 ReadError::TooLarge {
                     path: a,

@@ -138,11 +138,7 @@ impl Texts {
 fn unreadable(e: &ReadError) -> Diagnostic {
     Diagnostic::error(Code::Unreadable, e.to_string()).note(format!(
         "{} was not read, so every host is held back: it could have held any layer",
-        match e {
-            ReadError::Fs { path, .. }
-            | ReadError::Io { path, .. }
-            | ReadError::TooLarge { path, .. } => path.as_str(),
-        }
+        e.path()
     ))
 }
 
