@@ -169,9 +169,9 @@ pub fn problem_diagnostic(fleet: &Fleet, problem: &Problem, hosts: &[&str]) -> D
         } => missing(fleet, *resource, *field, declared, hosts),
         Problem::Exclusive {
             resource,
-            source,
-            content,
-        } => exclusive(fleet, *resource, *source, *content, hosts),
+            first,
+            second,
+        } => exclusive(fleet, *resource, *first, *second, hosts),
         Problem::Dangling {
             resource,
             field,
@@ -290,20 +290,22 @@ pub fn quoted(s: &str) -> String {
 fn exclusive(
     fleet: &Fleet,
     resource: ResId,
-    source: Contrib,
-    content: Contrib,
+    (first, a): (Field, Contrib),
+    (second, b): (Field, Contrib),
     hosts: &[&str],
 ) -> Diagnostic {
     let r = fleet.resources.text(resource);
-    let (sl, cl) = (
-        &fleet.layer(source.layer).display,
-        &fleet.layer(content.layer).display,
-    );
-    Diagnostic::error(Code::SourceAndContent, format!("{r} has both `source` (from {sl}) and `content` (from {cl})"))
-        .at(fleet.setting(content).span, "content")
-        .also(fleet.setting(source).span, "source")
-        .note(on_hosts(hosts))
-        .hint("a File takes one of them: in the layer that should win, set the other to null (`source: null`)")
+    let (al, bl) = (&fleet.layer(a.layer).display, &fleet.layer(b.layer).display);
+    Diagnostic::error(
+        Code::SourceAndContent,
+        format!("{r} has both `{first}` (from {al}) and `{second}` (from {bl})"),
+    )
+    .at(fleet.setting(b).span, second.name())
+    .also(fleet.setting(a).span, first.name())
+    .note(on_hosts(hosts))
+    .hint(format!(
+        "a File takes one of `source`, `content` and `secret`: in the layer that should win, set the other to null (`{first}: null`)"
+    ))
 }
 
 fn dangling(

@@ -29,6 +29,7 @@ pub enum Field {
     Mode,
     Source,
     Content,
+    Secret,
     Sensitive,
     Version,
     Enabled,
@@ -98,7 +99,7 @@ impl Kind {
         use Field::*;
         match self {
             Kind::File => &[
-                Path, Ensure, Owner, Group, Mode, Source, Content, Sensitive, Requires,
+                Path, Ensure, Owner, Group, Mode, Source, Content, Secret, Sensitive, Requires,
             ],
             Kind::Directory => &[Path, Ensure, Owner, Group, Mode, Requires],
             Kind::Symlink => &[Path, Target, Ensure, Requires],
@@ -160,7 +161,7 @@ impl Kind {
         match field {
             Field::Path => Ty::AbsPath,
             Field::Home => Ty::AbsPath,
-            Field::Source => Ty::Source,
+            Field::Source | Field::Secret => Ty::Source,
             Field::Content => Ty::Content,
             Field::Mode => Ty::Mode,
             Field::Sensitive | Field::Enabled | Field::System => Ty::Bool,
@@ -185,7 +186,7 @@ impl fmt::Display for Kind {
 }
 
 impl Field {
-    pub const ALL: [Field; 20] = [
+    pub const ALL: [Field; 21] = [
         Field::Path,
         Field::Target,
         Field::Name,
@@ -195,6 +196,7 @@ impl Field {
         Field::Mode,
         Field::Source,
         Field::Content,
+        Field::Secret,
         Field::Sensitive,
         Field::Version,
         Field::Enabled,
@@ -219,6 +221,7 @@ impl Field {
             Field::Mode => "mode",
             Field::Source => "source",
             Field::Content => "content",
+            Field::Secret => "secret",
             Field::Sensitive => "sensitive",
             Field::Version => "version",
             Field::Enabled => "enabled",

@@ -43,6 +43,8 @@ impl Assembler {
             layers,
             resources: self.resources,
             sources: self.sources,
+            recipients: self.recipients,
+            admins: self.admins,
             source_limit: self.source_limit,
             diagnostics,
             broken: self.broken,
@@ -160,6 +162,7 @@ impl Assembler {
                 name: h.name,
                 name_span: h.name_span,
                 labels,
+                keys: h.keys,
             });
         }
         (hosts, host_key)

@@ -56,11 +56,12 @@ pub enum Problem {
         field: Field,
         declared: Box<[Span]>,
     },
-    /// A File has both `source` and `content`.
+    /// A File sets two of `source`, `content` and `secret`: each with
+    /// the layer that set it, in schema order.
     Exclusive {
         resource: ResId,
-        source: Contrib,
-        content: Contrib,
+        first: (Field, Contrib),
+        second: (Field, Contrib),
     },
     /// An entry of `requires` or `restart_on` names a resource the host lacks.
     Dangling {

@@ -85,17 +85,24 @@ fn title_name(fleet: &Fleet, r: &ResolvedResource, problems: &mut Vec<Problem>) 
     }
 }
 
-/// A File with both `source` and `content`.
+/// The fields that give a File its content; at most one may be set.
+pub const CONTENT_FIELDS: &[Field] = &[Field::Source, Field::Content, Field::Secret];
+
+/// A File with two of [`CONTENT_FIELDS`] set (the first two, in schema order).
 fn exclusive(fleet: &Fleet, r: &ResolvedResource, problems: &mut Vec<Problem>) {
-    if fleet.resources.get(r.id).kind == Kind::File
-        && let (Some(s), Some(c)) = (r.field(Field::Source), r.field(Field::Content))
-        && s.value(fleet).is_some()
-        && c.value(fleet).is_some()
-    {
+    if fleet.resources.get(r.id).kind != Kind::File {
+        return;
+    }
+    let set: Vec<(Field, Contrib)> = CONTENT_FIELDS
+        .iter()
+        .filter_map(|&field| r.field(field).filter(|f| f.value(fleet).is_some()))
+        .map(|f| (f.field, f.winner()))
+        .collect();
+    if let [first, second, ..] = set[..] {
         problems.push(Problem::Exclusive {
             resource: r.id,
-            source: s.winner(),
-            content: c.winner(),
+            first,
+            second,
         });
     }
 }
