@@ -52,6 +52,12 @@ impl Plaintext {
         Ok(Some(Plaintext(buffer)))
     }
 
+    /// The bytes, still zeroed when dropped, for a caller that keeps them
+    /// in its own type.
+    pub fn into_zeroizing(self) -> Zeroizing<Vec<u8>> {
+        self.0
+    }
+
     pub fn as_bytes(&self) -> &[u8] {
         &self.0
     }
