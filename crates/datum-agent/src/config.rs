@@ -42,6 +42,9 @@ pub struct Config {
     pub report_url: Option<String>,
     /// The Prometheus textfile-collector file.
     pub metrics: PathBuf,
+    /// The private key secrets are decrypted with (`identity`); `None` is
+    /// the SSH host key, /etc/ssh/ssh_host_ed25519_key.
+    pub identity: Option<PathBuf>,
 }
 
 /// Where the host's configuration comes from.
@@ -159,6 +162,7 @@ const KEYS: &[&str] = &[
     "jitter",
     "report_url",
     "metrics",
+    "identity",
 ];
 
 /// The top-level keys as read, each with where it was written when
@@ -173,6 +177,7 @@ struct Keys {
     jitter: Option<(Duration, Span)>,
     report_url: Option<String>,
     metrics: Option<PathBuf>,
+    identity: Option<PathBuf>,
 }
 
 /// Collects every mistake before giving up.
@@ -214,6 +219,7 @@ impl Cx {
             metrics: keys
                 .metrics
                 .unwrap_or_else(|| PathBuf::from(metrics::DEFAULT_PATH)),
+            identity: keys.identity,
         })
     }
 
@@ -232,6 +238,7 @@ impl Cx {
                 "jitter" => keys.jitter = self.duration(key, value).map(|d| (d, value.span())),
                 "report_url" => keys.report_url = self.report_url(value),
                 "metrics" => keys.metrics = self.abs_path(key, value),
+                "identity" => keys.identity = self.abs_path(key, value),
                 _ => {
                     let hint = match suggest(key, KEYS.iter().copied()) {
                         Some(near) => format!("did you mean `{near}`?"),
