@@ -220,6 +220,46 @@ pub struct Diagnostic {
     pub hosts: Vec<String>,
 }
 
+/// The line a place is on, with carets under the place (to the end of the
+/// line when it runs on), in a gutter `gutter` digits wide; columns are
+/// counted on the screen, so wide characters keep the carets in place.
+fn write_source_line(
+    files: &Files,
+    span: Span,
+    gutter: usize,
+    out: &mut dyn io::Write,
+) -> io::Result<()> {
+    use unicode_width::UnicodeWidthStr as _;
+    let text = files.get(span.file).line(span.start.line);
+    let start = byte_at(text, span.start.col);
+    let end = if span.end.line == span.start.line && span.end.col > span.start.col {
+        byte_at(text, span.end.col)
+    } else {
+        text.len()
+    };
+    // Tabs shown as one space each, so the carets line up under them.
+    let shown = |s: &str| source_line(s).replace('\t', " ");
+    let before = shown(&text[..start]).width();
+    let marked = shown(&text[start..end]).width().max(1);
+    let n = span.start.line;
+    writeln!(out, "  {:gutter$} |", "")?;
+    writeln!(out, "  {n:>gutter$} | {}", shown(text))?;
+    writeln!(
+        out,
+        "  {:gutter$} | {}{}",
+        "",
+        " ".repeat(before),
+        "^".repeat(marked)
+    )
+}
+
+/// The byte offset of a 1-based character column in `line`.
+fn byte_at(line: &str, col: u32) -> usize {
+    line.char_indices()
+        .nth(col.saturating_sub(1) as usize)
+        .map_or(line.len(), |(i, _)| i)
+}
+
 impl Diagnostic {
     pub fn error(code: Code, message: impl Into<String>) -> Diagnostic {
         Diagnostic {
@@ -374,15 +414,28 @@ impl Diagnostic {
         for line in &self.body {
             writeln!(out, "  {}", escape(line))?;
         }
-        for label in self.primary.iter().chain(&self.secondary) {
+        let hidden = self.hides_lines(files);
+        let places: Vec<&Label> = self.primary.iter().chain(&self.secondary).collect();
+        // An error's places show their lines, as a snippet would: each side
+        // of a conflict where it is written.
+        let lines = self.is_error() && !hidden;
+        let gutter = places
+            .iter()
+            .map(|l| l.span.start.line.to_string().len())
+            .max()
+            .unwrap_or(1);
+        for label in places {
             write!(out, "  --> {}", escape(&files.location(label.span)))?;
             if label.text.is_empty() {
                 writeln!(out)?;
             } else {
                 writeln!(out, "  {}", escape(&label.text))?;
             }
+            if lines {
+                write_source_line(files, label.span, gutter, out)?;
+            }
         }
-        if self.hides_lines(files) {
+        if hidden {
             writeln!(
                 out,
                 "  = note: lines of a resource marked `sensitive: true` are not shown"

@@ -7,7 +7,7 @@ use crate::diagnostic::Diagnostic;
 use crate::fleet::{Fleet, HostId};
 use crate::report::problem_diagnostic;
 use crate::resolve::Resolution;
-use crate::schema::nearest;
+use crate::schema::suggest;
 
 /// A host found and resolved, whether or not it resolves cleanly: explain
 /// answers all the same, render and apply refuse it ([`Resolved::require_ok`]).
@@ -69,8 +69,11 @@ pub enum HostError {
     #[error("no host named `{name}` in this fleet")]
     Unknown {
         name: String,
-        /// The nearest host name; `None` when the fleet has no host.
+        /// The nearest host name, when one is close enough to be a typo
+        /// (the bound of [`crate::schema::suggest`]).
         nearest: Option<String>,
+        /// Whether the fleet has any host at all.
+        any: bool,
     },
     /// The documents declaring it failed to load.
     #[error("host `{name}` did not load: its document in {} has errors", .paths.join(", "))]
@@ -103,9 +106,16 @@ impl HostError {
                 nearest: Some(near),
                 ..
             } => format!("the nearest host name is `{near}`; `datum hosts` lists them all"),
-            HostError::Unknown { nearest: None, .. } => {
-                "the fleet has no hosts yet: a Host document declares one".to_owned()
-            }
+            HostError::Unknown {
+                nearest: None,
+                any: true,
+                ..
+            } => "no host name is close to it; `datum hosts` lists them all".to_owned(),
+            HostError::Unknown {
+                nearest: None,
+                any: false,
+                ..
+            } => "the fleet has no hosts yet: a Host document declares one".to_owned(),
             HostError::DidNotLoad { .. } | HostError::Blocked { .. } => {
                 "fix the errors above; `datum check` lists every problem in the fleet".to_owned()
             }
@@ -143,7 +153,8 @@ pub fn find(fleet: &Fleet, name: &str) -> Result<HostId, HostError> {
     }
     Err(HostError::Unknown {
         name: name.to_owned(),
-        nearest: nearest(name, fleet.hosts.iter().map(|h| &*h.name)).map(str::to_owned),
+        nearest: suggest(name, fleet.hosts.iter().map(|h| &*h.name)).map(str::to_owned),
+        any: !fleet.hosts.is_empty(),
     })
 }
 
@@ -248,6 +259,12 @@ mod tests {
             "the nearest host name is `web-001`; `datum hosts` lists them all"
         );
         assert!(e.diagnostics().is_empty() && e.is_not_found());
+        // Nothing close: no name is offered as if it were a typo.
+        let e = resolve(&f, "nosuch").unwrap_err();
+        assert_eq!(
+            e.hint(),
+            "no host name is close to it; `datum hosts` lists them all"
+        );
     }
 
     #[test]

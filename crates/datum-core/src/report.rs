@@ -12,6 +12,7 @@ use crate::schema::{Field, Value};
 use crate::sensitive::is_sensitive;
 use crate::source::Span;
 use crate::vars::{VarSetting, VarValue};
+use unicode_width::UnicodeWidthStr as _;
 
 /// How many diagnostics of one code and severity text output draws; the
 /// rest are counted in one line (JSON output carries every one).
@@ -123,8 +124,9 @@ pub fn display_setting(fleet: &Fleet, c: Contrib) -> String {
     }
 }
 
-/// Rows padded so each column lines up; the last column is not padded.
-/// Cells are escaped ([`crate::printable`]) before they are measured: a
+/// Rows padded so each column lines up on a terminal, measured in display
+/// columns (a CJK character or an emoji takes two); the last column is not
+/// padded. Cells are escaped ([`crate::printable`]) before they are measured: a
 /// layer file named with a newline stays one cell of one row.
 pub fn align(rows: &[Vec<String>]) -> Vec<String> {
     let rows: Vec<Vec<std::borrow::Cow<'_, str>>> = rows
@@ -135,7 +137,7 @@ pub fn align(rows: &[Vec<String>]) -> Vec<String> {
     let mut width = vec![0; cols];
     for row in &rows {
         for (i, cell) in row.iter().enumerate() {
-            width[i] = width[i].max(cell.chars().count());
+            width[i] = width[i].max(cell.width());
         }
     }
     rows.iter()
@@ -146,7 +148,7 @@ pub fn align(rows: &[Vec<String>]) -> Vec<String> {
                     line.push_str(cell);
                 } else {
                     line.push_str(cell);
-                    let pad = width[i] - cell.chars().count() + 2;
+                    let pad = width[i] - cell.width() + 2;
                     line.extend(std::iter::repeat_n(' ', pad));
                 }
             }
@@ -546,4 +548,19 @@ fn duplicate(
         d = d.place(span, fleet.resources.text(id).to_owned());
     }
     d
+}
+
+#[cfg(test)]
+mod align_tests {
+    use super::align;
+
+    #[test]
+    fn wide_characters_take_two_columns() {
+        let rows = [
+            vec!["値".to_owned(), "a".to_owned()],
+            vec!["xx".to_owned(), "b".to_owned()],
+            vec!["é".to_owned(), "c".to_owned()],
+        ];
+        assert_eq!(align(&rows), ["値  a", "xx  b", "é   c"]);
+    }
 }

@@ -492,52 +492,21 @@ pub fn normalise_rel_path(s: &str) -> Result<String, PathError> {
 pub const COMPARED_MAX: usize = 256;
 
 /// Edit distance where an adjacent swap counts as one edit (`wbe` is one
-/// edit from `web`).
+/// edit from `web`): strsim's optimal string alignment distance.
 pub fn edit_distance(a: &str, b: &str) -> usize {
-    let a: Vec<char> = a.chars().collect();
-    let b: Vec<char> = b.chars().collect();
-    distance_within(&a, &b, usize::MAX).unwrap_or(usize::MAX)
+    strsim::osa_distance(a, b)
 }
 
-/// The edit distance of `a` and `b` if it is at most `max`: only the band
-/// of the table within `max` of the diagonal is filled, and the work stops
-/// at the first row whose every cell is past `max`. Cost O(min(n, m) *
-/// max), not O(n * m).
-fn distance_within(a: &[char], b: &[char], max: usize) -> Option<usize> {
-    let (n, m) = (a.len(), b.len());
+/// The edit distance of `a` and `b` (of `n` and `m` characters) if it is
+/// at most `max`. Texts whose lengths differ by more than `max` are not
+/// compared at all; callers keep both to [`COMPARED_MAX`] characters, so
+/// one comparison costs at most `COMPARED_MAX` squared steps.
+fn distance_within(a: &str, n: usize, b: &str, m: usize, max: usize) -> Option<usize> {
     if n.abs_diff(m) > max {
         return None;
     }
-    let far = usize::MAX / 2;
-    let band = max.min(n.max(m));
-    // Three rows of the optimal-string-alignment table.
-    let mut prev2 = vec![far; m + 1];
-    let mut prev: Vec<usize> = (0..=m).map(|j| if j <= band { j } else { far }).collect();
-    let mut cur = vec![far; m + 1];
-    for i in 1..=n {
-        let lo = i.saturating_sub(band).max(1);
-        let hi = (i + band).min(m);
-        cur.fill(far);
-        if i <= band {
-            cur[0] = i;
-        }
-        let mut row_min = cur[0];
-        for j in lo..=hi {
-            let cost = usize::from(a[i - 1] != b[j - 1]);
-            let mut d = (prev[j] + 1).min(cur[j - 1] + 1).min(prev[j - 1] + cost);
-            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
-                d = d.min(prev2[j - 2] + 1);
-            }
-            cur[j] = d;
-            row_min = row_min.min(d);
-        }
-        if row_min > max {
-            return None;
-        }
-        std::mem::swap(&mut prev2, &mut prev);
-        std::mem::swap(&mut prev, &mut cur);
-    }
-    (prev[m] <= max).then_some(prev[m])
+    let d = strsim::osa_distance(a, b);
+    (d <= max).then_some(d)
 }
 
 /// The candidate nearest to `word`, however far; ties go to the smallest
@@ -555,22 +524,20 @@ fn nearest_within<'a>(
     candidates: impl IntoIterator<Item = &'a str>,
     max: usize,
 ) -> Option<(usize, &'a str)> {
-    let w: Vec<char> = word.chars().take(COMPARED_MAX + 1).collect();
-    if w.len() > COMPARED_MAX {
+    let w = word.chars().take(COMPARED_MAX + 1).count();
+    if w > COMPARED_MAX {
         return None;
     }
     let lower = word.to_lowercase();
     let mut best: Option<(usize, &'a str)> = None;
-    let mut c_chars: Vec<char> = Vec::new();
     for c in candidates {
         // A candidate of more than COMPARED_MAX characters has more than
         // COMPARED_MAX bytes; most are skipped on the byte count alone.
         if c == word || c.len() > 4 * COMPARED_MAX {
             continue;
         }
-        c_chars.clear();
-        c_chars.extend(c.chars());
-        if c_chars.len() > COMPARED_MAX {
+        let n = c.chars().count();
+        if n > COMPARED_MAX {
             continue;
         }
         // A difference of case alone is the nearest of all.
@@ -578,7 +545,7 @@ fn nearest_within<'a>(
             0
         } else {
             let limit = best.map_or(max, |(d, _)| d.min(max));
-            match distance_within(&w, &c_chars, limit) {
+            match distance_within(word, w, c, n, limit) {
                 Some(d) => d,
                 None => continue,
             }
@@ -682,10 +649,10 @@ mod tests {
         ];
         for a in words {
             for b in words {
-                let (ac, bc): (Vec<char>, Vec<char>) = (a.chars().collect(), b.chars().collect());
+                let (n, m) = (a.chars().count(), b.chars().count());
                 let d = edit_distance(a, b);
                 for max in 0..8 {
-                    let within = distance_within(&ac, &bc, max);
+                    let within = distance_within(a, n, b, m, max);
                     assert_eq!(within, (d <= max).then_some(d), "{a:?} {b:?} {max}");
                 }
             }

@@ -60,13 +60,9 @@ impl SourceFile {
             let bytes = self.text.as_bytes();
             let mut starts = vec![0];
             starts.extend(
-                bytes
-                    .iter()
-                    .enumerate()
-                    .filter(|&(i, &b)| {
-                        b == b'\n' || (b == b'\r' && bytes.get(i + 1) != Some(&b'\n'))
-                    })
-                    .map(|(i, _)| i + 1),
+                memchr::memchr2_iter(b'\n', b'\r', bytes)
+                    .filter(|&i| bytes[i] == b'\n' || bytes.get(i + 1) != Some(&b'\n'))
+                    .map(|i| i + 1),
             );
             starts
         })

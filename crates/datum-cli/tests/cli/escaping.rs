@@ -70,7 +70,8 @@ fn names_labels_and_values_are_escaped_in_every_text_output() {
         printable(&format!("datum {args:?} (stdout)"), &run.stdout);
         printable(&format!("datum {args:?} (stderr)"), &run.stderr);
     }
-    // The conflict report keeps its shape: two sides, one row each.
+    // The conflict report keeps its shape: two sides, one row each, and
+    // the line of each.
     let run = run_in(dir.path(), &["check"]);
     assert_eq!(run.code, 1);
     assert_eq!(
@@ -80,8 +81,14 @@ fn names_labels_and_values_are_escaped_in_every_text_output() {
              0600  {escaped_layer}  precedence 30\n  \
              0644  roles/web{pad}  precedence 30\n  \
              both layers match host web-001 at equal precedence\n  \
-             --> {escaped_layer}/layer.yaml:10:11\n  \
-             --> roles/web/layer.yaml:11:11\n  \
+             --> {escaped_layer}/layer.yaml:10:11\n     \
+             |\n  \
+             10 |     mode: \"0600\"\n     \
+             |           ^^^^^^\n  \
+             --> roles/web/layer.yaml:11:11\n     \
+             |\n  \
+             11 |     mode: \"0644\"\n     \
+             |           ^^^^^^\n  \
              = hint: give the layer that should win a higher precedence, or narrow a matcher so the layers no longer overlap\n\n",
             pad = " ".repeat(escaped_layer.len() - "roles/web".len()),
         )

@@ -13,6 +13,7 @@ mod colour;
 mod common;
 mod completions;
 mod delivery;
+mod diagnostics;
 mod diff;
 mod docs;
 mod document_files;

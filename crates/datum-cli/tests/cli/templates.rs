@@ -91,7 +91,13 @@ fn two_layers_of_one_precedence_setting_a_var_differently_conflict() {
       10.2.0.53  sites/frankfurt  precedence 20
       both layers match host web-002 at equal precedence
       --> extra/dns.yaml:7:8
+        |
+      7 |   dns: 10.9.9.9
+        |        ^^^^^^^^
       --> sites/frankfurt/layer.yaml:7:8
+        |
+      7 |   dns: 10.2.0.53
+        |        ^^^^^^^^^
       = hint: give the layer that should win a higher precedence, or narrow a matcher so the layers no longer overlap
 
     error: conflicting values for vars.dns
@@ -99,7 +105,13 @@ fn two_layers_of_one_precedence_setting_a_var_differently_conflict() {
       10.1.0.53  sites/london    precedence 20
       both layers match host web-001 at equal precedence
       --> extra/dns.yaml:7:8
+        |
+      7 |   dns: 10.9.9.9
+        |        ^^^^^^^^
       --> sites/london/layer.yaml:7:8
+        |
+      7 |   dns: 10.1.0.53
+        |        ^^^^^^^^^
       = hint: give the layer that should win a higher precedence, or narrow a matcher so the layers no longer overlap
     ");
     // The template reads the conflicting var: the conflict alone is reported.

@@ -12,7 +12,7 @@ use crate::diagnostic::{Code, Diagnostic};
 use crate::document::{FieldValue, LayerDoc};
 use crate::fleet::SourceInfo;
 use crate::reader::{Reader, SourceError};
-use crate::schema::{Field, Value};
+use crate::schema::{Field, Value, suggest};
 use crate::source::Span;
 
 use super::assemble::Assembler;
@@ -27,10 +27,17 @@ impl Assembler {
                 .filter_map(|(f, p, span)| Some((f, p.to_owned(), span, failed.get(p)?.clone())))
                 .collect();
             for (field, p, span, e) in bad {
+                let hint = match e {
+                    SourceError::Missing => match nearest_file(reader, &p) {
+                        Some(near) => format!("did you mean `{near}`? {}", source_hint(&e)),
+                        None => source_hint(&e).to_owned(),
+                    },
+                    _ => source_hint(&e).to_owned(),
+                };
                 self.diags.push(
                     Diagnostic::error(Code::InvalidSource, format!("{field} `{p}` {e}"))
                         .at(span, field.name())
-                        .hint(source_hint(&e)),
+                        .hint(hint),
                 );
                 self.layers[k].ok = false;
             }
@@ -105,6 +112,18 @@ fn sources_of(doc: &LayerDoc) -> impl Iterator<Item = (Field, &str, Span)> {
             }
             _ => None,
         })
+}
+
+/// The existing file nearest to a missing payload path, close enough to be
+/// a typo: looked for in the payload's directory, then in the whole fleet
+/// when that directory does not exist.
+fn nearest_file(reader: &dyn Reader, path: &str) -> Option<String> {
+    let dir = path.rsplit_once('/').map_or("", |(dir, _)| dir);
+    let mut files = reader.list_payloads(dir).unwrap_or_default();
+    if files.is_empty() && !dir.is_empty() {
+        files = reader.list_payloads("").unwrap_or_default();
+    }
+    suggest(path, files.iter().map(String::as_str)).map(str::to_owned)
 }
 
 fn source_hint(e: &SourceError) -> &'static str {
