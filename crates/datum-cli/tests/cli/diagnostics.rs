@@ -43,3 +43,34 @@ fn wide_characters_keep_the_conflict_table_aligned() {
     };
     assert_eq!(column(rows[0]), column(rows[1]), "{rows:?}");
 }
+
+/// The usual YAML slips under `resources:` are told in words at the line at
+/// fault: a list where a mapping belongs, fields at the level of the ids.
+#[test]
+fn yaml_slips_under_resources_are_told_in_words() {
+    let dir = tempfile::tempdir().unwrap();
+    let fleet = dir.path();
+    fs::write(
+        fleet.join("datum.yaml"),
+        "datum: v1alpha1\ntype: Fleet\nname: t\n",
+    )
+    .unwrap();
+    fs::write(
+        fleet.join("hosts.yaml"),
+        "datum: v1alpha1\ntype: Host\nname: web-001\nlabels: {role: web}\n",
+    )
+    .unwrap();
+    fs::write(
+        fleet.join("listed.yaml"),
+        "datum: v1alpha1\ntype: Layer\nname: listed\nprecedence: 1\nmatch: {}\nresources:\n  - Package[nginx]:\n      ensure: installed\n",
+    )
+    .unwrap();
+    fs::write(
+        fleet.join("flat.yaml"),
+        "datum: v1alpha1\ntype: Layer\nname: flat\nprecedence: 2\nmatch: {}\nresources:\n  File[motd]:\n  path: /etc/motd\n",
+    )
+    .unwrap();
+    let run = run_in(fleet, &["check"]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    insta::assert_snapshot!(run.stderr);
+}

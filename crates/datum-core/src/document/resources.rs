@@ -3,12 +3,27 @@
 use crate::diagnostic::{Code, Diagnostic};
 use crate::schema::{Field, Kind, ResourceId, suggest};
 
-use super::cx::Cx;
+use super::cx::{Cx, Scalar};
 use super::{FieldDecl, ResourceDecl, list};
 
 impl<'d, 'a, 'x> Cx<'d, 'a, 'x> {
     pub(super) fn resources(&mut self, v: u32) -> Vec<ResourceDecl> {
         if self.is_null(v) {
+            return Vec::new();
+        }
+        if matches!(self.scalar(v), Scalar::Seq) {
+            // The usual slip: `- Package[nginx]:` under `resources:`.
+            self.err(
+                Diagnostic::error(
+                    Code::WrongType,
+                    "`resources` is a mapping of Type[title] to fields; this line starts a list item",
+                )
+                .at(self.span(v), "a list item")
+                .hint(
+                    "remove the `- `: each `Type[title]:` sits directly under `resources:`, \
+                     with its fields indented below it",
+                ),
+            );
             return Vec::new();
         }
         if !self.is_map(v) {
@@ -20,10 +35,33 @@ impl<'d, 'a, 'x> Cx<'d, 'a, 'x> {
             );
             return Vec::new();
         }
-        let mut out = Vec::new();
+        let mut out: Vec<ResourceDecl> = Vec::new();
         for (key, k, val) in self.entries(v) {
             let id = match ResourceId::parse(key) {
                 Ok(id) => id,
+                // A field indented as if it were a resource id.
+                Err(_) if Field::parse(key).is_some() => {
+                    let hint = match out.last() {
+                        Some(r) => format!(
+                            "indent `{key}:` under `{}:`, deeper than the resource id, \
+                             so that it is one of its fields",
+                            r.id
+                        ),
+                        None => format!(
+                            "fields go under their resource: write `Type[title]:` here \
+                             and indent `{key}:` below it"
+                        ),
+                    };
+                    self.err(
+                        Diagnostic::error(
+                            Code::InvalidResource,
+                            format!("`{key}` is a field, written at the level of resource ids"),
+                        )
+                        .at(self.span(k), "a field, not a resource id")
+                        .hint(hint),
+                    );
+                    continue;
+                }
                 Err(e) => {
                     let (msg, hint) = (e.to_string(), e.hint());
                     self.err(
