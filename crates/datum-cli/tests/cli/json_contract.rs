@@ -187,6 +187,21 @@ fn every_json_output_follows_the_schema_of_its_type() {
         check(&bad.unwrap().path(), &["check"]);
     }
 
+    let templates = example("templates");
+    for args in [
+        &["render", "web-001"][..],
+        &["explain", "--host", "web-001"],
+        &["explain", "File[resolv].content", "--host", "web-001"],
+        &["explain", "File[resolv]", "--host", "web-001"],
+        &["explain", "vars.search_domain", "--host", "web-001"],
+        &["explain", "vars.nosuch", "--host", "web-001"],
+        &["query", "vars.search_domain"],
+        &["query", "vars.search_domain", "--summary"],
+        &["query", "File[resolv].content"],
+    ] {
+        check(&templates, args);
+    }
+
     check(&fleet, &["hosts"]);
     check(&fleet, &["hosts", "role=web,db", "environment=production"]);
     assert_eq!(check(&fleet, &["hosts", "colour=blue"]).code, 1);
