@@ -26,6 +26,7 @@ mod query;
 mod render;
 mod review_script;
 mod schema;
+mod secrets;
 mod sensitive;
 mod test_files;
 mod usage;
