@@ -29,6 +29,7 @@ pub enum Field {
     Mode,
     Source,
     Content,
+    Template,
     Secret,
     Sensitive,
     Version,
@@ -54,6 +55,8 @@ pub enum Ty {
     AbsPath,
     /// A path relative to the fleet root that must exist inside it.
     Source,
+    /// A template under `templates/`, rendered for each host.
+    Template,
     /// A quoted string of 3 or 4 octal digits, kept as 4.
     Mode,
     Bool,
@@ -99,7 +102,8 @@ impl Kind {
         use Field::*;
         match self {
             Kind::File => &[
-                Path, Ensure, Owner, Group, Mode, Source, Content, Secret, Sensitive, Requires,
+                Path, Ensure, Owner, Group, Mode, Source, Content, Template, Secret, Sensitive,
+                Requires,
             ],
             Kind::Directory => &[Path, Ensure, Owner, Group, Mode, Requires],
             Kind::Symlink => &[Path, Target, Ensure, Requires],
@@ -142,6 +146,20 @@ impl Kind {
         }
     }
 
+    /// The fields that each give a resource its content: at most one of
+    /// them may be set. Another kind of content is one more entry here.
+    pub fn content_fields(self) -> &'static [Field] {
+        match self {
+            Kind::File => &[
+                Field::Source,
+                Field::Content,
+                Field::Template,
+                Field::Secret,
+            ],
+            _ => &[],
+        }
+    }
+
     /// Whether this type manages a filesystem path.
     pub fn is_path(self) -> bool {
         matches!(self, Kind::File | Kind::Directory | Kind::Symlink)
@@ -162,6 +180,7 @@ impl Kind {
             Field::Path => Ty::AbsPath,
             Field::Home => Ty::AbsPath,
             Field::Source | Field::Secret => Ty::Source,
+            Field::Template => Ty::Template,
             Field::Content => Ty::Content,
             Field::Mode => Ty::Mode,
             Field::Sensitive | Field::Enabled | Field::System => Ty::Bool,
@@ -186,7 +205,7 @@ impl fmt::Display for Kind {
 }
 
 impl Field {
-    pub const ALL: [Field; 21] = [
+    pub const ALL: [Field; 22] = [
         Field::Path,
         Field::Target,
         Field::Name,
@@ -196,6 +215,7 @@ impl Field {
         Field::Mode,
         Field::Source,
         Field::Content,
+        Field::Template,
         Field::Secret,
         Field::Sensitive,
         Field::Version,
@@ -221,6 +241,7 @@ impl Field {
             Field::Mode => "mode",
             Field::Source => "source",
             Field::Content => "content",
+            Field::Template => "template",
             Field::Secret => "secret",
             Field::Sensitive => "sensitive",
             Field::Version => "version",

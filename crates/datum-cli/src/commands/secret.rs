@@ -119,6 +119,9 @@ impl Reader for Creating<'_> {
     fn read(&self, path: &str, limit: u64) -> std::result::Result<Vec<u8>, ReadError> {
         self.inner.read(path, limit)
     }
+    fn list_payloads(&self, dir: &str) -> std::result::Result<Vec<String>, ReadError> {
+        self.inner.list_payloads(dir)
+    }
     fn read_source(&self, path: &str, limit: u64) -> std::result::Result<Vec<u8>, SourceError> {
         match self.inner.read_source(path, limit) {
             Err(SourceError::Missing) if self.path.as_deref() == Some(path) => Ok(Vec::new()),

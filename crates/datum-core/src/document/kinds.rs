@@ -24,7 +24,15 @@ impl DocType {
         match self {
             DocType::Fleet => &["datum", "type", "name", "labels", "limits", "admins"],
             DocType::Host => &["datum", "type", "name", "labels", "keys"],
-            DocType::Layer => &["datum", "type", "name", "precedence", "match", "resources"],
+            DocType::Layer => &[
+                "datum",
+                "type",
+                "name",
+                "precedence",
+                "match",
+                "resources",
+                "vars",
+            ],
         }
     }
 }
@@ -278,6 +286,10 @@ impl<'d, 'a, 'x> Cx<'d, 'a, 'x> {
             None => Vec::new(),
             Some((_, v)) => self.resources(v),
         };
+        let vars = match get("vars") {
+            None => Vec::new(),
+            Some((_, v)) => self.vars(v),
+        };
         out.layer_spans.push(top);
         match (name, precedence, matcher) {
             (Some((name, _)), Some((precedence, precedence_span)), Some(matcher)) if self.ok => {
@@ -288,6 +300,7 @@ impl<'d, 'a, 'x> Cx<'d, 'a, 'x> {
                     match_span,
                     matcher,
                     resources,
+                    vars,
                 })
             }
             (_, _, matcher) => out.broken.push(Broken::Layer(matcher)),

@@ -53,6 +53,7 @@ pub(super) struct Assembler {
     pub(super) sources: BTreeMap<String, SourceInfo>,
     pub(super) recipients: BTreeMap<String, Option<String>>,
     pub(super) admins: Vec<KeyDecl>,
+    pub(super) templates: BTreeMap<String, Result<FileId, String>>,
 }
 
 /// What the files gathered so far say about the Fleet document.
@@ -81,6 +82,7 @@ impl Assembler {
             sources: BTreeMap::new(),
             recipients: BTreeMap::new(),
             admins: Vec::new(),
+            templates: BTreeMap::new(),
         }
     }
 

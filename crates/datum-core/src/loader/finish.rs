@@ -8,7 +8,7 @@ use rustc_hash::FxHashMap;
 
 use crate::document::{FieldValue, HOST_LABEL, LabelDecl};
 use crate::fleet::{
-    BrokenKind, Fleet, Host, Label, Layer, LayerField, LayerResource, Setting, cmp_paths,
+    BrokenKind, Fleet, Host, Label, Layer, LayerField, LayerResource, LayerVar, Setting, cmp_paths,
     display_name,
 };
 use crate::intern::Sym;
@@ -45,6 +45,7 @@ impl Assembler {
             sources: self.sources,
             recipients: self.recipients,
             admins: self.admins,
+            templates: self.templates,
             source_limit: self.source_limit,
             diagnostics,
             broken: self.broken,
@@ -113,6 +114,17 @@ impl Assembler {
             match_span: l.doc.match_span,
             matcher,
             resources,
+            vars: l
+                .doc
+                .vars
+                .into_iter()
+                .map(|v| LayerVar {
+                    name: v.name,
+                    name_span: v.name_span,
+                    span: v.span,
+                    setting: v.setting,
+                })
+                .collect(),
         }
     }
 

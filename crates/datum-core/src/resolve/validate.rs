@@ -6,7 +6,7 @@
 use crate::fleet::{Fleet, ResId};
 use crate::graph::shortest_cycles;
 use crate::names;
-use crate::schema::{Field, Kind};
+use crate::schema::Field;
 use crate::source::Span;
 
 use super::field::ResolvedResource;
@@ -85,24 +85,21 @@ fn title_name(fleet: &Fleet, r: &ResolvedResource, problems: &mut Vec<Problem>) 
     }
 }
 
-/// The fields that give a File its content; at most one may be set.
-pub const CONTENT_FIELDS: &[Field] = &[Field::Source, Field::Content, Field::Secret];
-
-/// A File with two of [`CONTENT_FIELDS`] set (the first two, in schema order).
+/// A File with more than one of its kinds of content set
+/// ([`crate::schema::Kind::content_fields`]).
 fn exclusive(fleet: &Fleet, r: &ResolvedResource, problems: &mut Vec<Problem>) {
-    if fleet.resources.get(r.id).kind != Kind::File {
-        return;
-    }
-    let set: Vec<(Field, Contrib)> = CONTENT_FIELDS
+    let kind = fleet.resources.get(r.id).kind;
+    let sides: Box<[Contrib]> = kind
+        .content_fields()
         .iter()
-        .filter_map(|&field| r.field(field).filter(|f| f.value(fleet).is_some()))
-        .map(|f| (f.field, f.winner()))
+        .filter_map(|&f| r.field(f))
+        .filter(|f| f.value(fleet).is_some())
+        .map(|f| f.winner())
         .collect();
-    if let [first, second, ..] = set[..] {
+    if sides.len() > 1 {
         problems.push(Problem::Exclusive {
             resource: r.id,
-            first,
-            second,
+            sides,
         });
     }
 }
