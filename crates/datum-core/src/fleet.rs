@@ -219,14 +219,14 @@ pub struct Fleet {
     pub resources: ResourceTable,
     /// Payloads named by `source` and `secret` (the ciphertext), by path.
     pub sources: BTreeMap<String, SourceInfo>,
+    /// When some layer names a template: every file under `templates/`,
+    /// by path, with its text in the file table, or why it cannot be used.
+    pub templates: BTreeMap<String, Result<FileId, String>>,
     /// For each `secret`, the text of the `.recipients` file beside it, if
     /// there is one.
     pub recipients: BTreeMap<String, Option<String>>,
     /// `admins` in `datum.yaml`: keys every secret is also encrypted to.
     pub admins: Vec<KeyDecl>,
-    /// When some layer names a template: every file under `templates/`,
-    /// by path, with its text in the file table, or why it cannot be used.
-    pub templates: BTreeMap<String, Result<FileId, String>>,
     /// The largest payload a `source` may name, in bytes (`limits` in
     /// `datum.yaml`, else [`crate::reader::DEFAULT_SOURCE_LIMIT`]).
     pub source_limit: u64,

@@ -237,6 +237,9 @@ fn key_schema(ty: &str, key: &str) -> Option<Tree<'static>> {
     Some(tree)
 }
 
+/// A var name ([`crate::vars::valid_var_name`]).
+const VAR_NAME: &str = "^[A-Za-z_][A-Za-z0-9_]{0,127}$";
+
 /// A list of public keys: OpenSSH `ssh-ed25519` or `ssh-rsa` lines, or
 /// native `age1...` keys. `datum check` reads each one whole.
 fn public_keys(description: &'static str) -> Tree<'static> {
@@ -252,9 +255,6 @@ fn public_keys(description: &'static str) -> Tree<'static> {
 
 /// The start of a key Datum can encrypt to.
 const PUBLIC_KEY: &str = r"^\s*(ssh-ed25519 |ssh-rsa |age1)";
-
-/// A var name ([`crate::vars::valid_var_name`]).
-const VAR_NAME: &str = "^[A-Za-z_][A-Za-z0-9_]{0,127}$";
 
 /// Text as the loader reads it: a plain scalar is its text.
 fn text_types() -> Tree<'static> {

@@ -182,15 +182,15 @@ impl<'f> Resource<'f> {
             {
                 t.push("source_sha256", Tree::str(sha));
             }
-            if field == Field::Secret
-                && let Some(sha) = self.secret_sha256()
-            {
-                t.push("secret_sha256", Tree::str(sha));
-            }
             if field == Field::Content
                 && let Some(r) = self.rendered
             {
                 t.push("content_sha256", Tree::str(r.sha256.as_str()));
+            }
+            if field == Field::Secret
+                && let Some(sha) = self.secret_sha256()
+            {
+                t.push("secret_sha256", Tree::str(sha));
             }
         }
         t

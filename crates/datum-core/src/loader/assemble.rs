@@ -51,9 +51,9 @@ pub(super) struct Assembler {
     pub(super) hosts: Vec<PendingHost>,
     pub(super) layers: Vec<PendingLayer>,
     pub(super) sources: BTreeMap<String, SourceInfo>,
+    pub(super) templates: BTreeMap<String, Result<FileId, String>>,
     pub(super) recipients: BTreeMap<String, Option<String>>,
     pub(super) admins: Vec<KeyDecl>,
-    pub(super) templates: BTreeMap<String, Result<FileId, String>>,
 }
 
 /// What the files gathered so far say about the Fleet document.
@@ -80,9 +80,9 @@ impl Assembler {
             hosts: Vec::new(),
             layers: Vec::new(),
             sources: BTreeMap::new(),
+            templates: BTreeMap::new(),
             recipients: BTreeMap::new(),
             admins: Vec::new(),
-            templates: BTreeMap::new(),
         }
     }
 
