@@ -27,6 +27,7 @@ mod query;
 mod render;
 mod review_script;
 mod schema;
+mod secrets;
 mod sensitive;
 mod templates;
 mod test_files;
