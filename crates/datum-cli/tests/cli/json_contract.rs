@@ -133,6 +133,12 @@ fn conforms(contract: &Contract, what: &str, run: &Run) -> String {
     doc["type"].as_str().unwrap().to_owned()
 }
 
+/// For other tests' runs with `--format json`: the output follows the
+/// contract. Gives its `type`.
+pub(crate) fn assert_conforms(what: &str, run: &Run) -> String {
+    conforms(&Contract::read(), what, run)
+}
+
 #[test]
 fn every_json_output_follows_the_schema_of_its_type() {
     let contract = Contract::read();

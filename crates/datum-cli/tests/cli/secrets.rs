@@ -555,6 +555,9 @@ fn the_plaintext_is_nowhere_but_in_the_target() {
             "{args:?}: {}",
             run.stderr
         );
+        if args.contains(&"json") {
+            crate::json_contract::assert_conforms(&args.join(" "), &run);
+        }
         record(&mut outputs, &args.join(" "), run);
     }
     let diff = &outputs.iter().find(|(w, _)| w == "diff").unwrap().1;
