@@ -29,6 +29,7 @@ pub enum Field {
     Mode,
     Source,
     Content,
+    Template,
     Sensitive,
     Version,
     Enabled,
@@ -53,6 +54,8 @@ pub enum Ty {
     AbsPath,
     /// A path relative to the fleet root that must exist inside it.
     Source,
+    /// A template under `templates/`, rendered for each host.
+    Template,
     /// A quoted string of 3 or 4 octal digits, kept as 4.
     Mode,
     Bool,
@@ -98,7 +101,7 @@ impl Kind {
         use Field::*;
         match self {
             Kind::File => &[
-                Path, Ensure, Owner, Group, Mode, Source, Content, Sensitive, Requires,
+                Path, Ensure, Owner, Group, Mode, Source, Content, Template, Sensitive, Requires,
             ],
             Kind::Directory => &[Path, Ensure, Owner, Group, Mode, Requires],
             Kind::Symlink => &[Path, Target, Ensure, Requires],
@@ -141,6 +144,15 @@ impl Kind {
         }
     }
 
+    /// The fields that each give a resource its content: at most one of
+    /// them may be set. Another kind of content is one more entry here.
+    pub fn content_fields(self) -> &'static [Field] {
+        match self {
+            Kind::File => &[Field::Source, Field::Content, Field::Template],
+            _ => &[],
+        }
+    }
+
     /// Whether this type manages a filesystem path.
     pub fn is_path(self) -> bool {
         matches!(self, Kind::File | Kind::Directory | Kind::Symlink)
@@ -161,6 +173,7 @@ impl Kind {
             Field::Path => Ty::AbsPath,
             Field::Home => Ty::AbsPath,
             Field::Source => Ty::Source,
+            Field::Template => Ty::Template,
             Field::Content => Ty::Content,
             Field::Mode => Ty::Mode,
             Field::Sensitive | Field::Enabled | Field::System => Ty::Bool,
@@ -185,7 +198,7 @@ impl fmt::Display for Kind {
 }
 
 impl Field {
-    pub const ALL: [Field; 20] = [
+    pub const ALL: [Field; 21] = [
         Field::Path,
         Field::Target,
         Field::Name,
@@ -195,6 +208,7 @@ impl Field {
         Field::Mode,
         Field::Source,
         Field::Content,
+        Field::Template,
         Field::Sensitive,
         Field::Version,
         Field::Enabled,
@@ -219,6 +233,7 @@ impl Field {
             Field::Mode => "mode",
             Field::Source => "source",
             Field::Content => "content",
+            Field::Template => "template",
             Field::Sensitive => "sensitive",
             Field::Version => "version",
             Field::Enabled => "enabled",
