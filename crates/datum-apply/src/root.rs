@@ -143,6 +143,46 @@ impl Root {
         disk::write_atomic_in(&dir, &name, bytes, attrs)
     }
 
+    /// The names in the directory `abs` (resolved inside the root), sorted;
+    /// none when it does not exist.
+    pub fn list(&self, abs: &str) -> io::Result<Vec<OsString>> {
+        use std::os::unix::ffi::OsStrExt;
+        let dir = match self.open(abs, OFlag::O_RDONLY | OFlag::O_DIRECTORY, true) {
+            Ok(d) => d,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(e) => return Err(e),
+        };
+        let listing = nix::dir::Dir::from_fd(dir.into()).map_err(io::Error::from)?;
+        let mut names = Vec::new();
+        for entry in listing.into_iter() {
+            let entry = entry.map_err(io::Error::from)?;
+            let name = std::ffi::OsStr::from_bytes(entry.file_name().to_bytes());
+            if name != "." && name != ".." {
+                names.push(name.to_owned());
+            }
+        }
+        names.sort();
+        Ok(names)
+    }
+
+    /// Removes the file or link `abs` (never what a link points to); a
+    /// missing one is not an error.
+    pub fn remove_file(&self, abs: &str) -> io::Result<()> {
+        let (dir, name) = match self.parent(abs) {
+            Ok(p) => p,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
+            Err(e) => return Err(e),
+        };
+        match nix::unistd::unlinkat(
+            &dir,
+            name.as_os_str(),
+            nix::unistd::UnlinkatFlags::NoRemoveDir,
+        ) {
+            Ok(()) | Err(Errno::ENOENT) => Ok(()),
+            Err(e) => Err(e.into()),
+        }
+    }
+
     /// A small file apply keeps or reads for itself, `None` when missing:
     /// only a regular file, never through a link at its name, at most
     /// `limit` bytes.

@@ -121,7 +121,7 @@ fn run_loop(ui: &mut Ui, agent: &Agent, allow_rollback: bool) -> Result<Status> 
     let schedule = agent.config.schedule;
     let mut agent_options = agent.options;
     let mut failures: u32 = 0;
-    let last = Reports::new(agent.root.path(REPORTS))
+    let last = Reports::inside(&agent.root, REPORTS)
         .last()
         .ok()
         .flatten()
