@@ -60,11 +60,11 @@ pub fn run(ui: &mut Ui, _global: &GlobalArgs, args: Args) -> Result<Status> {
         Some(dir) => Root::at(super::apply::root_dir(dir)?),
         None => Root::system(),
     };
-    let path = match &args.config {
-        Some(p) => p.clone(),
-        None => machine.path(config::DEFAULT_PATH),
+    let config = match &args.config {
+        Some(p) => config::read(p),
+        None => config::read_inside(&machine, config::DEFAULT_PATH),
     };
-    let config = config::read(&path).map_err(|e| {
+    let config = config.map_err(|e| {
         if let Some((files, diags)) = e.diagnostics() {
             ui.diagnostics(files, diags);
         }

@@ -702,3 +702,82 @@ fn a_run_as_root_refuses_a_fleet_others_could_have_changed() {
         .unwrap();
     assert_eq!(out.status.code(), Some(0));
 }
+
+/// `datum agent --once --root ROOT --host web-001`.
+fn agent(root: &Path) -> Run {
+    let out = datum()
+        .args(["agent", "--once", "--host", "web-001", "--root"])
+        .arg(root)
+        .output()
+        .unwrap();
+    Run {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+#[test]
+fn the_agent_keeps_its_state_reports_and_metrics_inside_the_root() {
+    let base = tempfile::tempdir().unwrap();
+    let root = base.path().join("root");
+    let outside = base.path().join("outside");
+    for d in ["etc/datum", "var/lib/datum/agent", "reports", "prometheus"] {
+        fs::create_dir_all(root.join(d)).unwrap();
+        fs::create_dir_all(outside.join(d)).unwrap();
+    }
+    fs::write(
+        root.join("etc/datum/agent.yaml"),
+        "bundle:\n  url: /srv/bundles/{host}.bundle\n",
+    )
+    .unwrap();
+    let secret = outside.join("var/lib/datum/agent/applied.json");
+    fs::write(
+        &secret,
+        format!("{{\"mode\":\"{SECRET}\",\"commit_time\":1}}\n"),
+    )
+    .unwrap();
+    // The record of the last input, the reports and the metrics directory:
+    // each a link out.
+    symlink(&secret, root.join("var/lib/datum/agent/applied.json")).unwrap();
+    symlink(outside.join("reports"), root.join("var/lib/datum/reports")).unwrap();
+    fs::create_dir_all(root.join("var/lib")).unwrap();
+    symlink(
+        "../../../outside/prometheus",
+        root.join("var/lib/prometheus"),
+    )
+    .unwrap();
+    let before = snapshot(&outside);
+    let run = agent(&root);
+    let shown = format!("exit {}\n{}{}", run.code, run.stdout, run.stderr);
+    assert_eq!(run.code, 1, "{shown}");
+    assert!(!shown.to_lowercase().contains(SECRET), "{shown}");
+    assert!(
+        shown.contains(
+            "agent/applied.json is not a record of the last applied input: it is a symbolic link"
+        ),
+        "{shown}"
+    );
+    assert_eq!(snapshot(&outside), before, "{shown}");
+
+    // The configuration itself, a link to a file outside: not read, so no
+    // line of it can show in a diagnostic.
+    fs::write(
+        outside.join("etc/datum/agent.yaml"),
+        format!("{SECRET}: [\n"),
+    )
+    .unwrap();
+    fs::remove_file(root.join("etc/datum/agent.yaml")).unwrap();
+    symlink(
+        outside.join("etc/datum/agent.yaml"),
+        root.join("etc/datum/agent.yaml"),
+    )
+    .unwrap();
+    let before = snapshot(&outside);
+    let run = agent(&root);
+    let shown = format!("exit {}\n{}{}", run.code, run.stdout, run.stderr);
+    assert_ne!(run.code, 0, "{shown}");
+    assert!(!shown.to_lowercase().contains(SECRET), "{shown}");
+    assert!(shown.contains("it is a symbolic link"), "{shown}");
+    assert_eq!(snapshot(&outside), before);
+}
