@@ -374,3 +374,72 @@ impl Provider<UserSpec> for Users {
         command::run(cmd.arg("--").arg(&s.name)).map(drop)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::fs;
+    use std::os::unix::fs::symlink;
+
+    /// A root laid out as Debian lays it out, beside an `outside` directory.
+    fn debian() -> (tempfile::TempDir, std::path::PathBuf) {
+        let base = tempfile::tempdir().unwrap();
+        let root = base.path().join("root");
+        for d in ["etc/default", "var/mail", "var/spool"] {
+            fs::create_dir_all(root.join(d)).unwrap();
+        }
+        fs::create_dir_all(base.path().join("outside")).unwrap();
+        for f in ["passwd", "group", "shadow", "gshadow", "passwd-"] {
+            fs::write(root.join("etc").join(f), "root:x:0:0::/root:/bin/sh\n").unwrap();
+        }
+        // Debian's own relative link, which stays inside.
+        symlink("../mail", root.join("var/spool/mail")).unwrap();
+        (base, root)
+    }
+
+    #[test]
+    fn links_that_stay_inside_are_fine_and_links_out_are_refused() {
+        let (base, root) = debian();
+        let r = Root::at(&root);
+        assert_eq!(check_confined(&r), Ok(()));
+        // A relative link inside the root, even among the account files.
+        fs::remove_file(root.join("etc/passwd-")).unwrap();
+        symlink("passwd", root.join("etc/passwd-")).unwrap();
+        assert_eq!(check_confined(&r), Ok(()));
+        // Absolute, or climbing out: refused, naming the file.
+        for (name, target) in [
+            ("etc/shadow-", base.path().join("outside/shadow")),
+            ("etc/group.lock", "../../outside/lock".into()),
+            ("etc/default/useradd", base.path().join("outside/useradd")),
+        ] {
+            let (_base2, root2) = debian();
+            symlink(&target, root2.join(name)).unwrap();
+            let err = check_confined(&Root::at(&root2)).unwrap_err().0;
+            assert!(
+                err.contains(&format!(
+                    "/{name} is a symbolic link, or passes through one"
+                )),
+                "{err}"
+            );
+        }
+        // The mail spool directory useradd may write in, linked out.
+        let (_b, root3) = debian();
+        fs::remove_file(root3.join("var/spool/mail")).unwrap();
+        symlink("/var/mail", root3.join("var/spool/mail")).unwrap();
+        assert!(check_confined(&Root::at(&root3)).is_err());
+        // The system root is not checked: its links are the system's own.
+        assert_eq!(check_confined(&Root::system()), Ok(()));
+    }
+
+    #[test]
+    fn an_account_file_with_another_hard_link_is_refused() {
+        let (base, root) = debian();
+        fs::write(base.path().join("outside/passwd"), "x\n").unwrap();
+        fs::hard_link(base.path().join("outside/passwd"), root.join("etc/passwd+")).unwrap();
+        let err = check_confined(&Root::at(&root)).unwrap_err().0;
+        assert!(
+            err.contains("/etc/passwd+ has 2 hard links (the tools rewrite it)"),
+            "{err}"
+        );
+    }
+}
