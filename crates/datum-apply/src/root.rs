@@ -67,7 +67,10 @@ impl Root {
         self.dir.as_deref()
     }
 
-    /// Where an absolute path of the manifest is on this machine.
+    /// Where an absolute path of the manifest is on this machine, for
+    /// messages and for tools given the root (`dpkg --root`). Datum opens
+    /// paths itself through [`Root::open`] and [`Root::parent`], which keep
+    /// links inside the root; this path, opened as named, would not.
     pub fn path(&self, abs: &str) -> PathBuf {
         match &self.dir {
             Some(dir) => dir.join(abs.trim_start_matches('/')),
