@@ -132,7 +132,20 @@ impl Root {
                         Ok(()) | Err(Errno::EEXIST) => {}
                         Err(e) => return Err(e.into()),
                     }
-                    confined.open(&walked, dir_flags, true)?
+                    match confined.open(&walked, dir_flags, true) {
+                        // Something is there yet leads nowhere: a link to
+                        // what does not exist inside the root.
+                        Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                            return Err(io::Error::new(
+                                io::ErrorKind::NotFound,
+                                format!(
+                                    "{walked} is a symbolic link to nothing inside {}",
+                                    self.dir().map_or("/".into(), |d| d.display().to_string())
+                                ),
+                            ));
+                        }
+                        other => other?,
+                    }
                 }
                 Err(e) => return Err(e),
             };

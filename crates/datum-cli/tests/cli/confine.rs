@@ -781,3 +781,18 @@ fn the_agent_keeps_its_state_reports_and_metrics_inside_the_root() {
     assert!(shown.contains("it is a symbolic link"), "{shown}");
     assert_eq!(snapshot(&outside), before);
 }
+
+#[test]
+fn a_state_directory_linked_out_is_not_created_outside_and_says_why() {
+    let fleet_dir = tempfile::tempdir().unwrap();
+    fleet(fleet_dir.path());
+    let site = Site::new();
+    let target = site.outside().join("elsewhere");
+    site.plant("var/lib/datum", &target);
+    let run = site.apply(fleet_dir.path(), &["--host", "web-001"]);
+    assert_eq!(run.code, 1);
+    assert!(!target.exists());
+    let root = site.root().canonicalize().unwrap();
+    let stderr = run.stderr.replace(&root.display().to_string(), "[ROOT]");
+    insta::assert_snapshot!(stderr, @"error: cannot use [ROOT]/var/lib/datum: /var/lib/datum is a symbolic link to nothing inside [ROOT]");
+}
