@@ -229,6 +229,7 @@ mod tests {
                 mode: None,
                 content: None,
                 sensitive: false,
+                secret: None,
             }),
         )
     }

@@ -11,6 +11,8 @@
 //!   skip what follows a failure, restart what must restart.
 //! - [`report`]: what a run tells, through a [`report::Reporter`]
 //!   ([`report::HumanReporter`], [`report::JsonReporter`]).
+//! - [`secret`]: a File's secret, decrypted with the host's key in a real
+//!   run, compared by ciphertext hash under `--noop`.
 //! - [`state`]: the lock and the restarts owed, under `/var/lib/datum`.
 //! - [`root`]: `/` or the `--root` directory, its accounts, and the host's name.
 //! - [`confine`]: every path resolved inside the root, links included.
@@ -24,6 +26,7 @@ pub mod graph;
 pub mod provider;
 pub mod report;
 pub mod root;
+pub mod secret;
 pub mod spec;
 pub mod state;
 

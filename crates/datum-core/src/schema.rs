@@ -30,6 +30,7 @@ pub enum Field {
     Source,
     Content,
     Template,
+    Secret,
     Sensitive,
     Version,
     Enabled,
@@ -101,7 +102,8 @@ impl Kind {
         use Field::*;
         match self {
             Kind::File => &[
-                Path, Ensure, Owner, Group, Mode, Source, Content, Template, Sensitive, Requires,
+                Path, Ensure, Owner, Group, Mode, Source, Content, Template, Secret, Sensitive,
+                Requires,
             ],
             Kind::Directory => &[Path, Ensure, Owner, Group, Mode, Requires],
             Kind::Symlink => &[Path, Target, Ensure, Requires],
@@ -148,7 +150,7 @@ impl Kind {
     /// them may be set. Another kind of content is one more entry here.
     pub fn content_fields(self) -> &'static [Field] {
         match self {
-            Kind::File => &[Field::Source, Field::Content, Field::Template],
+            Kind::File => &[Field::Source, Field::Content, Field::Template, Field::Secret],
             _ => &[],
         }
     }
@@ -172,7 +174,7 @@ impl Kind {
         match field {
             Field::Path => Ty::AbsPath,
             Field::Home => Ty::AbsPath,
-            Field::Source => Ty::Source,
+            Field::Source | Field::Secret => Ty::Source,
             Field::Template => Ty::Template,
             Field::Content => Ty::Content,
             Field::Mode => Ty::Mode,
@@ -198,7 +200,7 @@ impl fmt::Display for Kind {
 }
 
 impl Field {
-    pub const ALL: [Field; 21] = [
+    pub const ALL: [Field; 22] = [
         Field::Path,
         Field::Target,
         Field::Name,
@@ -209,6 +211,7 @@ impl Field {
         Field::Source,
         Field::Content,
         Field::Template,
+        Field::Secret,
         Field::Sensitive,
         Field::Version,
         Field::Enabled,
@@ -234,6 +237,7 @@ impl Field {
             Field::Source => "source",
             Field::Content => "content",
             Field::Template => "template",
+            Field::Secret => "secret",
             Field::Sensitive => "sensitive",
             Field::Version => "version",
             Field::Enabled => "enabled",
