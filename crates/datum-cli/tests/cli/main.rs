@@ -12,6 +12,7 @@ mod check;
 mod colour;
 mod common;
 mod completions;
+mod confine;
 mod delivery;
 mod diff;
 mod docs;
