@@ -150,7 +150,12 @@ impl Kind {
     /// them may be set. Another kind of content is one more entry here.
     pub fn content_fields(self) -> &'static [Field] {
         match self {
-            Kind::File => &[Field::Source, Field::Content, Field::Template, Field::Secret],
+            Kind::File => &[
+                Field::Source,
+                Field::Content,
+                Field::Template,
+                Field::Secret,
+            ],
             _ => &[],
         }
     }
