@@ -343,6 +343,43 @@ mod tests {
         );
     }
 
+    /// A File rendered from a template carries `template`, its rendered
+    /// `content` and `content_sha256`; the content is what is applied.
+    #[test]
+    fn a_rendered_template_reads_back_as_its_content() {
+        use datum_core::manifest::Manifest;
+        use datum_core::reader::MemReader;
+        let reader = MemReader::new()
+            .file("datum.yaml", "datum: v1alpha1\ntype: Fleet\nname: t\n")
+            .file(
+                "hosts.yaml",
+                "datum: v1alpha1\ntype: Host\nname: web-001\nlabels: {site: london}\n",
+            )
+            .file(
+                "base.yaml",
+                "datum: v1alpha1\ntype: Layer\nname: b\nprecedence: 0\nmatch: {}\nvars: {dns: 10.1.0.53}\nresources:\n  File[resolv]:\n    path: /etc/resolv.conf\n    template: templates/resolv.j2\n",
+            )
+            .file(
+                "templates/resolv.j2",
+                "# {{ labels.site }}\nnameserver {{ vars.dns }}\n",
+            );
+        let fleet = datum_core::loader::load(&reader).unwrap();
+        assert!(fleet.diagnostics.is_empty(), "{:?}", fleet.diagnostics);
+        let host = fleet.host_id("web-001").unwrap();
+        let res = fleet.resolve_host(host);
+        assert!(res.is_ok(), "{:?}", res.problems);
+        let mut text = Vec::new();
+        datum_core::emit::write_yaml(&mut text, &Manifest::new(&fleet, host, &res).tree()).unwrap();
+        let text = String::from_utf8(text).unwrap();
+        assert!(text.contains("content_sha256: "), "{text}");
+        let got = read(&text).unwrap();
+        assert_eq!(
+            got[0].str(Field::Content),
+            Some("# london\nnameserver 10.1.0.53\n")
+        );
+        assert_eq!(got[0].str(Field::Template), Some("templates/resolv.j2"));
+    }
+
     #[test]
     fn what_would_change_what_is_applied_is_refused_with_its_place() {
         let base = "datum: v1alpha1\ntype: Manifest\nhost: h\nresources:\n";
