@@ -194,6 +194,21 @@ const KEYS: &[&str] = &[
     "identity",
 ];
 
+/// The top-level keys as read, each with where it was written when
+/// another key's check needs it.
+#[derive(Default)]
+struct Keys {
+    git: Option<(Span, Option<Source>)>,
+    bundle: Option<(Span, Option<Source>)>,
+    allowed_signers: Option<(Span, Option<PathBuf>)>,
+    public_keys: Option<(Span, Option<PathBuf>)>,
+    interval: Option<Duration>,
+    jitter: Option<(Duration, Span)>,
+    report_url: Option<String>,
+    metrics: Option<PathBuf>,
+    identity: Option<PathBuf>,
+}
+
 /// Collects every mistake before giving up.
 struct Cx {
     diags: Vec<Diagnostic>,
@@ -221,26 +236,38 @@ impl Cx {
             return None;
         }
         self.top = root.span();
-        let mut git = None;
-        let mut bundle = None;
-        let mut allowed_signers = None;
-        let mut public_keys = None;
-        let mut interval = None;
-        let mut jitter = None;
-        let mut report_url = None;
-        let mut metrics = None;
-        let mut identity = None;
+        let keys = self.keys(root);
+        let source = self.source(&keys);
+        let schedule = self.schedule(keys.interval, keys.jitter);
+        Some(Config {
+            source: source?,
+            allowed_signers: keys.allowed_signers.and_then(|(_, p)| p),
+            public_keys: keys.public_keys.and_then(|(_, p)| p),
+            schedule: schedule?,
+            report_url: keys.report_url,
+            metrics: keys
+                .metrics
+                .unwrap_or_else(|| PathBuf::from(metrics::DEFAULT_PATH)),
+            identity: keys.identity,
+        })
+    }
+
+    /// Each top-level key read by its own reader; unknown keys refused.
+    fn keys(&mut self, root: Node<'_, '_>) -> Keys {
+        let mut keys = Keys::default();
         for (key, key_span, value) in root.entries() {
             match key {
-                "git" => git = Some((key_span, self.git(value))),
-                "bundle" => bundle = Some((key_span, self.bundle(value))),
-                "allowed_signers" => allowed_signers = Some((key_span, self.abs_path(key, value))),
-                "public_keys" => public_keys = Some((key_span, self.abs_path(key, value))),
-                "interval" => interval = self.duration(key, value),
-                "jitter" => jitter = self.duration(key, value).map(|d| (d, value.span())),
-                "report_url" => report_url = self.report_url(value),
-                "metrics" => metrics = self.abs_path(key, value),
-                "identity" => identity = self.abs_path(key, value),
+                "git" => keys.git = Some((key_span, self.git(value))),
+                "bundle" => keys.bundle = Some((key_span, self.bundle(value))),
+                "allowed_signers" => {
+                    keys.allowed_signers = Some((key_span, self.abs_path(key, value)))
+                }
+                "public_keys" => keys.public_keys = Some((key_span, self.abs_path(key, value))),
+                "interval" => keys.interval = self.duration(key, value),
+                "jitter" => keys.jitter = self.duration(key, value).map(|d| (d, value.span())),
+                "report_url" => keys.report_url = self.report_url(value),
+                "metrics" => keys.metrics = self.abs_path(key, value),
+                "identity" => keys.identity = self.abs_path(key, value),
                 _ => {
                     let hint = match suggest(key, KEYS.iter().copied()) {
                         Some(near) => format!("did you mean `{near}`?"),
@@ -250,13 +277,18 @@ impl Cx {
                 }
             }
         }
-        let (is_git, is_bundle) = (git.is_some(), bundle.is_some());
-        let source = match (git, bundle) {
-            (Some((_, git)), None) => git,
-            (None, Some((_, bundle))) => bundle,
+        keys
+    }
+
+    /// The one way in (`git` or `bundle`), and signers that belong to it.
+    fn source(&mut self, keys: &Keys) -> Option<Source> {
+        let (is_git, is_bundle) = (keys.git.is_some(), keys.bundle.is_some());
+        let source = match (&keys.git, &keys.bundle) {
+            (Some((_, git)), None) => git.clone(),
+            (None, Some((_, bundle))) => bundle.clone(),
             (Some(_), Some((span, _))) => {
                 self.error(
-                    span,
+                    *span,
                     "both `git` and `bundle` are configured",
                     "an agent takes its configuration one way: keep one of them",
                 );
@@ -271,23 +303,32 @@ impl Cx {
                 None
             }
         };
-        if let (Some((span, _)), true) = (&allowed_signers, is_bundle && !is_git) {
+        if let (Some((span, _)), true) = (&keys.allowed_signers, is_bundle && !is_git) {
             self.error(
                 *span,
                 "`allowed_signers` is for git mode",
                 "a bundle's signers are listed by `public_keys`",
             );
         }
-        if let (Some((span, _)), true) = (&public_keys, is_git && !is_bundle) {
+        if let (Some((span, _)), true) = (&keys.public_keys, is_git && !is_bundle) {
             self.error(
                 *span,
                 "`public_keys` is for bundle mode",
                 "the signers of git commits are listed by `allowed_signers`",
             );
         }
+        source
+    }
+
+    /// The schedule from `interval` (default 30 minutes) and `jitter`.
+    fn schedule(
+        &mut self,
+        interval: Option<Duration>,
+        jitter: Option<(Duration, Span)>,
+    ) -> Option<Schedule> {
         let interval = interval.unwrap_or(crate::schedule::DEFAULT_INTERVAL);
-        let mut schedule = match Schedule::new(interval) {
-            Ok(s) => Some(s),
+        let schedule = match Schedule::new(interval) {
+            Ok(s) => s,
             Err(e) => {
                 let span = self.top;
                 self.error(
@@ -295,24 +336,19 @@ impl Cx {
                     e.to_string(),
                     "write an interval such as `30m` or `1h`",
                 );
-                None
+                return None;
             }
         };
-        if let (Some(s), Some((jitter, span))) = (schedule, jitter) {
-            match s.with_jitter(jitter) {
-                Ok(with) => schedule = Some(with),
-                Err(e) => self.error(span, e.to_string(), "a jitter of a few seconds is enough"),
+        let Some((jitter, span)) = jitter else {
+            return Some(schedule);
+        };
+        match schedule.with_jitter(jitter) {
+            Ok(with) => Some(with),
+            Err(e) => {
+                self.error(span, e.to_string(), "a jitter of a few seconds is enough");
+                Some(schedule)
             }
         }
-        Some(Config {
-            source: source?,
-            allowed_signers: allowed_signers.and_then(|(_, p)| p),
-            public_keys: public_keys.and_then(|(_, p)| p),
-            schedule: schedule?,
-            report_url,
-            metrics: metrics.unwrap_or_else(|| PathBuf::from(metrics::DEFAULT_PATH)),
-            identity,
-        })
     }
 
     /// The entries of a mapping, or an error when `node` is not one.

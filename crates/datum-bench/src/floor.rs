@@ -5,7 +5,7 @@
 use rayon::prelude::*;
 use saphyr_parser::{Event, Parser};
 
-use datum_core::loader::{MAX_FILE_BYTES, is_document_file};
+use datum_core::loader::{MAX_FILE_BYTES, read_document};
 use datum_core::reader::Reader;
 
 /// Reads and parses every document file; returns the number of events, so
@@ -14,12 +14,9 @@ use datum_core::reader::Reader;
 pub fn parse_all(reader: &dyn Reader, parallel: bool) -> usize {
     let paths = reader.discover().unwrap_or_default();
     let one = |p: &String| -> usize {
-        let Ok(bytes) = reader.read(p, MAX_FILE_BYTES) else {
+        let Ok(Some(bytes)) = read_document(reader, p, MAX_FILE_BYTES) else {
             return 0;
         };
-        if !is_document_file(&bytes) {
-            return 0;
-        }
         let Ok(text) = std::str::from_utf8(&bytes) else {
             return 0;
         };

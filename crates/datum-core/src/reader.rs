@@ -12,6 +12,7 @@ use std::collections::BTreeMap;
 use std::fs;
 use std::io::{self, Read as _};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// A problem reading the repository itself (not a problem in a document).
 #[derive(Debug, thiserror::Error)]
@@ -23,12 +24,35 @@ pub enum ReadError {
         #[source]
         source: io::Error,
     },
-    /// A store that is not the file system (a git object database) refused,
-    /// and says why in words.
-    #[error("cannot read {path}: {message}")]
-    Io { path: String, message: String },
+    /// A store that is not the file system (a git object database)
+    /// refused; its own error type says why.
+    #[error("cannot read {path}: {source}")]
+    Store {
+        path: String,
+        #[source]
+        source: Arc<dyn std::error::Error + Send + Sync>,
+    },
     #[error("{path} is {size} bytes, over the limit of {limit} bytes for a document file")]
     TooLarge { path: String, size: u64, limit: u64 },
+}
+
+impl ReadError {
+    /// A store's refusal to read `path`.
+    pub fn store(path: &str, source: impl std::error::Error + Send + Sync + 'static) -> ReadError {
+        ReadError::Store {
+            path: path.to_owned(),
+            source: Arc::new(source),
+        }
+    }
+
+    /// The path that could not be read.
+    pub fn path(&self) -> &str {
+        match self {
+            ReadError::Fs { path, .. }
+            | ReadError::Store { path, .. }
+            | ReadError::TooLarge { path, .. } => path,
+        }
+    }
 }
 
 /// An `io::Error` cannot be cloned: a copy keeps its kind and its text.
@@ -39,9 +63,9 @@ impl Clone for ReadError {
                 path: path.clone(),
                 source: io::Error::new(source.kind(), source.to_string()),
             },
-            ReadError::Io { path, message } => ReadError::Io {
+            ReadError::Store { path, source } => ReadError::Store {
                 path: path.clone(),
-                message: message.clone(),
+                source: Arc::clone(source),
             },
             ReadError::TooLarge { path, size, limit } => ReadError::TooLarge {
                 path: path.clone(),
@@ -60,16 +84,9 @@ impl PartialEq for ReadError {
             (ReadError::Fs { path: a, source: x }, ReadError::Fs { path: b, source: y }) => {
                 a == b && x.kind() == y.kind() && x.to_string() == y.to_string()
             }
-            (
-                ReadError::Io {
-                    path: a,
-                    message: x,
-                },
-                ReadError::Io {
-                    path: b,
-                    message: y,
-                },
-            ) => a == b && x == y,
+            (ReadError::Store { path: a, source: x }, ReadError::Store { path: b, source: y }) => {
+                a == b && x.to_string() == y.to_string()
+            }
             (
                 ReadError::TooLarge {
                     path: a,
@@ -115,6 +132,17 @@ pub trait Reader: Sync {
     /// Reads one discovered file, refusing one larger than `limit` bytes.
     fn read(&self, path: &str, limit: u64) -> Result<Vec<u8>, ReadError>;
 
+    /// Opens one discovered file to read from its start, as far as the
+    /// reader wants: the loader reads a payload only until it knows it is
+    /// one (`loader::read_document`). By default, the file read whole.
+    fn open(&self, path: &str) -> Result<Opened<'_>, ReadError> {
+        let bytes = self.read(path, u64::MAX)?;
+        Ok(Opened {
+            size: Some(bytes.len() as u64),
+            bytes: Box::new(io::Cursor::new(bytes)),
+        })
+    }
+
     /// Reads a `source` payload named by a normalised relative path, refusing
     /// one larger than `limit` bytes. Symbolic links are followed only while
     /// they stay inside the fleet root.
@@ -126,6 +154,13 @@ pub trait Reader: Sync {
     /// relative to the fleet root and use `/`; none when `dir` does not
     /// exist. The order is not significant.
     fn list_payloads(&self, dir: &str) -> Result<Vec<String>, ReadError>;
+}
+
+/// One discovered file, open for reading.
+pub struct Opened<'a> {
+    pub bytes: Box<dyn io::Read + 'a>,
+    /// Its size, when the store knows it without reading it.
+    pub size: Option<u64>,
 }
 
 /// The payload size limit when `datum.yaml` sets none: 64 MiB.
@@ -308,6 +343,15 @@ impl Reader for DirReader {
             });
         }
         Ok(bytes)
+    }
+
+    fn open(&self, path: &str) -> Result<Opened<'_>, ReadError> {
+        let file = fs::File::open(self.root.join(path)).map_err(|e| io_error(path, e))?;
+        let size = file.metadata().map_err(|e| io_error(path, e))?.len();
+        Ok(Opened {
+            bytes: Box::new(file),
+            size: Some(size),
+        })
     }
 
     fn read_source(&self, path: &str, limit: u64) -> Result<Vec<u8>, SourceError> {

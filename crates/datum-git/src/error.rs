@@ -94,3 +94,48 @@ pub enum GitError {
         message: String,
     },
 }
+
+/// Where in a repository a file was being read: its revision and work tree.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct At {
+    /// The revision, as the operator named it.
+    pub rev: String,
+    /// The repository's work tree.
+    pub repo: PathBuf,
+}
+
+impl std::fmt::Display for At {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "at {} in {}", self.rev, self.repo.display())
+    }
+}
+
+/// Why one file of a revision could not be read: the typed source of the
+/// [`datum_core::reader::ReadError::Store`] a [`crate::GitReader`] returns.
+#[derive(Debug, thiserror::Error)]
+pub enum BlobError {
+    /// The path names a directory, a link or a submodule.
+    #[error("not a regular file ({at})")]
+    NotAFile {
+        /// The revision and repository.
+        at: At,
+    },
+    /// The revision has nothing at the path.
+    #[error("no such file ({at})")]
+    Missing {
+        /// The revision and repository.
+        at: At,
+    },
+    /// A candidate's name cannot be a fleet path.
+    #[error("the file name is not valid UTF-8")]
+    NameNotUtf8,
+    /// The object database could not give the blob.
+    #[error("{message} ({at})", message = crate::repo::first_line(&.source.to_string()))]
+    Object {
+        /// The revision and repository.
+        at: At,
+        /// What git reported.
+        #[source]
+        source: gix::Error,
+    },
+}

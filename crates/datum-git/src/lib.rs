@@ -18,7 +18,9 @@
 //!   files honoured in the fleet and in the directories above it up to the
 //!   top of the repository. `source` payloads follow symbolic links only
 //!   while they stay inside the fleet root.
-//! - [`GitError`] — repository and revision problems, worded for operators.
+//! - [`GitError`] — repository and revision problems, worded for operators;
+//!   [`BlobError`] — why one file of a revision could not be read, the typed
+//!   source of the core's `ReadError::Store`.
 //!
 //! The tree is walked once when the reader is made; reads are a map lookup
 //! and one object read, safe from many threads at once.
@@ -42,7 +44,8 @@
 mod error;
 mod reader;
 mod repo;
+mod walk;
 
-pub use error::GitError;
+pub use error::{At, BlobError, GitError};
 pub use reader::GitReader;
 pub use repo::{Repo, Revision};

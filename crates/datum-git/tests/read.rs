@@ -61,10 +61,22 @@ fn each_revision_reads_its_own_bytes() {
         b"datum: v1alpha1 # first\n"
     );
     assert_eq!(r.read("datum.yaml", 1000).unwrap(), FLEET.as_bytes());
-    assert!(matches!(
-        r.read("hosts/new.yml", 1000),
-        Err(ReadError::Io { .. })
-    ));
+    // The git error is typed, kept as the source.
+    let e = r.read("hosts/new.yml", 1000).unwrap_err();
+    assert!(matches!(e, ReadError::Store { .. }), "{e:?}");
+    let source = std::error::Error::source(&e).expect("a source");
+    assert!(
+        matches!(
+            source.downcast_ref::<datum_git::BlobError>(),
+            Some(datum_git::BlobError::Missing { .. })
+        ),
+        "{source:?}"
+    );
+    assert!(
+        e.to_string()
+            .starts_with("cannot read hosts/new.yml: no such file (at "),
+        "{e}"
+    );
 }
 
 #[test]

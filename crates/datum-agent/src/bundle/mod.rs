@@ -234,6 +234,11 @@ impl<'b> Opened<'b> {
     }
 }
 
+/// What reading a document from a bundle meets.
+#[derive(Debug, thiserror::Error)]
+#[error("a bundle holds no fleet documents")]
+struct NoDocuments;
+
 /// A bundle's payloads as the source of `source` content; there are no
 /// documents to discover in a bundle.
 struct PayloadReader<'p, 'b>(&'p BTreeMap<&'b str, &'b [u8]>);
@@ -249,10 +254,7 @@ impl Reader for PayloadReader<'_, '_> {
     }
 
     fn read(&self, path: &str, _: u64) -> Result<Vec<u8>, ReadError> {
-        Err(ReadError::Io {
-            path: path.to_owned(),
-            message: "a bundle holds no fleet documents".to_owned(),
-        })
+        Err(ReadError::store(path, NoDocuments))
     }
 
     fn read_source(&self, path: &str, _: u64) -> Result<Vec<u8>, SourceError> {

@@ -484,3 +484,47 @@ fn a_host_whose_layer_order_changes_is_changed() {
     assert_eq!(web["layers"]["order"]["new"][1], "sites/london");
     assert_eq!(web["resources"], serde_json::json!([]));
 }
+
+/// The git reader decides which files are documents by the same rule as
+/// the working tree: odd spellings of `datum` are documents, a payload over
+/// the document size limit is no problem, and a host without its version
+/// line fails the side that has it.
+#[test]
+fn a_revision_finds_the_same_document_files_as_the_working_tree() {
+    use crate::document_files::ODD_HOSTS;
+    let g = Git::with_example("fleet", "");
+    for (path, text) in ODD_HOSTS {
+        g.write(path, text);
+    }
+    let line = format!("  - {}\n", "x".repeat(76));
+    g.write(
+        "files/big.yaml",
+        &format!("items:\n{}", line.repeat((33 << 20) / line.len())),
+    );
+    g.commit("odd hosts and a large payload");
+    let run = g.datum(&["diff", "--exit-code"]);
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    let run = g.datum(&["diff", "HEAD~1", "HEAD"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        run.stdout
+            .contains("0 hosts change, 5 added, 0 removed, 5 unchanged"),
+        "{}",
+        run.stdout
+    );
+    g.write(
+        "inventory/forgot.yaml",
+        "type: Host\nname: web-009\nlabels: {role: web, site: london, environment: staging}\n",
+    );
+    g.commit("a host without its version");
+    let run = g.datum(&["diff", "HEAD~1", "HEAD"]);
+    assert_eq!(run.code, 1, "{}\n{}", run.stdout, run.stderr);
+    assert!(
+        run.stderr.contains("inventory/forgot.yaml:1:1")
+            && run
+                .stderr
+                .contains("this looks like a Datum document but has no `datum:` version"),
+        "{}",
+        run.stderr
+    );
+}

@@ -16,6 +16,7 @@ mod confine;
 mod delivery;
 mod diff;
 mod docs;
+mod document_files;
 mod escaping;
 mod explain;
 mod hosts;

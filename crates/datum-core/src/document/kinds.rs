@@ -76,7 +76,7 @@ impl<'d, 'a, 'x> Cx<'d, 'a, 'x> {
             start: top.start,
             end: top.start,
         };
-        self.version(get("datum"), top_point);
+        self.version(get("datum"), get("type"), top_point);
         // A document whose type cannot be read is still searched for the
         // hosts it may touch; its other errors would only be guesses.
         let (ty, quiet) = match self.doc_type(get("type"), top_point) {
@@ -113,9 +113,31 @@ impl<'d, 'a, 'x> Cx<'d, 'a, 'x> {
         }
     }
 
-    /// `datum:`, the format version; `entry` is its key and value nodes.
-    fn version(&mut self, entry: Option<(u32, u32)>, top: Span) {
+    /// `datum:`, the format version; `entry` is its key and value nodes,
+    /// `ty` those of `type:`.
+    fn version(&mut self, entry: Option<(u32, u32)>, ty: Option<(u32, u32)>, top: Span) {
+        let datum_type = ty.filter(|&(_, v)| {
+            matches!(self.scalar(v), Scalar::Text("Fleet" | "Host" | "Layer", _))
+        });
         match entry {
+            // Without `datum:`, the type is what made this file a document file.
+            None if let Some((k, v)) = datum_type => {
+                let at = Span {
+                    end: self.span(v).end,
+                    ..self.span(k)
+                };
+                self.err(
+                    Diagnostic::error(
+                        Code::MissingKey,
+                        "this looks like a Datum document but has no `datum:` version",
+                    )
+                    .at(at, "a Datum document type, with no version")
+                    .hint(format!(
+                        "add `datum: {VERSION}` as its first line (a file that is not a \
+                         Datum document needs a name ending in neither .yaml nor .yml)"
+                    )),
+                )
+            }
             None => self.err(
                 Diagnostic::error(Code::MissingKey, "this document has no `datum:` version")
                     .at(top, "document starts here")

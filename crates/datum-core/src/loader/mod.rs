@@ -8,6 +8,7 @@
 //! it touches, so that every host no broken document touches still resolves.
 //!
 //! - this file: reading, UTF-8, decoding each file;
+//! - `classify`: which YAML files are document files;
 //! - `assemble`: the documents of every file gathered, Fleet documents
 //!   checked;
 //! - `checks`: duplicate hosts and layers, labels against `Fleet.labels`;
@@ -17,6 +18,7 @@
 
 mod assemble;
 mod checks;
+pub mod classify;
 mod finish;
 mod sources;
 mod templates;
@@ -37,13 +39,7 @@ use assemble::Assembler;
 /// near it, and the limit bounds the memory one file can take.
 pub const MAX_FILE_BYTES: u64 = 32 << 20;
 
-/// Whether a file is a document file: it has a line starting with `datum:`.
-pub fn is_document_file(bytes: &[u8]) -> bool {
-    bytes.starts_with(b"datum:")
-        || bytes
-            .windows(7)
-            .any(|w| w[0] == b'\n' && &w[1..] == b"datum:")
-}
+pub use classify::read_document;
 
 /// Reads and validates a whole fleet. Fails only when the repository
 /// cannot be listed; every problem inside it is a diagnostic on the result.
@@ -52,11 +48,11 @@ pub fn load(reader: &dyn Reader) -> Result<Fleet, ReadError> {
     paths.sort_by(|a, b| cmp_paths(a, b));
     paths.dedup();
 
-    // Read every candidate; keep document files. Order is restored after.
-    let read: Vec<(String, Result<Vec<u8>, ReadError>)> = paths
+    // Read every document file; leave payloads at their first keys.
+    let read: Vec<(String, Candidate)> = paths
         .into_par_iter()
         .map(|p| {
-            let r = reader.read(&p, MAX_FILE_BYTES);
+            let r = read_document(reader, &p, MAX_FILE_BYTES);
             (p, r)
         })
         .collect();
@@ -80,6 +76,10 @@ pub fn load(reader: &dyn Reader) -> Result<Fleet, ReadError> {
     Ok(asm.finish())
 }
 
+/// One candidate file: its bytes when it is a document file, `None` for a
+/// payload.
+type Candidate = Result<Option<Vec<u8>>, ReadError>;
+
 /// The document files as text, in path order, and what could not be read.
 struct Texts {
     files: Files,
@@ -92,7 +92,7 @@ struct Texts {
 }
 
 impl Texts {
-    fn gather(read: Vec<(String, Result<Vec<u8>, ReadError>)>) -> Texts {
+    fn gather(read: Vec<(String, Candidate)>) -> Texts {
         let mut out = Texts {
             files: Files::default(),
             texts: Vec::new(),
@@ -101,8 +101,8 @@ impl Texts {
         };
         for (path, result) in read {
             match result {
-                Ok(bytes) if is_document_file(&bytes) => out.add(path, bytes),
-                Ok(_) => {}
+                Ok(Some(bytes)) => out.add(path, bytes),
+                Ok(None) => {}
                 Err(e) => {
                     out.unreadable += 1;
                     out.diags.push(unreadable(&e));
@@ -138,11 +138,7 @@ impl Texts {
 fn unreadable(e: &ReadError) -> Diagnostic {
     Diagnostic::error(Code::Unreadable, e.to_string()).note(format!(
         "{} was not read, so every host is held back: it could have held any layer",
-        match e {
-            ReadError::Fs { path, .. }
-            | ReadError::Io { path, .. }
-            | ReadError::TooLarge { path, .. } => path.as_str(),
-        }
+        e.path()
     ))
 }
 

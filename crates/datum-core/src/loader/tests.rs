@@ -150,10 +150,3 @@ fn missing_fleet_document_holds_back_everything() {
     assert_eq!(fleet.diagnostics[0].code, Code::NoFleet);
     assert_eq!(fleet.blockers(fleet.host_id("web-001").unwrap()).len(), 1);
 }
-
-#[test]
-fn document_file_detection() {
-    assert!(is_document_file(b"datum: v1alpha1\n"));
-    assert!(is_document_file(b"# x\ndatum: v1alpha1\n"));
-    assert!(!is_document_file(b"server:\n  datum: 1\n"));
-}

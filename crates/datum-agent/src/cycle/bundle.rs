@@ -1,0 +1,169 @@
+//! Bundle mode's input: fetch the host's bundle (or fall back to the one
+//! applied last), open it, check its signature and that it does not go
+//! back, and read its resources.
+
+use std::io::Write;
+
+use super::{Agent, CACHED_BUNDLE, Input, Log, Refusal, now_secs, refusal};
+use crate::bundle::{self, Opened};
+use crate::http::{self, FetchOptions, Location};
+use crate::repo::ObjectId;
+use crate::rollback::{self, Applied, Progress};
+
+/// The bundle a run applies, and where it came from.
+struct Fetched {
+    bytes: Vec<u8>,
+    /// The URL it came from (a password hidden), or the cached bundle.
+    origin: String,
+    /// The bundle applied last, taken because fetching failed.
+    cached: bool,
+}
+
+impl Agent {
+    pub(super) fn bundle_input(
+        &self,
+        template: &str,
+        log: &mut Log,
+        out: &mut dyn Write,
+    ) -> Result<Input, Refusal> {
+        let last = self.last_applied(log, out)?;
+        let signers = self.signers(self.config.public_keys.as_ref())?;
+        let url = http::expand(template, &self.host).map_err(|e| {
+            refusal(
+                e.to_string(),
+                e.hint()
+                    .unwrap_or("check `bundle.url` in the agent configuration"),
+            )
+        })?;
+        let fetched = self.fetch_bundle(&url, log, out)?;
+        log.source = Some(fetched.origin.clone());
+        let cached = fetched.cached;
+        let name = if cached {
+            CACHED_BUNDLE.to_owned()
+        } else {
+            http::redact(&url)
+        };
+        let opened = bundle::open(
+            &fetched.bytes,
+            signers.as_ref(),
+            Some(&self.host),
+            now_secs(),
+        )
+        .map_err(|e| refusal(format!("refusing {name}: {e}"), e.hint()))?;
+        if let Some(signer) = &opened.signer {
+            let _ = writeln!(
+                out,
+                "the bundle is signed by {} ({})",
+                signer.principals.join(", "),
+                signer.fingerprint
+            );
+        }
+        let commit = self.bundle_commit(&opened, &name, last.as_ref(), cached, log, out)?;
+        let items = opened.items(&name).map_err(|e| {
+            refusal(
+                e.to_string(),
+                "make the bundle again with `datum bundle`, by the same Datum release as the agent",
+            )
+        })?;
+        Ok(Input {
+            items,
+            commit: commit.map(|(id, _)| id.to_string()),
+            applied: commit.map(|(commit, commit_time)| Applied::Bundle {
+                commit: Some(commit),
+                commit_time,
+            }),
+            cached,
+            bundle: (!cached).then_some(fetched.bytes),
+        })
+    }
+
+    /// The bundle at `url`, or the one applied last when it cannot be had.
+    fn fetch_bundle(
+        &self,
+        url: &str,
+        log: &mut Log,
+        out: &mut dyn Write,
+    ) -> Result<Fetched, Refusal> {
+        let fetched = match http::locate(url) {
+            Ok(Location::File(path)) => {
+                let path = self.path(&path);
+                http::read_file(&path, FetchOptions::default().max_bytes)
+            }
+            Ok(Location::Http(u)) => http::fetch(&u, &FetchOptions::default()),
+            Err(e) => Err(e),
+        };
+        let e = match fetched {
+            Ok(bytes) => {
+                let _ = writeln!(out, "fetched {} ({} bytes)", http::redact(url), bytes.len());
+                return Ok(Fetched {
+                    bytes,
+                    origin: url.to_owned(),
+                    cached: false,
+                });
+            }
+            Err(e) => e,
+        };
+        log.fetch_failed = true;
+        let hint = e.hint().unwrap_or("");
+        log.note(out, format!("fetching the bundle failed: {e}"));
+        let cache = self.root.path(CACHED_BUNDLE);
+        // Only a regular file, never through a link at its name, no larger
+        // than a fetched bundle may be.
+        let Ok(Some(bytes)) = self
+            .root
+            .read_small(CACHED_BUNDLE, FetchOptions::default().max_bytes)
+        else {
+            return Err(refusal(
+                "fetching failed, and no verified input is cached to fall back to",
+                if hint.is_empty() {
+                    "check the bundle URL and the server"
+                } else {
+                    hint
+                },
+            ));
+        };
+        log.note(
+            out,
+            format!(
+                "applying the last verified input instead: {}",
+                cache.display()
+            ),
+        );
+        Ok(Fetched {
+            bytes,
+            origin: CACHED_BUNDLE.to_owned(),
+            cached: true,
+        })
+    }
+
+    /// The commit a bundle records, refused when a fresh bundle goes back.
+    fn bundle_commit(
+        &self,
+        opened: &Opened<'_>,
+        name: &str,
+        last: Option<&Applied>,
+        cached: bool,
+        log: &mut Log,
+        out: &mut dyn Write,
+    ) -> Result<Option<(ObjectId, i64)>, Refusal> {
+        let Some(c) = opened.commit() else {
+            log.note(
+                out,
+                "the bundle records no commit (it was made outside git), so going back cannot be detected".to_owned(),
+            );
+            return Ok(None);
+        };
+        let id = ObjectId::from_hex(c.id.as_bytes())
+            .map_err(|e| refusal(format!("refusing {name}: bad commit id: {e}"), ""))?;
+        if !cached {
+            match rollback::check_bundle(last, Some(id), c.time, &self.policy()) {
+                Ok(Progress::Allowed(why)) => {
+                    log.note(out, format!("--allow-rollback: applying it anyway: {why}"))
+                }
+                Ok(_) => {}
+                Err(e) => return Err(refusal(e.to_string(), e.hint())),
+            }
+        }
+        Ok(Some((id, c.time)))
+    }
+}

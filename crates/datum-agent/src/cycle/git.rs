@@ -1,0 +1,258 @@
+//! Git mode's input: fetch the branch (or fall back to the commit applied
+//! last), check its signature and that it does not go back, and resolve the
+//! host in the fleet at that commit.
+
+use std::io::Write;
+use std::path::Path;
+
+use datum_apply::root::Root;
+use datum_apply::spec::{Item, items};
+use datum_core::diagnostic::Diagnostic;
+use datum_core::manifest::Manifest;
+use datum_core::source::Files;
+use datum_core::{host, loader};
+
+use super::{Agent, Input, Log, REPO, Refusal, now_secs, refusal};
+use crate::fetch::{self, GitSource};
+use crate::gitsig;
+use crate::http;
+use crate::repo::{LocalRepo, ObjectId};
+use crate::rollback::{self, Applied, Progress};
+use crate::sshsig::AllowedSigners;
+
+/// The commit a run applies, and where it came from.
+struct Chosen {
+    commit: ObjectId,
+    time: i64,
+    /// The remote that gave it (as configured), or the agent's repository.
+    origin: String,
+    /// The commit applied last, taken because fetching failed.
+    cached: bool,
+}
+
+impl Agent {
+    pub(super) fn git_input(
+        &self,
+        source: &GitSource,
+        fleet: &str,
+        log: &mut Log,
+        out: &mut dyn Write,
+    ) -> Result<Input, Refusal> {
+        let last = self.last_applied(log, out)?;
+        let signers = self.signers(self.config.allowed_signers.as_ref())?;
+        let repo_dir = self.root.path(REPO);
+        let repo = LocalRepo::open_or_init(&repo_dir).map_err(|e| {
+            let hint = e.hint();
+            refusal(e.to_string(), hint)
+        })?;
+        let chosen = self.choose_commit(&repo, source, last.as_ref(), log, out)?;
+        self.verify_commit(&repo, &chosen, signers.as_ref(), last.as_ref(), log, out)?;
+        log.source = Some(chosen.origin.clone());
+        let items = self.git_items(&repo_dir, fleet, chosen.commit)?;
+        Ok(Input {
+            items,
+            commit: Some(chosen.commit.to_string()),
+            applied: Some(Applied::Git {
+                commit: chosen.commit,
+                commit_time: chosen.time,
+            }),
+            cached: chosen.cached,
+            bundle: None,
+        })
+    }
+
+    /// The branch's tip from the first remote that answers, or the commit
+    /// applied last when none does.
+    fn choose_commit(
+        &self,
+        repo: &LocalRepo,
+        source: &GitSource,
+        last: Option<&Applied>,
+        log: &mut Log,
+        out: &mut dyn Write,
+    ) -> Result<Chosen, Refusal> {
+        let remotes = source
+            .remotes()
+            .iter()
+            .map(|r| remote_under_root(r, &self.root))
+            .collect();
+        let local = GitSource::new(remotes, source.branch().to_owned())
+            .map_err(|e| refusal(e.to_string(), e.hint()))?;
+        match fetch::fetch(repo, &local) {
+            Ok(fetched) => {
+                for failure in &fetched.failures {
+                    log.note(
+                        out,
+                        format!(
+                            "remote {} failed ({}); the next one was tried",
+                            shown_remote(&failure.remote, source, &local),
+                            failure.error
+                        ),
+                    );
+                }
+                let remote = shown_remote(&fetched.remote, source, &local);
+                let _ = writeln!(out, "fetched {} from {remote}", fetched.commit);
+                Ok(Chosen {
+                    commit: fetched.commit,
+                    time: fetched.commit_time,
+                    origin: remote,
+                    cached: false,
+                })
+            }
+            Err(e) => {
+                log.fetch_failed = true;
+                log.note(out, e.to_string());
+                let Some(&Applied::Git {
+                    commit,
+                    commit_time,
+                }) = last
+                else {
+                    return Err(refusal(
+                        "fetching failed, and no verified input is cached to fall back to",
+                        e.hint(),
+                    ));
+                };
+                log.note(
+                    out,
+                    format!("applying the last verified input instead: commit {commit}"),
+                );
+                Ok(Chosen {
+                    commit,
+                    time: commit_time,
+                    origin: REPO.to_owned(),
+                    cached: true,
+                })
+            }
+        }
+    }
+
+    /// Refuses a commit without a trusted signature (when signers are
+    /// configured) or, when freshly fetched, one that goes back.
+    fn verify_commit(
+        &self,
+        repo: &LocalRepo,
+        chosen: &Chosen,
+        signers: Option<&AllowedSigners>,
+        last: Option<&Applied>,
+        log: &mut Log,
+        out: &mut dyn Write,
+    ) -> Result<(), Refusal> {
+        let commit = chosen.commit;
+        if let Some(signers) = signers {
+            let signer = gitsig::verify_commit(repo, commit, signers, now_secs())
+                .map_err(|e| refusal(e.to_string(), e.hint()))?;
+            let _ = writeln!(
+                out,
+                "commit {commit} is signed by {} ({})",
+                signer.principals.join(", "),
+                signer.fingerprint
+            );
+        }
+        if !chosen.cached {
+            match rollback::check_git(repo, last, commit, &self.policy()) {
+                Ok(Progress::Allowed(why)) => {
+                    log.note(out, format!("--allow-rollback: applying it anyway: {why}"))
+                }
+                Ok(_) => {}
+                Err(e) => return Err(refusal(e.to_string(), e.hint())),
+            }
+        }
+        Ok(())
+    }
+
+    /// The host's resources in the fleet at `commit` of the agent's repository.
+    fn git_items(&self, repo: &Path, fleet: &str, commit: ObjectId) -> Result<Vec<Item>, Refusal> {
+        let git = |e: datum_git::GitError| {
+            refusal(
+                e.to_string(),
+                "check `fleet` in the agent configuration: the fleet's directory inside the repository",
+            )
+        };
+        let repo = datum_git::Repo::open_bare(repo, fleet).map_err(git)?;
+        let rev = repo.resolve(&commit.to_string()).map_err(git)?;
+        let reader = repo.reader(&rev).map_err(git)?;
+        let fleet = loader::load(&reader).map_err(|e| {
+            refusal(
+                e.to_string(),
+                "check the repository: the fleet cannot be read",
+            )
+        })?;
+        let resolved = match host::resolve(&fleet, &self.host) {
+            Ok(r) => r,
+            Err(e) => {
+                let message = with_diagnostics(e.to_string(), &fleet.files, e.diagnostics());
+                return Err(refusal(message, e.hint()));
+            }
+        };
+        if let Err(e) = resolved.require_ok() {
+            let message = with_diagnostics(e.to_string(), &fleet.files, &resolved.problems);
+            return Err(refusal(
+                message,
+                "fix the fleet and push: `datum check` shows the same errors",
+            ));
+        }
+        let manifest = Manifest::new(&fleet, resolved.host, &resolved.resolution);
+        Ok(items(&manifest, &reader))
+    }
+}
+
+/// A local remote (a path or `file://` URL) moved under the root, so that
+/// `--root` holds every path the agent touches; other remotes as written.
+fn remote_under_root(remote: &str, root: &Root) -> String {
+    if root.dir().is_none() {
+        return remote.to_owned();
+    }
+    if remote.starts_with('/') {
+        return root.path(remote).display().to_string();
+    }
+    if let Some(path) = remote.strip_prefix("file://")
+        && path.starts_with('/')
+    {
+        return format!("file://{}", root.path(path).display());
+    }
+    remote.to_owned()
+}
+
+/// A remote as configured, for messages and the report (not its place
+/// under the root).
+fn shown_remote(remote: &str, configured: &GitSource, local: &GitSource) -> String {
+    let index = local.remotes().iter().position(|r| r == remote);
+    index
+        .and_then(|i| configured.remotes().get(i))
+        .map_or_else(|| remote.to_owned(), |r| http::redact(r))
+}
+
+fn with_diagnostics(message: String, files: &Files, diags: &[Diagnostic]) -> String {
+    let mut text = Vec::new();
+    for d in diags.iter().filter(|d| d.is_error()) {
+        let _ = d.render(files, false, &mut text);
+    }
+    let text = String::from_utf8_lossy(&text);
+    if text.trim().is_empty() {
+        message
+    } else {
+        format!("{message}\n{}", text.trim_end())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn local_remotes_move_under_the_root_and_others_do_not() {
+        let root = Root::at("/tmp/r");
+        assert_eq!(remote_under_root("/srv/f.git", &root), "/tmp/r/srv/f.git");
+        assert_eq!(
+            remote_under_root("file:///srv/f.git", &root),
+            "file:///tmp/r/srv/f.git"
+        );
+        for other in ["https://h/f.git", "ssh://git@h/f.git", "git@h:f.git"] {
+            assert_eq!(remote_under_root(other, &root), other);
+        }
+        assert_eq!(
+            remote_under_root("/srv/f.git", &Root::system()),
+            "/srv/f.git"
+        );
+    }
+}

@@ -1,0 +1,290 @@
+//! One agent run: fetch the host's input (git or bundle), verify it, refuse
+//! going back, apply it, record it, and report, whatever happened.
+//!
+//! The order matters for trust: nothing is applied that has not passed
+//! every check configured, and when fetching fails the input applied is
+//! the last one that passed them (checked again, since keys may have been
+//! revoked since). A refusal applies nothing and is reported like any run,
+//! with exit status 1.
+//!
+//! - `git`, `bundle`: each mode's input, fetched and checked;
+//! - `record`: the finished run's report, metrics and POST.
+
+mod bundle;
+mod git;
+mod record;
+
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use datum_apply::engine::{ApplyError, Options};
+use datum_apply::root::Root;
+use datum_apply::spec::Item;
+use datum_apply::{HumanReporter, JsonReporter, Providers, Summary};
+
+use crate::config::{Config, Source};
+use crate::report::{Mode, RunRecord, Timestamp};
+use crate::rollback::{Applied, Policy, StateFile};
+use crate::sshsig::AllowedSigners;
+
+pub use record::{Run, Tee, apply_report, publish, status};
+
+/// The agent's own repository (git mode), under the root.
+pub const REPO: &str = "/var/lib/datum/repo";
+/// The record of the input applied last.
+pub const STATE: &str = "/var/lib/datum/agent/applied.json";
+/// The last bundle that passed every check (bundle mode).
+pub const CACHED_BUNDLE: &str = "/var/lib/datum/agent/verified.bundle";
+/// The run reports.
+pub const REPORTS: &str = "/var/lib/datum/reports";
+/// How a run behaves, from the command line.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct RunOptions {
+    /// Examine and report, change nothing (the record of the last input
+    /// and the cached bundle are left alone too).
+    pub noop: bool,
+    /// Apply an input the rollback check refuses, and say so.
+    pub allow_rollback: bool,
+}
+
+/// The agent for one host.
+#[derive(Debug)]
+pub struct Agent {
+    pub config: Config,
+    pub root: Root,
+    /// The host's name, by apply's rules.
+    pub host: String,
+    pub options: RunOptions,
+}
+
+/// Why nothing was applied.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Refusal {
+    pub message: String,
+    pub hint: String,
+}
+
+fn refusal(message: impl Into<String>, hint: impl Into<String>) -> Refusal {
+    Refusal {
+        message: message.into(),
+        hint: hint.into(),
+    }
+}
+
+/// What a run did.
+#[derive(Debug)]
+pub struct RunOutcome {
+    pub record: RunRecord,
+    /// Set when nothing was applied; the record's exit status is then 1.
+    pub refusal: Option<Refusal>,
+    /// Problems that did not change the run (a report that could not be
+    /// written or sent).
+    pub warnings: Vec<String>,
+    /// Fetching failed this run (the schedule retries sooner).
+    pub fetch_failed: bool,
+    /// Where the report was written.
+    pub report: PathBuf,
+}
+
+/// An input that passed every check, ready to apply.
+struct Input {
+    items: Vec<Item>,
+    commit: Option<String>,
+    /// What to record once applied; `None` when it cannot be compared later.
+    applied: Option<Applied>,
+    cached: bool,
+    /// A fresh bundle's bytes, kept once applied for when fetching fails.
+    bundle: Option<Vec<u8>>,
+}
+
+/// What the run learns on the way, whatever the outcome.
+#[derive(Default)]
+struct Log {
+    notes: Vec<String>,
+    fetch_failed: bool,
+    source: Option<String>,
+}
+
+impl Log {
+    fn note(&mut self, out: &mut dyn Write, text: String) {
+        let _ = writeln!(out, "note: {text}");
+        self.notes.push(text);
+    }
+}
+
+fn now_secs() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs() as i64)
+}
+
+impl Agent {
+    /// A path of the host, under the root.
+    fn path(&self, abs: &Path) -> PathBuf {
+        self.root.path(&abs.to_string_lossy())
+    }
+
+    /// Runs one cycle; progress and apply's changes go to `out`.
+    pub fn run_once(&self, out: &mut dyn Write) -> RunOutcome {
+        let started = Timestamp::from(SystemTime::now());
+        let mut log = Log::default();
+        let mode = match self.config.source {
+            Source::Git { .. } => Mode::Git,
+            Source::Bundle { .. } => Mode::Bundle,
+        };
+        let input = match &self.config.source {
+            Source::Git { source, fleet } => self.git_input(source, fleet, &mut log, out),
+            Source::Bundle { url } => self.bundle_input(url, &mut log, out),
+        };
+        let (summary, resources, refusal, commit, cached) = match input {
+            Err(r) => (None, serde_json::Value::Null, Some(r), None, false),
+            Ok(input) => match self.apply(&input, &mut log, out) {
+                Ok((summary, json)) => (Some(summary), json, None, input.commit, input.cached),
+                Err(r) => (None, serde_json::Value::Null, Some(r), None, false),
+            },
+        };
+        let fetch_failed = log.fetch_failed;
+        let exit_status = match (&summary, &refusal) {
+            (Some(s), None) => status(s),
+            _ => 1,
+        };
+        if let Some(r) = &refusal {
+            log.notes.push(r.message.clone());
+        }
+        let run = Run {
+            host: self.host.clone(),
+            started,
+            mode,
+            source: log.source,
+            commit,
+            cached_input: cached,
+            fetch_failed: log.fetch_failed,
+            notes: log.notes,
+            summary,
+            resources,
+            exit_status,
+        };
+        let (record, report, warnings) = publish(
+            &self.root,
+            run,
+            &self.config.metrics,
+            self.config.report_url.as_deref(),
+        );
+        RunOutcome {
+            record,
+            refusal,
+            warnings,
+            fetch_failed,
+            report,
+        }
+    }
+
+    /// The last applied input, or a refusal when its record is damaged
+    /// (unless rollback is allowed, which writes a fresh one).
+    fn last_applied(&self, log: &mut Log, out: &mut dyn Write) -> Result<Option<Applied>, Refusal> {
+        match StateFile::inside(&self.root, STATE).load() {
+            Ok(last) => Ok(last),
+            Err(e) if self.options.allow_rollback => {
+                log.note(
+                    out,
+                    format!("{e}; --allow-rollback: going on as if nothing had been applied"),
+                );
+                Ok(None)
+            }
+            Err(e) => Err(refusal(e.to_string(), e.hint())),
+        }
+    }
+
+    fn signers(&self, path: Option<&PathBuf>) -> Result<Option<AllowedSigners>, Refusal> {
+        let Some(path) = path else {
+            return Ok(None);
+        };
+        AllowedSigners::read(&self.path(path))
+            .map(Some)
+            .map_err(|e| refusal(e.to_string(), e.hint()))
+    }
+
+    fn policy(&self) -> Policy {
+        Policy {
+            allow_rollback: self.options.allow_rollback,
+            ..Policy::default()
+        }
+    }
+
+    /// Applies `input`, then records it (unless under noop).
+    fn apply(
+        &self,
+        input: &Input,
+        log: &mut Log,
+        out: &mut dyn Write,
+    ) -> Result<(Summary, serde_json::Value), Refusal> {
+        let providers = Providers::system(&self.root);
+        let options = Options {
+            noop: self.options.noop,
+            identity: self
+                .config
+                .identity
+                .as_ref()
+                .map(|p| p.display().to_string()),
+        };
+        let mut json = Vec::new();
+        let result = {
+            let mut tee = Tee {
+                human: HumanReporter::new(&mut *out),
+                json: JsonReporter::new(&mut json),
+            };
+            datum_apply::apply(
+                &self.host,
+                &input.items,
+                &providers,
+                &self.root,
+                &options,
+                &mut tee,
+            )
+        };
+        let summary = match result {
+            Ok(summary) => summary,
+            Err(ApplyError::Report { summary, .. }) => summary,
+            Err(e) => {
+                let hint = match e {
+                    ApplyError::State(datum_apply::state::StateError::Locked { .. }) => {
+                        "another run is applying; this one will run again at its next slot"
+                    }
+                    _ => "fix the fleet: `datum apply --noop` on a checkout shows the same",
+                };
+                return Err(refusal(e.to_string(), hint));
+            }
+        };
+        let resources = apply_report(&json);
+        if !self.options.noop {
+            if let Some(applied) = &input.applied
+                && let Err(e) = StateFile::inside(&self.root, STATE).record(applied)
+            {
+                log.note(out, e.to_string());
+            }
+            if let Some(bytes) = &input.bundle
+                && let Err(e) = save_bundle(&self.root, bytes)
+            {
+                log.note(
+                    out,
+                    format!("the verified bundle was not kept for when fetching fails: {e}"),
+                );
+            }
+        }
+        Ok((summary, resources))
+    }
+}
+
+/// Keeps a verified bundle for when fetching fails, inside the root.
+fn save_bundle(root: &Root, bytes: &[u8]) -> io::Result<()> {
+    let dir = Path::new(CACHED_BUNDLE)
+        .parent()
+        .map_or("/".to_owned(), |d| d.to_string_lossy().into_owned());
+    root.create_dir_all(&dir, 0o755)?;
+    let attrs = datum_apply::disk::Attrs {
+        mode: Some(0o600),
+        ..Default::default()
+    };
+    root.write_atomic(CACHED_BUNDLE, bytes, attrs)
+}
