@@ -9,6 +9,7 @@ use std::fmt;
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Kind {
     Directory,
+    Exec,
     File,
     Group,
     Package,
@@ -40,6 +41,16 @@ pub enum Field {
     System,
     RestartOn,
     Requires,
+    Command,
+    Creates,
+    Unless,
+    Onlyif,
+    RefreshOnly,
+    RunOn,
+    Timeout,
+    User,
+    Cwd,
+    Environment,
 }
 
 /// How a field's value is written and checked.
@@ -64,11 +75,22 @@ pub enum Ty {
     List,
     /// A set of resource ids, united across layers.
     Refs,
+    /// A command line as a list: the program, then each argument as its own
+    /// entry (an argument may be empty, the program may not).
+    Argv,
+    /// Environment variables as a list of `NAME=value` entries.
+    Env,
+    /// A whole number of seconds, from 1 to [`SECONDS_MAX`].
+    Seconds,
 }
 
+/// The longest `timeout` an Exec takes: a day.
+pub const SECONDS_MAX: i64 = 86_400;
+
 impl Kind {
-    pub const ALL: [Kind; 7] = [
+    pub const ALL: [Kind; 8] = [
         Kind::Directory,
+        Kind::Exec,
         Kind::File,
         Kind::Group,
         Kind::Package,
@@ -80,6 +102,7 @@ impl Kind {
     pub fn name(self) -> &'static str {
         match self {
             Kind::Directory => "Directory",
+            Kind::Exec => "Exec",
             Kind::File => "File",
             Kind::Group => "Group",
             Kind::Package => "Package",
@@ -108,6 +131,20 @@ impl Kind {
                 Name, Ensure, Uid, Group, Groups, Home, Shell, System, Requires,
             ],
             Kind::Group => &[Name, Ensure, Gid, System, Requires],
+            Kind::Exec => &[
+                Command,
+                Shell,
+                Creates,
+                Unless,
+                Onlyif,
+                RefreshOnly,
+                RunOn,
+                Timeout,
+                User,
+                Cwd,
+                Environment,
+                Requires,
+            ],
         }
     }
 
@@ -137,6 +174,7 @@ impl Kind {
         match self {
             Kind::File | Kind::Directory => &[Field::Path],
             Kind::Symlink => &[Field::Path, Field::Target],
+            Kind::Exec => &[Field::Command],
             _ => &[],
         }
     }
@@ -158,17 +196,21 @@ impl Kind {
     /// How a field of this type is written.
     pub fn ty(self, field: Field) -> Ty {
         match field {
-            Field::Path => Ty::AbsPath,
-            Field::Home => Ty::AbsPath,
+            Field::Shell if self == Kind::Exec => Ty::Bool,
+            Field::Path | Field::Home | Field::Creates | Field::Cwd => Ty::AbsPath,
             Field::Source => Ty::Source,
             Field::Content => Ty::Content,
             Field::Mode => Ty::Mode,
-            Field::Sensitive | Field::Enabled | Field::System => Ty::Bool,
+            Field::Sensitive | Field::Enabled | Field::System | Field::RefreshOnly => Ty::Bool,
             Field::Uid | Field::Gid => Ty::Id,
             Field::Ensure => Ty::Word(self.ensure_words()),
             Field::Groups => Ty::List,
-            Field::Requires | Field::RestartOn => Ty::Refs,
+            Field::Requires | Field::RestartOn | Field::RunOn => Ty::Refs,
+            Field::Command | Field::Unless | Field::Onlyif => Ty::Argv,
+            Field::Environment => Ty::Env,
+            Field::Timeout => Ty::Seconds,
             Field::Target
+            | Field::User
             | Field::Name
             | Field::Owner
             | Field::Group
@@ -185,7 +227,7 @@ impl fmt::Display for Kind {
 }
 
 impl Field {
-    pub const ALL: [Field; 20] = [
+    pub const ALL: [Field; 30] = [
         Field::Path,
         Field::Target,
         Field::Name,
@@ -206,6 +248,16 @@ impl Field {
         Field::System,
         Field::RestartOn,
         Field::Requires,
+        Field::Command,
+        Field::Creates,
+        Field::Unless,
+        Field::Onlyif,
+        Field::RefreshOnly,
+        Field::RunOn,
+        Field::Timeout,
+        Field::User,
+        Field::Cwd,
+        Field::Environment,
     ];
 
     pub fn name(self) -> &'static str {
@@ -230,6 +282,16 @@ impl Field {
             Field::System => "system",
             Field::RestartOn => "restart_on",
             Field::Requires => "requires",
+            Field::Command => "command",
+            Field::Creates => "creates",
+            Field::Unless => "unless",
+            Field::Onlyif => "onlyif",
+            Field::RefreshOnly => "refresh_only",
+            Field::RunOn => "run_on",
+            Field::Timeout => "timeout",
+            Field::User => "user",
+            Field::Cwd => "cwd",
+            Field::Environment => "environment",
         }
     }
 
@@ -238,7 +300,7 @@ impl Field {
     }
 
     pub fn is_set(self) -> bool {
-        matches!(self, Field::Requires | Field::RestartOn)
+        matches!(self, Field::Requires | Field::RestartOn | Field::RunOn)
     }
 }
 

@@ -11,7 +11,8 @@ use datum_apply::spec::ResourceView;
 use datum_core::diagnostic::{Code, Diagnostic};
 use datum_core::document::VERSION;
 use datum_core::schema::{
-    Field, Kind, ResourceId, Ty, Value, normalise_abs_path, normalise_mode, normalise_rel_path,
+    Field, Kind, ResourceId, SECONDS_MAX, Ty, Value, normalise_abs_path, normalise_mode,
+    normalise_rel_path,
 };
 use datum_core::settings::{self, Node, Value as Yaml};
 use datum_core::source::{Files, Span};
@@ -280,6 +281,34 @@ fn read_field(kind: Kind, field: Field, node: Node<'_, '_>) -> Result<Read, Stri
             _ => return Err(format!("must be a user or group id, and {}", found())),
         },
         Ty::List => Value::List(list(node)?.into_iter().map(Into::into).collect()),
+        Ty::Argv => {
+            let argv = list(node)?;
+            if argv.first().is_none_or(|p| p.is_empty()) {
+                return Err("names no program".to_owned());
+            }
+            Value::List(argv.into_iter().map(Into::into).collect())
+        }
+        Ty::Env => {
+            let entries = list(node)?;
+            if let Some(bad) = entries.iter().find(|e| {
+                !e.split_once('=').is_some_and(|(n, _)| {
+                    n.starts_with(|c: char| c == '_' || c.is_ascii_alphabetic())
+                        && n.chars().all(|c| c == '_' || c.is_ascii_alphanumeric())
+                })
+            }) {
+                return Err(format!("holds `{bad}`, not NAME=value"));
+            }
+            Value::List(entries.into_iter().map(Into::into).collect())
+        }
+        Ty::Seconds => match node.value() {
+            Yaml::Int(i) if (1..=SECONDS_MAX).contains(&i) => Value::Int(i),
+            _ => {
+                return Err(format!(
+                    "must be a number of seconds from 1 to {SECONDS_MAX}, and {}",
+                    found()
+                ));
+            }
+        },
         Ty::Refs => {
             let mut ids = Vec::new();
             for t in list(node)? {
