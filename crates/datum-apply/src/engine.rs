@@ -5,7 +5,6 @@
 use std::collections::BTreeMap;
 
 use crate::graph::{self, Cycle};
-use crate::provider::exec::shown;
 use crate::provider::{Context, Examined, Failure, Pending, Providers, Restarted};
 use crate::refresh::Refreshes;
 use crate::report::{Change, Outcome, Reporter, RunInfo, Status, Summary};
@@ -471,9 +470,9 @@ impl Run<'_> {
         let ran = self.providers.exec.run(spec)?;
         outcome.command = Some(ran.report());
         if !ran.exit.success() {
+            // The command line is the `run` change beside this.
             return Err(Failure::new(format!(
-                "`{}` failed: {}",
-                shown(&spec.argv(&spec.command)),
+                "the command failed: {}",
                 ran.exit.describe()
             )));
         }

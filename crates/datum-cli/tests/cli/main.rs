@@ -16,6 +16,7 @@ mod delivery;
 mod diff;
 mod docs;
 mod escaping;
+mod exec;
 mod explain;
 mod hosts;
 mod init;
