@@ -72,6 +72,14 @@ impl Status {
             Status::Skipped => "skipped",
         }
     }
+
+    /// The status as JSON reports spell it (snake_case: `would_change`).
+    pub fn key(self) -> &'static str {
+        match self {
+            Status::WouldChange => "would_change",
+            other => other.name(),
+        }
+    }
 }
 
 /// One resource's outcome.
@@ -293,7 +301,7 @@ impl<W: Write> Reporter for JsonReporter<W> {
     }
 
     fn finish(&mut self, summary: &Summary) -> io::Result<()> {
-        let mut t = Tree::map();
+        let mut t = Tree::document("ApplyReport");
         if let Some(run) = &self.run {
             t.push("host", Tree::str(run.host.as_str()));
             if let Some(root) = &run.root {
@@ -326,7 +334,7 @@ fn outcome_tree(o: &Outcome) -> Tree<'_> {
     let mut t = Tree::map()
         .with("id", Tree::str(o.id.as_str()))
         .with("summary", Tree::str(o.summary.as_str()))
-        .with("status", Tree::str(o.status.name()));
+        .with("status", Tree::str(o.status.key()));
     let changes = o
         .changes
         .iter()

@@ -510,6 +510,9 @@ mod tests {
         fn read_source(&self, _: &str, _: u64) -> Result<Vec<u8>, SourceError> {
             Err(SourceError::Missing)
         }
+        fn list_payloads(&self, dir: &str) -> Result<Vec<String>, ReadError> {
+            self.0.list_payloads(dir)
+        }
     }
 
     fn items_of(resources: &str, vanish: bool) -> Vec<Item> {

@@ -593,6 +593,8 @@ fn the_json_report_gives_each_resource_its_status_and_changes() {
         text,
         format!(
             r#"{{
+  "datum": "v1alpha1",
+  "type": "ApplyReport",
   "host": "app-001",
   "root": "{}",
   "noop": true,
@@ -601,7 +603,7 @@ fn the_json_report_gives_each_resource_its_status_and_changes() {
     {{
       "id": "File[app-conf]",
       "summary": "/etc/app.conf",
-      "status": "would change",
+      "status": "would_change",
       "changes": [
         {{
           "attribute": "content",
@@ -617,7 +619,7 @@ fn the_json_report_gives_each_resource_its_status_and_changes() {
     {{
       "id": "Package[app]",
       "summary": "app",
-      "status": "would change",
+      "status": "would_change",
       "changes": [
         {{
           "attribute": "ensure",

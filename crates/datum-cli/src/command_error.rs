@@ -10,7 +10,7 @@ use datum_apply::engine::ApplyError;
 use datum_apply::state::StateError;
 use datum_core::explain::TargetError;
 use datum_core::host::{DoesNotResolve, HostError};
-use datum_core::query::Undeclared;
+use datum_core::query::{Undeclared, UnsetVar};
 use datum_core::reader::ReadError;
 use datum_core::selector::{NotCarried, SelectorError};
 use datum_git::GitError;
@@ -189,6 +189,14 @@ impl From<NotCarried> for CommandError {
 /// A query for a resource no layer declares.
 impl From<Undeclared> for CommandError {
     fn from(e: Undeclared) -> CommandError {
+        let hint = e.hint();
+        CommandError::from_error(ErrorKind::Failed, e).hint(hint)
+    }
+}
+
+/// A query for a var no layer sets.
+impl From<UnsetVar> for CommandError {
+    fn from(e: UnsetVar) -> CommandError {
         let hint = e.hint();
         CommandError::from_error(ErrorKind::Failed, e).hint(hint)
     }

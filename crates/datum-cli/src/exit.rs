@@ -32,6 +32,13 @@ impl Status {
     pub const APPLY_CHANGED_AND_FAILED: Status = Status(6);
 }
 
+impl Status {
+    /// The number the process exits with.
+    pub fn code(self) -> u8 {
+        self.0
+    }
+}
+
 impl From<Status> for ExitCode {
     fn from(status: Status) -> ExitCode {
         ExitCode::from(status.0)

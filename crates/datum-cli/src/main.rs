@@ -78,6 +78,22 @@ impl GlobalArgs {
     }
 }
 
+/// Whether a command line that clap refused asked for `--format json`: then
+/// the refusal is also printed as JSON, as every failure is.
+fn asks_for_json(args: impl Iterator<Item = std::ffi::OsString>) -> bool {
+    let args: Vec<_> = args.collect();
+    args.iter().any(|a| a == "--format=json")
+        || args
+            .windows(2)
+            .any(|w| w[0] == "--format" && w[1] == "json")
+}
+
+/// Clap's message without its `error: ` prefix and the usage that follows.
+fn first_line(rendered: &str) -> String {
+    let line = rendered.lines().next().unwrap_or_default();
+    line.strip_prefix("error: ").unwrap_or(line).to_owned()
+}
+
 fn main() -> ExitCode {
     // `COMPLETE=bash datum -- WORDS`, as the script of `datum completions`
     // runs it: print the candidates and exit.
@@ -90,18 +106,23 @@ fn main() -> ExitCode {
         // bad usage, with the status every other usage error exits with.
         Err(e) => {
             let _ = e.print();
-            let status = if e.use_stderr() {
-                Status::USAGE
-            } else {
-                Status::OK
-            };
-            return status.into();
+            if !e.use_stderr() {
+                return Status::OK.into();
+            }
+            if asks_for_json(std::env::args_os().skip(1)) {
+                let mut ui = Ui::new(anstream::ColorChoice::Never);
+                return ui.usage_failure(first_line(&e.render().to_string())).into();
+            }
+            return Status::USAGE.into();
         }
     };
     let mut ui = Ui::new(cli.global.color.as_choice()).with_verbosity(cli.global.verbosity());
+    if cli.command.reports_json() {
+        ui.reports_json();
+    }
     let status = match commands::run(&mut ui, &cli.global, cli.command) {
         Ok(status) => status,
         Err(e) => ui.error(&e),
     };
-    status.into()
+    ui.finish(status).into()
 }

@@ -41,9 +41,37 @@ pub enum Format {
     Json,
 }
 
+/// Stdout, remembering whether anything was written to it.
+struct Out {
+    inner: Box<dyn Write>,
+    wrote: bool,
+}
+
+impl Write for Out {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.wrote |= !buf.is_empty();
+        self.inner.write(buf)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.inner.flush()
+    }
+}
+
+/// What a run asked for JSON has to say when it fails: the diagnostics it
+/// drew and the error it ended with.
+#[derive(Default)]
+struct JsonFailure {
+    diagnostics: Vec<Tree<'static>>,
+    error: Option<(String, Vec<String>)>,
+}
+
 /// The output streams of one run.
 pub struct Ui {
-    out: Box<dyn Write>,
+    out: Out,
+    /// Set under `--format json`: a run that fails without printing its
+    /// report prints this instead, as one JSON object.
+    json: Option<JsonFailure>,
     err: AutoStream<Box<dyn Write>>,
     /// Whether what reaches `err` keeps its colours: diagnostics are drawn
     /// plain rather than drawn in colour and stripped.
@@ -90,7 +118,11 @@ impl Ui {
             _ => AutoStream::always_ansi(err),
         };
         Ui {
-            out,
+            out: Out {
+                inner: out,
+                wrote: false,
+            },
+            json: None,
             err,
             styled: color != ColorChoice::Never,
             out_styled: color != ColorChoice::Never,
@@ -137,12 +169,46 @@ impl Ui {
         self.out.flush()
     }
 
+    /// Under `--format json`: keep what a failure has to say, so that a run
+    /// that ends without its report still prints one JSON object.
+    pub fn reports_json(&mut self) {
+        self.json = Some(JsonFailure::default());
+    }
+
+    /// Ends a run asked for JSON: when it failed and printed nothing on
+    /// stdout, prints `{"datum": ..., "type": "Error", ...}` with the exit
+    /// status, the error and every diagnostic drawn. The status is kept.
+    pub fn finish(&mut self, status: Status) -> Status {
+        if let Some(failure) = self.json.take()
+            && !self.out.wrote
+            && (status != Status::OK || failure.error.is_some())
+        {
+            let _ = emit::write_json(&mut self.out, &failure_tree(status, failure));
+            let _ = self.out.flush();
+        }
+        status
+    }
+
+    /// A command line that did not parse, when it asked for JSON: the
+    /// message (already on stderr) as the failure's JSON object.
+    pub fn usage_failure(&mut self, message: String) -> Status {
+        self.json = Some(JsonFailure {
+            diagnostics: Vec::new(),
+            error: Some((message, Vec::new())),
+        });
+        self.finish(Status::USAGE)
+    }
+
     /// Diagnostics on stderr, each followed by a blank line. A failure to
     /// write to stderr has nowhere to be reported, so it is ignored here as
     /// for every message below.
     /// At most [`report::SHOWN_PER_CODE`] of each code are drawn; a note
     /// counts the rest.
     pub fn diagnostics(&mut self, files: &Files, diags: &[Diagnostic]) {
+        if let Some(json) = &mut self.json {
+            json.diagnostics
+                .extend(diags.iter().map(|d| d.tree(files).into_owned()));
+        }
         let capped = report::cap(diags);
         let mut err = io::BufWriter::new(&mut self.err);
         for d in capped.shown {
@@ -208,6 +274,12 @@ impl Ui {
     /// Prints the error that ended a command, unless stdout merely closed,
     /// and gives the status to exit with.
     pub fn error(&mut self, e: &CommandError) -> Status {
+        if e.kind == ErrorKind::BrokenPipe {
+            // Nothing more goes to a stdout that was closed.
+            self.json = None;
+        } else if let Some(json) = &mut self.json {
+            json.error = Some((e.message.clone(), e.hints.clone()));
+        }
         if e.kind != ErrorKind::BrokenPipe {
             // A message may run over several lines (apply's cycles): each
             // is escaped on its own.
@@ -221,6 +293,21 @@ impl Ui {
         }
         e.status()
     }
+}
+
+/// The JSON object a failed run prints when it was asked for JSON.
+fn failure_tree(status: Status, failure: JsonFailure) -> Tree<'static> {
+    let error = match failure.error {
+        Some((message, hints)) => Tree::map().with("message", Tree::Str(message.into())).with(
+            "hints",
+            Tree::List(hints.into_iter().map(|h| Tree::Str(h.into())).collect()),
+        ),
+        None => Tree::Null,
+    };
+    Tree::document("Error")
+        .with("exit_status", Tree::Int(status.code().into()))
+        .with("error", error)
+        .with("diagnostics", Tree::List(failure.diagnostics))
 }
 
 #[cfg(test)]

@@ -10,7 +10,7 @@ use std::io;
 use annotate_snippets::renderer::DecorStyle;
 use annotate_snippets::{AnnotationKind, Group, Level, Renderer, Snippet};
 
-use crate::emit::Tree;
+use crate::emit::{self, Tree};
 use crate::printable::{escape, source_line};
 use crate::source::{Files, Span};
 
@@ -97,6 +97,10 @@ codes! {
     InvalidPath = "invalid-path",
     /// A `source` that is not a valid payload path, or cannot be read.
     InvalidSource = "invalid-source",
+    /// A `template` that is not a path under `templates/`, or cannot be read.
+    InvalidTemplate = "invalid-template",
+    /// A name under `vars:` a template could not read as `vars.NAME`.
+    InvalidVarName = "invalid-var-name",
     /// A `mode` written unquoted.
     UnquotedMode = "unquoted-mode",
     /// A `mode` that is not a file mode.
@@ -136,8 +140,11 @@ codes! {
     Conflict = "conflict",
     /// A resource without a field it requires.
     MissingField = "missing-field",
-    /// A File with both `source` and `content`.
+    /// A File with more than one of `source`, `content` and `template`.
     SourceAndContent = "source-and-content",
+    /// A template that does not render: an undefined name, a syntax
+    /// error, an include outside `templates/`, too much work.
+    TemplateError = "template-error",
     /// A reference to a resource the host does not have.
     UnknownReference = "unknown-reference",
     /// A dependency cycle.
@@ -200,6 +207,10 @@ pub struct Diagnostic {
     pub secondary: Vec<Label>,
     pub notes: Vec<String>,
     pub hint: Option<String>,
+    /// The hosts a resolution problem hits, in name order (empty for a
+    /// problem in a document): the text names them in a note, JSON lists
+    /// them.
+    pub hosts: Vec<String>,
 }
 
 impl Diagnostic {
@@ -213,6 +224,7 @@ impl Diagnostic {
             secondary: Vec::new(),
             notes: Vec::new(),
             hint: None,
+            hosts: Vec::new(),
         }
     }
 
@@ -276,15 +288,12 @@ impl Diagnostic {
         (place, &self.message, &self.body)
     }
 
-    /// The diagnostic as data for `--format json`: every place as
-    /// `path:line:column` and as separate parts.
+    /// The diagnostic as data for `--format json`: each place as
+    /// `{path, line, column}` with its label, and the hosts it hits.
     pub fn tree<'a>(&'a self, files: &'a Files) -> Tree<'a> {
         let label = |l: &'a Label| {
             Tree::map()
-                .with("location", Tree::str(files.location(l.span)))
-                .with("path", Tree::str(files.path(l.span.file)))
-                .with("line", Tree::Int(l.span.start.line.into()))
-                .with("column", Tree::Int(l.span.start.col.into()))
+                .with("location", emit::location(files, l.span))
                 .with("label", Tree::str(l.text.as_str()))
         };
         let mut t = Tree::map()
@@ -300,6 +309,7 @@ impl Diagnostic {
             Tree::List(self.secondary.iter().map(label).collect()),
         );
         t.push("notes", Tree::strs(self.notes.iter().map(String::as_str)));
+        t.push("hosts", Tree::strs(self.hosts.iter().map(String::as_str)));
         t.push("hint", self.hint.as_deref().map_or(Tree::Null, Tree::str));
         t
     }

@@ -5,6 +5,7 @@
 use std::borrow::Cow;
 use std::io::{self, Write};
 
+use crate::source::{Files, Span};
 use crate::yaml::{Plain, classify_plain};
 
 /// A value to write.
@@ -39,6 +40,32 @@ impl<'a> Tree<'a> {
         }
     }
 
+    /// The head of every JSON report: `datum: v1alpha1` and its `type`
+    /// (`Check`, `Explain`, ...), to which the report adds its keys. Every
+    /// `--format json` output starts so (see `docs/json.md`).
+    pub fn document(kind: &'a str) -> Tree<'a> {
+        Tree::map()
+            .with("datum", Tree::str(crate::document::VERSION))
+            .with("type", Tree::str(kind))
+    }
+
+    /// The same tree, owning all its text.
+    pub fn into_owned(self) -> Tree<'static> {
+        match self {
+            Tree::Null => Tree::Null,
+            Tree::Str(s) => Tree::Str(Cow::Owned(s.into_owned())),
+            Tree::Int(i) => Tree::Int(i),
+            Tree::Bool(b) => Tree::Bool(b),
+            Tree::List(items) => Tree::List(items.into_iter().map(Tree::into_owned).collect()),
+            Tree::Map(entries) => Tree::Map(
+                entries
+                    .into_iter()
+                    .map(|(k, v)| (Cow::Owned(k.into_owned()), v.into_owned()))
+                    .collect(),
+            ),
+        }
+    }
+
     pub fn strs<I, S>(items: I) -> Tree<'a>
     where
         I: IntoIterator<Item = S>,
@@ -46,6 +73,15 @@ impl<'a> Tree<'a> {
     {
         Tree::List(items.into_iter().map(|s| Tree::Str(s.into())).collect())
     }
+}
+
+/// Where a span starts, as every JSON report spells a place:
+/// `{"path": ..., "line": ..., "column": ...}`.
+pub fn location(files: &Files, span: Span) -> Tree<'_> {
+    Tree::map()
+        .with("path", Tree::str(files.path(span.file)))
+        .with("line", Tree::Int(span.start.line.into()))
+        .with("column", Tree::Int(span.start.col.into()))
 }
 
 /// Writes a tree as a YAML document (no `---`), ending with a newline.

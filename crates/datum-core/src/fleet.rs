@@ -13,6 +13,7 @@ use crate::intern::{Interner, Sym};
 use crate::matcher::MatchIndex;
 use crate::schema::{Field, ResourceId, Value};
 use crate::source::{FileId, Files, Span};
+use crate::vars::VarSetting;
 
 /// A host, by its position in name order.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -75,6 +76,16 @@ pub struct LayerResource {
     pub fields: Vec<LayerField>,
 }
 
+/// A var a layer sets under `vars:`.
+#[derive(Debug)]
+pub struct LayerVar {
+    pub name: Box<str>,
+    pub name_span: Span,
+    /// The value as written.
+    pub span: Span,
+    pub setting: VarSetting,
+}
+
 #[derive(Debug)]
 pub struct Layer {
     pub file: FileId,
@@ -89,6 +100,8 @@ pub struct Layer {
     /// Sorted by key symbol. Empty: matches every host.
     pub matcher: Vec<Label>,
     pub resources: Vec<LayerResource>,
+    /// `vars:`, sorted by name.
+    pub vars: Vec<LayerVar>,
 }
 
 /// A document that failed to load.
@@ -202,6 +215,9 @@ pub struct Fleet {
     pub layers: Vec<Layer>,
     pub resources: ResourceTable,
     pub sources: BTreeMap<String, SourceInfo>,
+    /// When some layer names a template: every file under `templates/`,
+    /// by path, with its text in the file table, or why it cannot be used.
+    pub templates: BTreeMap<String, Result<FileId, String>>,
     /// The largest payload a `source` may name, in bytes (`limits` in
     /// `datum.yaml`, else [`crate::reader::DEFAULT_SOURCE_LIMIT`]).
     pub source_limit: u64,

@@ -224,10 +224,25 @@ fn key_schema(ty: &str, key: &str) -> Option<Tree<'static>> {
         )
         .with("additionalProperties", Tree::Bool(false)),
         ("Layer", "resources") => resources(),
+        ("Layer", "vars") => described(
+            "Values templates read as `vars.NAME`: text, numbers, booleans, lists or mappings. A var folds like a field: the highest precedence wins, equal precedences must agree, and `null` unsets it.",
+        )
+        .with("type", types(&["object", "null"]))
+        .with("propertyNames", Tree::map().with("pattern", Tree::str(VAR_NAME)))
+        .with(
+            "additionalProperties",
+            Tree::map().with(
+                "type",
+                types(&["string", "number", "boolean", "array", "object", "null"]),
+            ),
+        ),
         _ => return None,
     };
     Some(tree)
 }
+
+/// A var name ([`crate::vars::valid_var_name`]).
+const VAR_NAME: &str = "^[A-Za-z_][A-Za-z0-9_]{0,127}$";
 
 /// Text as the loader reads it: a plain scalar is its text.
 fn text_types() -> Tree<'static> {
@@ -346,6 +361,12 @@ fn field_schema(kind: Kind, field: Field) -> Tree<'static> {
                 ),
             ]),
         ),
+        Ty::Template => described(
+            "A template under templates/, by its path relative to the fleet root (it must exist), rendered for each host as the File's content.",
+        )
+        .with("type", types(&["string", "null"]))
+        .with("pattern", Tree::str("^(\\./)*templates/"))
+        .with("allOf", Tree::List(vec![not_parent()])),
         Ty::Mode => described("A file mode: 3 or 4 octal digits, quoted (\"0640\").")
             .with("type", types(&["string", "null"]))
             .with("pattern", Tree::str("^[0-7]{3,4}$")),

@@ -10,7 +10,8 @@
 //! - [`source`]: the file table and positions (`path:line:column`).
 //! - `yaml` (private) then [`document`]: YAML text to Fleet, Host and Layer
 //!   documents, every value with its place; the only modules that know YAML.
-//! - [`schema`]: resource types, fields, normalisation, suggestions.
+//! - [`schema`]: resource types, fields, normalisation, suggestions;
+//!   [`vars`]: the values layers declare for templates.
 //! - [`loader`]: [`loader::load`] reads the repository through a reader,
 //!   decodes every document file, runs the fleet-wide checks (one Fleet
 //!   document, unique hosts and layers, declared labels, payload digests)
@@ -25,6 +26,8 @@
 //!   [`graph`] finds its dependency cycles (and apply's).
 //! - [`host`]: one named host for `render`, `explain` and `apply`: its
 //!   resolution with its problems as diagnostics, or why it has none.
+//! - [`template`]: a File's `template` rendered for one host, from a
+//!   closed context, recording what it read.
 //! - [`manifest`]: the final-value view of a resolution and its serialisation.
 //! - [`explain`]: the origin of every value, and why a layer did not match.
 //! - [`selector`], [`query`]: fleet-wide questions (`hosts`, `query`).
@@ -70,6 +73,8 @@ pub mod selector;
 pub mod sensitive;
 pub mod settings;
 pub mod source;
+pub mod template;
 #[cfg(test)]
 mod testkit;
+pub mod vars;
 mod yaml;

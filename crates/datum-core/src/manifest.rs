@@ -4,11 +4,11 @@
 
 use std::borrow::Cow;
 
-use crate::document::VERSION;
 use crate::emit::Tree;
 use crate::fleet::{Fleet, HostId};
-use crate::resolve::{Resolution, ResolvedResource};
+use crate::resolve::{Resolution, ResolvedField, ResolvedResource};
 use crate::schema::{Field, Kind, ResourceId, Value};
+use crate::template::Rendered;
 
 /// What a host receives.
 #[derive(Clone, Copy)]
@@ -31,6 +31,8 @@ pub enum FieldOut<'f> {
 pub struct Resource<'f> {
     fleet: &'f Fleet,
     pub resolved: &'f ResolvedResource,
+    /// A File's content rendered from its `template` for this host.
+    pub rendered: Option<&'f Rendered>,
 }
 
 impl<'f> Manifest<'f> {
@@ -50,10 +52,12 @@ impl<'f> Manifest<'f> {
 
     pub fn resources(&self) -> impl Iterator<Item = Resource<'f>> + 'f {
         let fleet = self.fleet;
-        self.resolution
-            .resources
-            .iter()
-            .map(move |resolved| Resource { fleet, resolved })
+        let resolution = self.resolution;
+        resolution.resources.iter().map(move |resolved| Resource {
+            fleet,
+            resolved,
+            rendered: resolution.rendered(resolved.id),
+        })
     }
 
     /// The manifest as a tree, ready to write as YAML or JSON.
@@ -74,9 +78,7 @@ impl<'f> Manifest<'f> {
             .resources()
             .map(|r| (Cow::Borrowed(r.id_text()), r.tree()))
             .collect();
-        Tree::map()
-            .with("datum", Tree::str(VERSION))
-            .with("type", Tree::str("Manifest"))
+        Tree::document("Manifest")
             .with("host", Tree::str(self.host_name()))
             .with("labels", Tree::Map(labels))
             .with("layers", Tree::List(layers))
@@ -97,10 +99,22 @@ impl<'f> Resource<'f> {
         self.id().kind
     }
 
-    /// The fields that are set, in schema order.
+    /// The fields that are set, in schema order; a File's rendered
+    /// template is its `content`, right after `template`.
     pub fn fields(&self) -> impl Iterator<Item = (Field, FieldOut<'f>)> + 'f {
         let fleet = self.fleet;
-        self.resolved.fields.iter().filter_map(move |f| {
+        let rendered = self.rendered;
+        self.resolved.fields.iter().flat_map(move |f| {
+            let own = Self::field_out(fleet, f);
+            let content = (f.field == Field::Template)
+                .then(|| rendered.map(|r| (Field::Content, FieldOut::Value(&r.content))))
+                .flatten();
+            own.into_iter().chain(content)
+        })
+    }
+
+    fn field_out(fleet: &'f Fleet, f: &'f ResolvedField) -> Option<(Field, FieldOut<'f>)> {
+        {
             if f.field.is_set() {
                 if f.entries().is_empty() {
                     return None;
@@ -114,11 +128,14 @@ impl<'f> Resource<'f> {
             } else {
                 f.value(fleet).map(|v| (f.field, FieldOut::Value(v)))
             }
-        })
+        }
     }
 
     pub fn value(&self, field: Field) -> Option<&'f Value> {
-        self.resolved.value(self.fleet, field)
+        match self.rendered {
+            Some(r) if field == Field::Content => Some(&r.content),
+            _ => self.resolved.value(self.fleet, field),
+        }
     }
 
     pub fn str(&self, field: Field) -> Option<&'f str> {
@@ -157,6 +174,11 @@ impl<'f> Resource<'f> {
                 && let Some(sha) = self.source_sha256()
             {
                 t.push("source_sha256", Tree::str(sha));
+            }
+            if field == Field::Content
+                && let Some(r) = self.rendered
+            {
+                t.push("content_sha256", Tree::str(r.sha256.as_str()));
             }
         }
         t

@@ -13,9 +13,10 @@ use crate::emit::Tree;
 use crate::explain::nearest_declared;
 use crate::fleet::{Fleet, HostId, LayerId, ResId};
 use crate::manifest::value_tree;
-use crate::report::{align, display_value};
+use crate::report::{align, display_text, display_value};
 use crate::resolve::{FleetResolution, Resolution};
-use crate::schema::{Field, ResourceId, Value};
+use crate::schema::{Field, ResourceId, Value, suggest};
+use crate::vars::VarValue;
 
 /// What a host has for the field asked about.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -45,16 +46,102 @@ pub enum Shown<'f> {
     Refs(Vec<&'f str>),
     /// `content` of a resource marked `sensitive`: never printed.
     Sensitive,
+    /// The value of a var.
+    Var(&'f VarValue),
+}
+
+/// What a query asks about.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Subject {
+    /// One field of one resource.
+    Field(ResId, Field),
+    /// `vars.NAME`.
+    Var(Box<str>),
 }
 
 /// Every selected host's answer.
 #[derive(Debug)]
 pub struct QueryResult<'f> {
     pub fleet: &'f Fleet,
-    pub resource: ResId,
-    pub field: Field,
+    pub subject: Subject,
     /// In host name order.
     pub rows: Vec<(HostId, Answer<'f>)>,
+}
+
+/// Why a query names a var no layer sets.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("no layer sets vars.{name}")]
+pub struct UnsetVar {
+    pub name: String,
+    /// The var name nearest to it that some layer sets.
+    pub nearest: Option<String>,
+}
+
+impl UnsetVar {
+    pub fn hint(&self) -> String {
+        match &self.nearest {
+            Some(n) => format!("did you mean vars.{n}?"),
+            None => "a layer sets vars under `vars:`".to_owned(),
+        }
+    }
+}
+
+/// Asks every host in `hosts` for one var.
+pub fn query_var<'f>(
+    fleet: &'f Fleet,
+    all: &FleetResolution,
+    name: &str,
+    hosts: &[HostId],
+) -> Result<QueryResult<'f>, UnsetVar> {
+    let mut names: Vec<&str> = fleet
+        .layers
+        .iter()
+        .flat_map(|l| l.vars.iter().map(|v| &*v.name))
+        .collect();
+    names.sort_unstable();
+    names.dedup();
+    if names.binary_search(&name).is_err() {
+        return Err(UnsetVar {
+            name: name.to_owned(),
+            nearest: suggest(name, names).map(str::to_owned),
+        });
+    }
+    let mut by_resolution: Vec<Option<Answer<'f>>> = vec![None; all.resolutions.len()];
+    let rows = hosts
+        .iter()
+        .map(|&h| {
+            let answer = match all.by_host[h.0 as usize] {
+                None => Answer::HeldBack,
+                Some(i) => by_resolution[i as usize]
+                    .get_or_insert_with(|| var_answer(fleet, &all.resolutions[i as usize], name))
+                    .clone(),
+            };
+            (h, answer)
+        })
+        .collect();
+    Ok(QueryResult {
+        fleet,
+        subject: Subject::Var(name.into()),
+        rows,
+    })
+}
+
+fn var_answer<'f>(fleet: &'f Fleet, res: &Resolution, name: &str) -> Answer<'f> {
+    if !res.is_ok() {
+        return Answer::Fails;
+    }
+    match res.vars.get(name) {
+        None => Answer::Unset { layers: Vec::new() },
+        Some(v) => match v.value(fleet) {
+            Some(value) => Answer::Value {
+                value: Shown::Var(value),
+                layers: vec![v.winner().layer],
+            },
+            None => Answer::Unset {
+                layers: vec![v.winner().layer],
+            },
+        },
+    }
 }
 
 /// Hosts that share one answer.
@@ -88,7 +175,7 @@ impl Undeclared {
 /// Asks every host in `hosts` for one field of one resource.
 pub fn query<'f>(
     fleet: &'f Fleet,
-    all: &FleetResolution,
+    all: &'f FleetResolution,
     resource: &ResourceId,
     field: Field,
     hosts: &[HostId],
@@ -125,15 +212,14 @@ pub fn query<'f>(
         .collect();
     Ok(QueryResult {
         fleet,
-        resource: id,
-        field,
+        subject: Subject::Field(id, field),
         rows,
     })
 }
 
 fn answer<'f>(
     fleet: &'f Fleet,
-    res: &Resolution,
+    res: &'f Resolution,
     id: ResId,
     field: Field,
     hidden: bool,
@@ -144,6 +230,21 @@ fn answer<'f>(
     let Some(r) = res.resource(fleet, id) else {
         return Answer::NoResource;
     };
+    // A File's rendered template is its content, chosen by the layer
+    // that set `template`.
+    if field == Field::Content
+        && let Some(x) = res.rendered(id)
+    {
+        let layers = r.field(Field::Template).map(|t| t.winner().layer);
+        return Answer::Value {
+            value: if hidden {
+                Shown::Sensitive
+            } else {
+                Shown::Value(&x.content)
+            },
+            layers: layers.into_iter().collect(),
+        };
+    }
     let Some(f) = r.field(field) else {
         return Answer::Unset { layers: Vec::new() };
     };
@@ -211,9 +312,9 @@ impl<'f> Answer<'f> {
         match self {
             Answer::Value { .. } => "set",
             Answer::Unset { .. } => "unset",
-            Answer::NoResource => "no-resource",
+            Answer::NoResource => "no_resource",
             Answer::Fails => "fails",
-            Answer::HeldBack => "held-back",
+            Answer::HeldBack => "held_back",
         }
     }
 }
@@ -256,7 +357,10 @@ impl<'f> QueryResult<'f> {
     }
 
     fn resource_text(&self) -> &'f str {
-        self.fleet.resources.text(self.resource)
+        match &self.subject {
+            Subject::Field(id, _) => self.fleet.resources.text(*id),
+            Subject::Var(_) => "vars",
+        }
     }
 
     /// An answer's value cell.
@@ -266,6 +370,8 @@ impl<'f> QueryResult<'f> {
                 Shown::Value(v) => display_value(v),
                 Shown::Refs(ids) => ids.join(", "),
                 Shown::Sensitive => "(sensitive)".to_owned(),
+                Shown::Var(VarValue::Str(s)) => display_text(s),
+                Shown::Var(v) => display_text(&v.to_string()),
             },
             Answer::Unset { .. } => "(unset)".to_owned(),
             Answer::NoResource => format!("(no {})", self.resource_text()),
@@ -323,13 +429,14 @@ impl<'f> QueryResult<'f> {
         let fleet = self.fleet;
         let mut t = Tree::map().with("state", Tree::str(answer.state()));
         if let Answer::Value { value, .. } = answer {
-            let (v, sensitive) = match value {
+            let (v, redacted) = match value {
                 Shown::Value(v) => (value_tree(v), false),
                 Shown::Refs(ids) => (Tree::strs(ids.iter().copied()), false),
                 Shown::Sensitive => (Tree::Null, true),
+                Shown::Var(v) => (v.tree(), false),
             };
             t.push("value", v);
-            t.push("sensitive", Tree::Bool(sensitive));
+            t.push("redacted", Tree::Bool(redacted));
         }
         t.push(
             "layers",
@@ -343,10 +450,15 @@ impl<'f> QueryResult<'f> {
         t
     }
 
-    fn head(&self) -> Tree<'f> {
-        Tree::map()
-            .with("resource", Tree::str(self.resource_text()))
-            .with("field", Tree::str(self.field.name()))
+    /// `form` is `hosts` (one answer per host) or `summary` (one per group).
+    fn head(&self, form: &'static str) -> Tree<'f> {
+        let t = Tree::document("Query").with("form", Tree::str(form));
+        match &self.subject {
+            Subject::Field(_, field) => t
+                .with("resource", Tree::str(self.resource_text()))
+                .with("field", Tree::str(field.name())),
+            Subject::Var(name) => t.with("var", Tree::str(format!("vars.{name}"))),
+        }
     }
 
     /// Every host's answer as data.
@@ -364,7 +476,7 @@ impl<'f> QueryResult<'f> {
                 t
             })
             .collect();
-        self.head().with("hosts", Tree::List(hosts))
+        self.head("hosts").with("hosts", Tree::List(hosts))
     }
 
     /// The groups as data, each with every host's name.
@@ -386,7 +498,7 @@ impl<'f> QueryResult<'f> {
                 t
             })
             .collect();
-        self.head().with("groups", Tree::List(groups))
+        self.head("summary").with("groups", Tree::List(groups))
     }
 }
 

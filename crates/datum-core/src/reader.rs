@@ -119,6 +119,13 @@ pub trait Reader: Sync {
     /// one larger than `limit` bytes. Symbolic links are followed only while
     /// they stay inside the fleet root.
     fn read_source(&self, path: &str, limit: u64) -> Result<Vec<u8>, SourceError>;
+
+    /// Every file below the directory `dir` (a normalised relative path),
+    /// for [`Reader::read_source`]: regular files and symbolic links,
+    /// skipping hidden names, never descending through a link. Paths are
+    /// relative to the fleet root and use `/`; none when `dir` does not
+    /// exist. The order is not significant.
+    fn list_payloads(&self, dir: &str) -> Result<Vec<String>, ReadError>;
 }
 
 /// The payload size limit when `datum.yaml` sets none: 64 MiB.
@@ -265,6 +272,13 @@ fn open_checked(root: &Path, path: &str) -> Result<fs::File, Beneath> {
 }
 
 impl Reader for DirReader {
+    fn list_payloads(&self, dir: &str) -> Result<Vec<String>, ReadError> {
+        let mut out = Vec::new();
+        list_below(&self.root, &self.root.join(dir), &mut out)
+            .map_err(|(path, e)| io_error(&path.display().to_string(), e))?;
+        Ok(out)
+    }
+
     fn discover(&self) -> Result<Vec<String>, ReadError> {
         crate::discover::discover(&self.root)
             .map_err(|(path, e)| io_error(&path.display().to_string(), e))
@@ -307,6 +321,33 @@ impl Reader for DirReader {
         };
         read_within(file, limit)
     }
+}
+
+/// The files and links below `dir`, relative to `root`; nothing when
+/// `dir` is missing (or is not a directory).
+fn list_below(root: &Path, dir: &Path, out: &mut Vec<String>) -> Result<(), (PathBuf, io::Error)> {
+    match fs::symlink_metadata(dir) {
+        Ok(meta) if meta.is_dir() => {}
+        _ => return Ok(()),
+    }
+    let entries = fs::read_dir(dir).map_err(|e| (dir.to_path_buf(), e))?;
+    for entry in entries {
+        let entry = entry.map_err(|e| (dir.to_path_buf(), e))?;
+        let path = entry.path();
+        if entry.file_name().to_string_lossy().starts_with('.') {
+            continue;
+        }
+        let kind = entry.file_type().map_err(|e| (path.clone(), e))?;
+        if kind.is_dir() {
+            list_below(root, &path, out)?;
+        } else if kind.is_file() || kind.is_symlink() {
+            let rel = path.strip_prefix(root).unwrap_or(&path);
+            if let Some(rel) = rel.to_str() {
+                out.push(rel.replace(std::path::MAIN_SEPARATOR, "/"));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// A fleet held in memory, for tests: files, and symbolic links by path.
@@ -352,6 +393,17 @@ impl MemReader {
 }
 
 impl Reader for MemReader {
+    fn list_payloads(&self, dir: &str) -> Result<Vec<String>, ReadError> {
+        let prefix = format!("{dir}/");
+        Ok(self
+            .files
+            .keys()
+            .chain(self.links.keys())
+            .filter(|p| p.starts_with(&prefix) && !is_hidden_path(p))
+            .cloned()
+            .collect())
+    }
+
     fn discover(&self) -> Result<Vec<String>, ReadError> {
         Ok(self
             .order

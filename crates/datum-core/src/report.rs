@@ -7,10 +7,11 @@
 use crate::diagnostic::{Code, Diagnostic, Severity};
 use crate::fleet::{Fleet, ResId, Setting};
 use crate::printable::{escape, is_unprintable, push_escaped};
-use crate::resolve::{Contrib, ExecRule, Problem};
+use crate::resolve::{Contrib, ExecRule, Problem, VarContrib};
 use crate::schema::{Field, Value};
 use crate::sensitive::is_sensitive;
 use crate::source::Span;
+use crate::vars::{VarSetting, VarValue};
 
 /// How many diagnostics of one code and severity text output draws; the
 /// rest are counted in one line (JSON output carries every one).
@@ -156,7 +157,7 @@ pub fn align(rows: &[Vec<String>]) -> Vec<String> {
 
 /// The diagnostic for a problem found on `hosts` (sorted, at least one).
 pub fn problem_diagnostic(fleet: &Fleet, problem: &Problem, hosts: &[&str]) -> Diagnostic {
-    match problem {
+    let mut d = match problem {
         Problem::Conflict {
             resource,
             field,
@@ -167,17 +168,15 @@ pub fn problem_diagnostic(fleet: &Fleet, problem: &Problem, hosts: &[&str]) -> D
             field,
             declared,
         } => missing(fleet, *resource, *field, declared, hosts),
-        Problem::Exclusive {
-            resource,
-            source,
-            content,
-        } => exclusive(fleet, *resource, *source, *content, hosts),
+        Problem::Exclusive { resource, sides } => exclusive(fleet, *resource, sides, hosts),
+        Problem::Template { resource, problem } => template(fleet, *resource, problem, hosts),
         Problem::Dangling {
             resource,
             field,
             target,
             by,
         } => dangling(fleet, *resource, *field, *target, *by, hosts),
+        Problem::VarConflict { name, sides } => var_conflict(fleet, name, sides, hosts),
         Problem::Cycle { steps } => cycle(fleet, steps, hosts),
         Problem::BadTitle { resource, declared } => bad_title(fleet, *resource, declared, hosts),
         Problem::Duplicate {
@@ -190,7 +189,9 @@ pub fn problem_diagnostic(fleet: &Fleet, problem: &Problem, hosts: &[&str]) -> D
             rule,
             places,
         } => exec(fleet, *resource, *rule, places, hosts),
-    }
+    };
+    d.hosts = hosts.iter().map(|h| h.to_string()).collect();
+    d
 }
 
 /// An Exec that does not say when it runs, or whose command reads two ways.
@@ -247,6 +248,52 @@ fn on_hosts(hosts: &[&str]) -> String {
     format!("on {}", hosts_phrase(hosts))
 }
 
+/// A var's value as one layer sets it, on one line (`null` for an unset).
+pub fn display_var(fleet: &Fleet, c: VarContrib) -> String {
+    match &fleet.var(c).setting {
+        VarSetting::Unset => "null".to_owned(),
+        VarSetting::Value(VarValue::Str(s)) => display_text(s),
+        VarSetting::Value(v) => display_text(&v.to_string()),
+    }
+}
+
+/// `both layers match host web-001 at equal precedence`, after the sides.
+fn sides_line(n: usize, hosts: &[&str]) -> String {
+    let who = if n == 2 {
+        "both layers".to_owned()
+    } else {
+        format!("all {n} layers")
+    };
+    format!("{who} match {} at equal precedence", hosts_phrase(hosts))
+}
+
+/// A var conflict, in the shape of a field's.
+fn var_conflict(fleet: &Fleet, name: &str, sides: &[VarContrib], hosts: &[&str]) -> Diagnostic {
+    let rows: Vec<Vec<String>> = sides
+        .iter()
+        .map(|&c| {
+            let layer = fleet.layer(c.layer);
+            vec![
+                display_var(fleet, c),
+                layer.display.clone(),
+                format!("precedence {}", layer.precedence),
+            ]
+        })
+        .collect();
+    let mut body = align(&rows);
+    body.push(sides_line(sides.len(), hosts));
+    let mut d = Diagnostic::error(
+        Code::Conflict,
+        format!("conflicting values for vars.{name}"),
+    )
+    .with_body(body)
+    .hint("give the layer that should win a higher precedence, or narrow a matcher so the layers no longer overlap");
+    for &c in sides {
+        d = d.place(fleet.var(c).span, "");
+    }
+    d
+}
+
 /// The sides as an aligned table (value, layer, precedence), then the hosts.
 fn conflict(
     fleet: &Fleet,
@@ -272,15 +319,7 @@ fn conflict(
         })
         .collect();
     let mut body = align(&rows);
-    let who = if sides.len() == 2 {
-        "both layers".to_owned()
-    } else {
-        format!("all {} layers", sides.len())
-    };
-    body.push(format!(
-        "{who} match {} at equal precedence",
-        hosts_phrase(hosts)
-    ));
+    body.push(sides_line(sides.len(), hosts));
     let mut d = Diagnostic::error(
         Code::Conflict,
         format!("conflicting values for {}.{}", fleet.resources.text(resource), field),
@@ -342,23 +381,139 @@ pub fn quoted(s: &str) -> String {
     if shown == s { format!("`{s}`") } else { shown }
 }
 
-fn exclusive(
+/// `File[x] has both `source` (from a) and `content` (from b)`: the
+/// last side is the place shown first.
+fn exclusive(fleet: &Fleet, resource: ResId, sides: &[Contrib], hosts: &[&str]) -> Diagnostic {
+    let r = fleet.resources.text(resource);
+    let named: Vec<String> = sides
+        .iter()
+        .map(|&c| {
+            format!(
+                "`{}` (from {})",
+                fleet.setting(c).field,
+                fleet.layer(c.layer).display
+            )
+        })
+        .collect();
+    let (last, rest) = match sides.split_last() {
+        Some((last, rest)) => (*last, rest),
+        None => {
+            return Diagnostic::error(
+                Code::SourceAndContent,
+                format!("{r} has two kinds of content"),
+            );
+        }
+    };
+    let all = match named.split_last() {
+        Some((l, r)) if !r.is_empty() => format!("{} and {l}", r.join(", ")),
+        _ => named.join(""),
+    };
+    let kinds: Vec<String> = fleet
+        .resources
+        .get(resource)
+        .kind
+        .content_fields()
+        .iter()
+        .map(|f| format!("`{f}`"))
+        .collect();
+    let mut d = Diagnostic::error(
+        Code::SourceAndContent,
+        format!(
+            "{r} has {} {all}",
+            if sides.len() == 2 { "both" } else { "all of" }
+        ),
+    )
+    .at(fleet.setting(last).span, fleet.setting(last).field.name());
+    for &c in rest {
+        d = d.also(fleet.setting(c).span, fleet.setting(c).field.name());
+    }
+    d.note(on_hosts(hosts)).hint(format!(
+        "a File takes one of {}: in the layer that should win, set the others to null (`{}: null`)",
+        kinds.join(", "),
+        fleet.setting(rest.first().copied().unwrap_or(last)).field
+    ))
+}
+
+/// A template that does not render: where it failed, and for an
+/// undefined var, the layers that could have set it.
+fn template(
     fleet: &Fleet,
     resource: ResId,
-    source: Contrib,
-    content: Contrib,
+    p: &crate::template::TemplateProblem,
     hosts: &[&str],
 ) -> Diagnostic {
+    use crate::template::Failure;
     let r = fleet.resources.text(resource);
-    let (sl, cl) = (
-        &fleet.layer(source.layer).display,
-        &fleet.layer(content.layer).display,
+    let what = match (&p.failure, &p.var, &p.label) {
+        (Failure::Undefined, Some(v), _) => format!("undefined var `vars.{v}`"),
+        (Failure::Undefined, None, Some(l)) => format!("undefined label `labels.{l}`"),
+        (Failure::Undefined, None, None) => "an undefined name".to_owned(),
+        (Failure::Syntax, ..) => "a syntax error".to_owned(),
+        (Failure::NotFound, ..) => "a missing include".to_owned(),
+        (Failure::TooMuchWork, ..) => "too much work".to_owned(),
+        (Failure::Other, ..) => "an error".to_owned(),
+    };
+    let mut d = Diagnostic::error(
+        Code::TemplateError,
+        format!(
+            "{r} does not render on {}: {what} in {}",
+            hosts_phrase(hosts),
+            p.template
+        ),
     );
-    Diagnostic::error(Code::SourceAndContent, format!("{r} has both `source` (from {sl}) and `content` (from {cl})"))
-        .at(fleet.setting(content).span, "content")
-        .also(fleet.setting(source).span, "source")
-        .note(on_hosts(hosts))
-        .hint("a File takes one of them: in the layer that should win, set the other to null (`source: null`)")
+    if let Some(at) = p.at {
+        d = d.at(at, escape(&p.detail).into_owned());
+    } else {
+        d = d.note(escape(&p.detail).into_owned());
+    }
+    let hint = match (&p.failure, &p.var, &p.label) {
+        (Failure::Undefined, Some(v), _) => {
+            let setters: Vec<String> = fleet
+                .layers
+                .iter()
+                .filter_map(|l| {
+                    let set = l.vars.iter().find(|x| *x.name == **v)?;
+                    let matcher = if l.matcher.is_empty() {
+                        "every host".to_owned()
+                    } else {
+                        l.matcher
+                            .iter()
+                            .map(|m| format!("{}={}", fleet.sym(m.key), fleet.sym(m.value)))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    };
+                    let what = match set.setting {
+                        VarSetting::Unset => "unsets it",
+                        VarSetting::Value(_) => "sets it",
+                    };
+                    Some(format!("{} ({what}; matches {matcher})", l.display))
+                })
+                .collect();
+            if setters.is_empty() {
+                d = d.note(format!("no layer sets vars.{v}"));
+            } else {
+                d = d.note(format!("layers that could set vars.{v}: {}", setters.join(", ")));
+            }
+            format!("set `vars.{v}` in a layer that matches {}, or guard it in the template: {{% if vars.{v} is defined %}}", if hosts.len() == 1 { "the host" } else { "these hosts" })
+        }
+        (Failure::Undefined, None, Some(l)) => {
+            format!("give the host the label `{l}`, or guard it: {{% if labels['{l}'] is defined %}}")
+        }
+        (Failure::Undefined, None, None) => {
+            "a template sees only `host`, `labels` and `vars`".to_owned()
+        }
+        (Failure::NotFound, ..) => {
+            "templates include others by their path under `templates/`: {% include \"partials/x.j2\" %}".to_owned()
+        }
+        (Failure::TooMuchWork, ..) => {
+            "a template may do a bounded amount of work and write at most 64 MiB; look for a loop that does not end".to_owned()
+        }
+        (Failure::Syntax, ..) => {
+            "templates are written in Jinja's syntax (minijinja): check the tag at the place shown".to_owned()
+        }
+        _ => "`datum explain` with the File's id shows what the template reads".to_owned(),
+    };
+    d.hint(hint)
 }
 
 fn dangling(

@@ -30,6 +30,7 @@ pub enum Field {
     Mode,
     Source,
     Content,
+    Template,
     Sensitive,
     Version,
     Enabled,
@@ -64,6 +65,8 @@ pub enum Ty {
     AbsPath,
     /// A path relative to the fleet root that must exist inside it.
     Source,
+    /// A template under `templates/`, rendered for each host.
+    Template,
     /// A quoted string of 3 or 4 octal digits, kept as 4.
     Mode,
     Bool,
@@ -121,7 +124,7 @@ impl Kind {
         use Field::*;
         match self {
             Kind::File => &[
-                Path, Ensure, Owner, Group, Mode, Source, Content, Sensitive, Requires,
+                Path, Ensure, Owner, Group, Mode, Source, Content, Template, Sensitive, Requires,
             ],
             Kind::Directory => &[Path, Ensure, Owner, Group, Mode, Requires],
             Kind::Symlink => &[Path, Target, Ensure, Requires],
@@ -179,6 +182,15 @@ impl Kind {
         }
     }
 
+    /// The fields that each give a resource its content: at most one of
+    /// them may be set. Another kind of content is one more entry here.
+    pub fn content_fields(self) -> &'static [Field] {
+        match self {
+            Kind::File => &[Field::Source, Field::Content, Field::Template],
+            _ => &[],
+        }
+    }
+
     /// Whether this type manages a filesystem path.
     pub fn is_path(self) -> bool {
         matches!(self, Kind::File | Kind::Directory | Kind::Symlink)
@@ -199,6 +211,7 @@ impl Kind {
             Field::Shell if self == Kind::Exec => Ty::Bool,
             Field::Path | Field::Home | Field::Creates | Field::Cwd => Ty::AbsPath,
             Field::Source => Ty::Source,
+            Field::Template => Ty::Template,
             Field::Content => Ty::Content,
             Field::Mode => Ty::Mode,
             Field::Sensitive | Field::Enabled | Field::System | Field::RefreshOnly => Ty::Bool,
@@ -227,7 +240,7 @@ impl fmt::Display for Kind {
 }
 
 impl Field {
-    pub const ALL: [Field; 30] = [
+    pub const ALL: [Field; 31] = [
         Field::Path,
         Field::Target,
         Field::Name,
@@ -237,6 +250,7 @@ impl Field {
         Field::Mode,
         Field::Source,
         Field::Content,
+        Field::Template,
         Field::Sensitive,
         Field::Version,
         Field::Enabled,
@@ -271,6 +285,7 @@ impl Field {
             Field::Mode => "mode",
             Field::Source => "source",
             Field::Content => "content",
+            Field::Template => "template",
             Field::Sensitive => "sensitive",
             Field::Version => "version",
             Field::Enabled => "enabled",

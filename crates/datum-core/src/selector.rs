@@ -322,7 +322,7 @@ pub fn hosts_tree<'f>(fleet: &'f Fleet, selector: &Selector, hosts: &[HostId]) -
                 .with("labels", Tree::Map(labels))
         })
         .collect();
-    Tree::map()
+    Tree::document("Hosts")
         .with("selector", Tree::Map(selector))
         .with("count", Tree::Int(hosts.len() as i64))
         .with("hosts", Tree::List(list))

@@ -85,6 +85,31 @@ impl SourceFile {
         self.text[start..end].trim_end_matches(['\n', '\r'])
     }
 
+    /// The position of a byte offset (clamped to the text), lines counted
+    /// as [`SourceFile::line`] counts them.
+    pub fn pos_at(&self, offset: usize) -> Pos {
+        let offset = offset.min(self.text.len());
+        let starts = self.line_starts();
+        let line = starts.partition_point(|&s| s <= offset).max(1);
+        let start = starts[line - 1];
+        let col = self
+            .text
+            .get(start..offset)
+            .map_or(0, |t| t.chars().count());
+        Pos {
+            line: line as u32,
+            col: col as u32 + 1,
+        }
+    }
+
+    /// Where a 1-based line starts.
+    pub fn line_start(&self, line: u32) -> Pos {
+        Pos {
+            line: line.max(1),
+            col: 1,
+        }
+    }
+
     /// The byte offset of a position, clamped to the text.
     pub fn offset(&self, pos: Pos) -> usize {
         let starts = self.line_starts();

@@ -449,6 +449,20 @@ impl GitReader {
 }
 
 impl Reader for GitReader {
+    fn list_payloads(&self, dir: &str) -> Result<Vec<String>, ReadError> {
+        let prefix = format!("{dir}/");
+        Ok(self
+            .entries
+            .iter()
+            .filter(|(path, e)| {
+                matches!(e.kind, Kind::File | Kind::Link)
+                    && path.starts_with(&prefix)
+                    && !path.split('/').any(|c| c.starts_with('.'))
+            })
+            .map(|(path, _)| path.clone())
+            .collect())
+    }
+
     fn discover(&self) -> Result<Vec<String>, ReadError> {
         match &self.discover_error {
             Some(e) => Err(e.clone()),

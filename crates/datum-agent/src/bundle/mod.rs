@@ -239,6 +239,11 @@ impl Reader for PayloadReader<'_, '_> {
         Ok(Vec::new())
     }
 
+    /// A bundle carries rendered templates as `content`, not their files.
+    fn list_payloads(&self, _: &str) -> Result<Vec<String>, ReadError> {
+        Ok(Vec::new())
+    }
+
     fn read(&self, path: &str, _: u64) -> Result<Vec<u8>, ReadError> {
         Err(ReadError::Io {
             path: path.to_owned(),

@@ -189,6 +189,10 @@ fn resource(
             // Checked against the payload by the bundle decoder already.
             continue;
         }
+        if key == "content_sha256" && kind.has(Field::Template) {
+            // The digest of the rendered `content` beside it, for readers.
+            continue;
+        }
         let Some(field) = Field::parse(key).filter(|f| kind.has(*f)) else {
             problems.push(problem(
                 key_span,
@@ -265,7 +269,7 @@ fn read_field(kind: Kind, field: Field, node: Node<'_, '_>) -> Result<Read, Stri
             }
             Value::Str(t.into())
         }
-        Ty::Source => {
+        Ty::Source | Ty::Template => {
             let t = text()?;
             if normalise_rel_path(t).as_deref() != Ok(t) {
                 return Err(format!("is `{t}`, not a normalised relative path"));

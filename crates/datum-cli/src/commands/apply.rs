@@ -55,7 +55,7 @@ pub struct Args {
     /// The output format: changes as they happen and a summary, or one JSON
     /// report at the end.
     #[arg(long, value_enum, default_value_t = ReportFormat::Text)]
-    format: ReportFormat,
+    pub format: ReportFormat,
     /// Apply this bundle (made by `datum bundle`) instead of a fleet: its
     /// manifest, with its payloads. No fleet repository is read. The bundle
     /// must be this host's.

@@ -24,7 +24,7 @@ pub struct Args {
     /// The output format: diagnostics on stderr and a summary line on
     /// stdout, or one JSON document on stdout.
     #[arg(long, value_enum, default_value_t = ReportFormat::Text)]
-    format: ReportFormat,
+    pub format: ReportFormat,
 }
 
 pub fn run(ui: &mut Ui, global: &GlobalArgs, args: Args) -> Result<Status> {

@@ -47,7 +47,7 @@ pub struct Args {
     exit_code: bool,
     /// The output format: text for review, or one JSON document.
     #[arg(long, value_enum, default_value_t = ReportFormat::Text)]
-    format: ReportFormat,
+    pub format: ReportFormat,
 }
 
 /// One side as read.

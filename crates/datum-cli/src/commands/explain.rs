@@ -33,7 +33,7 @@ pub struct Args {
     /// The output format: aligned text, or one JSON document that locates
     /// every contribution as path:line:column.
     #[arg(long, value_enum, default_value_t = ReportFormat::Text)]
-    format: ReportFormat,
+    pub format: ReportFormat,
 }
 
 pub fn run(ui: &mut Ui, global: &GlobalArgs, args: Args) -> Result<Status> {

@@ -24,7 +24,7 @@ pub struct Args {
     selector: Vec<String>,
     /// The output format: one aligned line per host, or one JSON document.
     #[arg(long, value_enum, default_value_t = ReportFormat::Text)]
-    format: ReportFormat,
+    pub format: ReportFormat,
 }
 
 pub fn run(ui: &mut Ui, global: &GlobalArgs, args: Args) -> Result<Status> {

@@ -62,6 +62,29 @@ pub fn run(ui: &mut Ui, global: &GlobalArgs, command: Command) -> Result<Status>
     }
 }
 
+impl Command {
+    /// Whether the command was asked for JSON on stdout (`--format json`):
+    /// then even a failure prints one JSON object (see `docs/json.md`).
+    pub fn reports_json(&self) -> bool {
+        let report = |f: ReportFormat| f == ReportFormat::Json;
+        match self {
+            Command::Render(a) => a.format == DocFormat::Json,
+            Command::Check(a) => report(a.format),
+            Command::Explain(a) => report(a.format),
+            Command::Apply(a) => report(a.format),
+            Command::Hosts(a) => report(a.format),
+            Command::Diff(a) => report(a.format),
+            Command::Query(a) => report(a.format),
+            Command::Bundle(_)
+            | Command::Agent(_)
+            | Command::Init(_)
+            | Command::Completions(_)
+            | Command::Man(_)
+            | Command::Schema(_) => false,
+        }
+    }
+}
+
 /// Output formats for commands that print a document.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
 pub enum DocFormat {

@@ -3,7 +3,7 @@
 use std::io::{self, Write};
 
 use datum_core::explain::Target;
-use datum_core::query::{Answer, query};
+use datum_core::query::{Answer, query, query_var};
 use datum_core::resolve::resolve_all;
 use datum_core::selector::Selector;
 
@@ -22,8 +22,9 @@ use crate::ui::{Format, Ui};
 /// most common first, with every layer that set it.
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// The field to ask about: `File[nginx-config].mode`.
-    #[arg(value_name = "ID.FIELD")]
+    /// The field to ask about, `File[nginx-config].mode`, or a var,
+    /// `vars.ntp_server`.
+    #[arg(value_name = "ID.FIELD|vars.NAME")]
     target: String,
     /// Only hosts carrying this label; repeat for several (all must hold).
     #[arg(long = "where", value_name = "KEY=VALUE")]
@@ -33,22 +34,29 @@ pub struct Args {
     summary: bool,
     /// The output format: aligned text, or one JSON document.
     #[arg(long, value_enum, default_value_t = ReportFormat::Text)]
-    format: ReportFormat,
+    pub format: ReportFormat,
 }
 
 pub fn run(ui: &mut Ui, global: &GlobalArgs, args: Args) -> Result<Status> {
-    let Target::Field(resource, field) = parse_target(&args.target)? else {
-        return Err(
-            CommandError::usage(format!("`{}` names no field", args.target))
-                .hint("query asks about one field: File[nginx-config].mode"),
-        );
+    let target = parse_target(&args.target)?;
+    let names_no_field = || {
+        CommandError::usage(format!("`{}` names no field", args.target))
+            .hint("query asks about one field: File[nginx-config].mode")
     };
+    if !matches!(target, Target::Field(..) | Target::Var(_)) {
+        return Err(names_no_field());
+    }
     let selector = Selector::parse(&args.selector)?;
     let (fleet, _) = root::open(ui, global)?;
     warn_load_errors(ui, &fleet);
     require_carried(&fleet, &selector)?;
     let all = resolve_all(&fleet);
-    let result = query(&fleet, &all, &resource, field, &selector.hosts(&fleet))?;
+    let hosts = selector.hosts(&fleet);
+    let result = match &target {
+        Target::Var(name) => query_var(&fleet, &all, name, &hosts)?,
+        Target::Field(resource, field) => query(&fleet, &all, resource, *field, &hosts)?,
+        _ => return Err(names_no_field()),
+    };
     match (args.format, args.summary) {
         (ReportFormat::Text, summary) => {
             // Stdout flushes at each newline; the text goes line by line.

@@ -44,7 +44,7 @@ pub struct Args {
     out: Option<PathBuf>,
     /// The output format.
     #[arg(long, value_enum, default_value_t = DocFormat::Yaml)]
-    format: DocFormat,
+    pub format: DocFormat,
 }
 
 pub fn run(ui: &mut Ui, global: &GlobalArgs, args: Args) -> Result<Status> {

@@ -239,7 +239,7 @@ fn the_example_host_converges_then_stays_put_and_noop_changes_nothing() {
         .collect();
     assert_eq!(
         would,
-        [("File[motd]".to_owned(), "would change".to_owned())]
+        [("File[motd]".to_owned(), "would_change".to_owned())]
     );
 
     // The real run puts it back, and then there is nothing left to do.
@@ -271,7 +271,7 @@ fn noop_on_a_fresh_machine_plans_everything_and_creates_nothing() {
     );
     assert_eq!(run.code, 2, "{}", run.stderr);
     for (id, status) in statuses(&run.stdout) {
-        assert_eq!(status, "would change", "{id}");
+        assert_eq!(status, "would_change", "{id}");
     }
     assert_eq!(tree(m.path()), before);
 }

@@ -75,3 +75,15 @@ pub fn copy_tree(from: &Path, to: &Path) {
         }
     }
 }
+
+/// A JSON location (`{path, line, column}`) as `path:line:column`, so tests
+/// can say where in one line. Panics on anything else: every location in
+/// Datum's JSON has the three parts.
+pub fn place(location: &serde_json::Value) -> String {
+    let path = location["path"].as_str().expect("a location has a path");
+    let line = location["line"].as_u64().expect("a location has a line");
+    let column = location["column"]
+        .as_u64()
+        .expect("a location has a column");
+    format!("{path}:{line}:{column}")
+}

@@ -9,15 +9,15 @@ use crate::common::{Run, copy_tree, datum, example};
 
 /// A temporary directory holding a repository in `repo/`, whose fleet is
 /// at `repo/<prefix>`.
-struct Git {
+pub(crate) struct Git {
     dir: tempfile::TempDir,
-    fleet: PathBuf,
+    pub(crate) fleet: PathBuf,
 }
 
 impl Git {
     /// A repository holding a copy of `examples/<name>` at `prefix` (or at
     /// the top when empty), committed once.
-    fn with_example(name: &str, prefix: &str) -> Git {
+    pub(crate) fn with_example(name: &str, prefix: &str) -> Git {
         let g = Git::empty(prefix);
         copy_tree(&example(name), &g.fleet);
         g.commit("the example fleet");
@@ -76,7 +76,7 @@ impl Git {
         String::from_utf8(out.stdout).unwrap()
     }
 
-    fn commit(&self, message: &str) {
+    pub(crate) fn commit(&self, message: &str) {
         self.git(&["add", "-A"]);
         self.git(&["commit", "-q", "-m", message]);
     }
@@ -99,7 +99,7 @@ impl Git {
     }
 
     /// Runs `datum ARGS --fleet FLEET`.
-    fn datum(&self, args: &[&str]) -> Run {
+    pub(crate) fn datum(&self, args: &[&str]) -> Run {
         self.datum_in(&self.fleet, args)
     }
 
@@ -123,6 +123,24 @@ impl Git {
         }
         text
     }
+}
+
+/// A template change reaches each host with its own rendering: the
+/// working tree is read from disk, HEAD from git, templates included.
+#[test]
+fn a_template_change_shows_host_by_host() {
+    let g = Git::empty("");
+    copy_tree(&example("templates"), &g.fleet);
+    g.commit("the templates fleet");
+    g.edit("templates/resolv.conf.j2", |t| {
+        t.replace(
+            "nameserver {{ vars.dns }}",
+            "nameserver {{ vars.dns }}\noptions rotate",
+        )
+    });
+    let run = g.datum(&["diff"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    insta::assert_snapshot!(g.stable(&run.stdout, &["HEAD"]), @"");
 }
 
 fn set_web_mode(text: String) -> String {
@@ -224,7 +242,7 @@ fn a_changed_payload_file_shows_in_the_diff_and_sensitive_ones_say_only_that() {
     assert!(!json.stdout.contains("secret"));
     let v: serde_json::Value = serde_json::from_str(&json.stdout).unwrap();
     let redis = &v["groups"][0]["resources"][0]["fields"][0];
-    assert_eq!(redis["new"]["sensitive"], true);
+    assert_eq!(redis["new"]["redacted"], true);
     assert_eq!(redis["new"]["value"], serde_json::Value::Null);
     let nginx = &v["groups"][1]["resources"][0]["fields"][0];
     assert_eq!(nginx["old"]["value"], old_sha.as_str());
@@ -287,7 +305,11 @@ fn an_introduced_conflict_shows_with_its_hosts_and_fails_the_new_side() {
     assert_eq!(group["kind"], "breaks");
     let error = &group["errors"]["introduced"][0];
     assert_eq!(error["code"], "conflict");
-    assert_eq!(error["primary"]["location"], "roles/web/layer.yaml:20:11");
+    assert_eq!(
+        error["primary"]["location"],
+        serde_json::json!({"path": "roles/web/layer.yaml", "line": 20, "column": 11})
+    );
+    assert_eq!(error["hosts"], serde_json::json!(["web-001", "web-002"]));
 }
 
 #[test]

@@ -55,14 +55,20 @@ impl CheckReport {
         ))
     }
 
-    /// The report as one JSON document: the counts, the held-back hosts,
-    /// every diagnostic and the closing line.
+    /// The report as one JSON document (`type: Check`): the counts, the
+    /// held-back hosts, every diagnostic and the closing line.
     pub fn tree<'a>(&'a self, files: &'a Files) -> Tree<'a> {
-        Tree::map()
-            .with("hosts", Tree::Int(self.hosts as i64))
-            .with("layers", Tree::Int(self.layers as i64))
-            .with("errors", Tree::Int(self.errors() as i64))
-            .with("warnings", Tree::Int(self.warnings() as i64))
+        Tree::document("Check")
+            .with(
+                "summary",
+                Tree::map()
+                    .with("hosts", Tree::Int(self.hosts as i64))
+                    .with("layers", Tree::Int(self.layers as i64))
+                    .with("errors", Tree::Int(self.errors() as i64))
+                    .with("warnings", Tree::Int(self.warnings() as i64))
+                    .with("held_back", Tree::Int(self.held_back.len() as i64)),
+            )
+            .with("summary_line", Tree::str(self.summary()))
             .with(
                 "held_back",
                 Tree::strs(self.held_back.iter().map(String::as_str)),
@@ -72,21 +78,26 @@ impl CheckReport {
                 "diagnostics",
                 Tree::List(self.diagnostics.iter().map(|d| d.tree(files)).collect()),
             )
-            .with("summary", Tree::str(self.summary()))
     }
 
-    /// How many diagnostics of each code, for JSON: `{"unknown-field": 3}`,
-    /// sorted by code name.
+    /// How many diagnostics of each code, for JSON: a list of
+    /// `{"code": "unknown-field", "count": 3}` sorted by code name (codes
+    /// are values, never keys, so every key stays snake_case).
     fn code_counts(&self) -> Tree<'static> {
         let mut counts: BTreeMap<&'static str, i64> = BTreeMap::new();
         for d in &self.diagnostics {
             *counts.entry(d.code.as_str()).or_default() += 1;
         }
-        let mut t = Tree::map();
-        for (code, n) in counts {
-            t.push(code, Tree::Int(n));
-        }
-        t
+        Tree::List(
+            counts
+                .into_iter()
+                .map(|(code, n)| {
+                    Tree::map()
+                        .with("code", Tree::str(code))
+                        .with("count", Tree::Int(n))
+                })
+                .collect(),
+        )
     }
 
     /// The closing line: `checked 6 hosts against 7 layers: 2 errors, 1 warning`.
@@ -248,15 +259,10 @@ mod tests {
         let json = String::from_utf8(json).unwrap();
         assert!(
             json.starts_with(
-                "{\n  \"hosts\": 2,\n  \"layers\": 3,\n  \"errors\": 2,\n  \"warnings\": 1,\n  \"held_back\": [\n    \"db-001\"\n  ],\n  \"codes\": {\n    \"conflict\": 1,\n    \"invalid-value\": 1,\n    \"uncarried-label\": 1\n  },\n  \"diagnostics\": [\n"
+                "{\n  \"datum\": \"v1alpha1\",\n  \"type\": \"Check\",\n  \"summary\": {\n    \"hosts\": 2,\n    \"layers\": 3,\n    \"errors\": 2,\n    \"warnings\": 1,\n    \"held_back\": 1\n  },\n  \"summary_line\": \"checked 2 hosts against 3 layers: 2 errors, 1 warning\",\n  \"held_back\": [\n    \"db-001\"\n  ],\n  \"codes\": [\n    {\n      \"code\": \"conflict\",\n      \"count\": 1\n    },\n    {\n      \"code\": \"invalid-value\",\n      \"count\": 1\n    },\n    {\n      \"code\": \"uncarried-label\",\n      \"count\": 1\n    }\n  ],\n  \"diagnostics\": [\n"
             ),
             "{json}"
         );
-        assert!(
-            json.ends_with(
-                "  \"summary\": \"checked 2 hosts against 3 layers: 2 errors, 1 warning\"\n}\n"
-            ),
-            "{json}"
-        );
+        assert!(json.ends_with("  ]\n}\n"), "{json}");
     }
 }

@@ -1,7 +1,7 @@
 //! A fleet diff as data for `--format json`: every host named (no `and N
 //! more`), every value typed as in a manifest, every error as `check`
-//! reports it, with `path:line:column`. Sensitive content is `null` with
-//! `"sensitive": true`.
+//! reports it, with `{path, line, column}`. Sensitive content is `null`
+//! with `"redacted": true`.
 
 use std::borrow::Cow;
 
@@ -18,8 +18,7 @@ pub fn tree<'a>(d: &'a FleetDiff<'a>, old: &'a str, new: &'a str) -> Tree<'a> {
         .with("added", Tree::Int(d.added.len() as i64))
         .with("removed", Tree::Int(d.removed.len() as i64))
         .with("unchanged", Tree::Int(d.unchanged as i64))
-        .with("failing", Tree::Int(d.failing().len() as i64))
-        .with("text", Tree::str(d.summary()));
+        .with("failing", Tree::Int(d.failing().len() as i64));
     let added = d
         .new
         .map(|side| d.added.iter().map(|&h| added(side, h)).collect())
@@ -33,11 +32,12 @@ pub fn tree<'a>(d: &'a FleetDiff<'a>, old: &'a str, new: &'a str) -> Tree<'a> {
                 .collect()
         })
         .unwrap_or_default();
-    Tree::map()
+    Tree::document("Diff")
         .with("old", Tree::str(old))
         .with("new", Tree::str(new))
         .with("changed", Tree::Bool(d.has_changes()))
         .with("summary", summary)
+        .with("summary_line", Tree::str(d.summary()))
         .with("added", Tree::List(added))
         .with("removed", Tree::List(removed))
         .with("failing", Tree::strs(d.failing()))
@@ -160,27 +160,11 @@ fn side(s: &FieldSide) -> Tree<'_> {
     Tree::map()
         .with("present", Tree::Bool(s.value != Shown::Absent))
         .with("value", value)
-        .with("sensitive", Tree::Bool(s.value == Shown::Sensitive))
+        .with("redacted", Tree::Bool(s.value == Shown::Sensitive))
         .with("layers", Tree::strs(s.layers.iter().map(String::as_str)))
 }
 
 /// A diagnostic as `check --format json` gives it, owning its text.
 fn diagnostic(fleet: &Fleet, d: &Diagnostic) -> Tree<'static> {
-    owned(d.tree(&fleet.files))
-}
-
-fn owned(t: Tree<'_>) -> Tree<'static> {
-    match t {
-        Tree::Null => Tree::Null,
-        Tree::Str(s) => Tree::Str(Cow::Owned(s.into_owned())),
-        Tree::Int(i) => Tree::Int(i),
-        Tree::Bool(b) => Tree::Bool(b),
-        Tree::List(items) => Tree::List(items.into_iter().map(owned).collect()),
-        Tree::Map(entries) => Tree::Map(
-            entries
-                .into_iter()
-                .map(|(k, v)| (Cow::Owned(k.into_owned()), owned(v)))
-                .collect(),
-        ),
-    }
+    d.tree(&fleet.files).into_owned()
 }

@@ -7,6 +7,7 @@ use super::{Side, merge_join};
 use crate::fleet::{Fleet, LayerId};
 use crate::resolve::{Resolution, ResolvedResource, SetEntry};
 use crate::schema::{Field, Value};
+use crate::template::Rendered;
 
 /// How one host's manifest changes.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
@@ -181,16 +182,22 @@ pub fn manifest_diff(
             (Some(i), None) => {
                 let sensitive = old_side.all.sensitive.marks(ra[i].id);
                 out.resources
-                    .push(one_sided(old, &ra[i], Presence::Removed, sensitive));
+                    .push(one_sided(old, &ra[i], None, Presence::Removed, sensitive));
             }
             (None, Some(j)) => {
                 let sensitive = new_side.all.sensitive.marks(rb[j].id);
+                let rendered = b.rendered(rb[j].id);
                 out.resources
-                    .push(one_sided(new, &rb[j], Presence::Added, sensitive));
+                    .push(one_sided(new, &rb[j], rendered, Presence::Added, sensitive));
             }
             (Some(i), Some(j)) => {
                 let sensitive = hidden(&ra[i], &rb[j]);
-                let fields = changed_fields(Some((old, &ra[i])), new, &rb[j], sensitive);
+                let fields = changed_fields(
+                    Some((old, &ra[i], a.rendered(ra[i].id))),
+                    new,
+                    (&rb[j], b.rendered(rb[j].id)),
+                    sensitive,
+                );
                 if !fields.is_empty() {
                     out.resources.push(ResourceDiff {
                         id: new.resources.text(rb[j].id).to_owned(),
@@ -213,6 +220,7 @@ pub fn manifest_diff(
 fn one_sided(
     fleet: &Fleet,
     r: &ResolvedResource,
+    rendered: Option<&Rendered>,
     presence: Presence,
     sensitive: bool,
 ) -> ResourceDiff {
@@ -226,7 +234,7 @@ fn one_sided(
             .map(|&(l, _)| fleet.layer(l).display.clone())
             .collect(),
         fields: match presence {
-            Presence::Added => changed_fields(None, fleet, r, sensitive),
+            Presence::Added => changed_fields(None, fleet, (r, rendered), sensitive),
             _ => Vec::new(),
         },
     }
@@ -235,38 +243,53 @@ fn one_sided(
 /// The fields of one resource that differ between two sides, in schema
 /// order; without an old side, every field the new side has. `sensitive`:
 /// whether the resource's content is hidden.
+/// A template's rendering is the resource's `content`.
 fn changed_fields(
-    old: Option<(&Fleet, &ResolvedResource)>,
+    old: Option<(&Fleet, &ResolvedResource, Option<&Rendered>)>,
     new: &Fleet,
-    b: &ResolvedResource,
+    (b, rb): (&ResolvedResource, Option<&Rendered>),
     sensitive: bool,
 ) -> Vec<FieldDiff> {
     let kind = new.resources.get(b.id).kind;
     let mut out = Vec::new();
     for &field in kind.fields() {
         if field.is_set() {
-            let (of, a) = old.map_or((new, &[][..]), |(f, a)| (f, a.entries(field)));
+            let (of, a) = old.map_or((new, &[][..]), |(f, a, _)| (f, a.entries(field)));
             entry_changes(of, a, new, b.entries(field), field, &mut out);
             continue;
         }
-        if old.and_then(|(f, a)| a.value(f, field)) != b.value(new, field) {
+        let old_value = old.and_then(|(f, a, ra)| value_of(f, a, ra, field));
+        if old_value != value_of(new, b, rb, field) {
             out.push(FieldDiff {
                 field: field.name(),
-                old: old.map_or_else(FieldSide::absent, |(f, a)| {
-                    scalar_side(f, a, field, sensitive)
+                old: old.map_or_else(FieldSide::absent, |(f, a, ra)| {
+                    scalar_side(f, a, ra, field, sensitive)
                 }),
-                new: scalar_side(new, b, field, sensitive),
+                new: scalar_side(new, b, rb, field, sensitive),
             });
         }
-        if field == Field::Source && old.and_then(|(f, a)| digest(f, a)) != digest(new, b) {
+        if field == Field::Source && old.and_then(|(f, a, _)| digest(f, a)) != digest(new, b) {
             out.push(FieldDiff {
                 field: "source_sha256",
-                old: old.map_or_else(FieldSide::absent, |(f, a)| digest_side(f, a, sensitive)),
+                old: old.map_or_else(FieldSide::absent, |(f, a, _)| digest_side(f, a, sensitive)),
                 new: digest_side(new, b, sensitive),
             });
         }
     }
     out
+}
+
+/// A field's final value; `content` rendered from a template when there is one.
+fn value_of<'f>(
+    fleet: &'f Fleet,
+    r: &ResolvedResource,
+    rendered: Option<&'f Rendered>,
+    field: Field,
+) -> Option<&'f Value> {
+    match rendered {
+        Some(x) if field == Field::Content => Some(&x.content),
+        _ => r.value(fleet, field),
+    }
 }
 
 /// Entries of a set that appear or go; the ones on both sides are no change.
@@ -307,7 +330,26 @@ fn entry_side(fleet: &Fleet, e: &SetEntry) -> FieldSide {
     }
 }
 
-fn scalar_side(fleet: &Fleet, r: &ResolvedResource, field: Field, sensitive: bool) -> FieldSide {
+fn scalar_side(
+    fleet: &Fleet,
+    r: &ResolvedResource,
+    rendered: Option<&Rendered>,
+    field: Field,
+    sensitive: bool,
+) -> FieldSide {
+    // Rendered content: the layer that chose the template is responsible.
+    if let (Some(x), Field::Content) = (rendered, field)
+        && let Some(t) = r.field(Field::Template)
+    {
+        return FieldSide {
+            value: if sensitive {
+                Shown::Sensitive
+            } else {
+                Shown::Value(x.content.clone())
+            },
+            layers: vec![fleet.layer(t.winner().layer).display.clone()],
+        };
+    }
     let Some(f) = r.field(field) else {
         return FieldSide::absent();
     };

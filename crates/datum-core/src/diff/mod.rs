@@ -128,7 +128,7 @@ impl Kind {
             Kind::Breaks => "breaks",
             Kind::Changes => "changes",
             Kind::Fixes => "fixes",
-            Kind::StillFails => "still-fails",
+            Kind::StillFails => "still_fails",
         }
     }
 }

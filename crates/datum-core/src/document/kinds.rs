@@ -23,7 +23,15 @@ impl DocType {
         match self {
             DocType::Fleet => &["datum", "type", "name", "labels", "limits"],
             DocType::Host => &["datum", "type", "name", "labels"],
-            DocType::Layer => &["datum", "type", "name", "precedence", "match", "resources"],
+            DocType::Layer => &[
+                "datum",
+                "type",
+                "name",
+                "precedence",
+                "match",
+                "resources",
+                "vars",
+            ],
         }
     }
 }
@@ -273,6 +281,10 @@ impl<'d, 'a, 'x> Cx<'d, 'a, 'x> {
             None => Vec::new(),
             Some((_, v)) => self.resources(v),
         };
+        let vars = match get("vars") {
+            None => Vec::new(),
+            Some((_, v)) => self.vars(v),
+        };
         out.layer_spans.push(top);
         match (name, precedence, matcher) {
             (Some((name, _)), Some((precedence, precedence_span)), Some(matcher)) if self.ok => {
@@ -283,6 +295,7 @@ impl<'d, 'a, 'x> Cx<'d, 'a, 'x> {
                     match_span,
                     matcher,
                     resources,
+                    vars,
                 })
             }
             (_, _, matcher) => out.broken.push(Broken::Layer(matcher)),

@@ -11,7 +11,8 @@
 //!   or Layer fields;
 //! - `labels`: host labels, matchers and `Fleet.labels`;
 //! - `resources`: a layer's resources and their fields;
-//! - `values`: one reader per field value type.
+//! - `values`: one reader per field value type;
+//! - `vars`: a layer's `vars:`, values of any shape.
 
 mod cx;
 mod kinds;
@@ -20,6 +21,7 @@ mod resources;
 #[cfg(test)]
 mod tests;
 mod values;
+mod vars;
 
 use std::sync::Arc;
 
@@ -28,6 +30,7 @@ use rustc_hash::FxHashSet;
 use crate::diagnostic::Diagnostic;
 use crate::schema::{Field, ResourceId, Value};
 use crate::source::{FileId, Span};
+use crate::vars::VarSetting;
 use crate::yaml;
 
 use cx::Cx;
@@ -83,6 +86,18 @@ pub struct LayerDoc {
     pub match_span: Span,
     pub matcher: Vec<LabelDecl>,
     pub resources: Vec<ResourceDecl>,
+    /// `vars:`, sorted by name.
+    pub vars: Vec<VarDecl>,
+}
+
+/// One var as one layer sets it.
+#[derive(Debug)]
+pub struct VarDecl {
+    pub name: Box<str>,
+    pub name_span: Span,
+    /// The value as written.
+    pub span: Span,
+    pub setting: VarSetting,
 }
 
 /// A resource as one layer declares it.

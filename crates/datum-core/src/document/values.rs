@@ -30,6 +30,7 @@ impl<'d, 'a, 'x> Cx<'d, 'a, 'x> {
             Ty::Content => self.text(v, &what).map(text),
             Ty::AbsPath => self.abs_path(v, &what),
             Ty::Source => self.source(v, &what),
+            Ty::Template => self.template(v, &what),
             Ty::Mode => self.mode(v, &what),
             Ty::Bool => self.bool(field, v, &what),
             Ty::Id => self.id(field, v, &what),
@@ -145,6 +146,31 @@ impl<'d, 'a, 'x> Cx<'d, 'a, 'x> {
                     Diagnostic::error(Code::InvalidSource, msg)
                         .at(self.span(v), "here")
                         .hint(hint),
+                );
+                None
+            }
+        }
+    }
+
+    /// A template: a path under `templates/`, relative to the fleet root.
+    fn template(&mut self, v: u32, what: &str) -> Option<FieldValue> {
+        let t = self.text(v, what)?;
+        let dir = crate::template::DIR;
+        match normalise_rel_path(t) {
+            Ok(p)
+                if p.strip_prefix(dir)
+                    .is_some_and(|rest| rest.starts_with('/')) =>
+            {
+                Some(text(&p))
+            }
+            _ => {
+                self.err(
+                    Diagnostic::error(
+                        Code::InvalidTemplate,
+                        format!("`template: {t}` is not a file under `{dir}/`"),
+                    )
+                    .at(self.span(v), "here")
+                    .hint(format!("templates live in the fleet's `{dir}/` directory: write `template: {dir}/resolv.conf.j2`, for example")),
                 );
                 None
             }

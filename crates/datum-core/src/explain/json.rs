@@ -1,6 +1,6 @@
 //! Explain as data, for `--format json`: the same answer as the text, with
 //! every contribution, matcher label and set entry located as
-//! `path:line:column` (and as separate parts), so an editor can jump to it.
+//! `{path, line, column}`, so an editor can jump to it.
 //! The schema is documented in `docs/explain.md`; values are never cut
 //! short here, but sensitive `content` is never included.
 
@@ -8,11 +8,14 @@ use std::borrow::Cow;
 
 use super::{Absence, Answer, Explanation, Miss, Role, State, WhyNot};
 use crate::diagnostic::Diagnostic;
-use crate::emit::Tree;
+use crate::emit::{self, Tree};
 use crate::fleet::{Label, LayerId, ResId, Setting};
 use crate::manifest::value_tree;
-use crate::resolve::{Contrib, ResolvedField, ResolvedResource};
+use crate::resolve::{Contrib, ResolvedField, ResolvedResource, ResolvedVar, VarContrib};
+use crate::schema::Field;
 use crate::source::Span;
+use crate::template::Rendered;
+use crate::vars::{VarSetting, VarValue};
 
 /// The answer as a tree. `problems` are the host's resolution problems as
 /// diagnostics (empty when it resolves).
@@ -21,11 +24,12 @@ pub fn tree<'f>(ex: &Explanation<'f>, answer: &Answer<'f>, problems: &'f [Diagno
     let query = match answer {
         Answer::Host => "host",
         Answer::Resource(_) => "resource",
-        Answer::Field(..) => "field",
+        Answer::Field(..) | Answer::Rendered(..) => "field",
         Answer::Absent(a) if a.field.is_some() => "field",
         Answer::Absent(_) => "resource",
+        Answer::Var(_) | Answer::VarAbsent(_) => "var",
     };
-    let mut t = Tree::map()
+    let mut t = Tree::document("Explain")
         .with("host", Tree::str(ex.host_name()))
         .with("query", Tree::str(query))
         .with("found", Tree::Bool(answer.found()))
@@ -56,6 +60,43 @@ pub fn tree<'f>(ex: &Explanation<'f>, answer: &Answer<'f>, problems: &'f [Diagno
                         .collect(),
                 ),
             );
+            // Only where layers set vars: a fleet without them reads as before.
+            if !ex.resolution.vars.vars.is_empty() {
+                t.push(
+                    "vars",
+                    Tree::List(ex.resolution.vars.vars.iter().map(|v| var(ex, v)).collect()),
+                );
+            }
+        }
+        Answer::Var(v) => t.push("var", var(ex, v)),
+        Answer::Rendered(r, x) => {
+            t.push("resource", Tree::str(fleet.resources.text(r.id)));
+            t.push("field", rendered(ex, r, x));
+        }
+        Answer::VarAbsent(a) => {
+            t.push("var", Tree::str(format!("vars.{}", a.name)));
+            t.push(
+                "why_not",
+                Tree::map()
+                    .with(
+                        "reason",
+                        Tree::str(if a.misses.is_empty() {
+                            "undeclared"
+                        } else {
+                            "unmatched"
+                        }),
+                    )
+                    .with(
+                        "layers",
+                        Tree::List(a.misses.iter().map(|m| miss(ex, m)).collect()),
+                    )
+                    .with(
+                        "nearest",
+                        a.nearest
+                            .as_ref()
+                            .map_or(Tree::Null, |n| Tree::str(format!("vars.{n}"))),
+                    ),
+            );
         }
         Answer::Resource(r) => t.push("resource", resource(ex, r)),
         Answer::Field(r, f) => {
@@ -71,14 +112,132 @@ pub fn tree<'f>(ex: &Explanation<'f>, answer: &Answer<'f>, problems: &'f [Diagno
     t
 }
 
-/// Adds where a span starts: `location` (`path:line:column`), then its parts.
-fn located<'f>(mut t: Tree<'f>, ex: &Explanation<'f>, span: Span) -> Tree<'f> {
-    let files = &ex.fleet.files;
-    t.push("location", Tree::str(files.location(span)));
-    t.push("path", Tree::str(files.path(span.file)));
-    t.push("line", Tree::Int(span.start.line.into()));
-    t.push("column", Tree::Int(span.start.col.into()));
+/// A File's rendered content: the template and the layer that chose it,
+/// and each var and label the rendering read.
+fn rendered<'f>(ex: &Explanation<'f>, r: &'f ResolvedResource, x: &'f Rendered) -> Tree<'f> {
+    let fleet = ex.fleet;
+    let hidden = ex.sensitive(r);
+    let template = r.field(Field::Template);
+    let mut t = Tree::map()
+        .with("field", Tree::str("content"))
+        .with("state", Tree::str("set"))
+        .with(
+            "value",
+            if hidden {
+                Tree::Null
+            } else {
+                Tree::str(x.text())
+            },
+        );
+    if hidden {
+        t.push("redacted", Tree::Bool(true));
+    }
+    t.push(
+        "layer",
+        template.map_or(Tree::Null, |f| {
+            Tree::str(fleet.layer(f.winner().layer).display.as_str())
+        }),
+    );
+    t.push("template", Tree::str(&*x.template));
+    t.push("sha256", Tree::str(x.sha256.as_str()));
+    t.push(
+        "template_contributions",
+        Tree::List(template.map_or_else(Vec::new, |f| {
+            r.played(f)
+                .map(|(c, role)| contribution(ex, r, c, role))
+                .collect()
+        })),
+    );
+    t.push(
+        "vars_read",
+        Tree::List(
+            x.vars_read
+                .iter()
+                .map(|name| match ex.resolution.vars.get(name) {
+                    None => Tree::map()
+                        .with("name", Tree::str(&**name))
+                        .with("state", Tree::str("absent"))
+                        .with("value", Tree::Null)
+                        .with("layer", Tree::Null),
+                    Some(v) => {
+                        let c = v.winner();
+                        let head = Tree::map()
+                            .with("name", Tree::str(&**name))
+                            .with("state", Tree::str(v.state.word()))
+                            .with("value", v.value(fleet).map_or(Tree::Null, VarValue::tree))
+                            .with("layer", Tree::str(fleet.layer(c.layer).display.as_str()));
+                        located(head, ex, fleet.var(c).span)
+                    }
+                })
+                .collect(),
+        ),
+    );
+    let labels = fleet.labels_of(ex.host);
+    t.push(
+        "labels_read",
+        Tree::List(
+            x.labels_read
+                .iter()
+                .map(|key| {
+                    let value = labels.iter().find(|(k, _)| *k == &**key).map(|(_, v)| *v);
+                    Tree::map()
+                        .with("key", Tree::str(&**key))
+                        .with("value", value.map_or(Tree::Null, Tree::str))
+                })
+                .collect(),
+        ),
+    );
     t
+}
+
+/// A var with its value, the layer that set it and every contribution.
+fn var<'f>(ex: &Explanation<'f>, v: &'f ResolvedVar) -> Tree<'f> {
+    let fleet = ex.fleet;
+    let winner = v.winner();
+    let decided = v.state != State::Conflict;
+    let setting = |c: VarContrib| match &fleet.var(c).setting {
+        VarSetting::Value(x) => x.tree(),
+        VarSetting::Unset => Tree::Null,
+    };
+    Tree::map()
+        .with("name", Tree::str(&*v.name))
+        .with("state", Tree::str(v.state.word()))
+        .with("value", v.value(fleet).map_or(Tree::Null, VarValue::tree))
+        .with(
+            "layer",
+            if decided {
+                Tree::str(fleet.layer(winner.layer).display.as_str())
+            } else {
+                Tree::Null
+            },
+        )
+        .with(
+            "contributions",
+            Tree::List(
+                v.played
+                    .iter()
+                    .map(|&(c, role)| {
+                        let t = layer_head(ex, c.layer)
+                            .with("role", Tree::str(role.word()))
+                            .with("value", setting(c));
+                        located(t, ex, fleet.var(c).span).with(
+                            "matched",
+                            Tree::List(
+                                ex.matcher(c.layer)
+                                    .into_iter()
+                                    .map(|m| label(ex, m))
+                                    .collect(),
+                            ),
+                        )
+                    })
+                    .collect(),
+            ),
+        )
+}
+
+/// Adds where a span starts: `location`, as `{path, line, column}`.
+fn located<'f>(t: Tree<'f>, ex: &Explanation<'f>, span: Span) -> Tree<'f> {
+    t.with("location", emit::location(&ex.fleet.files, span))
 }
 
 fn label<'f>(ex: &Explanation<'f>, l: &Label) -> Tree<'f> {

@@ -25,9 +25,11 @@ use crate::diagnostic::Diagnostic;
 use crate::fleet::{Fleet, HostId, Label, LayerId, ResId, Setting};
 use crate::matcher::{LabelCheck, groups};
 use crate::report::problem_diagnostic;
-use crate::resolve::{Contrib, Resolution, ResolvedField, ResolvedResource};
+use crate::resolve::{Contrib, Resolution, ResolvedField, ResolvedResource, ResolvedVar};
 use crate::schema::{Field, IdError, Kind, ResourceId, nearest, suggest};
 use crate::sensitive::Sensitive;
+use crate::template::Rendered;
+use crate::vars::valid_var_name;
 
 /// What was asked about.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -36,6 +38,8 @@ pub enum Target {
     Host,
     Resource(ResourceId),
     Field(ResourceId, Field),
+    /// `vars.NAME`: one var with its chain.
+    Var(Box<str>),
 }
 
 /// Why the text on the command line names no resource or field.
@@ -50,11 +54,24 @@ pub enum TargetError {
     /// The resource's type has no such field.
     #[error("{kind} has no field `{name}`")]
     NoField { kind: Kind, name: String },
+    /// `vars.` followed by no var name.
+    #[error("`{text}` names no var")]
+    VarName { text: String },
 }
 
 impl Target {
-    /// Reads `Type[title]` or `Type[title].field`.
+    /// Reads `Type[title]`, `Type[title].field` or `vars.NAME`.
     pub fn parse(text: &str) -> Result<Target, TargetError> {
+        // A type name starts with a capital: `vars.` is never an id.
+        if let Some(name) = text.strip_prefix("vars.") {
+            return if valid_var_name(name) {
+                Ok(Target::Var(name.into()))
+            } else {
+                Err(TargetError::VarName {
+                    text: text.to_owned(),
+                })
+            };
+        }
         let id_error = |e: IdError| TargetError::Id(e.within(text));
         // A title holds no brackets, so the id ends at the first `]` and only
         // `.field` may follow. Titles may hold dots (`File[app.conf]`): the
@@ -102,6 +119,7 @@ impl TargetError {
         matches!(
             self,
             TargetError::Id(IdError::Shape { .. } | IdError::Title { .. })
+                | TargetError::VarName { .. }
         )
     }
 
@@ -114,6 +132,10 @@ impl TargetError {
             }
             TargetError::Id(e) => e.hint(),
             TargetError::NoFieldName { kind, .. } => takes(*kind),
+            TargetError::VarName { .. } => {
+                "a var is named `vars.NAME`, the name letters, digits and `_`: vars.ntp_server"
+                    .to_owned()
+            }
             TargetError::NoField { kind, name } => {
                 let fields = kind.fields().iter().map(|f| f.name());
                 match suggest(name, fields) {
@@ -149,15 +171,32 @@ pub enum Answer<'f> {
     Host,
     Resource(&'f ResolvedResource),
     Field(&'f ResolvedResource, &'f ResolvedField),
+    /// A File's `content` rendered from its template for the host.
+    Rendered(&'f ResolvedResource, &'f Rendered),
+    /// A var the host's layers set (or unset, or disagree on).
+    Var(&'f ResolvedVar),
     /// The host lacks what was asked about.
     Absent(Absence),
+    /// No layer of the host sets the var asked about.
+    VarAbsent(VarAbsence),
 }
 
 impl Answer<'_> {
     /// Whether the host has what was asked about.
     pub fn found(&self) -> bool {
-        !matches!(self, Answer::Absent(_))
+        !matches!(self, Answer::Absent(_) | Answer::VarAbsent(_))
     }
+}
+
+/// A var none of the host's layers sets, and why.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct VarAbsence {
+    pub name: Box<str>,
+    /// The layers that set it and do not match the host; empty when no
+    /// layer anywhere sets it.
+    pub misses: Vec<Miss>,
+    /// When no layer sets it: the nearest var name some layer sets.
+    pub nearest: Option<String>,
 }
 
 /// What the host lacks, and why.
@@ -207,11 +246,21 @@ impl<'f> Explanation<'f> {
     pub fn answer(&self, target: &Target) -> Answer<'f> {
         match target {
             Target::Host => Answer::Host,
+            Target::Var(name) => match self.resolution.vars.get(name) {
+                Some(v) => Answer::Var(v),
+                None => Answer::VarAbsent(self.var_absence(name)),
+            },
             Target::Resource(id) => match self.find(id) {
                 Some(r) => Answer::Resource(r),
                 None => Answer::Absent(self.absence(id, None)),
             },
             Target::Field(id, field) => match self.find(id) {
+                Some(r) if *field == Field::Content && self.resolution.rendered(r.id).is_some() => {
+                    match self.resolution.rendered(r.id) {
+                        Some(x) => Answer::Rendered(r, x),
+                        None => Answer::Absent(self.absence(id, Some(*field))),
+                    }
+                }
                 Some(r) => match r.field(*field) {
                     Some(f) => Answer::Field(r, f),
                     None => Answer::Absent(self.absence(id, Some(*field))),
@@ -247,15 +296,7 @@ impl<'f> Explanation<'f> {
                             }
                     })
                 })
-                .map(|l| {
-                    let mut failed: Vec<LabelCheck> = fleet
-                        .check_match(l, self.host)
-                        .into_iter()
-                        .filter(|c| !c.holds())
-                        .collect();
-                    failed.sort_by(|a, b| fleet.sym(a.key).cmp(fleet.sym(b.key)));
-                    Miss { layer: l, failed }
-                })
+                .map(|l| self.miss(l))
                 .collect(),
         };
         let why = if !misses.is_empty() {
@@ -273,6 +314,47 @@ impl<'f> Explanation<'f> {
             has_resource,
             why,
         }
+    }
+
+    /// Why none of the host's layers sets a var: the layers that set it
+    /// and do not match, or the nearest name some layer sets.
+    fn var_absence(&self, name: &str) -> VarAbsence {
+        let fleet = self.fleet;
+        let misses: Vec<Miss> = (0..fleet.layers.len() as u32)
+            .map(LayerId)
+            .filter(|l| !self.resolution.layers.contains(l))
+            .filter(|&l| fleet.layer(l).vars.iter().any(|v| *v.name == *name))
+            .map(|l| self.miss(l))
+            .collect();
+        let nearest = if misses.is_empty() {
+            let mut names: Vec<&str> = fleet
+                .layers
+                .iter()
+                .flat_map(|l| l.vars.iter().map(|v| &*v.name))
+                .collect();
+            names.sort_unstable();
+            names.dedup();
+            suggest(name, names).map(str::to_owned)
+        } else {
+            None
+        };
+        VarAbsence {
+            name: name.into(),
+            misses,
+            nearest,
+        }
+    }
+
+    /// A layer that does not match the host, with the labels it fails.
+    pub(crate) fn miss(&self, l: LayerId) -> Miss {
+        let fleet = self.fleet;
+        let mut failed: Vec<LabelCheck> = fleet
+            .check_match(l, self.host)
+            .into_iter()
+            .filter(|c| !c.holds())
+            .collect();
+        failed.sort_by(|a, b| fleet.sym(a.key).cmp(fleet.sym(b.key)));
+        Miss { layer: l, failed }
     }
 
     /// Where a field ended up, as the fold decided.

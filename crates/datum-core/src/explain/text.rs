@@ -12,11 +12,13 @@
 
 use std::io::{self, Write};
 
-use super::{Absence, Answer, Explanation, Miss, Role, State, WhyNot};
+use super::{Absence, Answer, Explanation, Miss, Role, State, VarAbsence, WhyNot};
 use crate::fleet::LayerId;
 use crate::printable::write_line;
-use crate::report::{align, display_setting, display_text};
-use crate::resolve::{Contrib, ResolvedField, ResolvedResource};
+use crate::report::{align, display_setting, display_text, display_var};
+use crate::resolve::{Contrib, ResolvedField, ResolvedResource, ResolvedVar, VarContrib};
+use crate::schema::Field;
+use crate::template::Rendered;
 
 /// Draws an answer, each line ending with a newline.
 pub fn write(w: &mut dyn Write, ex: &Explanation<'_>, answer: &Answer<'_>) -> io::Result<()> {
@@ -26,6 +28,9 @@ pub fn write(w: &mut dyn Write, ex: &Explanation<'_>, answer: &Answer<'_>) -> io
         Answer::Resource(r) => resource(ex, r, out),
         Answer::Field(r, f) => field(ex, r, f, out),
         Answer::Absent(a) => absent(ex, a, out),
+        Answer::Var(v) => var(ex, v, out),
+        Answer::Rendered(r, x) => rendered(ex, r, x, out),
+        Answer::VarAbsent(a) => var_absent(ex, a, out),
     }
 }
 
@@ -89,9 +94,176 @@ fn host(ex: &Explanation<'_>, out: &mut Out<'_>) -> io::Result<()> {
             .map(|&l| layer_row(ex, l))
             .collect(),
     )?;
+    out.section(
+        "vars",
+        ex.resolution
+            .vars
+            .vars
+            .iter()
+            .map(|v| var_row(ex, v))
+            .collect(),
+    )?;
     for r in ex.resolution.resources.iter() {
         out.line("")?;
         resource(ex, r, out)?;
+    }
+    Ok(())
+}
+
+/// `dns  1.1.1.1  sites/london  overrides 8.8.8.8 from base`.
+fn var_row(ex: &Explanation<'_>, v: &ResolvedVar) -> Vec<String> {
+    let fleet = ex.fleet;
+    let winner = v.winner();
+    let layer = |c: VarContrib| fleet.layer(c.layer).display.clone();
+    let mut row = vec![v.name.to_string()];
+    if v.state == State::Conflict {
+        row.push("conflict".to_owned());
+        row.push(format!(
+            "at precedence {}",
+            fleet.layer(winner.layer).precedence
+        ));
+        return row;
+    }
+    row.push(if v.state == State::Unset {
+        "(unset)".to_owned()
+    } else {
+        display_var(fleet, winner)
+    });
+    row.push(layer(winner));
+    let mut tail = Vec::new();
+    let agreed: Vec<String> = v.agreeing().map(layer).collect();
+    if !agreed.is_empty() {
+        tail.push(format!("agreed by {}", agreed.join(", ")));
+    }
+    let displaced: Vec<String> = v
+        .displaced()
+        .map(|c| format!("{} from {}", display_var(fleet, c), layer(c)))
+        .collect();
+    if !displaced.is_empty() {
+        tail.push(format!("overrides {}", displaced.join(", ")));
+    }
+    if v.has_conflict() {
+        tail.push("conflict below".to_owned());
+    }
+    if !tail.is_empty() {
+        row.push(tail.join("; "));
+    }
+    row
+}
+
+/// One var with its whole chain, in the shape of a field's.
+fn var(ex: &Explanation<'_>, v: &ResolvedVar, out: &mut Out<'_>) -> io::Result<()> {
+    let fleet = ex.fleet;
+    let value = match v.state {
+        State::Conflict => "conflict".to_owned(),
+        State::Set => display_var(fleet, v.winner()),
+        _ => "(unset)".to_owned(),
+    };
+    out.line(&format!("vars.{} {value}", v.name))?;
+    out.section(
+        "contributions",
+        v.played
+            .iter()
+            .map(|&(c, role)| {
+                vec![
+                    fleet.layer(c.layer).display.clone(),
+                    format!("precedence {}", fleet.layer(c.layer).precedence),
+                    display_var(fleet, c),
+                    role.word().to_owned(),
+                    matched(ex, c.layer),
+                    fleet.files.location(fleet.var(c).span),
+                ]
+            })
+            .collect(),
+    )
+}
+
+/// A File's content rendered from a template: the template and the layer
+/// that chose it, then every var and label the rendering read.
+fn rendered(
+    ex: &Explanation<'_>,
+    r: &ResolvedResource,
+    x: &Rendered,
+    out: &mut Out<'_>,
+) -> io::Result<()> {
+    let fleet = ex.fleet;
+    let value = if ex.sensitive(r) {
+        "(sensitive)".to_owned()
+    } else {
+        display_text(x.text())
+    };
+    out.line(&format!("{}.content {value}", fleet.resources.text(r.id)))?;
+    out.line(&format!(
+        "  rendered from {} for {}: {} bytes, sha256 {}",
+        x.template,
+        ex.host_name(),
+        x.text().len(),
+        x.sha256
+    ))?;
+    if let Some(f) = r.field(Field::Template) {
+        out.section(
+            "template",
+            r.played(f)
+                .map(|(c, role)| contribution_row(ex, r, c, role))
+                .collect(),
+        )?;
+    }
+    let vars = &ex.resolution.vars;
+    out.section(
+        "vars read",
+        x.vars_read
+            .iter()
+            .map(|name| match vars.get(name) {
+                None => vec![
+                    format!("vars.{name}"),
+                    "(not set)".to_owned(),
+                    "no layer of this host sets it".to_owned(),
+                ],
+                Some(v) => {
+                    let c = v.winner();
+                    let shown = match v.state {
+                        State::Set => display_var(fleet, c),
+                        _ => "(unset)".to_owned(),
+                    };
+                    vec![
+                        format!("vars.{name}"),
+                        shown,
+                        fleet.layer(c.layer).display.clone(),
+                        fleet.files.location(fleet.var(c).span),
+                    ]
+                }
+            })
+            .collect(),
+    )?;
+    let labels = fleet.labels_of(ex.host);
+    out.section(
+        "labels read",
+        x.labels_read
+            .iter()
+            .map(|key| {
+                let value = labels
+                    .iter()
+                    .find(|(k, _)| *k == &**key)
+                    .map_or("(no such label)", |(_, v)| v);
+                vec![format!("labels.{key}"), value.to_owned()]
+            })
+            .collect(),
+    )
+}
+
+fn var_absent(ex: &Explanation<'_>, a: &VarAbsence, out: &mut Out<'_>) -> io::Result<()> {
+    let host = ex.host_name();
+    out.line(&format!("{host} has no vars.{}", a.name))?;
+    if a.misses.is_empty() {
+        let mut line = format!("  no layer sets vars.{}", a.name);
+        if let Some(near) = &a.nearest {
+            line.push_str(&format!("; the nearest var is vars.{near}"));
+        }
+        return out.line(&line);
+    }
+    out.line(&format!("  set by layers that do not match {host}"))?;
+    for m in &a.misses {
+        out.line(&format!("    {}", miss(ex, m)))?;
     }
     Ok(())
 }

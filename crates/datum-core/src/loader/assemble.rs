@@ -50,6 +50,7 @@ pub(super) struct Assembler {
     pub(super) hosts: Vec<PendingHost>,
     pub(super) layers: Vec<PendingLayer>,
     pub(super) sources: BTreeMap<String, SourceInfo>,
+    pub(super) templates: BTreeMap<String, Result<FileId, String>>,
 }
 
 /// What the files gathered so far say about the Fleet document.
@@ -76,6 +77,7 @@ impl Assembler {
             hosts: Vec::new(),
             layers: Vec::new(),
             sources: BTreeMap::new(),
+            templates: BTreeMap::new(),
         }
     }
 

@@ -178,6 +178,7 @@ impl Assembler {
             }
         }
         self.check_sources(reader);
+        self.check_templates(reader);
     }
 }
 

@@ -8,7 +8,7 @@ use rustc_hash::FxHashMap;
 
 use crate::document::{FieldValue, HOST_LABEL, LabelDecl};
 use crate::fleet::{
-    BrokenKind, Fleet, Host, Label, Layer, LayerField, LayerResource, Setting, cmp_paths,
+    BrokenKind, Fleet, Host, Label, Layer, LayerField, LayerResource, LayerVar, Setting, cmp_paths,
     display_name,
 };
 use crate::intern::Sym;
@@ -43,6 +43,7 @@ impl Assembler {
             layers,
             resources: self.resources,
             sources: self.sources,
+            templates: self.templates,
             source_limit: self.source_limit,
             diagnostics,
             broken: self.broken,
@@ -111,6 +112,17 @@ impl Assembler {
             match_span: l.doc.match_span,
             matcher,
             resources,
+            vars: l
+                .doc
+                .vars
+                .into_iter()
+                .map(|v| LayerVar {
+                    name: v.name,
+                    name_span: v.name_span,
+                    span: v.span,
+                    setting: v.setting,
+                })
+                .collect(),
         }
     }
 

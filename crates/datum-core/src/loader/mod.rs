@@ -12,12 +12,14 @@
 //!   checked;
 //! - `checks`: duplicate hosts and layers, labels against `Fleet.labels`;
 //! - `sources`: payloads named by `source`, read once and digested;
+//! - `templates`: the `templates/` directory, when a layer names a template;
 //! - `finish`: interning, fold order, what broken documents hold back.
 
 mod assemble;
 mod checks;
 mod finish;
 mod sources;
+mod templates;
 #[cfg(test)]
 mod tests;
 

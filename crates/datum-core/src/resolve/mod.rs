@@ -10,11 +10,13 @@
 //! - `field`: the verdict on each field, stored once ([`ResolvedField`],
 //!   [`ResolvedResource`], [`Role`], [`State`]).
 //! - `fold`: one resource from the layers declaring it, decided there.
-//! - `validate`: the checks of a whole manifest.
+//! - `validate`: the checks of a whole manifest;
+//! - `vars`: the layers' `vars:`, folded as fields fold.
 
 mod field;
 mod fold;
 mod validate;
+mod vars;
 
 use std::sync::Arc;
 
@@ -22,11 +24,13 @@ use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 
 pub use field::{ResolvedField, ResolvedResource, Role, SetEntry, State};
+pub use vars::{ResolvedVar, ResolvedVars, VarContrib};
 
 use crate::fleet::{Fleet, HostId, LayerField, LayerId, ResId, Setting};
 use crate::schema::Field;
 use crate::sensitive::Sensitive;
 use crate::source::Span;
+use crate::template::{Rendered, TemplateProblem, Templates};
 use fold::fold_resource;
 use validate::validate;
 
@@ -56,11 +60,16 @@ pub enum Problem {
         field: Field,
         declared: Box<[Span]>,
     },
-    /// A File has both `source` and `content`.
+    /// A File has more than one of `source`, `content` and `template`:
+    /// each that is set, by its winning contribution, in schema order.
     Exclusive {
         resource: ResId,
-        source: Contrib,
-        content: Contrib,
+        sides: Box<[Contrib]>,
+    },
+    /// A File's template does not render for the host.
+    Template {
+        resource: ResId,
+        problem: Box<TemplateProblem>,
     },
     /// An entry of `requires` or `restart_on` names a resource the host lacks.
     Dangling {
@@ -68,6 +77,12 @@ pub enum Problem {
         field: Field,
         target: ResId,
         by: Contrib,
+    },
+    /// Layers of equal precedence set one var to different values.
+    VarConflict {
+        name: Box<str>,
+        /// Every contribution of the disagreeing precedence, in fold order.
+        sides: Box<[VarContrib]>,
     },
     /// Resources that require each other in a circle: each with the entry
     /// leading to the next; the last leads back to the first.
@@ -122,11 +137,22 @@ pub struct Resolution {
     pub resources: Box<[Arc<ResolvedResource>]>,
     /// Empty when the resolution is a manifest.
     pub problems: Box<[Problem]>,
+    /// The layers' `vars:`, folded.
+    pub vars: Arc<ResolvedVars>,
+    /// The content of each File with a `template`, rendered for the one
+    /// host this resolution is for, in resource order; empty for a
+    /// resolution shared by hosts (one with no template).
+    pub rendered: Box<[Rendered]>,
 }
 
 impl Resolution {
     pub fn is_ok(&self) -> bool {
         self.problems.is_empty()
+    }
+
+    /// The rendered content of a File with a `template`.
+    pub fn rendered(&self, id: ResId) -> Option<&Rendered> {
+        self.rendered.iter().find(|r| r.resource == id)
     }
 
     pub fn resource(&self, fleet: &Fleet, id: ResId) -> Option<&ResolvedResource> {
@@ -161,9 +187,13 @@ impl Fleet {
         self.layer(c.layer).precedence
     }
 
-    /// Resolves one host.
+    /// Resolves one host, its templates rendered.
     pub fn resolve_host(&self, host: HostId) -> Resolution {
-        resolve(self, &self.matching(host))
+        let base = resolve(self, &self.matching(host));
+        if templated(self, &base).is_empty() {
+            return base;
+        }
+        render_host(self, &Templates::new(self), host, &base)
     }
 }
 
@@ -214,10 +244,13 @@ fn assemble(
         .iter()
         .flat_map(|r| r.problems.iter().cloned())
         .collect();
+    let vars = Arc::new(vars::fold_vars(fleet, layers, &mut problems));
     let mut resolution = Resolution {
         layers: layers.into(),
         resources,
         problems: Box::new([]),
+        vars,
+        rendered: Box::new([]),
     };
     validate(fleet, &resolution, &mut problems);
     problems.sort();
@@ -291,7 +324,7 @@ pub fn resolve_all(fleet: &Fleet) -> FleetResolution {
         .par_iter()
         .map(|&(id, by)| Arc::new(fold_resource(fleet, id, by)))
         .collect();
-    let resolutions = order
+    let resolutions: Vec<Resolution> = order
         .par_iter()
         .zip(slots.par_iter())
         .map(|(set, slots)| {
@@ -302,11 +335,104 @@ pub fn resolve_all(fleet: &Fleet) -> FleetResolution {
             assemble(fleet, set, resources)
         })
         .collect();
+    let (resolutions, by_host) = render_all(fleet, resolutions, by_host);
     FleetResolution {
         resolutions,
         by_host,
         sensitive: Sensitive::of(fleet),
     }
+}
+
+/// The Files of a resolution whose content comes from a template, with
+/// the template; none whose `template` is in conflict.
+fn templated<'f>(fleet: &'f Fleet, res: &Resolution) -> Vec<(ResId, &'f str)> {
+    res.resources
+        .iter()
+        .filter_map(|r| {
+            let f = r.field(Field::Template)?;
+            let path = f.value(fleet)?.as_str()?;
+            (!f.has_conflict()).then_some((r.id, path))
+        })
+        .collect()
+}
+
+/// One host's resolution from the one it shares: the same resources, and
+/// its templates rendered (or why they do not render).
+fn render_host(
+    fleet: &Fleet,
+    templates: &Templates,
+    host: HostId,
+    base: &Resolution,
+) -> Resolution {
+    let mut rendered = Vec::new();
+    let mut problems = base.problems.to_vec();
+    for (resource, path) in templated(fleet, base) {
+        match templates.render(fleet, host, &base.vars, resource, path) {
+            Ok(Some(r)) => rendered.push(r),
+            Ok(None) => {}
+            Err(problem) => problems.push(Problem::Template {
+                resource,
+                problem: Box::new(problem),
+            }),
+        }
+    }
+    problems.sort();
+    problems.dedup();
+    Resolution {
+        layers: base.layers.clone(),
+        resources: base.resources.clone(),
+        problems: problems.into_boxed_slice(),
+        vars: Arc::clone(&base.vars),
+        rendered: rendered.into_boxed_slice(),
+    }
+}
+
+/// Hosts whose shared resolution has templates get one of their own,
+/// rendered for them, in parallel; the shared ones no host uses any more
+/// are dropped. Nothing here depends on the number of threads.
+fn render_all(
+    fleet: &Fleet,
+    shared: Vec<Resolution>,
+    by_host: Vec<Option<u32>>,
+) -> (Vec<Resolution>, Vec<Option<u32>>) {
+    let needs: Vec<bool> = shared
+        .iter()
+        .map(|r| !templated(fleet, r).is_empty())
+        .collect();
+    if !needs.contains(&true) {
+        return (shared, by_host);
+    }
+    let templates = Templates::new(fleet);
+    let own: Vec<(usize, Resolution)> = by_host
+        .par_iter()
+        .enumerate()
+        .filter_map(|(h, i)| {
+            let i = (*i)? as usize;
+            needs[i].then(|| {
+                (
+                    h,
+                    render_host(fleet, &templates, HostId(h as u32), &shared[i]),
+                )
+            })
+        })
+        .collect();
+    let mut resolutions = Vec::with_capacity(shared.len() + own.len());
+    let mut remap = vec![None; shared.len()];
+    for (i, r) in shared.into_iter().enumerate() {
+        if !needs[i] {
+            remap[i] = Some(resolutions.len() as u32);
+            resolutions.push(r);
+        }
+    }
+    let mut by_host: Vec<Option<u32>> = by_host
+        .into_iter()
+        .map(|i| i.and_then(|i| remap[i as usize]))
+        .collect();
+    for (h, r) in own {
+        by_host[h] = Some(resolutions.len() as u32);
+        resolutions.push(r);
+    }
+    (resolutions, by_host)
 }
 
 #[cfg(test)]

@@ -87,17 +87,21 @@ fn title_name(fleet: &Fleet, r: &ResolvedResource, problems: &mut Vec<Problem>) 
     }
 }
 
-/// A File with both `source` and `content`.
+/// A File with more than one of its kinds of content set
+/// ([`crate::schema::Kind::content_fields`]).
 fn exclusive(fleet: &Fleet, r: &ResolvedResource, problems: &mut Vec<Problem>) {
-    if fleet.resources.get(r.id).kind == Kind::File
-        && let (Some(s), Some(c)) = (r.field(Field::Source), r.field(Field::Content))
-        && s.value(fleet).is_some()
-        && c.value(fleet).is_some()
-    {
+    let kind = fleet.resources.get(r.id).kind;
+    let sides: Box<[Contrib]> = kind
+        .content_fields()
+        .iter()
+        .filter_map(|&f| r.field(f))
+        .filter(|f| f.value(fleet).is_some())
+        .map(|f| f.winner())
+        .collect();
+    if sides.len() > 1 {
         problems.push(Problem::Exclusive {
             resource: r.id,
-            source: s.winner(),
-            content: c.winner(),
+            sides,
         });
     }
 }
