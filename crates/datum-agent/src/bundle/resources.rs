@@ -219,7 +219,10 @@ fn resource(
         if !r.values.contains_key(&field) {
             problems.push(problem(
                 id_span,
-                format!("{id_text} has no `{field}`, which a {kind} needs"),
+                format!(
+                    "{id_text} has no `{field}`, which {} {kind} needs",
+                    if kind == Kind::Exec { "an" } else { "a" }
+                ),
                 REMAKE,
             ));
         }
@@ -371,6 +374,24 @@ mod tests {
     }
 
     #[test]
+    fn an_exec_reads_back() {
+        let text = "datum: v1alpha1\ntype: Manifest\nhost: h\nresources:\n  Exec[x]:\n    command: [migrate, '', --all]\n    creates: /srv/done\n    timeout: 60\n    environment: [A=1, B=]\n    run_on: ['File[a]']\n    refresh_only: true\n";
+        let got = read(text).unwrap();
+        let x = &got[0];
+        assert_eq!(x.kind(), Kind::Exec);
+        assert_eq!(
+            x.value(Field::Command),
+            Some(&Value::List(
+                ["migrate", "", "--all"].map(Into::into).into()
+            ))
+        );
+        assert_eq!(x.value(Field::Timeout), Some(&Value::Int(60)));
+        assert_eq!(x.value(Field::RefreshOnly), Some(&Value::Bool(true)));
+        assert_eq!(x.refs(Field::RunOn), ["File[a]"]);
+        assert_eq!(x.str(Field::Creates), Some("/srv/done"));
+    }
+
+    #[test]
     fn what_would_change_what_is_applied_is_refused_with_its_place() {
         let base = "datum: v1alpha1\ntype: Manifest\nhost: h\nresources:\n";
         for (resources, expected) in [
@@ -396,6 +417,19 @@ mod tests {
             (
                 "  File[a]:\n    path: /a\n    requires: [nope]\n",
                 "`nope` is not a resource id",
+            ),
+            (
+                "  Exec[a]:\n    creates: /a\n",
+                "has no `command`, which an Exec needs",
+            ),
+            ("  Exec[a]:\n    command: ['']\n", "names no program"),
+            (
+                "  Exec[a]:\n    command: [x]\n    timeout: 0\n",
+                "must be a number of seconds from 1 to 86400",
+            ),
+            (
+                "  Exec[a]:\n    command: [x]\n    environment: [NOEQUALS]\n",
+                "holds `NOEQUALS`, not NAME=value",
             ),
         ] {
             let err = read(&format!("{base}{resources}")).unwrap_err();
