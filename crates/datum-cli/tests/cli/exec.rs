@@ -254,3 +254,37 @@ fn noop_runs_no_command_and_says_what_would_run() {
     assert!(s.ran().is_empty(), "a command ran under --noop");
     assert!(!s.exists("srv/ready") && !s.exists("var"));
 }
+
+#[test]
+fn execs_that_do_not_say_when_they_run_are_refused_with_their_place() {
+    let resolving = r#"  File[conf]:
+    path: /etc/app.conf
+    content: "x\n"
+  Exec[shell-args]:
+    command: [echo, hi]
+    shell: true
+    creates: /srv/x
+  Exec[refresh-alone]:
+    command: [reload]
+    refresh_only: true
+  Exec[run-on-alone]:
+    command: [reload]
+    creates: /srv/y
+    run_on: File[conf]
+"#;
+    let s = Scene::new(&format!(
+        "{resolving}  Exec[bad-values]:\n    command: []\n    creates: /srv/z\n    timeout: 0\n    environment: [\"1X=2\"]\n"
+    ));
+    let check = crate::common::run_in(&s.fleet(), &["check"]);
+    assert_eq!(check.code, 1, "{}", check.stdout);
+    insta::assert_snapshot!("refused_values", check.stderr);
+    s.layer(resolving);
+    let check = crate::common::run_in(&s.fleet(), &["check"]);
+    assert_eq!(check.code, 1, "{}", check.stdout);
+    insta::assert_snapshot!("refused", check.stderr);
+    // Nothing is applied from a fleet that does not resolve.
+    let run = s.apply(&[]);
+    assert_eq!(run.code, 1);
+    assert!(s.ran().is_empty());
+    assert!(!s.exists("etc/app.conf"));
+}
