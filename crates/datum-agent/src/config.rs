@@ -42,6 +42,9 @@ pub struct Config {
     pub report_url: Option<String>,
     /// The Prometheus textfile-collector file.
     pub metrics: PathBuf,
+    /// The private key secrets are decrypted with (`identity`); `None` is
+    /// the SSH host key, /etc/ssh/ssh_host_ed25519_key.
+    pub identity: Option<PathBuf>,
 }
 
 /// Where the host's configuration comes from.
@@ -159,6 +162,7 @@ const KEYS: &[&str] = &[
     "jitter",
     "report_url",
     "metrics",
+    "identity",
 ];
 
 /// Collects every mistake before giving up.
@@ -196,6 +200,7 @@ impl Cx {
         let mut jitter = None;
         let mut report_url = None;
         let mut metrics = None;
+        let mut identity = None;
         for (key, key_span, value) in root.entries() {
             match key {
                 "git" => git = Some((key_span, self.git(value))),
@@ -206,6 +211,7 @@ impl Cx {
                 "jitter" => jitter = self.duration(key, value).map(|d| (d, value.span())),
                 "report_url" => report_url = self.report_url(value),
                 "metrics" => metrics = self.abs_path(key, value),
+                "identity" => identity = self.abs_path(key, value),
                 _ => {
                     let hint = match suggest(key, KEYS.iter().copied()) {
                         Some(near) => format!("did you mean `{near}`?"),
@@ -276,6 +282,7 @@ impl Cx {
             schedule: schedule?,
             report_url,
             metrics: metrics.unwrap_or_else(|| PathBuf::from(metrics::DEFAULT_PATH)),
+            identity,
         })
     }
 

@@ -470,6 +470,11 @@ impl Agent {
         let providers = Providers::system(&self.root);
         let options = Options {
             noop: self.options.noop,
+            identity: self
+                .config
+                .identity
+                .as_ref()
+                .map(|p| p.display().to_string()),
         };
         let mut json = Vec::new();
         let result = {

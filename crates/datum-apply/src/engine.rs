@@ -9,6 +9,7 @@ use crate::provider::{Context, Examined, Failure, Pending, Providers, Restarted}
 use crate::refresh::Refreshes;
 use crate::report::{Change, Outcome, Reporter, RunInfo, Status, Summary};
 use crate::root::Root;
+use crate::secret::Secrets;
 use crate::spec::{Desired, Ensure, ExecSpec, Item};
 use crate::state::{State, StateError};
 
@@ -17,6 +18,10 @@ use crate::state::{State, StateError};
 pub struct Options {
     /// Examine and report; change nothing at all.
     pub noop: bool,
+    /// The private key secrets are decrypted with, as a path on the host
+    /// (under the root); `None` is the SSH host key
+    /// ([`crate::secret::DEFAULT_IDENTITY`]).
+    pub identity: Option<String>,
 }
 
 /// Why a run did not start.
@@ -82,6 +87,15 @@ pub fn apply(
 ) -> Result<Summary, ApplyError> {
     let plan = graph::plan(items).map_err(ApplyError::Cycles)?;
     let mut state = State::open(root, options.noop)?;
+    let secrets =
+        Secrets::open(root, options.identity.as_deref()).map_err(|source| StateError::Io {
+            path: root
+                .path(crate::state::STATE_DIR)
+                .join("secrets")
+                .display()
+                .to_string(),
+            source,
+        })?;
     let mut reporter = Guarded {
         inner: reporter,
         error: None,
@@ -111,6 +125,7 @@ pub fn apply(
         providers,
         noop: options.noop,
         state,
+        secrets,
         status: vec![None; items.len()],
         changed: vec![false; items.len()],
         pending: Pending::default(),
@@ -282,6 +297,7 @@ struct Run<'a> {
     providers: &'a Providers,
     noop: bool,
     state: State,
+    secrets: Secrets,
     status: Vec<Option<Status>>,
     /// Changed (or would change) in this run.
     changed: Vec<bool>,
@@ -326,15 +342,28 @@ impl Run<'_> {
         if let Desired::Exec(e) = &item.desired {
             return self.exec(i, e, outcome);
         }
-        let ex = examine(self.providers, &item.desired, &self.cx())?;
-        let Examined { changes, notes } = ex;
+        // A secret's plaintext exists only in a real run, only here, and
+        // is zeroed when `unsealed` goes.
+        let unsealed = match (&item.desired, self.noop) {
+            (Desired::File(f), false) => self.secrets.unseal(f)?.map(Desired::File),
+            _ => None,
+        };
+        let desired = unsealed.as_ref().unwrap_or(&item.desired);
+        let ex = examine(self.providers, desired, &self.cx())?;
+        let Examined { mut changes, notes } = ex;
+        if let (Desired::File(f), true) = (&item.desired, self.noop)
+            && let Some(change) = self.secrets.noop_change(f)
+            && !changes.iter().any(|c| c.attribute == "content")
+        {
+            changes.push(change);
+        }
         outcome.notes = notes;
         outcome.changes = changes;
         if let Desired::Service(s) = &item.desired {
             return self.service(i, s, outcome);
         }
         if outcome.changes.is_empty() {
-            return Ok(());
+            return self.record_secret(desired);
         }
         if self.noop {
             self.note_pending(&item.desired);
@@ -349,9 +378,17 @@ impl Run<'_> {
             ))
         })?;
         self.owe_refreshes(i)?;
-        converge(self.providers, &item.desired, &outcome.changes, &self.cx())?;
+        converge(self.providers, desired, &outcome.changes, &self.cx())?;
         outcome.status = Status::Changed;
-        Ok(())
+        self.record_secret(desired)
+    }
+
+    /// A secret now in place is recorded for later `--noop` runs.
+    fn record_secret(&mut self, desired: &Desired) -> Result<(), Failure> {
+        match desired {
+            Desired::File(f) if !self.noop => self.secrets.record(f),
+            _ => Ok(()),
+        }
     }
 
     /// A Service: its own changes, then the restart it owes, if any.

@@ -236,6 +236,7 @@ mod tests {
                 mode: None,
                 content: None,
                 sensitive: false,
+                secret: None,
             }),
         )
     }

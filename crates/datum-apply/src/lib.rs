@@ -12,6 +12,8 @@
 //!   skip what follows a failure, restart what must restart.
 //! - [`report`]: what a run tells, through a [`report::Reporter`]
 //!   ([`report::HumanReporter`], [`report::JsonReporter`]).
+//! - [`secret`]: a File's secret, decrypted with the host's key in a real
+//!   run, compared by ciphertext hash under `--noop`.
 //! - [`state`]: the lock and the restarts owed, under `/var/lib/datum`.
 //! - [`refresh`]: the refreshes owed to `refresh_only` Execs, beside them.
 //! - [`root`]: `/` or the `--root` directory, its accounts, and the host's name.
@@ -25,6 +27,7 @@ pub mod provider;
 pub mod refresh;
 pub mod report;
 pub mod root;
+pub mod secret;
 pub mod spec;
 pub mod state;
 

@@ -9,6 +9,7 @@ use std::time::Duration;
 use datum_core::manifest::{Manifest, Resource};
 use datum_core::reader::Reader;
 use datum_core::schema::{Field, Kind, Value};
+use zeroize::Zeroizing;
 
 /// `ensure` of the filesystem types, users and groups (`installed` reads as
 /// present for packages). A resource without `ensure` is present.
@@ -25,11 +26,59 @@ pub struct FileSpec {
     pub owner: Option<String>,
     pub group: Option<String>,
     pub mode: Option<u32>,
-    /// The bytes the file holds, from `content` or `source`; `None` leaves
-    /// the content of an existing file alone (a new one is empty).
-    pub content: Option<Vec<u8>>,
+    /// The bytes the file holds, from `content` or `source` (or, during a
+    /// real run, a decrypted `secret`); `None` leaves the content of an
+    /// existing file alone (a new one is empty).
+    pub content: Option<Content>,
     /// Content is never printed, nor hashed in output.
     pub sensitive: bool,
+    /// The `secret` whose plaintext is the content: decrypted by the engine
+    /// in a real run only ([`crate::secret`]).
+    pub secret: Option<SecretSpec>,
+}
+
+/// A File's content: zeroed when dropped (a secret's plaintext passes
+/// through it), and shown by its length only.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Content(Zeroizing<Vec<u8>>);
+
+impl std::ops::Deref for Content {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        &self.0
+    }
+}
+
+impl From<Vec<u8>> for Content {
+    fn from(bytes: Vec<u8>) -> Content {
+        Content(Zeroizing::new(bytes))
+    }
+}
+
+impl From<Zeroizing<Vec<u8>>> for Content {
+    fn from(bytes: Zeroizing<Vec<u8>>) -> Content {
+        Content(bytes)
+    }
+}
+
+impl PartialEq<Content> for Vec<u8> {
+    fn eq(&self, other: &Content) -> bool {
+        self[..] == other[..]
+    }
+}
+
+impl std::fmt::Debug for Content {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Content(<{} bytes>)", self.0.len())
+    }
+}
+
+/// A File's `secret`: its path in the fleet, the ciphertext and its hash.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SecretSpec {
+    pub path: String,
+    pub sha256: String,
+    pub ciphertext: Vec<u8>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -294,15 +343,18 @@ impl Fields<'_> {
         match r.kind() {
             Kind::File => {
                 let mode = self.mode();
-                let content = self.content(reader, limit);
+                let content = self.content(reader, limit).map(Content::from);
+                let secret = self.secret(reader, limit);
                 Desired::File(FileSpec {
                     path: self.text(Field::Path).unwrap_or_default(),
                     ensure,
                     owner: self.text(Field::Owner),
                     group: self.text(Field::Group),
-                    mode,
+                    // A secret's file is private unless the manifest says otherwise.
+                    mode: mode.or(secret.as_ref().map(|_| crate::secret::SECRET_MODE)),
                     content,
-                    sensitive: self.flag(Field::Sensitive),
+                    sensitive: self.flag(Field::Sensitive) || secret.is_some(),
+                    secret,
                 })
             }
             Kind::Directory => Desired::Directory(DirectorySpec {
@@ -477,6 +529,23 @@ impl Fields<'_> {
         }
     }
 
+    /// `secret`: the ciphertext, read through `reader` now like a source;
+    /// decrypting it is the engine's, in a real run only.
+    fn secret(&mut self, reader: &dyn Reader, limit: u64) -> Option<SecretSpec> {
+        let path = self.r.str(Field::Secret)?;
+        match reader.read_source(path, limit) {
+            Ok(ciphertext) => Some(SecretSpec {
+                path: path.to_owned(),
+                sha256: datum_secrets::ciphertext_sha256(&ciphertext),
+                ciphertext,
+            }),
+            Err(e) => {
+                self.problems.push(format!("secret {path} {e}"));
+                None
+            }
+        }
+    }
+
     /// Supplementary groups, sorted and without repeats.
     fn groups(&self) -> Option<Vec<String>> {
         match self.r.value(Field::Groups) {
@@ -554,8 +623,9 @@ mod tests {
                 owner: None,
                 group: None,
                 mode: Some(0o640),
-                content: Some(b"from source\n".to_vec()),
+                content: Some(b"from source\n".to_vec().into()),
                 sensitive: false,
+                secret: None,
             })
         );
         assert_eq!(

@@ -246,7 +246,18 @@ fn scene() -> (tempfile::TempDir, Root, Log) {
 
 fn run(items: &[Item], p: &Providers, root: &Root, noop: bool) -> (Summary, Vec<Outcome>) {
     let mut c = Collect::default();
-    let summary = apply("app-001", items, p, root, &Options { noop }, &mut c).unwrap();
+    let summary = apply(
+        "app-001",
+        items,
+        p,
+        root,
+        &Options {
+            noop,
+            ..Options::default()
+        },
+        &mut c,
+    )
+    .unwrap();
     (summary, c.outcomes)
 }
 
@@ -584,7 +595,10 @@ fn the_json_report_gives_each_resource_its_status_and_changes() {
         &items,
         &p,
         &root,
-        &Options { noop: true },
+        &Options {
+            noop: true,
+            ..Options::default()
+        },
         &mut JsonReporter::new(&mut out),
     )
     .unwrap();
@@ -706,7 +720,10 @@ fn a_restart_owed_by_a_service_no_longer_managed_is_dropped_with_a_note() {
         &items,
         &p,
         &root,
-        &Options { noop: true },
+        &Options {
+            noop: true,
+            ..Options::default()
+        },
         &mut noop,
     )
     .unwrap();

@@ -74,8 +74,9 @@ fn file(path: &str, content: Option<&str>) -> FileSpec {
         owner: None,
         group: None,
         mode: None,
-        content: content.map(|c| c.as_bytes().to_vec()),
+        content: content.map(|c| c.as_bytes().to_vec().into()),
         sensitive: false,
+        secret: None,
     }
 }
 

@@ -168,6 +168,18 @@ codes! {
     UncarriedLabel = "uncarried-label",
     /// Layers that would conflict on a host matching both, which none does yet.
     LatentConflict = "latent-conflict",
+    // Secrets (datum-secrets, for `datum check` and `datum secret`).
+    /// A host's `keys` or the fleet's `admins` entry that is no usable public key.
+    InvalidKey = "invalid-key",
+    /// A host receives a secret but declares no key to decrypt it with.
+    SecretNoKey = "secret-no-key",
+    /// A host receives a secret it is not a recipient of: it cannot decrypt it.
+    SecretNotRecipient = "secret-not-recipient",
+    /// A secret is encrypted to a key that no longer receives it, or not
+    /// to an admin: it needs re-encrypting.
+    SecretExtraRecipient = "secret-extra-recipient",
+    /// A secret's `.recipients` file is missing or damaged.
+    SecretRecipientsFile = "secret-recipients-file",
     // Settings files that are not fleet documents (settings.rs, datum-agent).
     /// A settings file with more than one document.
     SeveralDocuments = "several-documents",

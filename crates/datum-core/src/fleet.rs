@@ -9,6 +9,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use rustc_hash::FxHashMap;
 
 use crate::diagnostic::Diagnostic;
+use crate::document::KeyDecl;
 use crate::intern::{Interner, Sym};
 use crate::matcher::MatchIndex;
 use crate::schema::{Field, ResourceId, Value};
@@ -42,6 +43,8 @@ pub struct Host {
     pub name_span: Span,
     /// Sorted by key symbol, for lookup; includes `datum/host`.
     pub labels: Vec<Label>,
+    /// `keys`: the public keys it decrypts secrets with, as written.
+    pub keys: Vec<KeyDecl>,
 }
 
 impl Host {
@@ -214,10 +217,16 @@ pub struct Fleet {
     /// In fold order: precedence, then document path component by component.
     pub layers: Vec<Layer>,
     pub resources: ResourceTable,
+    /// Payloads named by `source` and `secret` (the ciphertext), by path.
     pub sources: BTreeMap<String, SourceInfo>,
     /// When some layer names a template: every file under `templates/`,
     /// by path, with its text in the file table, or why it cannot be used.
     pub templates: BTreeMap<String, Result<FileId, String>>,
+    /// For each `secret`, the text of the `.recipients` file beside it, if
+    /// there is one.
+    pub recipients: BTreeMap<String, Option<String>>,
+    /// `admins` in `datum.yaml`: keys every secret is also encrypted to.
+    pub admins: Vec<KeyDecl>,
     /// The largest payload a `source` may name, in bytes (`limits` in
     /// `datum.yaml`, else [`crate::reader::DEFAULT_SOURCE_LIMIT`]).
     pub source_limit: u64,

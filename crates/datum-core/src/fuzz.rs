@@ -108,6 +108,8 @@ fn render(reader: &dyn Reader) -> String {
         match all.of(host) {
             Some(shared) => {
                 assert_eq!(shared.problems, alone.problems, "shared fold differs");
+                assert_eq!(shared.vars, alone.vars, "shared vars differ");
+                assert_eq!(shared.rendered, alone.rendered, "shared rendering differs");
                 assert_eq!(
                     format!("{:?}", shared.resources),
                     format!("{:?}", alone.resources),

@@ -186,6 +186,12 @@ fn key_schema(ty: &str, key: &str) -> Option<Tree<'static>> {
                 ),
             )
             .with("additionalProperties", Tree::Bool(false)),
+        ("Host", "keys") => public_keys(
+            "The public keys this host decrypts secrets with: usually its SSH host key (/etc/ssh/ssh_host_ed25519_key.pub), or an age key.",
+        ),
+        ("Fleet", "admins") => public_keys(
+            "Public keys every secret is also encrypted to, so the people holding them can edit and re-encrypt secrets.",
+        ),
         ("Host", "labels") => described("The host's labels; layers match hosts by them.")
             .with("type", types(&["object", "null"]))
             .with("propertyNames", host_label_key())
@@ -243,6 +249,22 @@ fn key_schema(ty: &str, key: &str) -> Option<Tree<'static>> {
 
 /// A var name ([`crate::vars::valid_var_name`]).
 const VAR_NAME: &str = "^[A-Za-z_][A-Za-z0-9_]{0,127}$";
+
+/// A list of public keys: OpenSSH `ssh-ed25519` or `ssh-rsa` lines, or
+/// native `age1...` keys. `datum check` reads each one whole.
+fn public_keys(description: &'static str) -> Tree<'static> {
+    described(description)
+        .with("type", Tree::str("array"))
+        .with(
+            "items",
+            Tree::map()
+                .with("type", Tree::str("string"))
+                .with("pattern", Tree::str(PUBLIC_KEY)),
+        )
+}
+
+/// The start of a key Datum can encrypt to.
+const PUBLIC_KEY: &str = r"^\s*(ssh-ed25519 |ssh-rsa |age1)";
 
 /// Text as the loader reads it: a plain scalar is its text.
 fn text_types() -> Tree<'static> {

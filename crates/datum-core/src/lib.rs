@@ -32,6 +32,7 @@
 //! - [`explain`]: the origin of every value, and why a layer did not match.
 //! - [`selector`], [`query`]: fleet-wide questions (`hosts`, `query`).
 //! - [`sensitive`]: the one rule for content that is never shown.
+//! - [`secret`]: who receives each secret, and through which layer.
 //! - [`diff`]: what a change does to every host, field by field.
 //! - [`check`] (its warning rules under `check/rules/`), [`report`],
 //!   [`diagnostic`]: problems as data and as text.
@@ -69,6 +70,7 @@ pub mod reader;
 pub mod report;
 pub mod resolve;
 pub mod schema;
+pub mod secret;
 pub mod selector;
 pub mod sensitive;
 pub mod settings;

@@ -162,6 +162,13 @@ impl<'f> Resource<'f> {
         self.fleet.sources.get(source).map(|s| s.sha256.as_str())
     }
 
+    /// The SHA-256 of a File's `secret` ciphertext (never of its plaintext,
+    /// which nothing before apply sees).
+    pub fn secret_sha256(&self) -> Option<&'f str> {
+        let secret = self.str(Field::Secret)?;
+        self.fleet.sources.get(secret).map(|s| s.sha256.as_str())
+    }
+
     pub fn tree(&self) -> Tree<'f> {
         let mut t = Tree::map();
         for (field, value) in self.fields() {
@@ -179,6 +186,11 @@ impl<'f> Resource<'f> {
                 && let Some(r) = self.rendered
             {
                 t.push("content_sha256", Tree::str(r.sha256.as_str()));
+            }
+            if field == Field::Secret
+                && let Some(sha) = self.secret_sha256()
+            {
+                t.push("secret_sha256", Tree::str(sha));
             }
         }
         t

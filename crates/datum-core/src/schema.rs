@@ -31,6 +31,7 @@ pub enum Field {
     Source,
     Content,
     Template,
+    Secret,
     Sensitive,
     Version,
     Enabled,
@@ -124,7 +125,8 @@ impl Kind {
         use Field::*;
         match self {
             Kind::File => &[
-                Path, Ensure, Owner, Group, Mode, Source, Content, Template, Sensitive, Requires,
+                Path, Ensure, Owner, Group, Mode, Source, Content, Template, Secret, Sensitive,
+                Requires,
             ],
             Kind::Directory => &[Path, Ensure, Owner, Group, Mode, Requires],
             Kind::Symlink => &[Path, Target, Ensure, Requires],
@@ -186,7 +188,12 @@ impl Kind {
     /// them may be set. Another kind of content is one more entry here.
     pub fn content_fields(self) -> &'static [Field] {
         match self {
-            Kind::File => &[Field::Source, Field::Content, Field::Template],
+            Kind::File => &[
+                Field::Source,
+                Field::Content,
+                Field::Template,
+                Field::Secret,
+            ],
             _ => &[],
         }
     }
@@ -210,7 +217,7 @@ impl Kind {
         match field {
             Field::Shell if self == Kind::Exec => Ty::Bool,
             Field::Path | Field::Home | Field::Creates | Field::Cwd => Ty::AbsPath,
-            Field::Source => Ty::Source,
+            Field::Source | Field::Secret => Ty::Source,
             Field::Template => Ty::Template,
             Field::Content => Ty::Content,
             Field::Mode => Ty::Mode,
@@ -240,7 +247,7 @@ impl fmt::Display for Kind {
 }
 
 impl Field {
-    pub const ALL: [Field; 31] = [
+    pub const ALL: [Field; 32] = [
         Field::Path,
         Field::Target,
         Field::Name,
@@ -251,6 +258,7 @@ impl Field {
         Field::Source,
         Field::Content,
         Field::Template,
+        Field::Secret,
         Field::Sensitive,
         Field::Version,
         Field::Enabled,
@@ -286,6 +294,7 @@ impl Field {
             Field::Source => "source",
             Field::Content => "content",
             Field::Template => "template",
+            Field::Secret => "secret",
             Field::Sensitive => "sensitive",
             Field::Version => "version",
             Field::Enabled => "enabled",

@@ -223,13 +223,17 @@ impl Templates {
 }
 
 /// The report's view of a minijinja error: its kind, where it happened,
-/// and for an undefined name, which var or label it was.
+/// and for an undefined name, which var or label it was. An error inside
+/// an included template is reported where it happened there.
 fn problem(
     fleet: &Fleet,
     path: &str,
-    e: &minijinja::Error,
+    mut e: &minijinja::Error,
     last_miss: Option<(&'static str, String)>,
 ) -> TemplateProblem {
+    while let Some(inner) = std::error::Error::source(e).and_then(|s| s.downcast_ref()) {
+        e = inner;
+    }
     let failure = match e.kind() {
         ErrorKind::UndefinedError => Failure::Undefined,
         ErrorKind::SyntaxError => Failure::Syntax,

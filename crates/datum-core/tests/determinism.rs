@@ -1,7 +1,8 @@
 //! The same fleet gives byte-identical manifests whatever order its files
 //! are discovered in and however many threads resolve it, and whatever is
 //! thrown at the loader, it never panics. `examples/sites` brings matcher
-//! alternatives into it; a generated fleet, alternatives everywhere.
+//! alternatives into it, `examples/templates` vars and templates; a
+//! generated fleet, alternatives, vars and templates everywhere.
 
 use std::path::Path;
 
@@ -31,11 +32,16 @@ fn example(name: &str) -> MemReader {
             mem.add(payload, bytes);
         }
     }
+    let mut templates = dir.list_payloads("templates").unwrap();
+    templates.sort();
+    for t in templates {
+        mem.add(&t, dir.read_source(&t, u64::MAX).unwrap());
+    }
     mem
 }
 
 /// The example fleets every property is checked on.
-const EXAMPLES: [&str; 3] = ["fleet", "conflict", "sites"];
+const EXAMPLES: [&str; 4] = ["fleet", "conflict", "sites", "templates"];
 
 /// [`render_fleet`] on a pool of `threads` threads.
 fn render_with_threads(reader: &dyn Reader, threads: usize) -> String {
@@ -162,16 +168,32 @@ fn layer_text(prec: u8, role: Option<&str>, env: Option<&str>, items: &[(u8, u8)
         labels.push(format!("environment: {e}"));
     }
     let mut text = format!(
-        "datum: v1alpha1\ntype: Layer\nname: l\nprecedence: {prec}\nmatch: {{labels: {{{}}}}}\nresources:\n",
+        "datum: v1alpha1\ntype: Layer\nname: l\nprecedence: {prec}\nmatch: {{labels: {{{}}}}}\n",
         labels.join(", ")
     );
+    // Vars, folded like fields: a value, a list, or a `null`.
+    let mut vars: std::collections::BTreeMap<String, String> = Default::default();
     // Fields grouped by resource: a layer declares each id once.
     let mut resources: std::collections::BTreeMap<
         String,
         std::collections::BTreeMap<&str, String>,
     > = Default::default();
     for &(what, value) in items {
-        let (id, field, v) = match what % 5 {
+        if what % 7 == 5 {
+            let v = match value % 4 {
+                0 => "null".to_owned(),
+                1 => format!("[a, {}]", value % 3),
+                n => format!("v{n}"),
+            };
+            vars.insert(format!("x{}", value % 2), v);
+            continue;
+        }
+        let (id, field, v) = match what % 7 {
+            6 => (
+                "File[tpl]".to_owned(),
+                "template",
+                "templates/t.j2".to_owned(),
+            ),
             0 => (
                 "File[app]".to_owned(),
                 "content",
@@ -198,8 +220,18 @@ fn layer_text(prec: u8, role: Option<&str>, env: Option<&str>, items: &[(u8, u8)
         if id == "File[app]" {
             fields.insert("path", "/etc/app.conf".to_owned());
         }
+        if id == "File[tpl]" {
+            fields.insert("path", "/etc/tpl.conf".to_owned());
+        }
         fields.insert(field, v);
     }
+    if !vars.is_empty() {
+        text.push_str("vars:\n");
+        for (name, v) in vars {
+            text.push_str(&format!("  {name}: {v}\n"));
+        }
+    }
+    text.push_str("resources:\n");
     for (id, fields) in resources {
         text.push_str(&format!("  {id}:\n"));
         for (field, v) in fields {
@@ -245,6 +277,10 @@ fn generated_fleet() -> impl Strategy<Value = Vec<u8>> {
             let mut files = vec![(
                 "datum.yaml".to_owned(),
                 "datum: v1alpha1\ntype: Fleet\nname: g\nlabels:\n  role: [web, db]\n  environment: [production, staging]\n".to_owned().into_bytes(),
+            ), (
+                // Reads a var some hosts lack (an error there), one guarded, and a label.
+                "templates/t.j2".to_owned(),
+                "{{ host }} {{ labels.role | default('-') }}\n{% if vars.x1 is defined %}{{ vars.x1 }}{% endif %}\n{% if (labels.role | default('-')) == 'db' %}{{ vars.x0 }}{% endif %}\n".to_owned().into_bytes(),
             )];
             for (i, (role, env)) in hosts.iter().enumerate() {
                 let labels: Vec<String> = [role.map(|r| format!("role: {r}")), env.map(|e| format!("environment: {e}"))]
@@ -313,13 +349,24 @@ fn generated_fleets_reach_manifests_and_conflicts() {
             proptest::test_runner::RngAlgorithm::ChaCha,
         ),
     );
-    let (mut manifests, mut conflicts) = (0, 0);
+    let (mut manifests, mut conflicts, mut rendered, mut undefined) = (0, 0, 0, 0);
     for _ in 0..200 {
         let input = generated_fleet().new_tree(&mut runner).unwrap().current();
         let text = fuzz::load_and_resolve(&input);
         manifests += usize::from(text.contains("resources:"));
         conflicts += usize::from(text.contains("conflict"));
+        rendered += usize::from(text.contains("content_sha256"));
+        undefined += usize::from(text.contains("undefined var `vars.x0`"));
     }
+    // Vars and templates take part: some hosts render, some lack a var.
+    assert!(
+        rendered > 5,
+        "{rendered} of 200 generated fleets rendered a template"
+    );
+    assert!(
+        undefined > 5,
+        "{undefined} of 200 generated fleets missed a var"
+    );
     assert!(
         manifests > 10,
         "{manifests} of 200 generated fleets gave a manifest"

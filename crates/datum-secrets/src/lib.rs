@@ -13,17 +13,21 @@
 //!   [`decrypt`] with identities, [`ciphertext_sha256`] for the manifest.
 //! - [`plaintext`]: [`Plaintext`], decrypted bytes zeroed on drop and never
 //!   printed.
+//! - [`fleet`]: the recipients each secret of a fleet should have, from
+//!   the resolution, and the `check` of its recipients file ([`Plan`]).
 //! - [`recipients`]: the `PATH.recipients` file ([`Recipients`]), its
 //!   strict parser and writer, and [`Recipients::compare`] for rekeying.
 #![forbid(unsafe_code)]
 
 pub mod ciphertext;
+pub mod fleet;
 pub mod identity;
 pub mod key;
 pub mod plaintext;
 pub mod recipients;
 
 pub use ciphertext::{DecryptError, EncryptError, ciphertext_sha256, decrypt, encrypt};
+pub use fleet::{Plan, SecretPlan, Stored};
 pub use identity::{
     Identity, IdentityError, MAX_IDENTITY_FILE, ReadIdentityError, parse_identities,
     read_identities,

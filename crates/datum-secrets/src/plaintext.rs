@@ -20,6 +20,44 @@ impl Plaintext {
         Plaintext(Zeroizing::new(bytes))
     }
 
+    /// Reads everything `input` gives, up to `limit` bytes (`None` past
+    /// it). The buffer grows by copying into a larger zeroized one, so no
+    /// freed allocation keeps a copy of what was read.
+    pub fn read_from(
+        mut input: impl std::io::Read,
+        limit: usize,
+    ) -> std::io::Result<Option<Plaintext>> {
+        let mut buffer = Zeroizing::new(vec![0u8; 4096]);
+        let mut filled = 0;
+        loop {
+            if filled == buffer.len() {
+                if buffer.len() > limit {
+                    return Ok(None);
+                }
+                let mut bigger = Zeroizing::new(vec![0u8; buffer.len() * 2]);
+                bigger[..filled].copy_from_slice(&buffer[..filled]);
+                buffer = bigger;
+            }
+            match input.read(&mut buffer[filled..]) {
+                Ok(0) => break,
+                Ok(n) => filled += n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+        if filled > limit {
+            return Ok(None);
+        }
+        buffer.truncate(filled);
+        Ok(Some(Plaintext(buffer)))
+    }
+
+    /// The bytes, still zeroed when dropped, for a caller that keeps them
+    /// in its own type.
+    pub fn into_zeroizing(self) -> Zeroizing<Vec<u8>> {
+        self.0
+    }
+
     pub fn as_bytes(&self) -> &[u8] {
         &self.0
     }
@@ -50,6 +88,20 @@ mod tests {
         assert!(!shown.contains("hunter2"), "{shown}");
         assert!(!shown.contains("104"), "no byte values either: {shown}");
         assert!(shown.contains("14 bytes"), "{shown}");
+    }
+
+    #[test]
+    fn reads_a_stream_whole_and_refuses_past_the_limit() {
+        let data: Vec<u8> = (0..10_000u32).map(|i| i as u8).collect();
+        let read = Plaintext::read_from(&data[..], 20_000).unwrap().unwrap();
+        assert_eq!(read.as_bytes(), &data[..]);
+        assert!(Plaintext::read_from(&data[..], 9_999).unwrap().is_none());
+        assert!(
+            Plaintext::read_from(&b""[..], 10)
+                .unwrap()
+                .unwrap()
+                .is_empty()
+        );
     }
 
     #[test]

@@ -98,7 +98,11 @@ pub fn make(
     emit::write_yaml(&mut text, &manifest.tree()).map_err(BundleError::Write)?;
     let mut used = BTreeMap::new();
     for resource in manifest.resources() {
-        let Some(path) = resource.str(Field::Source) else {
+        // A secret travels as its ciphertext, like a source.
+        let Some(path) = resource
+            .str(Field::Source)
+            .or_else(|| resource.str(Field::Secret))
+        else {
             continue;
         };
         let content = payloads

@@ -185,7 +185,9 @@ fn resource(
     let kind = r.id.kind;
     let before = problems.len();
     for (key, key_span, node) in fields.entries() {
-        if key == "source_sha256" && kind.has(Field::Source) {
+        if (key == "source_sha256" && kind.has(Field::Source))
+            || (key == "secret_sha256" && kind.has(Field::Secret))
+        {
             // Checked against the payload by the bundle decoder already.
             continue;
         }

@@ -52,6 +52,11 @@ pub struct Args {
     /// enabled or disabled in DIR but never started, stopped or restarted.
     #[arg(long, value_name = "DIR")]
     root: Option<PathBuf>,
+    /// The private key to decrypt the manifest's secrets with, as a path
+    /// on this host (under --root when given). By default the SSH host key,
+    /// /etc/ssh/ssh_host_ed25519_key. --noop never decrypts.
+    #[arg(long, value_name = "FILE")]
+    identity: Option<String>,
     /// The output format: changes as they happen and a summary, or one JSON
     /// report at the end.
     #[arg(long, value_enum, default_value_t = ReportFormat::Text)]
@@ -129,7 +134,10 @@ fn converge(
 ) -> Result<Status> {
     let started = Timestamp::from(SystemTime::now());
     let providers = Providers::system(machine);
-    let options = Options { noop: args.noop };
+    let options = Options {
+        noop: args.noop,
+        identity: args.identity.clone(),
+    };
     let mut json = Vec::new();
     let record = args.report.then_some(&mut json);
     let run =

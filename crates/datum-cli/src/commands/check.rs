@@ -31,6 +31,10 @@ pub fn run(ui: &mut Ui, global: &GlobalArgs, args: Args) -> Result<Status> {
     let (fleet, _) = root::open(ui, global)?;
     let all = resolve_all(&fleet);
     let mut report = check(&fleet, &all);
+    // Who can decrypt each secret: the recipients files against the
+    // resolution (datum-secrets, which reads the keys).
+    let secrets = datum_secrets::Plan::new(&fleet, &all).diagnostics(&fleet);
+    report.add(&fleet.files, secrets);
     if args.deny_warnings {
         report.deny_warnings();
     }

@@ -15,6 +15,7 @@ mod man;
 mod query;
 mod render;
 mod schema;
+mod secret;
 
 use clap::ValueEnum;
 use datum_core::explain::Target;
@@ -42,6 +43,7 @@ pub enum Command {
     Completions(completions::Args),
     Man(man::Args),
     Schema(schema::Args),
+    Secret(secret::Args),
 }
 
 pub fn run(ui: &mut Ui, global: &GlobalArgs, command: Command) -> Result<Status> {
@@ -59,6 +61,7 @@ pub fn run(ui: &mut Ui, global: &GlobalArgs, command: Command) -> Result<Status>
         Command::Completions(args) => completions::run(ui, global, args),
         Command::Man(args) => man::run(ui, global, args),
         Command::Schema(args) => schema::run(ui, global, args),
+        Command::Secret(args) => secret::run(ui, global, args),
     }
 }
 
@@ -80,7 +83,8 @@ impl Command {
             | Command::Init(_)
             | Command::Completions(_)
             | Command::Man(_)
-            | Command::Schema(_) => false,
+            | Command::Schema(_)
+            | Command::Secret(_) => false,
         }
     }
 }

@@ -24,7 +24,7 @@ use crate::ui::{Format, Ui};
 pub struct Args {
     /// The field to ask about, `File[nginx-config].mode`, or a var,
     /// `vars.ntp_server`.
-    #[arg(value_name = "ID.FIELD|vars.NAME")]
+    #[arg(value_name = "ID.FIELD")]
     target: String,
     /// Only hosts carrying this label; repeat for several (all must hold).
     #[arg(long = "where", value_name = "KEY=VALUE")]

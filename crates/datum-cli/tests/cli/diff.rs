@@ -140,7 +140,30 @@ fn a_template_change_shows_host_by_host() {
     });
     let run = g.datum(&["diff"]);
     assert_eq!(run.code, 0, "{}", run.stderr);
-    insta::assert_snapshot!(g.stable(&run.stdout, &["HEAD"]), @"");
+    insta::assert_snapshot!(g.stable(&run.stdout, &["HEAD"]), @r##"
+    old: HEAD (<commit>)
+    new: working tree
+    3 hosts change, 0 added, 0 removed, 0 unchanged
+
+    changed: db-001
+      ~ File[resolv]  /etc/resolv.conf
+          content  "# db-001 in london, written by datum\nnameserver …" (112 bytes) → "# db-001 in london, written by datum\nnameserver …" (127 bytes)  base
+
+    changed: web-001
+      ~ File[resolv]  /etc/resolv.conf
+          content  "# web-001 in london, written by datum\nsearch lon…" (139 bytes) → "# web-001 in london, written by datum\nsearch lon…" (154 bytes)  base
+
+    changed: web-002
+      ~ File[resolv]  /etc/resolv.conf
+          content  "# web-002 in frankfurt, written by datum\nsearch …" (135 bytes) → "# web-002 in frankfurt, written by datum\nsearch …" (150 bytes)  base
+    "##);
+    // Each host's new content is its own rendering of the new template.
+    let run = g.datum(&["diff", "--format", "json"]);
+    assert!(
+        run.stdout.contains("nameserver 10.2.0.53\\noptions rotate"),
+        "{}",
+        run.stdout
+    );
 }
 
 fn set_web_mode(text: String) -> String {

@@ -295,7 +295,7 @@ fn a_field_the_type_lacks_is_an_error_with_a_suggestion() {
     assert_eq!(run.stdout, "");
     insta::assert_snapshot!(run.stderr, @r"
     error: File has no field `mdoe`
-      = hint: did you mean `mode`? File takes path, ensure, owner, group, mode, source, content, sensitive, requires
+      = hint: did you mean `mode`? File takes path, ensure, owner, group, mode, source, content, template, secret, sensitive, requires
     ");
 }
 

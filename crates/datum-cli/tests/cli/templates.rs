@@ -87,19 +87,19 @@ fn two_layers_of_one_precedence_setting_a_var_differently_conflict() {
     assert_eq!(run.code, 1);
     insta::assert_snapshot!(run.stderr, @r"
     error: conflicting values for vars.dns
-      10.2.0.53  sites/frankfurt  precedence 20
       10.9.9.9   extra/dns.yaml   precedence 20
+      10.2.0.53  sites/frankfurt  precedence 20
       both layers match host web-002 at equal precedence
-      --> sites/frankfurt/layer.yaml:7:8
       --> extra/dns.yaml:7:8
+      --> sites/frankfurt/layer.yaml:7:8
       = hint: give the layer that should win a higher precedence, or narrow a matcher so the layers no longer overlap
 
     error: conflicting values for vars.dns
-      10.1.0.53  sites/london    precedence 20
       10.9.9.9   extra/dns.yaml  precedence 20
+      10.1.0.53  sites/london    precedence 20
       both layers match host web-001 at equal precedence
-      --> sites/london/layer.yaml:7:8
       --> extra/dns.yaml:7:8
+      --> sites/london/layer.yaml:7:8
       = hint: give the layer that should win a higher precedence, or narrow a matcher so the layers no longer overlap
     ");
     // The template reads the conflicting var: the conflict alone is reported.
@@ -109,8 +109,8 @@ fn two_layers_of_one_precedence_setting_a_var_differently_conflict() {
     insta::assert_snapshot!(run.stdout, @r"
     vars.dns conflict
       contributions
-        sites/london    precedence 20  10.1.0.53  conflict  matched site=london  sites/london/layer.yaml:7:8
         extra/dns.yaml  precedence 20  10.9.9.9   conflict  matched role=web     extra/dns.yaml:7:8
+        sites/london    precedence 20  10.1.0.53  conflict  matched site=london  sites/london/layer.yaml:7:8
     ");
     // db-001 matches only one of them.
     let run = run_in(&root, &["render", "db-001"]);
@@ -148,8 +148,8 @@ fn a_template_renders_per_site_as_the_files_content() {
     let run = run_in(&fleet(), &["query", "File[resolv].content"]);
     assert_eq!(run.code, 0, "{}", run.stderr);
     insta::assert_snapshot!(run.stdout, @r##"
-    db-001   "# db-001 in london, written by datum\nnameserver …" (113 bytes)  base
-    web-001  "# web-001 in london, written by datum\nsearch lon…" (140 bytes)  base
+    db-001   "# db-001 in london, written by datum\nnameserver …" (112 bytes)  base
+    web-001  "# web-001 in london, written by datum\nsearch lon…" (139 bytes)  base
     web-002  "# web-002 in frankfurt, written by datum\nsearch …" (135 bytes)  base
     "##);
 }
@@ -269,7 +269,7 @@ fn a_template_that_is_not_there_or_not_under_templates_is_refused() {
     assert_eq!(run.code, 1);
     assert!(
         run.stderr.contains(
-            "error: template `templates/motd.j2` does not exist\n  --> roles/web/layer.yaml:9:15\n"
+            "error: template `templates/motd.j2` does not exist\n --> roles/web/layer.yaml:9:15\n"
         ),
         "{}",
         run.stderr

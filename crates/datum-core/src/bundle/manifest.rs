@@ -126,7 +126,7 @@ fn top(r: &mut Reader<'_>) -> Result<Top, BundleError> {
     Ok((kind, host, sources.unwrap_or_default()))
 }
 
-/// `resources`: id to fields; only `source` and `source_sha256` matter.
+/// `resources`: id to fields; only `source` or `secret` and its digest matter.
 fn resources(r: &mut Reader<'_>) -> Result<Vec<Source>, BundleError> {
     r.expect(
         |e| matches!(e, Event::MappingStart(..)),
@@ -145,8 +145,9 @@ fn resources(r: &mut Reader<'_>) -> Result<Vec<Source>, BundleError> {
         let (mut path, mut sha256) = (None, None);
         while let Some(field) = r.key()? {
             let slot_taken = match field.as_str() {
-                "source" => path.replace(r.scalar()?).is_some(),
-                "source_sha256" => sha256.replace(r.scalar()?).is_some(),
+                // A secret's payload is its ciphertext, carried like a source.
+                "source" | "secret" => path.replace(r.scalar()?).is_some(),
+                "source_sha256" | "secret_sha256" => sha256.replace(r.scalar()?).is_some(),
                 _ => {
                     r.skip(0)?;
                     false

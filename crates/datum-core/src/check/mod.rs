@@ -36,6 +36,23 @@ impl CheckReport {
             .count()
     }
 
+    /// Adds diagnostics found outside the core (the secrets' recipients,
+    /// from `datum-secrets`): errors after the errors, warnings among the
+    /// warnings, each group kept sorted by place.
+    pub fn add(&mut self, files: &Files, more: Vec<Diagnostic>) {
+        let (mut errors, mut warnings): (Vec<Diagnostic>, Vec<Diagnostic>) =
+            std::mem::take(&mut self.diagnostics)
+                .into_iter()
+                .partition(Diagnostic::is_error);
+        let (new_errors, new_warnings): (Vec<Diagnostic>, Vec<Diagnostic>) =
+            more.into_iter().partition(Diagnostic::is_error);
+        errors.extend(new_errors);
+        warnings.extend(new_warnings);
+        warnings.sort_by(|a, b| a.sort_key(files).cmp(&b.sort_key(files)));
+        errors.extend(warnings);
+        self.diagnostics = errors;
+    }
+
     /// `--deny-warnings`: every warning counts as an error.
     pub fn deny_warnings(&mut self) {
         for d in &mut self.diagnostics {

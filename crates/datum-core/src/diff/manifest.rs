@@ -268,11 +268,21 @@ fn changed_fields(
                 new: scalar_side(new, b, rb, field, sensitive),
             });
         }
-        if field == Field::Source && old.and_then(|(f, a, _)| digest(f, a)) != digest(new, b) {
+        // A payload's bytes: a `secret` ciphertext's hash says the secret
+        // changed (its plaintext is never known here), so it is shown
+        // even for a sensitive File.
+        let (name, hidden) = match field {
+            Field::Source => ("source_sha256", sensitive),
+            Field::Secret => ("secret_sha256", false),
+            _ => continue,
+        };
+        if old.and_then(|(f, a, _)| digest(f, a, field)) != digest(new, b, field) {
             out.push(FieldDiff {
-                field: "source_sha256",
-                old: old.map_or_else(FieldSide::absent, |(f, a, _)| digest_side(f, a, sensitive)),
-                new: digest_side(new, b, sensitive),
+                field: name,
+                old: old.map_or_else(FieldSide::absent, |(f, a, _)| {
+                    digest_side(f, a, field, hidden)
+                }),
+                new: digest_side(new, b, field, hidden),
             });
         }
     }
@@ -362,18 +372,18 @@ fn scalar_side(
     FieldSide { value, layers }
 }
 
-/// The SHA-256 of a File's `source` payload.
-fn digest<'f>(fleet: &'f Fleet, r: &ResolvedResource) -> Option<&'f str> {
-    let path = r.value(fleet, Field::Source)?.as_str()?;
+/// The SHA-256 of a File's `source` payload or `secret` ciphertext.
+fn digest<'f>(fleet: &'f Fleet, r: &ResolvedResource, field: Field) -> Option<&'f str> {
+    let path = r.value(fleet, field)?.as_str()?;
     fleet.sources.get(path).map(|s| s.sha256.as_str())
 }
 
-fn digest_side(fleet: &Fleet, r: &ResolvedResource, sensitive: bool) -> FieldSide {
-    let Some(sha) = digest(fleet, r) else {
+fn digest_side(fleet: &Fleet, r: &ResolvedResource, field: Field, sensitive: bool) -> FieldSide {
+    let Some(sha) = digest(fleet, r, field) else {
         return FieldSide::absent();
     };
     let layer = r
-        .field(Field::Source)
+        .field(field)
         .map(|f| fleet.layer(f.winner().layer).display.clone());
     FieldSide {
         value: if sensitive {

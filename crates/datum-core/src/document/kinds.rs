@@ -7,7 +7,8 @@ use crate::source::Span;
 
 use super::cx::{Cx, Scalar};
 use super::{
-    Broken, FileDocs, FleetDoc, HostDoc, LayerDoc, VERSION, VERSIONS, list, valid_host_name,
+    Broken, FileDocs, FleetDoc, HostDoc, KeyDecl, LayerDoc, VERSION, VERSIONS, list,
+    valid_host_name,
 };
 use crate::yaml::{Plain, Style, classify_plain};
 
@@ -21,8 +22,8 @@ enum DocType {
 impl DocType {
     fn keys(self) -> &'static [&'static str] {
         match self {
-            DocType::Fleet => &["datum", "type", "name", "labels", "limits"],
-            DocType::Host => &["datum", "type", "name", "labels"],
+            DocType::Fleet => &["datum", "type", "name", "labels", "limits", "admins"],
+            DocType::Host => &["datum", "type", "name", "labels", "keys"],
             DocType::Layer => &[
                 "datum",
                 "type",
@@ -207,12 +208,14 @@ impl<'d, 'a, 'x> Cx<'d, 'a, 'x> {
     ) {
         let labels = get("labels").and_then(|(_, v)| self.declared_labels(v));
         let source_limit = get("limits").and_then(|(_, v)| self.limits(v));
+        let admins = get("admins").map_or_else(Vec::new, |(_, v)| self.keys(v, "`admins`"));
         match name {
             Some((name, _)) if self.ok => out.fleets.push(FleetDoc {
                 name: name.into(),
                 span,
                 labels,
                 source_limit,
+                admins,
             }),
             _ => out.broken.push(Broken::Fleet),
         }
@@ -237,11 +240,13 @@ impl<'d, 'a, 'x> Cx<'d, 'a, 'x> {
             None => Vec::new(),
             Some((_, v)) => self.labels(v, false),
         };
+        let keys = get("keys").map_or_else(Vec::new, |(_, v)| self.keys(v, "`keys`"));
         match name {
             Some((n, span)) if self.ok => out.hosts.push(HostDoc {
                 name: n.into(),
                 name_span: span,
                 labels,
+                keys,
             }),
             Some((n, _)) => out.broken.push(Broken::Host(Some(n.into()))),
             None => out.broken.push(Broken::Host(None)),
@@ -300,6 +305,35 @@ impl<'d, 'a, 'x> Cx<'d, 'a, 'x> {
             }
             (_, _, matcher) => out.broken.push(Broken::Layer(matcher)),
         }
+    }
+
+    /// `keys` or `admins`: a list of public keys, each one line of text.
+    /// What a key is, is `datum-secrets`' to say (`datum check`); here
+    /// only the shape.
+    fn keys(&mut self, v: u32, what: &str) -> Vec<KeyDecl> {
+        let hint = "write a list of public keys: `[\"ssh-ed25519 AAAA...\"]` or `[age1...]`";
+        if !matches!(self.scalar(v), Scalar::Seq) {
+            self.type_error(v, what, "a list of public keys", hint);
+            return Vec::new();
+        }
+        let mut keys = Vec::new();
+        for item in self.doc.children(v) {
+            if let Some(t) = self.text(item, &format!("an entry of {what}")) {
+                if t.trim().is_empty() {
+                    self.err(
+                        Diagnostic::error(Code::EmptyValue, format!("an entry of {what} is empty"))
+                            .at(self.span(item), "empty")
+                            .hint(hint),
+                    );
+                } else {
+                    keys.push(KeyDecl {
+                        text: t.into(),
+                        span: self.span(item),
+                    });
+                }
+            }
+        }
+        keys
     }
 
     /// `limits: {source_bytes: N}`: the largest payload a `source` may name.

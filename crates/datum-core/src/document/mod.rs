@@ -60,6 +60,16 @@ pub struct FleetDoc {
     pub labels: Option<Vec<DeclaredLabel>>,
     /// `limits.source_bytes`: the largest payload a `source` may name.
     pub source_limit: Option<u64>,
+    /// `admins`: public keys every secret is also encrypted to.
+    pub admins: Vec<KeyDecl>,
+}
+
+/// A public key as written in `keys` or `admins`: its text and place. The
+/// core keeps keys as text; `datum-secrets` reads them.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct KeyDecl {
+    pub text: Box<str>,
+    pub span: Span,
 }
 
 #[derive(Debug)]
@@ -75,6 +85,8 @@ pub struct HostDoc {
     pub name_span: Span,
     /// As written, in document order.
     pub labels: Vec<LabelDecl>,
+    /// `keys`: the public keys this host decrypts secrets with.
+    pub keys: Vec<KeyDecl>,
 }
 
 #[derive(Debug)]

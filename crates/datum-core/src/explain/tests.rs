@@ -112,7 +112,7 @@ fn bad_targets_say_what_is_wrong() {
     assert_eq!(typo.to_string(), "File has no field `mdoe`");
     assert_eq!(
         typo.hint(),
-        "did you mean `mode`? File takes path, ensure, owner, group, mode, source, content, template, sensitive, requires"
+        "did you mean `mode`? File takes path, ensure, owner, group, mode, source, content, template, secret, sensitive, requires"
     );
     // A field of another type is not a field of this one.
     assert_eq!(

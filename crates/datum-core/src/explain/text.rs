@@ -304,14 +304,27 @@ fn resource(ex: &Explanation<'_>, r: &ResolvedResource, out: &mut Out<'_>) -> io
             .map(|&(l, _)| layer_row(ex, l))
             .collect(),
     )?;
-    out.section_with(
-        "fields",
-        r.fields
-            .iter()
-            .filter(|f| !f.field.is_set())
-            .map(|f| field_row(ex, r, f))
-            .collect(),
-    )?;
+    let mut rows: Vec<Row> = Vec::new();
+    for f in r.fields.iter().filter(|f| !f.field.is_set()) {
+        rows.push(field_row(ex, r, f));
+        // What the template rendered is the content, right after it.
+        if f.field == Field::Template
+            && let Some(x) = ex.resolution.rendered(r.id)
+        {
+            let value = if ex.sensitive(r) {
+                "(sensitive)".to_owned()
+            } else {
+                display_text(x.text())
+            };
+            let row = vec![
+                "content".to_owned(),
+                value,
+                format!("rendered from {}", x.template),
+            ];
+            rows.push((row, Vec::new()));
+        }
+    }
+    out.section_with("fields", rows)?;
     // `restart_on` and `requires` are sets: entry by entry, in schema order.
     for f in r.fields.iter().filter(|f| f.field.is_set()) {
         out.section(f.field.name(), entry_rows(ex, r, f))?;

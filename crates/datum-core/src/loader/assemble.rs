@@ -5,7 +5,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::diagnostic::{Code, Diagnostic};
-use crate::document::{Broken, FleetDoc, HostDoc, LabelDecl, LayerDoc};
+use crate::document::{Broken, FleetDoc, HostDoc, KeyDecl, LabelDecl, LayerDoc};
 use crate::fleet::{BrokenDoc, BrokenKind, ResourceTable, SourceInfo};
 use crate::intern::Interner;
 use crate::reader::Reader;
@@ -25,6 +25,7 @@ pub(super) struct PendingHost {
     pub(super) name: Box<str>,
     pub(super) name_span: Span,
     pub(super) labels: Vec<LabelDecl>,
+    pub(super) keys: Vec<KeyDecl>,
     pub(super) path: String,
     pub(super) ok: bool,
 }
@@ -51,6 +52,8 @@ pub(super) struct Assembler {
     pub(super) layers: Vec<PendingLayer>,
     pub(super) sources: BTreeMap<String, SourceInfo>,
     pub(super) templates: BTreeMap<String, Result<FileId, String>>,
+    pub(super) recipients: BTreeMap<String, Option<String>>,
+    pub(super) admins: Vec<KeyDecl>,
 }
 
 /// What the files gathered so far say about the Fleet document.
@@ -78,6 +81,8 @@ impl Assembler {
             layers: Vec::new(),
             sources: BTreeMap::new(),
             templates: BTreeMap::new(),
+            recipients: BTreeMap::new(),
+            admins: Vec::new(),
         }
     }
 
@@ -172,6 +177,7 @@ impl Assembler {
             }
             seen.fleet = true;
             self.fleet_name = Some(fleet.name);
+            self.admins = fleet.admins;
             if let Some(limit) = fleet.source_limit {
                 self.source_limit = limit;
             }
@@ -237,6 +243,7 @@ impl Assembler {
                 name: host.name,
                 name_span: host.name_span,
                 labels: host.labels,
+                keys: host.keys,
                 path: path.to_owned(),
                 ok: true,
             });

@@ -44,6 +44,8 @@ impl Assembler {
             resources: self.resources,
             sources: self.sources,
             templates: self.templates,
+            recipients: self.recipients,
+            admins: self.admins,
             source_limit: self.source_limit,
             diagnostics,
             broken: self.broken,
@@ -172,6 +174,7 @@ impl Assembler {
                 name: h.name,
                 name_span: h.name_span,
                 labels,
+                keys: h.keys,
             });
         }
         (hosts, host_key)

@@ -1,6 +1,7 @@
-//! Payloads named by `source`: each distinct one read once, in parallel,
-//! and digested; a layer naming one that is missing, outside the root or
-//! not a file is refused.
+//! Payloads named by `source` or `secret`: each distinct one read once, in
+//! parallel, and digested; a layer naming one that is missing, outside the
+//! root or not a file is refused. Beside each secret, its `.recipients`
+//! file is read as text (for `datum check`).
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -20,14 +21,15 @@ impl Assembler {
     /// Every `source` exists inside the root; each distinct payload is read once.
     pub(super) fn check_sources(&mut self, reader: &dyn Reader) {
         let failed = self.read_sources(reader);
+        self.read_recipients(reader);
         for k in 0..self.layers.len() {
-            let bad: Vec<(String, Span, SourceError)> = sources_of(&self.layers[k].doc)
-                .filter_map(|(p, span)| Some((p.to_owned(), span, failed.get(p)?.clone())))
+            let bad: Vec<(Field, String, Span, SourceError)> = sources_of(&self.layers[k].doc)
+                .filter_map(|(f, p, span)| Some((f, p.to_owned(), span, failed.get(p)?.clone())))
                 .collect();
-            for (p, span, e) in bad {
+            for (field, p, span, e) in bad {
                 self.diags.push(
-                    Diagnostic::error(Code::InvalidSource, format!("source `{p}` {e}"))
-                        .at(span, "source")
+                    Diagnostic::error(Code::InvalidSource, format!("{field} `{p}` {e}"))
+                        .at(span, field.name())
                         .hint(source_hint(&e)),
                 );
                 self.layers[k].ok = false;
@@ -40,7 +42,7 @@ impl Assembler {
         let wanted: BTreeSet<&str> = self
             .layers
             .iter()
-            .flat_map(|l| sources_of(&l.doc).map(|(p, _)| p))
+            .flat_map(|l| sources_of(&l.doc).map(|(_, p, _)| p))
             .collect();
         let wanted: Vec<&str> = wanted.into_iter().collect();
         let limit = self.source_limit;
@@ -66,15 +68,41 @@ impl Assembler {
         }
         failed
     }
+
+    /// The `.recipients` file beside each secret, as text; a secret
+    /// without one (or whose file cannot be read as text) gets `None`.
+    fn read_recipients(&mut self, reader: &dyn Reader) {
+        let secrets: BTreeSet<String> = self
+            .layers
+            .iter()
+            .flat_map(|l| sources_of(&l.doc))
+            .filter(|(f, _, _)| *f == Field::Secret)
+            .map(|(_, p, _)| p.to_owned())
+            .collect();
+        for p in secrets {
+            let text = reader
+                .read_source(&format!("{p}.recipients"), RECIPIENTS_LIMIT)
+                .ok()
+                .and_then(|bytes| String::from_utf8(bytes).ok());
+            self.recipients.insert(p, text);
+        }
+    }
 }
 
-/// Each `source` a layer sets, with its place, in document order.
-fn sources_of(doc: &LayerDoc) -> impl Iterator<Item = (&str, Span)> {
+/// More than any recipients file: a line is under 100 bytes.
+const RECIPIENTS_LIMIT: u64 = 1 << 20;
+
+/// Each `source` and `secret` a layer sets, with its place, in document order.
+fn sources_of(doc: &LayerDoc) -> impl Iterator<Item = (Field, &str, Span)> {
     doc.resources
         .iter()
         .flat_map(|r| &r.fields)
         .filter_map(|f| match &f.value {
-            FieldValue::Value(Value::Str(p)) if f.field == Field::Source => Some((&**p, f.span)),
+            FieldValue::Value(Value::Str(p))
+                if matches!(f.field, Field::Source | Field::Secret) =>
+            {
+                Some((f.field, &**p, f.span))
+            }
             _ => None,
         })
 }

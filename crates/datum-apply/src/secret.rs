@@ -1,0 +1,142 @@
+//! A File's `secret`: in a real run, decrypted with the host's key into
+//! zeroized memory, only to be written into the target; under `--noop`,
+//! never decrypted: its ciphertext hash is compared with the one recorded
+//! when it was last applied, kept in `/var/lib/datum/secrets`.
+//!
+//! The record holds hashes of ciphertext and target paths, nothing else.
+
+use std::collections::BTreeMap;
+use std::io;
+use std::path::PathBuf;
+use std::sync::OnceLock;
+
+use datum_secrets::{DecryptError, Identity, decrypt, read_identities};
+
+use crate::disk::{self, Attrs};
+use crate::provider::Failure;
+use crate::report::Change;
+use crate::root::Root;
+use crate::spec::{Content, FileSpec};
+use crate::state::STATE_DIR;
+
+/// The key a host decrypts with unless told otherwise: its SSH host key.
+pub const DEFAULT_IDENTITY: &str = "/etc/ssh/ssh_host_ed25519_key";
+
+/// A secret File's mode when the manifest gives none.
+pub const SECRET_MODE: u32 = 0o600;
+
+/// What a run knows about secrets: the host's key (read once, when the
+/// first secret needs it) and the hashes recorded by earlier runs.
+pub struct Secrets {
+    /// The identity file, as found on this machine (under the root).
+    identity: PathBuf,
+    /// The identity file as the operator knows it, for messages.
+    shown: String,
+    identities: OnceLock<Result<Vec<Identity>, String>>,
+    /// Target path to the ciphertext hash last applied there.
+    recorded: BTreeMap<String, String>,
+    record: PathBuf,
+}
+
+impl Secrets {
+    /// Reads the hashes earlier runs recorded. `identity` is a path on the
+    /// host (taken under `root`); by default [`DEFAULT_IDENTITY`].
+    pub fn open(root: &Root, identity: Option<&str>) -> io::Result<Secrets> {
+        let shown = identity.unwrap_or(DEFAULT_IDENTITY).to_owned();
+        let record = root.path(STATE_DIR).join("secrets");
+        let recorded = match std::fs::read_to_string(&record) {
+            Ok(text) => text
+                .lines()
+                .filter_map(|l| l.split_once(' '))
+                .map(|(sha, path)| (path.to_owned(), sha.to_owned()))
+                .collect(),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => BTreeMap::new(),
+            Err(e) => return Err(e),
+        };
+        Ok(Secrets {
+            identity: root.path(&shown),
+            shown,
+            identities: OnceLock::new(),
+            recorded,
+            record,
+        })
+    }
+
+    /// For a File with a secret, the spec with its plaintext as content;
+    /// `None` for any other File.
+    pub fn unseal(&self, spec: &FileSpec) -> Result<Option<FileSpec>, Failure> {
+        let Some(secret) = &spec.secret else {
+            return Ok(None);
+        };
+        let identities = self
+            .identities
+            .get_or_init(|| {
+                read_identities(&self.identity, None).map_err(|e| {
+                    format!(
+                        "cannot decrypt secret {}: {e} (the host key, given by --identity or the agent's `identity`, default {DEFAULT_IDENTITY})",
+                        secret.path
+                    )
+                    .replace(&self.identity.display().to_string(), &self.shown)
+                })
+            })
+            .as_ref()
+            .map_err(|e| Failure::new(e.clone()))?;
+        let plaintext = decrypt(&secret.ciphertext, identities).map_err(|e| match e {
+            DecryptError::NotRecipient { .. } => Failure::new(format!(
+                "cannot decrypt secret {}: this host is not among its recipients ({e}); run `datum secret rekey {}` in the fleet repository and commit the result",
+                secret.path, secret.path
+            )),
+            e => Failure::new(format!("cannot decrypt secret {}: {e}", secret.path)),
+        })?;
+        let mut unsealed = spec.clone();
+        unsealed.content = Some(Content::from(plaintext.into_zeroizing()));
+        Ok(Some(unsealed))
+    }
+
+    /// Under `--noop`: a content change when the ciphertext differs from
+    /// the one last applied to this path (or none was).
+    pub fn noop_change(&self, spec: &FileSpec) -> Option<Change> {
+        let secret = spec.secret.as_ref()?;
+        let before = self.recorded.get(&spec.path);
+        if before == Some(&secret.sha256) {
+            return None;
+        }
+        let short = |sha: &str| format!("secret sha256 {}", &sha[..sha.len().min(16)]);
+        Some(Change {
+            attribute: "content",
+            from: Some(before.map_or_else(|| "never applied".to_owned(), |s| short(s))),
+            to: Some(format!(
+                "{} (not decrypted under --noop)",
+                short(&secret.sha256)
+            )),
+            diff: None,
+        })
+    }
+
+    /// After a File with a secret was applied (or found as it should be),
+    /// records its ciphertext hash for later `--noop` runs.
+    pub fn record(&mut self, spec: &FileSpec) -> Result<(), Failure> {
+        let Some(secret) = &spec.secret else {
+            return Ok(());
+        };
+        if self.recorded.get(&spec.path) == Some(&secret.sha256) {
+            return Ok(());
+        }
+        self.recorded
+            .insert(spec.path.clone(), secret.sha256.clone());
+        let mut text = String::new();
+        for (path, sha) in &self.recorded {
+            text.push_str(&format!("{sha} {path}\n"));
+        }
+        let attrs = Attrs {
+            mode: Some(0o600),
+            ..Attrs::default()
+        };
+        disk::write_atomic(&self.record, text.as_bytes(), attrs).map_err(|e| {
+            Failure::new(format!(
+                "applied, but cannot record the secret's hash in {}: {e}",
+                self.record.display()
+            ))
+        })
+    }
+}

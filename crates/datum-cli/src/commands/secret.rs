@@ -1,0 +1,465 @@
+//! `datum secret`: encrypt a secret to the hosts that receive it (and the
+//! admins), edit one in place, and re-encrypt when who receives it changes.
+
+use std::io::Write as _;
+use std::path::{Component, Path, PathBuf};
+
+use datum_core::fleet::Fleet;
+use datum_core::resolve::{FleetResolution, resolve_all};
+use datum_secrets::fleet::Plan;
+use datum_secrets::{
+    Holder, Identity, Plaintext, PublicKey, Recipients, RecipientsChange, Stored, decrypt, encrypt,
+    read_identities, recipients_path,
+};
+
+use crate::GlobalArgs;
+use crate::command_error::{CommandError, Result};
+use crate::exit::Status;
+use crate::root;
+use crate::ui::Ui;
+
+/// The largest plaintext `encrypt` and `edit` take: secrets are small.
+const MAX_PLAINTEXT: usize = 64 << 20;
+
+/// Encrypt secrets to exactly the hosts that receive them, and the admins.
+///
+/// A secret is a file of the fleet repository holding age ciphertext, which
+/// a File takes with `secret: PATH`. Its recipients are the keys of every
+/// host whose manifest references it (a Host's `keys`) plus the fleet's
+/// `admins`; beside it, PATH.recipients records who they are.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    #[command(subcommand)]
+    command: Sub,
+}
+
+#[derive(Debug, clap::Subcommand)]
+enum Sub {
+    Encrypt(Encrypt),
+    Edit(Edit),
+    Rekey(Rekey),
+}
+
+/// Encrypt the plaintext on stdin into PATH, to its recipients, and write
+/// PATH.recipients.
+#[derive(Debug, clap::Args)]
+struct Encrypt {
+    /// The secret's file, inside the fleet repository (such as
+    /// secrets/db-password.age).
+    path: PathBuf,
+}
+
+/// Decrypt PATH, open it in $VISUAL or $EDITOR, and encrypt what is saved
+/// to its current recipients.
+#[derive(Debug, clap::Args)]
+struct Edit {
+    /// The secret's file, inside the fleet repository.
+    path: PathBuf,
+    #[command(flatten)]
+    identity: IdentityArg,
+}
+
+/// Re-encrypt secrets whose recipients changed (every secret when no PATH
+/// is given).
+#[derive(Debug, clap::Args)]
+struct Rekey {
+    /// Secrets to rekey, inside the fleet repository; all when none given.
+    paths: Vec<PathBuf>,
+    /// Change nothing; exit 1 when any secret needs a rekey.
+    #[arg(long)]
+    check: bool,
+    #[command(flatten)]
+    identity: IdentityArg,
+}
+
+#[derive(Debug, clap::Args)]
+struct IdentityArg {
+    /// The private key to decrypt with: an OpenSSH private key (such as
+    /// ~/.ssh/id_ed25519) or an age identity file, of one of the admins.
+    #[arg(long, env = "DATUM_IDENTITY", value_name = "FILE")]
+    identity: Option<PathBuf>,
+}
+
+pub fn run(ui: &mut Ui, global: &GlobalArgs, args: Args) -> Result<Status> {
+    let (fleet, reader) = root::open(ui, global)?;
+    let root = reader.root().to_path_buf();
+    let all = resolve_all(&fleet);
+    let cx = Cx::new(ui, &fleet, &all, root)?;
+    match args.command {
+        Sub::Encrypt(a) => cx.encrypt(ui, &a.path),
+        Sub::Edit(a) => cx.edit(ui, &a.path, &a.identity),
+        Sub::Rekey(a) => cx.rekey(ui, &a.paths, a.check, &a.identity),
+    }
+}
+
+/// What every subcommand needs: the fleet's plan of who receives what.
+struct Cx<'f> {
+    fleet: &'f Fleet,
+    plan: Plan<'f>,
+    root: PathBuf,
+}
+
+impl<'f> Cx<'f> {
+    /// Refuses a fleet whose recipients cannot be known: load errors, a
+    /// host that does not resolve, a key that does not parse.
+    fn new(ui: &mut Ui, fleet: &'f Fleet, all: &FleetResolution, root: PathBuf) -> Result<Cx<'f>> {
+        let unresolved: Vec<&str> = (0..fleet.hosts.len())
+            .filter(|&h| {
+                all.of(datum_core::fleet::HostId(h as u32))
+                    .is_none_or(|r| !r.is_ok())
+            })
+            .map(|h| &*fleet.hosts[h].name)
+            .collect();
+        if fleet.has_errors() || !unresolved.is_empty() {
+            ui.diagnostics(&fleet.files, &datum_core::check::errors(fleet, all));
+            return Err(CommandError::failed(
+                "the fleet has errors, so who receives each secret is not known",
+            )
+            .hint("fix what `datum check` reports, then run this again"));
+        }
+        let plan = Plan::new(fleet, all);
+        if !plan.key_errors.is_empty() {
+            ui.diagnostics(&fleet.files, &plan.key_errors);
+            return Err(CommandError::failed("some public keys cannot be used")
+                .hint("fix the keys shown above, then run this again"));
+        }
+        let root = root.canonicalize().map_err(|e| {
+            CommandError::failed(format!("cannot resolve {}: {e}", root.display())).with_source(e)
+        })?;
+        Ok(Cx { fleet, plan, root })
+    }
+
+    fn encrypt(&self, ui: &mut Ui, given: &Path) -> Result<Status> {
+        let rel = self.relative(given)?;
+        let plaintext = Plaintext::read_from(std::io::stdin().lock(), MAX_PLAINTEXT)
+            .map_err(|e| CommandError::failed(format!("cannot read stdin: {e}")).with_source(e))?
+            .ok_or_else(|| {
+                CommandError::failed(format!(
+                    "the plaintext on stdin is larger than {} MiB",
+                    MAX_PLAINTEXT >> 20
+                ))
+            })?;
+        self.seal(ui, &rel, &plaintext)?;
+        Ok(Status::OK)
+    }
+
+    fn edit(&self, ui: &mut Ui, given: &Path, identity: &IdentityArg) -> Result<Status> {
+        let rel = self.relative(given)?;
+        let identities = identities(identity)?;
+        let old = self.open(&rel, &identities)?;
+        let dir = tempfile::Builder::new()
+            .prefix("datum-secret-")
+            .tempdir()
+            .map_err(|e| {
+                CommandError::failed(format!("cannot make a private temporary directory: {e}"))
+            })?;
+        let name = Path::new(&rel).file_name().map_or_else(
+            || "secret".into(),
+            |n| n.to_string_lossy().trim_end_matches(".age").to_owned(),
+        );
+        let file = dir.path().join(name);
+        let result = self.edit_in(ui, &rel, &file, &old);
+        // Overwrite before removing: the editor may have left the bytes in
+        // a block the next file reuses.
+        if let Ok(meta) = std::fs::metadata(&file) {
+            let _ = std::fs::write(&file, vec![0u8; meta.len() as usize]);
+        }
+        drop(dir);
+        result
+    }
+
+    fn edit_in(&self, ui: &mut Ui, rel: &str, file: &Path, old: &Plaintext) -> Result<Status> {
+        use std::os::unix::fs::OpenOptionsExt as _;
+        let io = |what: &str, e: std::io::Error| {
+            CommandError::failed(format!("cannot {what} {}: {e}", file.display()))
+        };
+        let mut out = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .open(file)
+            .map_err(|e| io("create", e))?;
+        out.write_all(old.as_bytes()).map_err(|e| io("write", e))?;
+        drop(out);
+        let editor = std::env::var("VISUAL")
+            .ok()
+            .filter(|e| !e.trim().is_empty())
+            .or_else(|| {
+                std::env::var("EDITOR")
+                    .ok()
+                    .filter(|e| !e.trim().is_empty())
+            })
+            .unwrap_or_else(|| "vi".to_owned());
+        let status = std::process::Command::new("sh")
+            .arg("-c")
+            .arg(format!("{editor} \"$1\""))
+            .arg("sh")
+            .arg(file)
+            .status()
+            .map_err(|e| CommandError::failed(format!("cannot run the editor `{editor}`: {e}")))?;
+        if !status.success() {
+            return Err(CommandError::failed(format!(
+                "the editor `{editor}` exited with {status}; {rel} is unchanged"
+            )));
+        }
+        let new = Plaintext::read_from(
+            std::fs::File::open(file).map_err(|e| io("read", e))?,
+            MAX_PLAINTEXT,
+        )
+        .map_err(|e| io("read", e))?
+        .ok_or_else(|| CommandError::failed("the edited secret is too large"))?;
+        if new.as_bytes() == old.as_bytes() && !self.needs_rekey(rel) {
+            ui.status(&format!("{rel} is unchanged"));
+            return Ok(Status::OK);
+        }
+        self.seal(ui, rel, &new)?;
+        Ok(Status::OK)
+    }
+
+    fn rekey(
+        &self,
+        ui: &mut Ui,
+        given: &[PathBuf],
+        check: bool,
+        identity: &IdentityArg,
+    ) -> Result<Status> {
+        let paths: Vec<String> = if given.is_empty() {
+            self.plan
+                .secrets
+                .iter()
+                .map(|s| s.path.to_owned())
+                .collect()
+        } else {
+            given
+                .iter()
+                .map(|p| self.relative(p))
+                .collect::<Result<_>>()?
+        };
+        let stale: Vec<&String> = paths.iter().filter(|p| self.needs_rekey(p)).collect();
+        if check {
+            for p in &stale {
+                let out = ui.stdout();
+                writeln!(out, "{p}: needs a rekey ({})", self.why(p))?;
+            }
+            ui.flush()?;
+            return Ok(if stale.is_empty() {
+                Status::OK
+            } else {
+                Status::FAILED
+            });
+        }
+        if stale.is_empty() {
+            ui.status("every secret is encrypted to its recipients");
+            return Ok(Status::OK);
+        }
+        let identities = identities(identity)?;
+        for p in stale {
+            let plaintext = self.open(p, &identities)?;
+            self.seal(ui, p, &plaintext)?;
+        }
+        Ok(Status::OK)
+    }
+
+    /// Encrypts `plaintext` to the recipients `rel` should have and writes
+    /// it and its recipients file.
+    fn seal(&self, ui: &mut Ui, rel: &str, plaintext: &Plaintext) -> Result<()> {
+        let (wanted, keys) = self.wanted(rel);
+        if keys.is_empty() {
+            return Err(CommandError::failed(format!(
+                "{rel} has no recipients: no host receives it and the fleet has no admins"
+            ))
+            .hint("add your public key to `admins` in datum.yaml, or give the secret to a host with `secret:` in a layer"));
+        }
+        let sealed = encrypt(plaintext.as_bytes(), &keys).map_err(|e| {
+            CommandError::failed(format!("cannot encrypt {rel}: {e}")).with_source(e)
+        })?;
+        let path = self.root.join(rel);
+        write_atomic(&path, &sealed)?;
+        write_atomic(&recipients_path(&path), wanted.to_text().as_bytes())?;
+        match self.plan.get(rel) {
+            Some(plan) => {
+                for host in &plan.keyless {
+                    ui.warning(&format!(
+                        "{} receives {rel} but declares no key: it cannot decrypt it",
+                        self.fleet.host(*host).name
+                    ));
+                }
+            }
+            None => ui.warning(&format!(
+                "no layer gives {rel} to a host yet: it is encrypted to the admins only; run `datum secret rekey {rel}` once a File takes it"
+            )),
+        }
+        let out = ui.stdout();
+        writeln!(out, "{rel}: encrypted to {}", who(&wanted))?;
+        ui.flush()?;
+        Ok(())
+    }
+
+    /// The recipients `rel` should have and their keys: the plan's, or the
+    /// admins only for a secret no layer names yet.
+    fn wanted(&self, rel: &str) -> (Recipients, Vec<PublicKey>) {
+        match self.plan.get(rel) {
+            Some(plan) => (plan.wanted.clone(), plan.keys.clone()),
+            None => {
+                let mut wanted = Recipients::new();
+                for key in &self.plan.admins {
+                    wanted.insert(Holder::Admin, key.fingerprint().clone());
+                }
+                (wanted, self.plan.admins.clone())
+            }
+        }
+    }
+
+    fn needs_rekey(&self, rel: &str) -> bool {
+        match self.plan.get(rel) {
+            Some(plan) => plan.needs_rekey(),
+            None => {
+                let stored = std::fs::read_to_string(recipients_path(&self.root.join(rel)))
+                    .ok()
+                    .and_then(|t| Recipients::parse(&t).ok());
+                stored.as_ref() != Some(&self.wanted(rel).0)
+            }
+        }
+    }
+
+    /// Why a secret needs a rekey, in a few words.
+    fn why(&self, rel: &str) -> String {
+        let Some(plan) = self.plan.get(rel) else {
+            return "no layer gives it to a host".to_owned();
+        };
+        match &plan.stored {
+            Stored::Missing => "it has no .recipients file".to_owned(),
+            Stored::Damaged(e) => format!("its .recipients file is damaged: {e}"),
+            Stored::Read(stored) => change_text(&stored.compare(&plan.wanted)),
+        }
+    }
+
+    /// Decrypts the secret at `rel`.
+    fn open(&self, rel: &str, identities: &[Identity]) -> Result<Plaintext> {
+        let path = self.root.join(rel);
+        let sealed = std::fs::read(&path)
+            .map_err(|e| CommandError::failed(format!("cannot read {rel}: {e}")).with_source(e))?;
+        decrypt(&sealed, identities).map_err(|e| {
+            let hint = match &e {
+                datum_secrets::DecryptError::NotRecipient { .. } => {
+                    "give the key of an admin this secret was encrypted to (see its .recipients file)"
+                }
+                _ => "restore the file from git",
+            };
+            CommandError::failed(format!("cannot decrypt {rel}: {e}"))
+                .with_source(e)
+                .hint(hint)
+        })
+    }
+
+    /// A path given on the command line, relative to the fleet root with
+    /// `/` between parts; refused when it leaves the root.
+    fn relative(&self, given: &Path) -> Result<String> {
+        let outside = || {
+            CommandError::usage(format!(
+                "{} is not inside the fleet repository {}",
+                given.display(),
+                self.root.display()
+            ))
+            .hint("secrets live in the fleet repository, such as secrets/db-password.age")
+        };
+        let absolute = std::path::absolute(given).map_err(|_| outside())?;
+        let (Some(parent), Some(name)) = (absolute.parent(), absolute.file_name()) else {
+            return Err(outside());
+        };
+        let parent = parent.canonicalize().map_err(|e| {
+            CommandError::usage(format!("cannot use {}: {e}", given.display()))
+                .hint("the directory holding the secret must exist")
+        })?;
+        let rel = parent.join(name);
+        let rel = rel.strip_prefix(&self.root).map_err(|_| outside())?;
+        let mut parts = Vec::new();
+        for c in rel.components() {
+            match c {
+                Component::Normal(p) => parts.push(p.to_str().ok_or_else(outside)?.to_owned()),
+                _ => return Err(outside()),
+            }
+        }
+        if parts.is_empty() {
+            return Err(outside());
+        }
+        Ok(parts.join("/"))
+    }
+}
+
+fn identities(arg: &IdentityArg) -> Result<Vec<Identity>> {
+    let Some(path) = &arg.identity else {
+        return Err(
+            CommandError::usage("decrypting a secret needs a private key").hint(
+                "pass --identity FILE (or set DATUM_IDENTITY) with the key of one of the admins",
+            ),
+        );
+    };
+    read_identities(path, None).map_err(|e| {
+        let hint = match &e {
+            datum_secrets::ReadIdentityError::Invalid { source, .. } => source.hint(),
+            _ => "check the path given to --identity (or DATUM_IDENTITY)",
+        };
+        CommandError::failed(e.to_string())
+            .with_source(e)
+            .hint(hint)
+    })
+}
+
+/// `admin (2 keys), db-01, web-01`.
+fn who(r: &Recipients) -> String {
+    let admins = r.iter().filter(|x| x.holder == Holder::Admin).count();
+    let mut parts = Vec::new();
+    if admins > 0 {
+        parts.push(format!(
+            "admins ({admins} {})",
+            if admins == 1 { "key" } else { "keys" }
+        ));
+    }
+    let mut hosts: Vec<&str> = r
+        .iter()
+        .filter_map(|x| match &x.holder {
+            Holder::Host(name) => Some(name.as_str()),
+            Holder::Admin => None,
+        })
+        .collect();
+    hosts.dedup();
+    parts.extend(hosts.iter().map(|h| h.to_string()));
+    parts.join(", ")
+}
+
+/// `adds web-02; removes web-01`.
+fn change_text(change: &RecipientsChange) -> String {
+    let side = |list: &[datum_secrets::Recipient]| {
+        let mut names: Vec<String> = list
+            .iter()
+            .map(|r| match &r.holder {
+                Holder::Admin => format!("admin {}", r.fingerprint),
+                Holder::Host(name) => name.clone(),
+            })
+            .collect();
+        names.dedup();
+        names.join(", ")
+    };
+    let mut parts = Vec::new();
+    if !change.missing.is_empty() {
+        parts.push(format!("adds {}", side(&change.missing)));
+    }
+    if !change.extra.is_empty() {
+        parts.push(format!("removes {}", side(&change.extra)));
+    }
+    parts.join("; ")
+}
+
+/// Writes `bytes` to `path` through a temporary file beside it, renamed
+/// over it, so a reader sees the old file or the new one.
+fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
+    let err =
+        |e: std::io::Error| CommandError::failed(format!("cannot write {}: {e}", path.display()));
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(err)?;
+    tmp.write_all(bytes).map_err(err)?;
+    tmp.as_file().sync_all().map_err(err)?;
+    tmp.persist(path).map_err(|e| err(e.error))?;
+    Ok(())
+}
