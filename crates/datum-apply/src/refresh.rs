@@ -8,41 +8,56 @@
 //! written by a run holding that lock.
 
 use std::collections::BTreeSet;
-use std::fs;
-use std::io;
-use std::path::PathBuf;
 
-use crate::disk::{self, Attrs};
+use datum_core::schema::{Kind, ResourceId};
+
+use crate::disk::Attrs;
 use crate::root::Root;
 use crate::state::{STATE_DIR, StateError};
+
+/// The largest `refreshes` file read: thousands of Exec ids.
+pub const REFRESHES_LIMIT: u64 = 256 * 1024;
 
 /// The refreshes owed, by Exec id.
 #[derive(Debug)]
 pub struct Refreshes {
-    path: PathBuf,
+    root: Root,
     owed: BTreeSet<String>,
 }
 
+fn file() -> String {
+    format!("{STATE_DIR}/refreshes")
+}
+
 impl Refreshes {
-    /// Reads the refreshes owed; a missing file owes none.
+    /// Reads the refreshes owed; a missing file owes none. The file is
+    /// resolved inside the root and read only as a small regular file of
+    /// Exec ids; anything else is refused, and what it holds not repeated.
     pub fn open(root: &Root) -> Result<Refreshes, StateError> {
-        let path = root.path(STATE_DIR).join("refreshes");
-        let owed = match fs::read_to_string(&path) {
-            Ok(text) => text
-                .lines()
-                .map(str::trim)
-                .filter(|l| !l.is_empty())
-                .map(str::to_owned)
-                .collect(),
-            Err(e) if e.kind() == io::ErrorKind::NotFound => BTreeSet::new(),
-            Err(source) => {
-                return Err(StateError::Io {
-                    path: path.display().to_string(),
-                    source,
-                });
-            }
+        let refused = |problem: String| StateError::Refused {
+            path: root.path(&file()).display().to_string(),
+            problem,
         };
-        Ok(Refreshes { path, owed })
+        let owed = match root.read_small(&file(), REFRESHES_LIMIT) {
+            Ok(None) => BTreeSet::new(),
+            Ok(Some(bytes)) => {
+                let text =
+                    String::from_utf8(bytes).map_err(|_| refused("it is not text".into()))?;
+                let mut owed = BTreeSet::new();
+                for line in text.lines().map(str::trim).filter(|l| !l.is_empty()) {
+                    match ResourceId::parse(line) {
+                        Ok(id) if id.kind == Kind::Exec => owed.insert(line.to_owned()),
+                        _ => return Err(refused("it holds a line that is not an Exec id".into())),
+                    };
+                }
+                owed
+            }
+            Err(e) => return Err(refused(e.to_string())),
+        };
+        Ok(Refreshes {
+            root: root.clone(),
+            owed,
+        })
     }
 
     /// The Execs (by id) owed a refresh.
@@ -78,16 +93,38 @@ impl Refreshes {
             mode: Some(0o644),
             ..Attrs::default()
         };
-        disk::write_atomic(&self.path, text.as_bytes(), attrs).map_err(|source| StateError::Io {
-            path: self.path.display().to_string(),
-            source,
-        })
+        self.root
+            .write_atomic(&file(), text.as_bytes(), attrs)
+            .map_err(|source| StateError::Io {
+                path: self.root.path(&file()).display().to_string(),
+                source,
+            })
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::fs;
+
+    #[test]
+    fn a_file_that_is_not_exec_ids_or_is_a_link_is_refused_unrepeated() {
+        let dir = tempfile::tempdir().unwrap();
+        fs::create_dir_all(dir.path().join("var/lib/datum")).unwrap();
+        let root = Root::at(dir.path());
+        let at = dir.path().join("var/lib/datum/refreshes");
+        fs::write(&at, "Exec[a]\nsecret-token-123\n").unwrap();
+        let err = Refreshes::open(&root).unwrap_err().to_string();
+        assert!(
+            err.ends_with("refreshes: it holds a line that is not an Exec id"),
+            "{err}"
+        );
+        assert!(!err.contains("secret-token"));
+        fs::remove_file(&at).unwrap();
+        std::os::unix::fs::symlink("/etc/shadow", &at).unwrap();
+        let err = Refreshes::open(&root).unwrap_err().to_string();
+        assert!(err.contains("symbolic link"), "{err}");
+    }
 
     #[test]
     fn owed_refreshes_survive_until_settled() {

@@ -147,10 +147,10 @@ impl Execs {
     pub fn examine(&self, spec: &ExecSpec, cx: &Context<'_>) -> Result<Examined, Failure> {
         let mut ex = Examined::default();
         if let Some(path) = &spec.creates {
-            let at = self.root.path(path);
-            match std::fs::symlink_metadata(&at) {
-                Ok(_) => return Ok(ex),
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            // Resolved inside the root, as the command chrooted there sees it.
+            match self.root.lstat(path) {
+                Ok(Some(_)) => return Ok(ex),
+                Ok(None) => {}
                 Err(e) => return Err(Failure::new(format!("cannot look at {path}: {e}"))),
             }
         }

@@ -489,3 +489,18 @@ fn a_refresh_owed_by_a_killed_run_happens_on_the_next_one() {
     assert_eq!(summary.unchanged, 2);
     assert!(taken(&log).is_empty());
 }
+
+#[test]
+fn creates_is_looked_at_inside_the_root_links_included() {
+    let (dir, root, log) = scene();
+    let outside = tempfile::tempdir().unwrap();
+    fs::write(outside.path().join("ready"), "").unwrap();
+    // An absolute link inside the root leads where it would in a chroot.
+    std::os::unix::fs::symlink(outside.path(), dir.path().join("srv")).unwrap();
+    let runner = FakeRunner::new(&log);
+    let p = with_runner(&root, &log, &runner);
+    let items = fleet_items("  Exec[init]:\n    command: [init]\n    creates: /srv/ready\n");
+    let (summary, _) = run(&items, &p, &root, false);
+    assert_eq!(summary.changed, 1, "the file outside the root counted");
+    assert_eq!(taken(&log), ["run init"]);
+}
