@@ -11,7 +11,8 @@ use datum_apply::spec::ResourceView;
 use datum_core::diagnostic::{Code, Diagnostic};
 use datum_core::document::VERSION;
 use datum_core::schema::{
-    Field, Kind, ResourceId, Ty, Value, normalise_abs_path, normalise_mode, normalise_rel_path,
+    Field, Kind, ResourceId, SECONDS_MAX, Ty, Value, normalise_abs_path, normalise_mode,
+    normalise_rel_path,
 };
 use datum_core::settings::{self, Node, Value as Yaml};
 use datum_core::source::{Files, Span};
@@ -220,7 +221,10 @@ fn resource(
         if !r.values.contains_key(&field) {
             problems.push(problem(
                 id_span,
-                format!("{id_text} has no `{field}`, which a {kind} needs"),
+                format!(
+                    "{id_text} has no `{field}`, which {} {kind} needs",
+                    if kind == Kind::Exec { "an" } else { "a" }
+                ),
                 REMAKE,
             ));
         }
@@ -286,6 +290,34 @@ fn read_field(kind: Kind, field: Field, node: Node<'_, '_>) -> Result<Read, Stri
             _ => return Err(format!("must be a user or group id, and {}", found())),
         },
         Ty::List => Value::List(list(node)?.into_iter().map(Into::into).collect()),
+        Ty::Argv => {
+            let argv = list(node)?;
+            if argv.first().is_none_or(|p| p.is_empty()) {
+                return Err("names no program".to_owned());
+            }
+            Value::List(argv.into_iter().map(Into::into).collect())
+        }
+        Ty::Env => {
+            let entries = list(node)?;
+            if let Some(bad) = entries.iter().find(|e| {
+                !e.split_once('=').is_some_and(|(n, _)| {
+                    n.starts_with(|c: char| c == '_' || c.is_ascii_alphabetic())
+                        && n.chars().all(|c| c == '_' || c.is_ascii_alphanumeric())
+                })
+            }) {
+                return Err(format!("holds `{bad}`, not NAME=value"));
+            }
+            Value::List(entries.into_iter().map(Into::into).collect())
+        }
+        Ty::Seconds => match node.value() {
+            Yaml::Int(i) if (1..=SECONDS_MAX).contains(&i) => Value::Int(i),
+            _ => {
+                return Err(format!(
+                    "must be a number of seconds from 1 to {SECONDS_MAX}, and {}",
+                    found()
+                ));
+            }
+        },
         Ty::Refs => {
             let mut ids = Vec::new();
             for t in list(node)? {
@@ -381,6 +413,24 @@ mod tests {
     }
 
     #[test]
+    fn an_exec_reads_back() {
+        let text = "datum: v1alpha1\ntype: Manifest\nhost: h\nresources:\n  Exec[x]:\n    command: [migrate, '', --all]\n    creates: /srv/done\n    timeout: 60\n    environment: [A=1, B=]\n    run_on: ['File[a]']\n    refresh_only: true\n";
+        let got = read(text).unwrap();
+        let x = &got[0];
+        assert_eq!(x.kind(), Kind::Exec);
+        assert_eq!(
+            x.value(Field::Command),
+            Some(&Value::List(
+                ["migrate", "", "--all"].map(Into::into).into()
+            ))
+        );
+        assert_eq!(x.value(Field::Timeout), Some(&Value::Int(60)));
+        assert_eq!(x.value(Field::RefreshOnly), Some(&Value::Bool(true)));
+        assert_eq!(x.refs(Field::RunOn), ["File[a]"]);
+        assert_eq!(x.str(Field::Creates), Some("/srv/done"));
+    }
+
+    #[test]
     fn what_would_change_what_is_applied_is_refused_with_its_place() {
         let base = "datum: v1alpha1\ntype: Manifest\nhost: h\nresources:\n";
         for (resources, expected) in [
@@ -406,6 +456,19 @@ mod tests {
             (
                 "  File[a]:\n    path: /a\n    requires: [nope]\n",
                 "`nope` is not a resource id",
+            ),
+            (
+                "  Exec[a]:\n    creates: /a\n",
+                "has no `command`, which an Exec needs",
+            ),
+            ("  Exec[a]:\n    command: ['']\n", "names no program"),
+            (
+                "  Exec[a]:\n    command: [x]\n    timeout: 0\n",
+                "must be a number of seconds from 1 to 86400",
+            ),
+            (
+                "  Exec[a]:\n    command: [x]\n    environment: [NOEQUALS]\n",
+                "holds `NOEQUALS`, not NAME=value",
             ),
         ] {
             let err = read(&format!("{base}{resources}")).unwrap_err();

@@ -18,6 +18,7 @@ mod diff;
 mod docs;
 mod document_files;
 mod escaping;
+mod exec;
 mod explain;
 mod hosts;
 mod init;
