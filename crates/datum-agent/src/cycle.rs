@@ -187,7 +187,7 @@ impl Agent {
     /// The last applied input, or a refusal when its record is damaged
     /// (unless rollback is allowed, which writes a fresh one).
     fn last_applied(&self, log: &mut Log, out: &mut dyn Write) -> Result<Option<Applied>, Refusal> {
-        match StateFile::new(self.root.path(STATE)).load() {
+        match StateFile::inside(&self.root, STATE).load() {
             Ok(last) => Ok(last),
             Err(e) if self.options.allow_rollback => {
                 log.note(
@@ -379,8 +379,13 @@ impl Agent {
                 log.fetch_failed = true;
                 let hint = e.hint().unwrap_or("");
                 log.note(out, format!("fetching the bundle failed: {e}"));
-                match std::fs::read(&cache) {
-                    Ok(bytes) => {
+                // Only a regular file, never through a link at its name,
+                // no larger than a fetched bundle may be.
+                match self
+                    .root
+                    .read_small(CACHED_BUNDLE, FetchOptions::default().max_bytes)
+                {
+                    Ok(Some(bytes)) => {
                         log.note(
                             out,
                             format!(
@@ -390,7 +395,7 @@ impl Agent {
                         );
                         (bytes, CACHED_BUNDLE.to_owned(), true)
                     }
-                    Err(_) => {
+                    Ok(None) | Err(_) => {
                         return Err(refusal(
                             "fetching failed, and no verified input is cached to fall back to",
                             if hint.is_empty() {
@@ -507,12 +512,12 @@ impl Agent {
         let resources = apply_report(&json);
         if !self.options.noop {
             if let Some(applied) = &input.applied
-                && let Err(e) = StateFile::new(self.root.path(STATE)).record(applied)
+                && let Err(e) = StateFile::inside(&self.root, STATE).record(applied)
             {
                 log.note(out, e.to_string());
             }
             if let Some(bytes) = &input.bundle
-                && let Err(e) = save_bundle(&self.root.path(CACHED_BUNDLE), bytes)
+                && let Err(e) = save_bundle(&self.root, bytes)
             {
                 log.note(
                     out,
@@ -561,7 +566,7 @@ pub fn publish(
     report_url: Option<&str>,
 ) -> (RunRecord, PathBuf, Vec<String>) {
     let mut warnings = Vec::new();
-    let reports = Reports::new(root.path(REPORTS));
+    let reports = Reports::inside(root, REPORTS);
     let previous = reports.last().ok().flatten();
     let fetch_failures_total =
         previous.map_or(0, |p| p.fetch_failures_total) + u64::from(run.fetch_failed);
@@ -594,10 +599,7 @@ pub fn publish(
         warnings.push(format!("the run report was not written: {}", chain(&e)));
     }
     let prom = root.path(&metrics.to_string_lossy());
-    let written = prom
-        .parent()
-        .map_or(Ok(()), std::fs::create_dir_all)
-        .and_then(|()| metrics::write(&prom, &record));
+    let written = metrics::write_inside(root, &metrics.to_string_lossy(), &record);
     if let Err(e) = written {
         warnings.push(format!(
             "the metrics file {} was not written: {e}",
@@ -616,15 +618,17 @@ pub fn publish(
     (record, report, warnings)
 }
 
-fn save_bundle(path: &Path, bytes: &[u8]) -> io::Result<()> {
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir)?;
-    }
+/// Keeps a verified bundle for when fetching fails, inside the root.
+fn save_bundle(root: &Root, bytes: &[u8]) -> io::Result<()> {
+    let dir = Path::new(CACHED_BUNDLE)
+        .parent()
+        .map_or("/".to_owned(), |d| d.to_string_lossy().into_owned());
+    root.create_dir_all(&dir, 0o755)?;
     let attrs = datum_apply::disk::Attrs {
         mode: Some(0o600),
         ..Default::default()
     };
-    datum_apply::disk::write_atomic(path, bytes, attrs)
+    root.write_atomic(CACHED_BUNDLE, bytes, attrs)
 }
 
 /// 0, 2, 4 or 6, as `datum apply` exits.

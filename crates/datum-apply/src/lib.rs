@@ -15,9 +15,11 @@
 //!   run, compared by ciphertext hash under `--noop`.
 //! - [`state`]: the lock and the restarts owed, under `/var/lib/datum`.
 //! - [`root`]: `/` or the `--root` directory, its accounts, and the host's name.
+//! - [`confine`]: every path resolved inside the root, links included.
 //! - [`disk`]: atomic, link-refusing filesystem operations.
 #![forbid(unsafe_code)]
 
+pub mod confine;
 pub mod disk;
 pub mod engine;
 pub mod graph;

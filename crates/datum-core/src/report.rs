@@ -372,9 +372,12 @@ fn exclusive(fleet: &Fleet, resource: ResId, sides: &[Contrib], hosts: &[&str]) 
     for &c in rest {
         d = d.also(fleet.setting(c).span, fleet.setting(c).field.name());
     }
+    let kinds = match kinds.split_last() {
+        Some((last, rest)) if !rest.is_empty() => format!("{} or {last}", rest.join(", ")),
+        _ => kinds.join(""),
+    };
     d.note(on_hosts(hosts)).hint(format!(
-        "a File takes one of {}: in the layer that should win, set the others to null (`{}: null`)",
-        kinds.join(", "),
+        "a File takes one of {kinds}: in the layer that should win, set the others to null (`{}: null`)",
         fleet.setting(rest.first().copied().unwrap_or(last)).field
     ))
 }
