@@ -131,6 +131,8 @@ codes! {
     DuplicateHost = "duplicate-host",
     /// Two layers with the same display name.
     DuplicateLayer = "duplicate-layer",
+    /// Two layers with the same `name`.
+    DuplicateLayerName = "duplicate-layer-name",
     /// A file with more than one Layer document.
     TwoLayers = "two-layers",
     /// A label key or value the Fleet document does not declare.

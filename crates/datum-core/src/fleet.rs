@@ -96,7 +96,9 @@ pub struct Layer {
     pub path: String,
     /// How the layer is shown: its path without a trailing `/layer.yaml`.
     pub display: String,
+    /// `name:`, unique in the fleet: what people call the layer.
     pub name: Box<str>,
+    pub name_span: Span,
     pub precedence: i32,
     pub precedence_span: Span,
     pub match_span: Span,

@@ -56,6 +56,7 @@ bad! {
     requires_missing => "requires-missing",
     requires_cycle => "requires-cycle",
     duplicate_host => "duplicate-host",
+    duplicate_layer_name => "duplicate-layer-name",
     reserved_label => "reserved-label",
     two_layers_in_a_file => "two-layers-in-a-file",
     unsupported_version => "unsupported-version",

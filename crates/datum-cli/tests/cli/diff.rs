@@ -198,6 +198,18 @@ fn a_role_mode_change_reaches_only_hosts_without_a_host_override() {
     assert_eq!(field["old"]["value"], "0640");
     assert_eq!(field["new"]["value"], "0644");
     assert_eq!(field["old"]["layers"], serde_json::json!(["roles/web"]));
+    // Layers go by path; their names are given once per side.
+    let names = &v["layer_names"];
+    assert_eq!(names["old"], names["new"]);
+    assert_eq!(names["new"].as_array().unwrap().len(), 9, "{names}");
+    assert_eq!(
+        names["new"][0],
+        serde_json::json!({"layer": "base", "name": "base"})
+    );
+    assert_eq!(
+        names["new"][6],
+        serde_json::json!({"layer": "roles/web", "name": "role-web"})
+    );
     assert_eq!(field["new"]["layers"], serde_json::json!(["roles/web"]));
 }
 

@@ -331,6 +331,9 @@ fn json_locates_every_contribution_and_label() {
     assert_eq!(r["summary"], "/etc/nginx/nginx.conf");
     let by = &r["contributed_by"];
     assert_eq!(by[1]["layer"], "hosts/web-001");
+    // Each layer also carries its name, as its document gives it.
+    assert_eq!(by[0]["name"], "role-web");
+    assert_eq!(by[1]["name"], "host-web-001");
     assert_eq!(by[1]["matched"][0]["key"], "datum/host");
     assert_eq!(
         place(&by[1]["matched"][0]["location"]),

@@ -45,6 +45,31 @@ pub fn tree<'a>(d: &'a FleetDiff<'a>, old: &'a str, new: &'a str) -> Tree<'a> {
             "groups",
             Tree::List(d.groups.iter().map(|g| group(d, g)).collect()),
         )
+        .with(
+            "layer_names",
+            Tree::map()
+                .with("old", layer_names(d.old))
+                .with("new", layer_names(d.new)),
+        )
+}
+
+/// Each layer of one side as it is shown, with its `name`, sorted; empty
+/// when the side has no fleet.
+fn layer_names(side: Option<Side<'_>>) -> Tree<'_> {
+    let mut layers: Vec<_> = side
+        .map(|s| s.fleet.layers.iter().collect())
+        .unwrap_or_default();
+    layers.sort_by(|a, b| a.display.cmp(&b.display));
+    Tree::List(
+        layers
+            .into_iter()
+            .map(|l| {
+                Tree::map()
+                    .with("layer", Tree::str(l.display.as_str()))
+                    .with("name", Tree::str(&*l.name))
+            })
+            .collect(),
+    )
 }
 
 fn added<'a>(side: Side<'a>, h: HostId) -> Tree<'a> {

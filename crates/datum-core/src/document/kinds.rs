@@ -314,9 +314,12 @@ impl<'d, 'a, 'x> Cx<'d, 'a, 'x> {
         };
         out.layer_spans.push(top);
         match (name, precedence, matcher) {
-            (Some((name, _)), Some((precedence, precedence_span)), Some(matcher)) if self.ok => {
+            (Some((name, name_span)), Some((precedence, precedence_span)), Some(matcher))
+                if self.ok =>
+            {
                 out.layers.push(LayerDoc {
                     name: name.into(),
+                    name_span,
                     precedence,
                     precedence_span,
                     match_span,

@@ -92,6 +92,7 @@ pub struct HostDoc {
 #[derive(Debug)]
 pub struct LayerDoc {
     pub name: Box<str>,
+    pub name_span: Span,
     pub precedence: i32,
     pub precedence_span: Span,
     /// The `match:` key, where an unmatched layer is reported.

@@ -262,6 +262,7 @@ fn layer_head<'f>(ex: &Explanation<'f>, l: LayerId) -> Tree<'f> {
     let layer = ex.fleet.layer(l);
     Tree::map()
         .with("layer", Tree::str(layer.display.as_str()))
+        .with("name", Tree::str(&*layer.name))
         .with("precedence", Tree::Int(layer.precedence.into()))
 }
 

@@ -27,9 +27,10 @@ fn fleet(layers: &[(&str, i32, &str, &str)]) -> Fleet {
         .file("datum.yaml", FLEET)
         .file("hosts.yaml", HOSTS);
     for &(dir, prec, matcher, resources) in layers {
+        // Each layer named after its directory: names are unique in a fleet.
         r.add(
             &format!("{dir}/layer.yaml"),
-            layer(prec, matcher, resources),
+            layer(prec, matcher, resources).replace("name: l\n", &format!("name: {dir}\n")),
         );
     }
     let fleet = load(&r).unwrap();
@@ -494,10 +495,10 @@ fn json_keeps_dropped_entries_and_the_null_that_dropped_them() {
     ]);
     let s = Target::Field(id("Service[s]"), Field::Requires);
     let line = json_line(&f, "web-001", s);
-    assert!(line.contains(r#""field":{"field":"requires","state":"unset","value":[],"entries":[],"dropped":[{"id":"Package[a]","on_host":true,"listed_by":[{"layer":"base","precedence":0,"location":{"path":"base/layer.yaml","line":9,"column":15}}],"dropped_by":{"layer":"roles/web","precedence":30,"location":{"path":"roles/web/layer.yaml","line":8,"column":15}}"#), "{line}");
+    assert!(line.contains(r#""field":{"field":"requires","state":"unset","value":[],"entries":[],"dropped":[{"id":"Package[a]","on_host":true,"listed_by":[{"layer":"base","name":"base","precedence":0,"location":{"path":"base/layer.yaml","line":9,"column":15}}],"dropped_by":{"layer":"roles/web","name":"roles/web","precedence":30,"location":{"path":"roles/web/layer.yaml","line":8,"column":15}}"#), "{line}");
     assert!(
         line.contains(
-            r#""unset_by":{"layer":"roles/web","precedence":30,"role":"unset","value":null,"#
+            r#""unset_by":{"layer":"roles/web","name":"roles/web","precedence":30,"role":"unset","value":null,"#
         ),
         "{line}"
     );

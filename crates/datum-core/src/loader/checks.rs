@@ -1,5 +1,5 @@
 //! The checks that need every document at once: host names unique, one
-//! file per layer name, and labels against the `Fleet.labels` declaration.
+//! file per layer, layer names unique, and labels against the `Fleet.labels` declaration.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -168,6 +168,7 @@ impl Assembler {
                 }
             }
         }
+        self.check_layer_names();
         // Declared labels in matchers.
         for k in 0..self.layers.len() {
             let matcher = std::mem::take(&mut self.layers[k].doc.matcher);
@@ -179,6 +180,43 @@ impl Assembler {
         }
         self.check_sources(reader);
         self.check_templates(reader);
+    }
+}
+
+impl Assembler {
+    /// Layer names are unique: a second layer with a name is an error
+    /// pointing at both, and is set aside. Layers in path order.
+    fn check_layer_names(&mut self) {
+        let mut first: BTreeMap<&str, usize> = BTreeMap::new();
+        let mut again = Vec::new();
+        for (k, l) in self.layers.iter().enumerate() {
+            match first.get(&*l.doc.name) {
+                // Two files shown as one layer are reported as that already.
+                Some(&f) if display_name(&self.layers[f].path) == display_name(&l.path) => {}
+                Some(&f) => again.push((f, k)),
+                None => {
+                    first.insert(&l.doc.name, k);
+                }
+            }
+        }
+        for (f, k) in again {
+            let (a, b) = (&self.layers[f], &self.layers[k]);
+            self.diags.push(
+                Diagnostic::error(
+                    Code::DuplicateLayerName,
+                    format!(
+                        "layers {} and {} are both named `{}`",
+                        display_name(&a.path),
+                        display_name(&b.path),
+                        b.doc.name
+                    ),
+                )
+                .at(b.doc.name_span, "named again here")
+                .also(a.doc.name_span, "first named here")
+                .hint("layer names are unique in a fleet: rename one of them"),
+            );
+            self.layers[k].ok = false;
+        }
     }
 }
 

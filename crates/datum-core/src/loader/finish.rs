@@ -109,6 +109,7 @@ impl Assembler {
             display: display_name(&l.path).to_owned(),
             path: l.path,
             name: l.doc.name,
+            name_span: l.doc.name_span,
             precedence: l.doc.precedence,
             precedence_span: l.doc.precedence_span,
             match_span: l.doc.match_span,

@@ -9,11 +9,7 @@ fn host(name: &str, labels: &str) -> String {
     format!("datum: v1alpha1\ntype: Host\nname: {name}\nlabels: {labels}\n---\n")
 }
 
-fn layer(prec: i32, labels: &str, resources: &str) -> String {
-    format!(
-        "datum: v1alpha1\ntype: Layer\nname: l\nprecedence: {prec}\nmatch: {{labels: {labels}}}\nresources:\n{resources}"
-    )
-}
+use crate::testkit::layer;
 
 #[test]
 fn loads_hosts_and_layers_in_fold_order() {
@@ -149,4 +145,26 @@ fn missing_fleet_document_holds_back_everything() {
     let fleet = load(&r).unwrap();
     assert_eq!(fleet.diagnostics[0].code, Code::NoFleet);
     assert_eq!(fleet.blockers(fleet.host_id("web-001").unwrap()).len(), 1);
+}
+
+#[test]
+fn a_layer_name_taken_twice_sets_the_second_aside() {
+    let named = |name: &str, prec: i32| {
+        format!("datum: v1alpha1\ntype: Layer\nname: {name}\nprecedence: {prec}\nmatch: {{}}\n")
+    };
+    let r = MemReader::new()
+        .file("datum.yaml", FLEET)
+        .file("hosts.yaml", host("web-001", "{}"))
+        .file("b/layer.yaml", named("web", 2))
+        .file("a/layer.yaml", named("web", 1))
+        .file("c/layer.yaml", named("other", 3));
+    let fleet = load(&r).unwrap();
+    let codes: Vec<Code> = fleet.diagnostics.iter().map(|d| d.code).collect();
+    assert_eq!(codes, [Code::DuplicateLayerName]);
+    assert_eq!(
+        fleet.diagnostics[0].message,
+        "layers a and b are both named `web`"
+    );
+    let names: Vec<&str> = fleet.layers.iter().map(|l| &*l.name).collect();
+    assert_eq!(names, ["web", "other"]);
 }
