@@ -185,9 +185,9 @@ mod tests {
 
     #[test]
     fn two_layers_that_would_set_a_var_differently_on_one_host_are_a_latent_conflict() {
-        let vars = |v: &str| {
+        let vars = |name: &str, v: &str| {
             format!(
-                "datum: v1alpha1\ntype: Layer\nname: l\nprecedence: 20\nmatch: {{labels: {v}}}\nvars:\n"
+                "datum: v1alpha1\ntype: Layer\nname: {name}\nprecedence: 20\nmatch: {{labels: {v}}}\nvars:\n"
             )
         };
         let r = MemReader::new()
@@ -199,9 +199,12 @@ mod tests {
             )
             .file(
                 "a/layer.yaml",
-                vars("{site: london}") + "  dns: 10.1.0.53\n",
+                vars("a", "{site: london}") + "  dns: 10.1.0.53\n",
             )
-            .file("b/layer.yaml", vars("{role: web}") + "  dns: 10.9.9.9\n");
+            .file(
+                "b/layer.yaml",
+                vars("b", "{role: web}") + "  dns: 10.9.9.9\n",
+            );
         let all = rendered(&r);
         assert_eq!(all.len(), 1, "{all:#?}");
         assert!(
@@ -223,8 +226,11 @@ mod tests {
         let r = MemReader::new()
             .file("datum.yaml", FLEET)
             .file("hosts.yaml", host("db-001", "{role: db, site: london}"))
-            .file("a/layer.yaml", vars("{site: london}") + "  dns: [a, b]\n")
-            .file("b/layer.yaml", vars("{role: web}") + "  dns: [a, b]\n");
+            .file(
+                "a/layer.yaml",
+                vars("a", "{site: london}") + "  dns: [a, b]\n",
+            )
+            .file("b/layer.yaml", vars("b", "{role: web}") + "  dns: [a, b]\n");
         assert_eq!(codes(&r), [Code::UncarriedLabel]);
     }
 
