@@ -101,6 +101,35 @@ impl ConfigError {
 }
 
 /// Reads and checks the configuration file at `path`.
+/// The configuration at `abs` inside `root` ([`DEFAULT_PATH`] unless
+/// `--config` names another): the directories on the way resolved inside
+/// the root, the file read only as a regular file, never through a link at
+/// its name, so no file outside the root is ever shown in a diagnostic.
+pub fn read_inside(root: &datum_apply::Root, abs: &str) -> Result<Config, ConfigError> {
+    let path = root.path(abs);
+    let read = |source| ConfigError::Read {
+        path: path.clone(),
+        source,
+    };
+    let bytes = match root.read_small(abs, MAX_SIZE) {
+        Ok(Some(bytes)) => bytes,
+        // ENOENT, so the message reads as any missing file's.
+        Ok(None) => {
+            return Err(read(std::io::Error::from_raw_os_error(2)));
+        }
+        Err(datum_apply::root::Refused::Io(e)) => return Err(read(e)),
+        Err(other) => return Err(read(std::io::Error::other(other.to_string()))),
+    };
+    let text = String::from_utf8(bytes).map_err(|_| {
+        read(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            "it is not UTF-8",
+        ))
+    })?;
+    parse(&path, text)
+}
+
+/// The configuration at `path`, as named.
 pub fn read(path: &Path) -> Result<Config, ConfigError> {
     let bytes = http::read_file(path, MAX_SIZE).map_err(|e| ConfigError::Read {
         path: path.to_owned(),

@@ -83,6 +83,21 @@ pub fn render(record: &RunRecord) -> String {
     out
 }
 
+/// Writes [`render`]'s text to `abs` inside `root` atomically, readable by
+/// the collector, creating its directory (inside the root) when missing.
+pub fn write_inside(root: &datum_apply::Root, abs: &str, record: &RunRecord) -> io::Result<()> {
+    let parent = match abs.rfind('/') {
+        Some(0) | None => "/",
+        Some(i) => &abs[..i],
+    };
+    root.create_dir_all(parent, 0o755)?;
+    let attrs = Attrs {
+        mode: Some(MODE),
+        ..Attrs::default()
+    };
+    root.write_atomic(abs, render(record).as_bytes(), attrs)
+}
+
 /// Writes [`render`]'s text to `path` atomically, readable by the collector.
 pub fn write(path: &Path, record: &RunRecord) -> io::Result<()> {
     let attrs = Attrs {

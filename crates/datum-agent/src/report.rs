@@ -7,13 +7,13 @@
 //! Nothing here reads the clock: times come in as parameters.
 
 use std::fmt;
-use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use datum_apply::Summary;
-use datum_apply::disk::{Attrs, write_atomic};
+use datum_apply::disk::{Attrs, write_atomic_in};
+use datum_apply::root::{Refused, Root};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use crate::http::{self, FetchError, FetchOptions};
@@ -380,37 +380,56 @@ pub enum ReportError {
 /// The report directory.
 #[derive(Clone, Debug)]
 pub struct Reports {
+    root: Root,
+    /// The directory, as an absolute path inside `root`.
+    abs: String,
     dir: PathBuf,
 }
 
+/// The largest report read back: one holds every resource of a run.
+pub const REPORT_LIMIT: u64 = 64 << 20;
+
 impl Reports {
+    /// The reports in `dir` (on this machine, as it is named).
     pub fn new(dir: impl Into<PathBuf>) -> Reports {
-        Reports { dir: dir.into() }
+        let dir: PathBuf = dir.into();
+        let abs = std::path::absolute(&dir).unwrap_or_else(|_| dir.clone());
+        Reports::inside(&Root::system(), &abs.to_string_lossy())
+    }
+
+    /// The reports in the directory `abs` of `root`: every path resolved
+    /// inside it, the reports read only as small regular files.
+    pub fn inside(root: &Root, abs: &str) -> Reports {
+        Reports {
+            root: root.clone(),
+            abs: abs.to_owned(),
+            dir: root.path(abs),
+        }
     }
 
     pub fn dir(&self) -> &Path {
         &self.dir
     }
 
+    fn abs(&self, name: &str) -> String {
+        format!("{}/{name}", self.abs.trim_end_matches('/'))
+    }
+
     /// The run ids that have a report, oldest first; none when the
     /// directory does not exist yet. Other files are ignored.
     pub fn run_ids(&self) -> Result<Vec<RunId>, ReportError> {
-        let entries = match fs::read_dir(&self.dir) {
-            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
-            other => other.map_err(|e| self.io("list", &self.dir, e))?,
-        };
-        let mut ids = Vec::new();
-        for entry in entries {
-            let entry = entry.map_err(|e| self.io("list", &self.dir, e))?;
-            let name = entry.file_name();
-            if let Some(id) = name
-                .to_str()
-                .and_then(|n| n.strip_suffix(".json"))
-                .and_then(RunId::parse)
-            {
-                ids.push(id);
-            }
-        }
+        let names = self
+            .root
+            .list(&self.abs)
+            .map_err(|e| self.io("list", &self.dir, e))?;
+        let mut ids: Vec<RunId> = names
+            .iter()
+            .filter_map(|name| {
+                name.to_str()
+                    .and_then(|n| n.strip_suffix(".json"))
+                    .and_then(RunId::parse)
+            })
+            .collect();
         ids.sort();
         Ok(ids)
     }
@@ -426,36 +445,41 @@ impl Reports {
     /// Writes `<run-id>.json` and `last.json`, then removes the reports
     /// beyond the newest [`KEEP`].
     pub fn write(&self, record: &RunRecord) -> Result<(), ReportError> {
-        fs::create_dir_all(&self.dir).map_err(|e| self.io("create", &self.dir, e))?;
+        let dir = self
+            .root
+            .create_dir_all(&self.abs, 0o755)
+            .map_err(|e| self.io("create", &self.dir, e))?;
         let text = record.to_json();
         let attrs = Attrs {
             mode: Some(MODE),
             ..Attrs::default()
         };
         for name in [format!("{}.json", record.run_id), LAST.to_owned()] {
-            let path = self.dir.join(name);
-            write_atomic(&path, text.as_bytes(), attrs).map_err(|e| self.io("write", &path, e))?;
+            write_atomic_in(&dir, name.as_ref(), text.as_bytes(), attrs)
+                .map_err(|e| self.io("write", &self.dir.join(&name), e))?;
         }
         let ids = self.run_ids()?;
         for old in &ids[..ids.len().saturating_sub(KEEP)] {
-            let path = self.dir.join(format!("{old}.json"));
-            match fs::remove_file(&path) {
-                Err(e) if e.kind() != io::ErrorKind::NotFound => {
-                    return Err(self.io("remove", &path, e));
-                }
-                _ => {}
-            }
+            let name = format!("{old}.json");
+            self.root
+                .remove_file(&self.abs(&name))
+                .map_err(|e| self.io("remove", &self.dir.join(&name), e))?;
         }
         Ok(())
     }
 
-    /// The newest run's record, if any run was reported.
+    /// The newest run's record, if any run was reported. It is read only
+    /// as a regular file (never through a link at its name), at most
+    /// [`REPORT_LIMIT`] bytes.
     pub fn last(&self) -> Result<Option<RunRecord>, ReportError> {
         let path = self.dir.join(LAST);
-        let text = match fs::read_to_string(&path) {
-            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
-            other => other.map_err(|e| self.io("read", &path, e))?,
+        let bytes = match self.root.read_small(&self.abs(LAST), REPORT_LIMIT) {
+            Ok(None) => return Ok(None),
+            Ok(Some(b)) => b,
+            Err(Refused::Io(e)) => return Err(self.io("read", &path, e)),
+            Err(other) => return Err(self.io("read", &path, io::Error::other(other.to_string()))),
         };
+        let text = String::from_utf8_lossy(&bytes);
         RunRecord::from_json(&text)
             .map(Some)
             .map_err(|source| ReportError::Parse { path, source })

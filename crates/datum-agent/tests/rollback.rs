@@ -319,7 +319,7 @@ fn a_damaged_record_is_an_error_naming_the_file() {
         ),
         (
             &format!("{{\"mode\":\"svn\",\"commit\":\"{hex}\",\"commit_time\":1}}"),
-            "unknown mode \"svn\"",
+            "`mode` is neither \"git\" nor \"bundle\"",
         ),
         (
             &format!("{{\"mode\":\"git\",\"commit\":\"{hex}\"}}"),
@@ -345,7 +345,30 @@ fn a_damaged_record_is_an_error_naming_the_file() {
             "{text}: {message}"
         );
         assert!(err.hint().contains("--allow-rollback"));
+        // What the file holds is never repeated.
+        assert!(
+            !message.contains("svn") && !message.contains("xyz"),
+            "{message}"
+        );
     }
+    // A link at its name, a FIFO: refused, not followed or waited on.
+    let outside = dir.path().join("outside.json");
+    std::fs::write(&outside, "{\"mode\":\"svn\"}").unwrap();
+    std::fs::remove_file(&path).unwrap();
+    std::os::unix::fs::symlink(&outside, &path).unwrap();
+    let message = state.load().unwrap_err().to_string();
+    assert!(message.contains("it is a symbolic link"), "{message}");
+    std::fs::remove_file(&path).unwrap();
+    assert!(
+        std::process::Command::new("mkfifo")
+            .arg(&path)
+            .status()
+            .unwrap()
+            .success()
+    );
+    let message = state.load().unwrap_err().to_string();
+    assert!(message.contains("it is a FIFO"), "{message}");
+    std::fs::remove_file(&path).unwrap();
     std::fs::write(&path, vec![b' '; 100_000]).unwrap();
     assert!(
         state

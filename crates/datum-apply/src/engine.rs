@@ -6,10 +6,11 @@ use std::collections::BTreeMap;
 
 use crate::graph::{self, Cycle};
 use crate::provider::{Context, Examined, Failure, Pending, Providers, Restarted};
+use crate::refresh::Refreshes;
 use crate::report::{Change, Outcome, Reporter, RunInfo, Status, Summary};
 use crate::root::Root;
 use crate::secret::Secrets;
-use crate::spec::{Desired, Ensure, Item};
+use crate::spec::{Desired, Ensure, ExecSpec, Item};
 use crate::state::{State, StateError};
 
 /// How to run.
@@ -114,6 +115,9 @@ pub fn apply(
     let services = services(items);
     let restarted_by = restarted_by(items, &services, &by_id);
     drop_stale_restarts(&mut state, &services, options.noop, &mut reporter)?;
+    let mut refreshes = Refreshes::open(root)?;
+    let refreshed_by = refreshed_by(items, &by_id);
+    drop_stale_refreshes(&mut refreshes, items, options.noop, &mut reporter)?;
 
     let mut run = Run {
         by_id,
@@ -126,6 +130,8 @@ pub fn apply(
         changed: vec![false; items.len()],
         pending: Pending::default(),
         restarted_by,
+        refreshes,
+        refreshed_by,
     };
     let mut summary = Summary::default();
     for &i in &plan.order {
@@ -210,6 +216,59 @@ fn drop_stale_restarts(
     Ok(())
 }
 
+/// For each item, the `refresh_only` Execs (by id) that run when it changes.
+fn refreshed_by<'a>(items: &'a [Item], by_id: &BTreeMap<&str, usize>) -> Vec<Vec<&'a str>> {
+    let mut refreshed_by: Vec<Vec<&str>> = vec![Vec::new(); items.len()];
+    for it in items {
+        if !matches!(&it.desired, Desired::Exec(e) if e.refresh_only) {
+            continue;
+        }
+        for id in &it.run_on {
+            if let Some(&i) = by_id.get(id.as_str()) {
+                refreshed_by[i].push(it.id.as_str());
+            }
+        }
+    }
+    refreshed_by
+}
+
+/// A refresh owed (by an earlier, interrupted run) to an Exec the manifest
+/// no longer has as `refresh_only` is dropped, with a note; a no-op run
+/// only says it would be.
+fn drop_stale_refreshes(
+    refreshes: &mut Refreshes,
+    items: &[Item],
+    noop: bool,
+    reporter: &mut Guarded<'_>,
+) -> Result<(), StateError> {
+    let stale: Vec<String> = refreshes
+        .owed()
+        .iter()
+        .filter(|id| {
+            !items.iter().any(|it| {
+                it.id == **id && matches!(&it.desired, Desired::Exec(e) if e.refresh_only)
+            })
+        })
+        .cloned()
+        .collect();
+    for id in stale {
+        let note = if noop {
+            format!(
+                "a refresh of {id} is owed, but the manifest has no such refresh_only Exec: a real run drops it"
+            )
+        } else {
+            format!(
+                "a refresh of {id} was owed, but the manifest has no such refresh_only Exec: dropped"
+            )
+        };
+        reporter.with(|r| r.note(&note));
+        if !noop {
+            refreshes.settle(&id)?;
+        }
+    }
+    Ok(())
+}
+
 /// The outcome of `item`, skipped because `dep` failed or was skipped.
 fn skipped(item: &Item, dep: &Item, dep_status: Status) -> Outcome {
     Outcome {
@@ -218,6 +277,7 @@ fn skipped(item: &Item, dep: &Item, dep_status: Status) -> Outcome {
         status: Status::Skipped,
         changes: vec![],
         notes: vec![],
+        command: None,
         reason: Some(format!(
             "{} {}",
             dep.id,
@@ -243,6 +303,8 @@ struct Run<'a> {
     changed: Vec<bool>,
     pending: Pending,
     restarted_by: Vec<Vec<&'a str>>,
+    refreshes: Refreshes,
+    refreshed_by: Vec<Vec<&'a str>>,
 }
 
 impl Run<'_> {
@@ -255,6 +317,7 @@ impl Run<'_> {
             changes: vec![],
             notes: vec![],
             reason: None,
+            command: None,
         };
         let result = match &item.problem {
             Some(p) => Err(Failure::new(p.clone())),
@@ -276,6 +339,9 @@ impl Run<'_> {
 
     fn converge(&mut self, i: usize, outcome: &mut Outcome) -> Result<(), Failure> {
         let item = &self.items[i];
+        if let Desired::Exec(e) = &item.desired {
+            return self.exec(i, e, outcome);
+        }
         // A secret's plaintext exists only in a real run, only here, and
         // is zeroed when `unsealed` goes.
         let unsealed = match (&item.desired, self.noop) {
@@ -311,6 +377,7 @@ impl Run<'_> {
                 "cannot record the restarts this change makes owed: {e}"
             ))
         })?;
+        self.owe_refreshes(i)?;
         converge(self.providers, desired, &outcome.changes, &self.cx())?;
         outcome.status = Status::Changed;
         self.record_secret(desired)
@@ -361,11 +428,13 @@ impl Run<'_> {
             return Ok(());
         }
         if !outcome.changes.is_empty() {
+            self.owe_refreshes(i)?;
             converge(self.providers, &item.desired, &outcome.changes, &self.cx())?;
             outcome.status = Status::Changed;
         }
         if let Some(cause) = cause {
             if !moot {
+                self.owe_refreshes(i)?;
                 match self.providers.service.restart(spec)? {
                     Restarted::Yes => {
                         outcome.changes.push(Change::set("restart", cause));
@@ -383,6 +452,78 @@ impl Run<'_> {
                 .map_err(|e| Failure::new(format!("restarted, but cannot record it: {e}")))?;
         }
         Ok(())
+    }
+
+    /// Records, before item `i` changes, the refreshes its change owes.
+    fn owe_refreshes(&mut self, i: usize) -> Result<(), Failure> {
+        let ids = self.refreshed_by[i].iter().copied();
+        self.refreshes.owe(ids).map_err(|e| {
+            Failure::new(format!(
+                "cannot record the refreshes this change makes owed: {e}"
+            ))
+        })
+    }
+
+    /// An Exec: whether it is due (a `refresh_only` one, when something in
+    /// its `run_on` changed in this run or a refresh is owed), then its
+    /// guards, then the command. A refresh stays owed until the command
+    /// succeeds or a guard says it need not run.
+    fn exec(&mut self, i: usize, spec: &ExecSpec, outcome: &mut Outcome) -> Result<(), Failure> {
+        let item = &self.items[i];
+        let owed = self.refreshes.owed().contains(&item.id);
+        if spec.refresh_only {
+            let changed: Vec<&str> = item
+                .run_on
+                .iter()
+                .filter(|id| {
+                    self.by_id
+                        .get(id.as_str())
+                        .is_some_and(|&d| self.changed[d])
+                })
+                .map(String::as_str)
+                .collect();
+            let cause = if !changed.is_empty() {
+                format!("{} changed", changed.join(", "))
+            } else if owed {
+                "owed by an earlier run that did not finish".to_owned()
+            } else {
+                return Ok(());
+            };
+            outcome.changes.push(Change::set("refresh", cause));
+        }
+        let Examined { changes, notes } = self.providers.exec.examine(spec, &self.cx())?;
+        outcome.notes = notes;
+        if changes.is_empty() {
+            // A guard says it need not run: a refresh owed is done with.
+            outcome.changes.clear();
+            return self.settle_refresh(&item.id);
+        }
+        outcome.changes.extend(changes);
+        if self.noop {
+            outcome.status = Status::WouldChange;
+            return Ok(());
+        }
+        self.owe_refreshes(i)?;
+        let ran = self.providers.exec.run(spec)?;
+        outcome.command = Some(ran.report());
+        if !ran.exit.success() {
+            // The command line is the `run` change beside this.
+            return Err(Failure::new(format!(
+                "the command failed: {}",
+                ran.exit.describe()
+            )));
+        }
+        outcome.status = Status::Changed;
+        self.settle_refresh(&item.id)
+    }
+
+    fn settle_refresh(&mut self, id: &str) -> Result<(), Failure> {
+        if self.noop {
+            return Ok(());
+        }
+        self.refreshes
+            .settle(id)
+            .map_err(|e| Failure::new(format!("ran, but cannot record it: {e}")))
     }
 
     /// What a noop run counts on earlier resources to have created.
@@ -411,6 +552,7 @@ fn examine(p: &Providers, d: &Desired, cx: &Context<'_>) -> Result<Examined, Fai
         Desired::Service(s) => p.service.examine(s, cx),
         Desired::User(s) => p.user.examine(s, cx),
         Desired::Group(s) => p.group.examine(s, cx),
+        Desired::Exec(s) => p.exec.examine(s, cx),
     }
 }
 
@@ -428,5 +570,12 @@ fn converge(
         Desired::Service(s) => p.service.converge(s, changes, cx),
         Desired::User(s) => p.user.converge(s, changes, cx),
         Desired::Group(s) => p.group.converge(s, changes, cx),
+        Desired::Exec(s) => p.exec.run(s).and_then(|ran| {
+            if ran.exit.success() {
+                Ok(())
+            } else {
+                Err(Failure::new(ran.exit.describe()))
+            }
+        }),
     }
 }

@@ -1,5 +1,5 @@
 //! The order resources are applied in: the edges the manifest states
-//! (`requires`, `restart_on`) and the ones the resources imply (a path after
+//! (`requires`, `restart_on`, `run_on`) and the ones the resources imply (a path after
 //! the Directory resource holding it, a File or Directory after the User and
 //! Group that own it, a User after its groups), sorted topologically with
 //! ties broken by resource id. When no order exists, the cycles come from
@@ -18,6 +18,8 @@ pub enum Why {
     Requires,
     /// Listed in `restart_on`.
     RestartOn,
+    /// Listed in an Exec's `run_on`.
+    RunOn,
     /// The nearest Directory resource above its path.
     Parent,
     /// The User resource named by `owner`.
@@ -35,6 +37,7 @@ impl Why {
         match self {
             Why::Requires => "requires",
             Why::RestartOn => "restarts on",
+            Why::RunOn => "runs on",
             Why::Parent => "is inside",
             Why::Owner => "is owned by",
             Why::Group => "has the group of",
@@ -156,6 +159,9 @@ fn edges(items: &[Item]) -> Vec<Vec<(usize, Why)>> {
         for id in &it.restart_on {
             add(by_id.get(id.as_str()), Why::RestartOn);
         }
+        for id in &it.run_on {
+            add(by_id.get(id.as_str()), Why::RunOn);
+        }
         if let Some(path) = it.desired.path() {
             let parent = ancestors(path).find_map(|a| dirs.get(a));
             add(parent, Why::Parent);
@@ -214,6 +220,7 @@ mod tests {
             desired,
             requires: vec![],
             restart_on: vec![],
+            run_on: vec![],
             problem: None,
         }
     }
@@ -318,6 +325,18 @@ mod tests {
         let m = items.iter().position(|i| i.id == "Service[m]").unwrap();
         let a = items.iter().position(|i| i.id == "File[a]").unwrap();
         assert_eq!(plan.deps[m], [(a, Why::RestartOn)]);
+    }
+
+    #[test]
+    fn an_exec_runs_after_what_it_runs_on() {
+        let mut x = service("Service[x]");
+        x.run_on = vec!["File[z]".into()];
+        let items = sorted(vec![x, file("File[z]", "/z")]);
+        let plan = plan(&items).unwrap();
+        assert_eq!(ids(&items, &plan), ["File[z]", "Service[x]"]);
+        let x = items.iter().position(|i| i.id == "Service[x]").unwrap();
+        let z = items.iter().position(|i| i.id == "File[z]").unwrap();
+        assert_eq!(plan.deps[x], [(z, Why::RunOn)]);
     }
 
     #[test]

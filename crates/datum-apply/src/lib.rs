@@ -6,7 +6,8 @@
 //!   order (found by `datum_core::graph`, which resolution uses too).
 //! - [`provider`]: one provider per resource type, behind traits
 //!   ([`provider::Provider`], [`provider::ServiceProvider`]); [`provider::Providers::system`]
-//!   gives the real ones (filesystem, dpkg/apt, systemd, shadow tools).
+//!   gives the real ones (filesystem, dpkg/apt, systemd, shadow tools,
+//!   commands through [`provider::exec::SystemRunner`]).
 //! - [`engine`]: a run ([`engine::apply`]): lock, observe, compare, change,
 //!   skip what follows a failure, restart what must restart.
 //! - [`report`]: what a run tells, through a [`report::Reporter`]
@@ -14,14 +15,18 @@
 //! - [`secret`]: a File's secret, decrypted with the host's key in a real
 //!   run, compared by ciphertext hash under `--noop`.
 //! - [`state`]: the lock and the restarts owed, under `/var/lib/datum`.
+//! - [`refresh`]: the refreshes owed to `refresh_only` Execs, beside them.
 //! - [`root`]: `/` or the `--root` directory, its accounts, and the host's name.
+//! - [`confine`]: every path resolved inside the root, links included.
 //! - [`disk`]: atomic, link-refusing filesystem operations.
 #![forbid(unsafe_code)]
 
+pub mod confine;
 pub mod disk;
 pub mod engine;
 pub mod graph;
 pub mod provider;
+pub mod refresh;
 pub mod report;
 pub mod root;
 pub mod secret;

@@ -5,6 +5,7 @@
 use std::io::{self, Write};
 
 use datum_core::emit::{self, Tree};
+use datum_core::printable::escape;
 
 /// One attribute that differs: `mode 0644 -> 0600`.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -92,6 +93,22 @@ pub struct Outcome {
     pub notes: Vec<String>,
     /// Why it failed, or which resource's failure skipped it.
     pub reason: Option<String>,
+    /// The command an Exec ran: how it ended, and what it printed.
+    pub command: Option<CommandOutput>,
+}
+
+/// How a command ended and what it printed, cut short.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CommandOutput {
+    /// `exit 0`, `exit 3`, `killed by signal 9`, `timed out after 300 s`.
+    pub exit: String,
+    /// The exit status, when it exited.
+    pub code: Option<i32>,
+    /// Standard output and error as they came, interleaved: the first and
+    /// the last few KiB, with a line saying how much is left out between.
+    pub output: String,
+    /// How many bytes of output are not in `output`.
+    pub omitted: u64,
 }
 
 /// What a run is about, given before the first resource.
@@ -226,6 +243,12 @@ impl<W: Write> Reporter for HumanReporter<W> {
                 }
             }
         }
+        if let Some(c) = &o.command {
+            writeln!(self.out, "  {}", c.exit)?;
+            for l in c.output.lines() {
+                writeln!(self.out, "  | {}", escape(l))?;
+            }
+        }
         if let (Some(r), Status::Failed) = (&o.reason, o.status) {
             writeln!(self.out, "  error: {r}")?;
         }
@@ -336,6 +359,18 @@ fn outcome_tree(o: &Outcome) -> Tree<'_> {
     if let Some(r) = &o.reason {
         t.push("reason", Tree::str(r.as_str()));
     }
+    if let Some(c) = &o.command {
+        let mut ct = Tree::map().with("exit", Tree::str(c.exit.as_str()));
+        if let Some(code) = c.code {
+            ct.push("code", Tree::Int(code.into()));
+        }
+        ct.push("output", Tree::str(c.output.as_str()));
+        ct.push(
+            "omitted_bytes",
+            Tree::Int(i64::try_from(c.omitted).unwrap_or(i64::MAX)),
+        );
+        t.push("command", ct);
+    }
     t
 }
 
@@ -351,6 +386,7 @@ mod tests {
             changes,
             notes: vec![],
             reason: reason.map(Into::into),
+            command: None,
         }
     }
 

@@ -4,12 +4,26 @@
 //! Under a root directory, names are looked up in `ROOT/etc/passwd` and
 //! `ROOT/etc/group`, never in the running system's name service: the
 //! directory's accounts are the ones its files will be owned by.
+//!
+//! Every path is resolved inside the root ([`crate::confine`]): a symbolic
+//! link anywhere on the way, relative or absolute, leads somewhere inside
+//! it, never out. The small files apply reads for itself (the host's name,
+//! the state) are read only as regular files, never through a link, and no
+//! more than a few kilobytes of them.
 
-use std::fs;
-use std::io;
+use std::ffi::OsString;
+use std::fmt;
+use std::fs::{File, Metadata};
+use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 
+use nix::errno::Errno;
+use nix::fcntl::{OFlag, openat};
+use nix::sys::stat::{Mode, mkdirat};
 use nix::unistd::{Gid, Group, Uid, User};
+
+use crate::confine::Confined;
+use crate::disk::{self, Attrs};
 
 /// Where `/` is.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -53,7 +67,10 @@ impl Root {
         self.dir.as_deref()
     }
 
-    /// Where an absolute path of the manifest is on this machine.
+    /// Where an absolute path of the manifest is on this machine, for
+    /// messages and for tools given the root (`dpkg --root`). Datum opens
+    /// paths itself through [`Root::open`] and [`Root::parent`], which keep
+    /// links inside the root; this path, opened as named, would not.
     pub fn path(&self, abs: &str) -> PathBuf {
         match &self.dir {
             Some(dir) => dir.join(abs.trim_start_matches('/')),
@@ -61,9 +78,142 @@ impl Root {
         }
     }
 
+    /// The root, opened: every path is resolved inside it from here.
+    pub fn confined(&self) -> io::Result<Confined> {
+        Confined::new(self.dir.as_deref().unwrap_or(Path::new("/")))
+    }
+
+    /// Opens `abs` inside the root (see [`Confined::open`]).
+    pub fn open(&self, abs: &str, flags: OFlag, follow_last: bool) -> io::Result<File> {
+        self.confined()?.open(abs, flags, follow_last)
+    }
+
+    /// The directory holding `abs`, resolved inside the root, and the name
+    /// of the last component (not resolved).
+    pub fn parent(&self, abs: &str) -> io::Result<(File, OsString)> {
+        self.confined()?.parent(abs)
+    }
+
+    /// What is at `abs` itself (a link is not followed), `None` when
+    /// nothing is, or the directory it would be in does not exist.
+    pub fn lstat(&self, abs: &str) -> io::Result<Option<Metadata>> {
+        let dir = match self.parent(abs) {
+            Ok((dir, name)) => (dir, name),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(e),
+        };
+        match openat(
+            &dir.0,
+            dir.1.as_os_str(),
+            OFlag::O_PATH | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC,
+            Mode::empty(),
+        ) {
+            Ok(fd) => File::from(fd).metadata().map(Some),
+            Err(Errno::ENOENT) => Ok(None),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// The directory `abs`, created inside the root where missing (each
+    /// missing one with `mode`), opened.
+    pub fn create_dir_all(&self, abs: &str, mode: u32) -> io::Result<File> {
+        let confined = self.confined()?;
+        let dir_flags = OFlag::O_RDONLY | OFlag::O_DIRECTORY;
+        let mut walked = String::new();
+        let mut last = confined.open("/", dir_flags, true)?;
+        for part in abs.split('/').filter(|p| !p.is_empty() && *p != ".") {
+            walked.push('/');
+            walked.push_str(part);
+            last = match confined.open(&walked, dir_flags, true) {
+                Ok(d) => d,
+                Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                    let (parent, name) = confined.parent(&walked)?;
+                    match mkdirat(&parent, name.as_os_str(), Mode::from_bits_truncate(mode)) {
+                        Ok(()) | Err(Errno::EEXIST) => {}
+                        Err(e) => return Err(e.into()),
+                    }
+                    match confined.open(&walked, dir_flags, true) {
+                        // Something is there yet leads nowhere: a link to
+                        // what does not exist inside the root.
+                        Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                            return Err(io::Error::new(
+                                io::ErrorKind::NotFound,
+                                format!(
+                                    "{walked} is a symbolic link to nothing inside {}",
+                                    self.dir().map_or("/".into(), |d| d.display().to_string())
+                                ),
+                            ));
+                        }
+                        other => other?,
+                    }
+                }
+                Err(e) => return Err(e),
+            };
+        }
+        Ok(last)
+    }
+
+    /// Replaces `abs` (inside the root) atomically, see [`disk::write_atomic`].
+    pub fn write_atomic(&self, abs: &str, bytes: &[u8], attrs: Attrs) -> io::Result<()> {
+        let (dir, name) = self.parent(abs)?;
+        disk::write_atomic_in(&dir, &name, bytes, attrs)
+    }
+
+    /// The names in the directory `abs` (resolved inside the root), sorted;
+    /// none when it does not exist.
+    pub fn list(&self, abs: &str) -> io::Result<Vec<OsString>> {
+        use std::os::unix::ffi::OsStrExt;
+        let dir = match self.open(abs, OFlag::O_RDONLY | OFlag::O_DIRECTORY, true) {
+            Ok(d) => d,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(e) => return Err(e),
+        };
+        let listing = nix::dir::Dir::from_fd(dir.into()).map_err(io::Error::from)?;
+        let mut names = Vec::new();
+        for entry in listing.into_iter() {
+            let entry = entry.map_err(io::Error::from)?;
+            let name = std::ffi::OsStr::from_bytes(entry.file_name().to_bytes());
+            if name != "." && name != ".." {
+                names.push(name.to_owned());
+            }
+        }
+        names.sort();
+        Ok(names)
+    }
+
+    /// Removes the file or link `abs` (never what a link points to); a
+    /// missing one is not an error.
+    pub fn remove_file(&self, abs: &str) -> io::Result<()> {
+        let (dir, name) = match self.parent(abs) {
+            Ok(p) => p,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
+            Err(e) => return Err(e),
+        };
+        match nix::unistd::unlinkat(
+            &dir,
+            name.as_os_str(),
+            nix::unistd::UnlinkatFlags::NoRemoveDir,
+        ) {
+            Ok(()) | Err(Errno::ENOENT) => Ok(()),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// A small file apply keeps or reads for itself, `None` when missing:
+    /// only a regular file, never through a link at its name, at most
+    /// `limit` bytes.
+    pub fn read_small(&self, abs: &str, limit: u64) -> Result<Option<Vec<u8>>, Refused> {
+        let (dir, name) = match self.parent(abs) {
+            Ok(p) => p,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(Refused::Io(e)),
+        };
+        read_small_in(&dir, &name, limit)
+    }
+
     /// The accounts in `/etc/passwd`.
     pub fn passwd(&self) -> io::Result<Vec<PasswdEntry>> {
-        Ok(read_db(&self.path("/etc/passwd"))?
+        Ok(read_db(self, "/etc/passwd")?
             .iter()
             .filter_map(|f| {
                 Some(PasswdEntry {
@@ -79,7 +229,7 @@ impl Root {
 
     /// The groups in `/etc/group`.
     pub fn groups(&self) -> io::Result<Vec<GroupEntry>> {
-        Ok(read_db(&self.path("/etc/group"))?
+        Ok(read_db(self, "/etc/group")?
             .iter()
             .filter_map(|f| {
                 Some(GroupEntry {
@@ -155,18 +305,183 @@ impl Root {
     }
 }
 
-/// A colon-separated database; a missing file is empty.
-fn read_db(path: &Path) -> io::Result<Vec<Vec<String>>> {
-    let text = match fs::read_to_string(path) {
-        Ok(t) => t,
+/// Why a small file was not read.
+#[derive(Debug)]
+pub enum Refused {
+    /// A symbolic link stands at its name.
+    Link,
+    /// Something other than a regular file: what.
+    NotRegular(&'static str),
+    /// Larger than the limit.
+    TooLarge(u64),
+    Io(io::Error),
+}
+
+impl fmt::Display for Refused {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Refused::Link => write!(
+                f,
+                "it is a symbolic link, and Datum reads this file only as a regular file"
+            ),
+            Refused::NotRegular(what) => write!(f, "it is {what}, not a regular file"),
+            Refused::TooLarge(limit) => write!(f, "it is larger than {limit} bytes"),
+            Refused::Io(e) => e.fmt(f),
+        }
+    }
+}
+
+impl std::error::Error for Refused {}
+
+/// What kind of thing a file is, for messages.
+pub fn kind_of(m: &Metadata) -> &'static str {
+    use std::os::unix::fs::FileTypeExt;
+    let t = m.file_type();
+    if t.is_symlink() {
+        "a symbolic link"
+    } else if t.is_dir() {
+        "a directory"
+    } else if t.is_file() {
+        "a file"
+    } else if t.is_fifo() {
+        "a FIFO"
+    } else if t.is_char_device() || t.is_block_device() {
+        "a device"
+    } else if t.is_socket() {
+        "a socket"
+    } else {
+        "a special file"
+    }
+}
+
+/// [`Root::read_small`] for the entry `name` of the open directory `dir`.
+pub fn read_small_in(
+    dir: &File,
+    name: &std::ffi::OsStr,
+    limit: u64,
+) -> Result<Option<Vec<u8>>, Refused> {
+    let flags = OFlag::O_RDONLY
+        | OFlag::O_NOFOLLOW
+        | OFlag::O_NONBLOCK
+        | OFlag::O_NOCTTY
+        | OFlag::O_CLOEXEC;
+    let file = match openat(dir, name, flags, Mode::empty()) {
+        Ok(fd) => File::from(fd),
+        Err(Errno::ENOENT) => return Ok(None),
+        Err(Errno::ELOOP) => return Err(Refused::Link),
+        Err(e) => return Err(Refused::Io(e.into())),
+    };
+    read_regular(file, limit).map(Some)
+}
+
+/// The content of an open file that must be regular and at most `limit` bytes.
+fn read_regular(file: File, limit: u64) -> Result<Vec<u8>, Refused> {
+    let meta = file.metadata().map_err(Refused::Io)?;
+    if !meta.is_file() {
+        return Err(Refused::NotRegular(kind_of(&meta)));
+    }
+    if meta.len() > limit {
+        return Err(Refused::TooLarge(limit));
+    }
+    let mut bytes = Vec::new();
+    file.take(limit + 1)
+        .read_to_end(&mut bytes)
+        .map_err(Refused::Io)?;
+    if bytes.len() as u64 > limit {
+        return Err(Refused::TooLarge(limit));
+    }
+    Ok(bytes)
+}
+
+/// The largest account database read (`/etc/passwd`, `/etc/group`).
+pub const ACCOUNTS_LIMIT: u64 = 64 << 20;
+
+/// A colon-separated database, resolved inside the root (links on the way
+/// and at its name lead inside); a missing file is empty.
+fn read_db(root: &Root, abs: &str) -> io::Result<Vec<Vec<String>>> {
+    let flags = OFlag::O_RDONLY | OFlag::O_NONBLOCK | OFlag::O_NOCTTY;
+    let file = match root.open(abs, flags, true) {
+        Ok(f) => f,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
         Err(e) => return Err(e),
     };
+    let bytes = read_regular(file, ACCOUNTS_LIMIT).map_err(|e| match e {
+        Refused::Io(e) => e,
+        other => io::Error::other(other.to_string()),
+    })?;
+    let text = String::from_utf8_lossy(&bytes);
     Ok(text
         .lines()
         .filter(|l| !l.trim().is_empty() && !l.starts_with('#'))
         .map(|l| l.split(':').map(str::to_owned).collect())
         .collect())
+}
+
+/// Who runs apply, as far as trusting a fleet directory goes: git's
+/// `safe.directory` rule, with the ids passed in so it can be tested
+/// without being root.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Runner {
+    /// The effective user id.
+    pub euid: u32,
+    /// The user who ran `sudo` (`SUDO_UID`), when the runner is root.
+    pub invoking: Option<u32>,
+}
+
+impl Runner {
+    /// This process: its effective uid, and `SUDO_UID` when it is root.
+    pub fn current() -> Runner {
+        let euid = nix::unistd::geteuid().as_raw();
+        let invoking = std::env::var("SUDO_UID")
+            .ok()
+            .and_then(|u| u.parse::<u32>().ok())
+            .filter(|_| euid == 0);
+        Runner { euid, invoking }
+    }
+}
+
+/// Why a fleet directory is not trusted by a root run.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum Untrusted {
+    #[error("{dir} is owned by uid {owner}, not by root{}", invoking_text(.invoking))]
+    Owner {
+        dir: String,
+        owner: u32,
+        invoking: Option<u32>,
+    },
+    #[error("{dir} is writable by every user (mode {mode:04o})")]
+    WorldWritable { dir: String, mode: u32 },
+}
+
+fn invoking_text(invoking: &Option<u32>) -> String {
+    match invoking {
+        Some(uid) => format!(" or uid {uid} (who ran sudo)"),
+        None => String::new(),
+    }
+}
+
+/// Whether a run as root may apply the fleet in `dir`, whose owner and
+/// mode are `owner` and `mode`: the directory must be owned by root or by
+/// the user who ran sudo, and not writable by every user. Anyone else who
+/// can change the fleet could otherwise run anything as root through it.
+pub fn trust_fleet(dir: &str, owner: u32, mode: u32, runner: Runner) -> Result<(), Untrusted> {
+    if runner.euid != 0 {
+        return Ok(());
+    }
+    if owner != 0 && Some(owner) != runner.invoking {
+        return Err(Untrusted::Owner {
+            dir: dir.to_owned(),
+            owner,
+            invoking: runner.invoking,
+        });
+    }
+    if mode & 0o002 != 0 {
+        return Err(Untrusted::WorldWritable {
+            dir: dir.to_owned(),
+            mode: mode & 0o7777,
+        });
+    }
+    Ok(())
 }
 
 /// Why this machine has no name to go by.
@@ -176,6 +491,10 @@ pub enum HostError {
     Unreadable { path: String, message: String },
     #[error("{path} is empty")]
     Empty { path: String },
+    /// What the file holds is not shown: it may be anything a link or a
+    /// careless copy put there.
+    #[error("{path} does not hold a host name: {problem}")]
+    Invalid { path: String, problem: String },
     #[error("cannot read the system hostname: {0}")]
     Hostname(String),
 }
@@ -188,9 +507,18 @@ pub struct Identity {
     pub from: String,
 }
 
+/// Where the host's name is kept, inside the root.
+pub const HOST_FILE: &str = "/etc/datum/host";
+
+/// The largest host-name file read: a name is at most 253 characters.
+pub const HOST_FILE_LIMIT: u64 = 1024;
+
 /// The host name to apply as: `explicit` (`--host`), else the content of
 /// `/etc/datum/host` (under the root) with surrounding whitespace trimmed,
-/// else the system hostname.
+/// else the system hostname. The file is read only as a regular file (not
+/// through a link at its name, every directory above it resolved inside
+/// the root), at most [`HOST_FILE_LIMIT`] bytes, and must hold one valid
+/// host name; what it holds otherwise is never repeated.
 pub fn host_name(explicit: Option<&str>, root: &Root) -> Result<Identity, HostError> {
     if let Some(name) = explicit {
         return Ok(Identity {
@@ -198,36 +526,89 @@ pub fn host_name(explicit: Option<&str>, root: &Root) -> Result<Identity, HostEr
             from: "--host".into(),
         });
     }
-    let path = root.path("/etc/datum/host");
-    match fs::read_to_string(&path) {
-        Ok(text) => {
-            let name = text.trim();
-            if name.is_empty() {
-                return Err(HostError::Empty {
-                    path: path.display().to_string(),
+    let path = root.path(HOST_FILE).display().to_string();
+    let bytes = match root.read_small(HOST_FILE, HOST_FILE_LIMIT) {
+        Ok(Some(bytes)) => bytes,
+        Ok(None) => {
+            return nix::unistd::gethostname()
+                .map_err(|e| HostError::Hostname(e.to_string()))
+                .map(|h| Identity {
+                    name: h.to_string_lossy().into_owned(),
+                    from: "the system hostname".into(),
                 });
-            }
-            Ok(Identity {
-                name: name.to_owned(),
-                from: path.display().to_string(),
-            })
         }
-        Err(e) if e.kind() == io::ErrorKind::NotFound => nix::unistd::gethostname()
-            .map_err(|e| HostError::Hostname(e.to_string()))
-            .map(|h| Identity {
-                name: h.to_string_lossy().into_owned(),
-                from: "the system hostname".into(),
-            }),
-        Err(e) => Err(HostError::Unreadable {
-            path: path.display().to_string(),
-            message: e.to_string(),
-        }),
+        Err(e) => {
+            return Err(HostError::Unreadable {
+                path,
+                message: e.to_string(),
+            });
+        }
+    };
+    let invalid = |problem: &str| HostError::Invalid {
+        path: path.clone(),
+        problem: problem.to_owned(),
+    };
+    let text = std::str::from_utf8(&bytes).map_err(|_| invalid("it is not UTF-8 text"))?;
+    let name = text.trim();
+    if name.is_empty() {
+        return Err(HostError::Empty { path });
     }
+    if name.lines().count() > 1 || name.contains(char::is_whitespace) {
+        return Err(invalid("it holds more than one word"));
+    }
+    if !datum_core::document::valid_host_name(name) {
+        return Err(invalid(
+            "a host name is lowercase letters, digits, `-` and `.`, at most 253 characters, \
+             starting and ending with a letter or digit",
+        ));
+    }
+    Ok(Identity {
+        name: name.to_owned(),
+        from: path,
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::fs;
+
+    #[test]
+    fn a_root_run_trusts_only_fleets_of_root_or_the_sudo_user_not_writable_by_all() {
+        let root = Runner {
+            euid: 0,
+            invoking: None,
+        };
+        let sudo = Runner {
+            euid: 0,
+            invoking: Some(1000),
+        };
+        let user = Runner {
+            euid: 1000,
+            invoking: None,
+        };
+        assert_eq!(trust_fleet("/f", 0, 0o755, root), Ok(()));
+        assert_eq!(trust_fleet("/f", 1000, 0o755, sudo), Ok(()));
+        assert_eq!(trust_fleet("/f", 1000, 0o777, user), Ok(()));
+        assert_eq!(
+            trust_fleet("/f", 1000, 0o755, root)
+                .unwrap_err()
+                .to_string(),
+            "/f is owned by uid 1000, not by root"
+        );
+        assert_eq!(
+            trust_fleet("/f", 2000, 0o755, sudo)
+                .unwrap_err()
+                .to_string(),
+            "/f is owned by uid 2000, not by root or uid 1000 (who ran sudo)"
+        );
+        assert_eq!(
+            trust_fleet("/f", 0, 0o40777, root).unwrap_err().to_string(),
+            "/f is writable by every user (mode 0777)"
+        );
+        // Group-writable is the owner's choice of who may change it.
+        assert_eq!(trust_fleet("/f", 0, 0o775, root), Ok(()));
+    }
 
     #[test]
     fn paths_land_inside_the_root() {

@@ -4,6 +4,8 @@
 //! A field the manifest leaves out stays `None`: that attribute is not
 //! managed, and no provider touches it.
 
+use std::time::Duration;
+
 use datum_core::manifest::{Manifest, Resource};
 use datum_core::reader::Reader;
 use datum_core::schema::{Field, Kind, Value};
@@ -136,6 +138,47 @@ pub struct GroupSpec {
     pub system: bool,
 }
 
+/// How long a command may run when the manifest does not say.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(300);
+
+/// A command to run, and what says whether it needs to.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ExecSpec {
+    /// The program and its arguments; with `shell`, the one script.
+    pub command: Vec<String>,
+    /// `/bin/sh -c` reads `command`, `unless` and `onlyif`.
+    pub shell: bool,
+    /// Runs only while this path does not exist.
+    pub creates: Option<String>,
+    /// Runs only if this command fails.
+    pub unless: Option<Vec<String>>,
+    /// Runs only if this command succeeds.
+    pub onlyif: Option<Vec<String>>,
+    /// Runs only when a resource in the item's `run_on` changed.
+    pub refresh_only: bool,
+    pub timeout: Duration,
+    /// The account it runs as; `None` is the account running Datum.
+    pub user: Option<String>,
+    /// The working directory; `None` is `/`.
+    pub cwd: Option<String>,
+    /// Set over the base environment, in the order written.
+    pub environment: Vec<(String, String)>,
+}
+
+impl ExecSpec {
+    /// The command line one of the three fields runs: as written, or the
+    /// script handed to `/bin/sh -c`.
+    pub fn argv(&self, line: &[String]) -> Vec<String> {
+        if self.shell {
+            let mut argv = vec!["/bin/sh".to_owned(), "-c".to_owned()];
+            argv.extend(line.iter().cloned());
+            argv
+        } else {
+            line.to_vec()
+        }
+    }
+}
+
 /// A resource's desired state.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Desired {
@@ -146,6 +189,7 @@ pub enum Desired {
     Service(ServiceSpec),
     User(UserSpec),
     Group(GroupSpec),
+    Exec(ExecSpec),
 }
 
 /// One resource to apply.
@@ -160,6 +204,8 @@ pub struct Item {
     pub requires: Vec<String>,
     /// Ids from `restart_on`.
     pub restart_on: Vec<String>,
+    /// Ids from `run_on` (an Exec's).
+    pub run_on: Vec<String>,
     /// Why the desired state cannot be known (a `source` that cannot be read
     /// now): the resource fails, and its dependents are skipped.
     pub problem: Option<String>,
@@ -175,6 +221,7 @@ impl Desired {
             Desired::Service(_) => Kind::Service,
             Desired::User(_) => Kind::User,
             Desired::Group(_) => Kind::Group,
+            Desired::Exec(_) => Kind::Exec,
         }
     }
 
@@ -269,11 +316,14 @@ fn item(r: &dyn ResourceView, reader: &dyn Reader, limit: u64) -> Item {
         id: r.id_text().to_owned(),
         summary: match r.kind() {
             k if k.is_path() => r.str(Field::Path).unwrap_or_default().to_owned(),
+            // The command is shown as the change it makes.
+            Kind::Exec => String::new(),
             _ => r.name().to_owned(),
         },
         desired,
         requires: ids(Field::Requires),
         restart_on: ids(Field::RestartOn),
+        run_on: ids(Field::RunOn),
         problem: (!fields.problems.is_empty()).then(|| fields.problems.join("; ")),
     }
 }
@@ -348,7 +398,71 @@ impl Fields<'_> {
                 gid: self.id_number(Field::Gid),
                 system: self.flag(Field::System),
             }),
+            Kind::Exec => Desired::Exec(self.exec()),
         }
+    }
+
+    /// An Exec. Resolution holds every manifest to these rules; a bundle's
+    /// manifest is checked again here, so no command runs unguarded.
+    fn exec(&mut self) -> ExecSpec {
+        let r = self.r;
+        let spec = ExecSpec {
+            command: self.list(Field::Command).unwrap_or_default(),
+            shell: self.flag(Field::Shell),
+            creates: self.text(Field::Creates),
+            unless: self.list(Field::Unless),
+            onlyif: self.list(Field::Onlyif),
+            refresh_only: self.flag(Field::RefreshOnly),
+            timeout: match r.value(Field::Timeout) {
+                Some(Value::Int(s)) => Duration::from_secs(u64::try_from(*s).unwrap_or(0)),
+                _ => DEFAULT_TIMEOUT,
+            },
+            user: self.text(Field::User),
+            cwd: self.text(Field::Cwd),
+            environment: self
+                .list(Field::Environment)
+                .unwrap_or_default()
+                .into_iter()
+                .map(|e| match e.split_once('=') {
+                    Some((n, v)) => (n.to_owned(), v.to_owned()),
+                    None => (e, String::new()),
+                })
+                .collect(),
+        };
+        if spec.command.first().is_none_or(String::is_empty) {
+            self.problems.push("it has no command".into());
+        }
+        for line in [
+            Some(&spec.command),
+            spec.unless.as_ref(),
+            spec.onlyif.as_ref(),
+        ]
+        .into_iter()
+        .flatten()
+        {
+            if spec.shell && line.len() != 1 {
+                self.problems
+                    .push("with `shell: true`, a command is one script".into());
+            }
+        }
+        let run_on = !r.refs(Field::RunOn).is_empty();
+        if spec.creates.is_none()
+            && spec.unless.is_none()
+            && spec.onlyif.is_none()
+            && !spec.refresh_only
+        {
+            self.problems
+                .push("it has no guard (`creates`, `unless`, `onlyif` or `refresh_only`)".into());
+        }
+        if spec.refresh_only != run_on {
+            self.problems
+                .push("`refresh_only: true` and `run_on` go together".into());
+        }
+        if spec.timeout.is_zero() {
+            self.problems
+                .push("its timeout is not a positive number of seconds".into());
+        }
+        spec
     }
 
     fn text(&self, f: Field) -> Option<String> {
@@ -404,6 +518,14 @@ impl Fields<'_> {
                 self.problems.push(format!("source {src} {e}"));
                 None
             }
+        }
+    }
+
+    /// A list field as written.
+    fn list(&self, f: Field) -> Option<Vec<String>> {
+        match self.r.value(f) {
+            Some(Value::List(items)) => Some(items.iter().map(|s| s.to_string()).collect()),
+            _ => None,
         }
     }
 

@@ -7,18 +7,21 @@
 //! two leaves it for the next run.
 
 use std::collections::BTreeSet;
-use std::fs::{self, File, OpenOptions};
+use std::fs::File;
 use std::io;
-use std::path::PathBuf;
 
 use nix::errno::Errno;
-use nix::fcntl::{Flock, FlockArg};
+use nix::fcntl::{Flock, FlockArg, OFlag, openat};
+use nix::sys::stat::Mode;
 
 use crate::disk::{self, Attrs};
-use crate::root::Root;
+use crate::root::{Refused, Root, kind_of, read_small_in};
 
 /// The state directory, relative to the root.
 pub const STATE_DIR: &str = "/var/lib/datum";
+
+/// The largest `restarts` file read: thousands of service names.
+pub const RESTARTS_LIMIT: u64 = 256 * 1024;
 
 /// Why the state cannot be used.
 #[derive(Debug, thiserror::Error)]
@@ -27,12 +30,17 @@ pub enum StateError {
     Locked { path: String },
     #[error("cannot use {path}: {source}")]
     Io { path: String, source: io::Error },
+    /// A state file Datum will not read; what it holds is never shown.
+    #[error("cannot use {path}: {problem}")]
+    Refused { path: String, problem: String },
 }
 
 /// The lock held for a run, and the restarts owed.
 #[derive(Debug)]
 pub struct State {
-    dir: PathBuf,
+    /// The state directory, opened once: every later write goes there.
+    dir: Option<File>,
+    shown: String,
     owed: BTreeSet<String>,
     /// Held until the run ends; dropped, it is released (so is a killed
     /// process's).
@@ -44,30 +52,40 @@ impl State {
     /// state directory and holds the lock exclusively. A noop run creates
     /// nothing: it shares the lock when the file exists, so it still cannot
     /// run while a real run is changing things.
+    ///
+    /// The directory is resolved inside the root; the lock and the
+    /// `restarts` file are used only as regular files, never through a
+    /// link at their names, and `restarts` is read only when small and
+    /// made of service names.
     pub fn open(root: &Root, noop: bool) -> Result<State, StateError> {
-        let dir = root.path(STATE_DIR);
-        let lock_path = dir.join("apply.lock");
-        let shown = lock_path.display().to_string();
-        let io_err = |path: &PathBuf| {
-            let path = path.display().to_string();
-            move |source| StateError::Io { path, source }
-        };
-        let file = if noop {
-            match File::open(&lock_path) {
-                Ok(f) => Some(f),
+        let shown = root.path(STATE_DIR).display().to_string();
+        let at = |name: &str| format!("{shown}/{name}");
+        let io_err = |path: String| move |source| StateError::Io { path, source };
+        let dir = if noop {
+            match root.open(STATE_DIR, OFlag::O_RDONLY | OFlag::O_DIRECTORY, true) {
+                Ok(d) => Some(d),
                 Err(e) if e.kind() == io::ErrorKind::NotFound => None,
-                Err(e) => return Err(io_err(&lock_path)(e)),
+                Err(e) => return Err(io_err(shown.clone())(e)),
             }
         } else {
-            fs::create_dir_all(&dir).map_err(io_err(&dir))?;
             Some(
-                OpenOptions::new()
-                    .create(true)
-                    .truncate(false)
-                    .write(true)
-                    .open(&lock_path)
-                    .map_err(io_err(&lock_path))?,
+                root.create_dir_all(STATE_DIR, 0o755)
+                    .map_err(io_err(shown.clone()))?,
             )
+        };
+        let lock_path = at("apply.lock");
+        let file = match &dir {
+            None => None,
+            Some(dir) => open_lock(dir, noop).map_err(|e| match e {
+                Refused::Io(source) => StateError::Io {
+                    path: lock_path.clone(),
+                    source,
+                },
+                other => StateError::Refused {
+                    path: lock_path.clone(),
+                    problem: other.to_string(),
+                },
+            })?,
         };
         let how = if noop {
             FlockArg::LockSharedNonblock
@@ -77,24 +95,28 @@ impl State {
         let lock = match file {
             Some(f) => match Flock::lock(f, how) {
                 Ok(l) => Some(l),
-                Err((_, Errno::EWOULDBLOCK)) => return Err(StateError::Locked { path: shown }),
-                Err((_, e)) => return Err(io_err(&lock_path)(io::Error::from(e))),
+                Err((_, Errno::EWOULDBLOCK)) => return Err(StateError::Locked { path: lock_path }),
+                Err((_, e)) => return Err(io_err(lock_path)(io::Error::from(e))),
             },
             None => None,
         };
-        let restarts = dir.join("restarts");
-        let owed = match fs::read_to_string(&restarts) {
-            Ok(text) => text
-                .lines()
-                .map(str::trim)
-                .filter(|l| !l.is_empty())
-                .map(str::to_owned)
-                .collect(),
-            Err(e) if e.kind() == io::ErrorKind::NotFound => BTreeSet::new(),
-            Err(e) => return Err(io_err(&restarts)(e)),
+        let restarts = at("restarts");
+        let owed = match &dir {
+            None => BTreeSet::new(),
+            Some(dir) => read_restarts(dir).map_err(|problem| StateError::Refused {
+                path: restarts.clone(),
+                problem,
+            })?,
         };
+        if !noop && let Some(dir) = &dir {
+            // Only this run may be writing here now: what an earlier,
+            // killed one left half written goes.
+            disk::remove_stale_temps(dir, Some("restarts".as_ref()))
+                .map_err(io_err(shown.clone()))?;
+        }
         Ok(State {
             dir,
+            shown,
             owed,
             _lock: lock,
         })
@@ -124,7 +146,13 @@ impl State {
     }
 
     fn save(&self) -> Result<(), StateError> {
-        let path = self.dir.join("restarts");
+        let path = format!("{}/restarts", self.shown);
+        let Some(dir) = &self.dir else {
+            return Err(StateError::Io {
+                path,
+                source: io::Error::other("a noop run writes no state"),
+            });
+        };
         let mut text = String::new();
         for name in &self.owed {
             text.push_str(name);
@@ -134,16 +162,67 @@ impl State {
             mode: Some(0o644),
             ..Attrs::default()
         };
-        disk::write_atomic(&path, text.as_bytes(), attrs).map_err(|source| StateError::Io {
-            path: path.display().to_string(),
-            source,
-        })
+        disk::write_atomic_in(dir, "restarts".as_ref(), text.as_bytes(), attrs)
+            .map_err(|source| StateError::Io { path, source })
     }
+}
+
+/// The lock file in the state directory: created by a real run, only
+/// opened by a noop run (`None` when missing); never through a link.
+fn open_lock(dir: &File, noop: bool) -> Result<Option<File>, Refused> {
+    let base = OFlag::O_NOFOLLOW | OFlag::O_NONBLOCK | OFlag::O_NOCTTY | OFlag::O_CLOEXEC;
+    let (flags, mode) = if noop {
+        (base | OFlag::O_RDONLY, Mode::empty())
+    } else {
+        (
+            base | OFlag::O_WRONLY | OFlag::O_CREAT,
+            Mode::from_bits_truncate(0o600),
+        )
+    };
+    let file = match openat(dir, "apply.lock", flags, mode) {
+        Ok(fd) => File::from(fd),
+        Err(Errno::ENOENT) if noop => return Ok(None),
+        Err(Errno::ELOOP) => return Err(Refused::Link),
+        Err(e) => return Err(Refused::Io(e.into())),
+    };
+    let meta = file.metadata().map_err(Refused::Io)?;
+    if !meta.is_file() {
+        return Err(Refused::NotRegular(kind_of(&meta)));
+    }
+    Ok(Some(file))
+}
+
+/// The restarts owed, from the state directory: one service name a line.
+/// A file that is not that is refused, and what it holds is not repeated.
+fn read_restarts(dir: &File) -> Result<BTreeSet<String>, String> {
+    let bytes = match read_small_in(dir, "restarts".as_ref(), RESTARTS_LIMIT) {
+        Ok(Some(b)) => b,
+        Ok(None) => return Ok(BTreeSet::new()),
+        Err(e) => return Err(e.to_string()),
+    };
+    let text = std::str::from_utf8(&bytes).map_err(|_| "it is not UTF-8 text".to_owned())?;
+    let mut owed = BTreeSet::new();
+    for (i, line) in text.lines().enumerate() {
+        let name = line.trim();
+        if name.is_empty() {
+            continue;
+        }
+        if datum_core::names::Rule::Unit.check(name).is_some() {
+            return Err(format!(
+                "line {} is not a service name; it holds one service name a line, \
+                 and Datum writes it (remove it to forget the restarts owed)",
+                i + 1
+            ));
+        }
+        owed.insert(name.to_owned());
+    }
+    Ok(owed)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::fs;
 
     #[test]
     fn owed_restarts_survive_until_settled() {

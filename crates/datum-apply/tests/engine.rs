@@ -3,6 +3,10 @@
 //! skips, noop, and restarts, including one owed by a run that was killed;
 //! and the property that a second run over any generated manifest changes
 //! nothing (with the real shadow tools for accounts where installed).
+//! Execs, with a fake runner, are in `engine/exec.rs`.
+
+#[path = "engine/exec.rs"]
+mod exec;
 
 use std::cell::RefCell;
 use std::collections::BTreeSet;
@@ -13,6 +17,7 @@ use std::rc::Rc;
 use std::time::{Duration, Instant};
 
 use datum_apply::engine::{Options, apply};
+use datum_apply::provider::exec::Execs;
 use datum_apply::provider::fs::{Directories, Files, Symlinks};
 use datum_apply::provider::{
     Context, Examined, Failure, Provider, Providers, Restarted, ServiceProvider, has,
@@ -203,6 +208,7 @@ fn providers(
         service: Box::new(services),
         user: Box::new(Named::new("useradd", log, &[])),
         group: Box::new(Named::new("groupadd", log, &[])),
+        exec: Execs::new(root.clone(), Box::new(exec::FakeRunner::new(log))),
     }
 }
 

@@ -153,6 +153,13 @@ codes! {
     Cycle = "cycle",
     /// Two resources managing the same target.
     DuplicateTarget = "duplicate-target",
+    /// An Exec with no guard: nothing says when it need not run.
+    UnguardedExec = "unguarded-exec",
+    /// An Exec with `refresh_only` and no `run_on`, or `run_on` alone.
+    ExecTrigger = "exec-trigger",
+    /// An Exec command line that reads two ways (`shell: true` with
+    /// arguments, or a whole command line as one program name).
+    ExecCommand = "exec-command",
     // Comparing revisions (diff/).
     /// A file that failed to load holds a host back from the comparison.
     HeldBack = "held-back",

@@ -19,7 +19,7 @@ use crate::names::Rule;
 
 use crate::document::{self, HOST_LABEL, VERSIONS};
 use crate::emit::Tree;
-use crate::schema::{Field, Kind, Ty};
+use crate::schema::{Field, Kind, SECONDS_MAX, Ty};
 
 /// The draft the schema is written in.
 pub const DRAFT: &str = "https://json-schema.org/draft/2020-12/schema";
@@ -35,6 +35,16 @@ const HOST_NAME: &str = r"^[a-z0-9]([a-z0-9.-]*[a-z0-9])?$";
 const PARENT_DIR: &str = r"(^|/)\.\.(/|$)";
 /// A relative path with at least one real component (not only `.` and `/`).
 const SOME_COMPONENT: &str = r"(^|/)([^/.]|\.[^/.]|\.\.[^/])";
+
+/// An environment entry: a name, `=`, then the value (maybe empty).
+const ENV_ENTRY: &str = r"^[A-Za-z_][A-Za-z0-9_]*=[^\x00]*$";
+
+/// An entry of a command line: text without a NUL byte.
+fn argv_entry() -> Tree<'static> {
+    Tree::map()
+        .with("type", text_types())
+        .with("pattern", Tree::str(r"^[^\x00]*$"))
+}
 
 /// The whole schema: one document, whichever of the three types it is.
 pub fn schema() -> Tree<'static> {
@@ -405,6 +415,27 @@ fn field_schema(kind: Kind, field: Field) -> Tree<'static> {
                     .with("type", text_types())
                     .with("minLength", Tree::Int(1)),
             ),
+        Ty::Argv => described(
+            "A command line as a list: the program (not empty; looked up in PATH unless it is a path), then each argument as its own entry. No shell reads it unless `shell: true`.",
+        )
+        .with("type", types(&["array", "null"]))
+        .with("minItems", Tree::Int(1))
+        .with("items", argv_entry()),
+        Ty::Env => described(
+            "Environment variables for the command, as NAME=value entries; each name once.",
+        )
+        .with("type", types(&["array", "null"]))
+        .with("uniqueItems", Tree::Bool(true))
+        .with(
+            "items",
+            Tree::map()
+                .with("type", Tree::str("string"))
+                .with("pattern", Tree::str(ENV_ENTRY)),
+        ),
+        Ty::Seconds => described(format!("A whole number of seconds, from 1 to {SECONDS_MAX}."))
+            .with("type", types(&["integer", "null"]))
+            .with("minimum", Tree::Int(1))
+            .with("maximum", Tree::Int(SECONDS_MAX)),
         Ty::Refs => described(
             "Resource ids: one, or a list. Entries from every matching layer are united.",
         )
@@ -536,10 +567,14 @@ mod tests {
                 .unwrap_or_else(|| panic!("no definition for {kind}"));
             let names: Vec<&str> = kind.fields().iter().map(|f| f.name()).collect();
             assert_eq!(keys(props), names, "{kind}");
-            let ensure = get(props, &["ensure", "enum"]).unwrap();
-            let mut words: Vec<Tree> = kind.ensure_words().iter().map(|w| Tree::str(*w)).collect();
-            words.push(Tree::Null);
-            assert_eq!(ensure, &Tree::List(words), "{kind}");
+            // An Exec has no `ensure`: it runs a command, it keeps nothing present.
+            if kind.has(Field::Ensure) {
+                let ensure = get(props, &["ensure", "enum"]).unwrap();
+                let mut words: Vec<Tree> =
+                    kind.ensure_words().iter().map(|w| Tree::str(*w)).collect();
+                words.push(Tree::Null);
+                assert_eq!(ensure, &Tree::List(words), "{kind}");
+            }
             let pattern = format!(r"^{}\[", kind.name());
             assert!(
                 get(

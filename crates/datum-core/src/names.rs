@@ -43,6 +43,7 @@ pub fn rule(kind: Kind, field: Field) -> Option<Rule> {
         (Kind::User | Kind::Group, Field::Name) => Some(Rule::Account),
         (Kind::User, Field::Group | Field::Groups) => Some(Rule::Account),
         (Kind::File | Kind::Directory, Field::Owner | Field::Group) => Some(Rule::Account),
+        (Kind::Exec, Field::User) => Some(Rule::Account),
         (Kind::Package, Field::Name) => Some(Rule::Package),
         (Kind::Package, Field::Version) => Some(Rule::Version),
         (Kind::Service, Field::Name) => Some(Rule::Unit),

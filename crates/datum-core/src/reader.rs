@@ -15,25 +15,46 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 /// A problem reading the repository itself (not a problem in a document).
-#[derive(Debug, thiserror::Error)]
+///
+/// `Display` and `Error` are written out rather than derived: a store's
+/// error is shared (`Arc`, so a `ReadError` can be cloned), and `source()`
+/// must give the store's own error, not the `Arc` around it, so a caller
+/// can downcast it to the store's type.
+#[derive(Debug)]
 pub enum ReadError {
     /// The file system refused; the `io::Error` says why.
-    #[error("cannot read {path}: {source}")]
-    Fs {
-        path: String,
-        #[source]
-        source: io::Error,
-    },
+    Fs { path: String, source: io::Error },
     /// A store that is not the file system (a git object database)
     /// refused; its own error type says why.
-    #[error("cannot read {path}: {source}")]
     Store {
         path: String,
-        #[source]
         source: Arc<dyn std::error::Error + Send + Sync>,
     },
-    #[error("{path} is {size} bytes, over the limit of {limit} bytes for a document file")]
+    /// A document file over the size limit.
     TooLarge { path: String, size: u64, limit: u64 },
+}
+
+impl std::fmt::Display for ReadError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ReadError::Fs { path, source } => write!(f, "cannot read {path}: {source}"),
+            ReadError::Store { path, source } => write!(f, "cannot read {path}: {source}"),
+            ReadError::TooLarge { path, size, limit } => write!(
+                f,
+                "{path} is {size} bytes, over the limit of {limit} bytes for a document file"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for ReadError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            ReadError::Fs { source, .. } => Some(source),
+            ReadError::Store { source, .. } => Some(&**source),
+            ReadError::TooLarge { .. } => None,
+        }
+    }
 }
 
 impl ReadError {

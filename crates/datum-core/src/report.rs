@@ -7,7 +7,7 @@
 use crate::diagnostic::{Code, Diagnostic, Severity};
 use crate::fleet::{Fleet, ResId, Setting};
 use crate::printable::{escape, is_unprintable, push_escaped};
-use crate::resolve::{Contrib, Problem, VarContrib};
+use crate::resolve::{Contrib, ExecRule, Problem, VarContrib};
 use crate::schema::{Field, Value};
 use crate::sensitive::is_sensitive;
 use crate::source::Span;
@@ -186,8 +186,63 @@ pub fn problem_diagnostic(fleet: &Fleet, problem: &Problem, hosts: &[&str]) -> D
             value,
             resources,
         } => duplicate(fleet, *field, value, resources, hosts),
+        Problem::Exec {
+            resource,
+            rule,
+            places,
+        } => exec(fleet, *resource, *rule, places, hosts),
     };
     d.hosts = hosts.iter().map(|h| h.to_string()).collect();
+    d
+}
+
+/// An Exec that does not say when it runs, or whose command reads two ways.
+fn exec(
+    fleet: &Fleet,
+    resource: ResId,
+    rule: ExecRule,
+    places: &[Span],
+    hosts: &[&str],
+) -> Diagnostic {
+    let r = fleet.resources.text(resource);
+    let (code, message, label, hint) = match rule {
+        ExecRule::Unguarded => (
+            Code::UnguardedExec,
+            format!("{r} has no guard, so it would run on every apply"),
+            "declared here",
+            "add `creates: PATH` (runs while PATH is missing), `unless: [...]` (runs unless that command succeeds), `onlyif: [...]` (runs only if it succeeds), or `refresh_only: true` with `run_on: [...]` (runs when one of those resources changes)".to_owned(),
+        ),
+        ExecRule::RefreshWithoutRunOn => (
+            Code::ExecTrigger,
+            format!("{r} has `refresh_only: true` but no `run_on`, so nothing would ever run it"),
+            "refresh only",
+            "list the resources whose change runs it, such as `run_on: [\"File[aliases]\"]`".to_owned(),
+        ),
+        ExecRule::RunOnWithoutRefresh => (
+            Code::ExecTrigger,
+            format!("{r} lists `run_on` without `refresh_only: true`"),
+            "run_on",
+            "set `refresh_only: true` to run it only when one of these changes; to order it after them and run it by its guards, list them in `requires` instead".to_owned(),
+        ),
+        ExecRule::ShellArguments(field) => (
+            Code::ExecCommand,
+            format!("{r} has `shell: true`, so its `{field}` must be one script, not a list of arguments"),
+            "more than one entry",
+            format!("write the whole command line as one entry, such as `{field}: [\"newaliases && postfix reload\"]`, or set `shell: false` and keep the arguments"),
+        ),
+        ExecRule::SpacedProgram(field) => (
+            Code::ExecCommand,
+            format!("{r} `{field}` names a program with a space in it; no shell splits it"),
+            "the program",
+            format!("write the program and each argument as its own entry, such as `{field}: [systemctl, daemon-reload]`, or set `shell: true` to have /bin/sh read the line"),
+        ),
+    };
+    let mut d = Diagnostic::error(code, message)
+        .note(on_hosts(hosts))
+        .hint(hint);
+    for &span in places {
+        d = d.place(span, label);
+    }
     d
 }
 
@@ -374,9 +429,12 @@ fn exclusive(fleet: &Fleet, resource: ResId, sides: &[Contrib], hosts: &[&str]) 
     for &c in rest {
         d = d.also(fleet.setting(c).span, fleet.setting(c).field.name());
     }
+    let kinds = match kinds.split_last() {
+        Some((last, rest)) if !rest.is_empty() => format!("{} or {last}", rest.join(", ")),
+        _ => kinds.join(""),
+    };
     d.note(on_hosts(hosts)).hint(format!(
-        "a File takes one of {}: in the layer that should win, set the others to null (`{}: null`)",
-        kinds.join(", "),
+        "a File takes one of {kinds}: in the layer that should win, set the others to null (`{}: null`)",
         fleet.setting(rest.first().copied().unwrap_or(last)).field
     ))
 }

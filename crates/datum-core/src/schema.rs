@@ -9,6 +9,7 @@ use std::fmt;
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Kind {
     Directory,
+    Exec,
     File,
     Group,
     Package,
@@ -42,6 +43,16 @@ pub enum Field {
     System,
     RestartOn,
     Requires,
+    Command,
+    Creates,
+    Unless,
+    Onlyif,
+    RefreshOnly,
+    RunOn,
+    Timeout,
+    User,
+    Cwd,
+    Environment,
 }
 
 /// How a field's value is written and checked.
@@ -68,11 +79,22 @@ pub enum Ty {
     List,
     /// A set of resource ids, united across layers.
     Refs,
+    /// A command line as a list: the program, then each argument as its own
+    /// entry (an argument may be empty, the program may not).
+    Argv,
+    /// Environment variables as a list of `NAME=value` entries.
+    Env,
+    /// A whole number of seconds, from 1 to [`SECONDS_MAX`].
+    Seconds,
 }
 
+/// The longest `timeout` an Exec takes: a day.
+pub const SECONDS_MAX: i64 = 86_400;
+
 impl Kind {
-    pub const ALL: [Kind; 7] = [
+    pub const ALL: [Kind; 8] = [
         Kind::Directory,
+        Kind::Exec,
         Kind::File,
         Kind::Group,
         Kind::Package,
@@ -84,6 +106,7 @@ impl Kind {
     pub fn name(self) -> &'static str {
         match self {
             Kind::Directory => "Directory",
+            Kind::Exec => "Exec",
             Kind::File => "File",
             Kind::Group => "Group",
             Kind::Package => "Package",
@@ -113,6 +136,20 @@ impl Kind {
                 Name, Ensure, Uid, Group, Groups, Home, Shell, System, Requires,
             ],
             Kind::Group => &[Name, Ensure, Gid, System, Requires],
+            Kind::Exec => &[
+                Command,
+                Shell,
+                Creates,
+                Unless,
+                Onlyif,
+                RefreshOnly,
+                RunOn,
+                Timeout,
+                User,
+                Cwd,
+                Environment,
+                Requires,
+            ],
         }
     }
 
@@ -142,6 +179,7 @@ impl Kind {
         match self {
             Kind::File | Kind::Directory => &[Field::Path],
             Kind::Symlink => &[Field::Path, Field::Target],
+            Kind::Exec => &[Field::Command],
             _ => &[],
         }
     }
@@ -177,18 +215,22 @@ impl Kind {
     /// How a field of this type is written.
     pub fn ty(self, field: Field) -> Ty {
         match field {
-            Field::Path => Ty::AbsPath,
-            Field::Home => Ty::AbsPath,
+            Field::Shell if self == Kind::Exec => Ty::Bool,
+            Field::Path | Field::Home | Field::Creates | Field::Cwd => Ty::AbsPath,
             Field::Source | Field::Secret => Ty::Source,
             Field::Template => Ty::Template,
             Field::Content => Ty::Content,
             Field::Mode => Ty::Mode,
-            Field::Sensitive | Field::Enabled | Field::System => Ty::Bool,
+            Field::Sensitive | Field::Enabled | Field::System | Field::RefreshOnly => Ty::Bool,
             Field::Uid | Field::Gid => Ty::Id,
             Field::Ensure => Ty::Word(self.ensure_words()),
             Field::Groups => Ty::List,
-            Field::Requires | Field::RestartOn => Ty::Refs,
+            Field::Requires | Field::RestartOn | Field::RunOn => Ty::Refs,
+            Field::Command | Field::Unless | Field::Onlyif => Ty::Argv,
+            Field::Environment => Ty::Env,
+            Field::Timeout => Ty::Seconds,
             Field::Target
+            | Field::User
             | Field::Name
             | Field::Owner
             | Field::Group
@@ -205,7 +247,7 @@ impl fmt::Display for Kind {
 }
 
 impl Field {
-    pub const ALL: [Field; 22] = [
+    pub const ALL: [Field; 32] = [
         Field::Path,
         Field::Target,
         Field::Name,
@@ -228,6 +270,16 @@ impl Field {
         Field::System,
         Field::RestartOn,
         Field::Requires,
+        Field::Command,
+        Field::Creates,
+        Field::Unless,
+        Field::Onlyif,
+        Field::RefreshOnly,
+        Field::RunOn,
+        Field::Timeout,
+        Field::User,
+        Field::Cwd,
+        Field::Environment,
     ];
 
     pub fn name(self) -> &'static str {
@@ -254,6 +306,16 @@ impl Field {
             Field::System => "system",
             Field::RestartOn => "restart_on",
             Field::Requires => "requires",
+            Field::Command => "command",
+            Field::Creates => "creates",
+            Field::Unless => "unless",
+            Field::Onlyif => "onlyif",
+            Field::RefreshOnly => "refresh_only",
+            Field::RunOn => "run_on",
+            Field::Timeout => "timeout",
+            Field::User => "user",
+            Field::Cwd => "cwd",
+            Field::Environment => "environment",
         }
     }
 
@@ -262,7 +324,7 @@ impl Field {
     }
 
     pub fn is_set(self) -> bool {
-        matches!(self, Field::Requires | Field::RestartOn)
+        matches!(self, Field::Requires | Field::RestartOn | Field::RunOn)
     }
 }
 

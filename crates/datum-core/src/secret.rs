@@ -9,7 +9,7 @@
 use std::collections::BTreeMap;
 
 use crate::fleet::{Fleet, HostId, ResId};
-use crate::resolve::{Contrib, FleetResolution, Resolution};
+use crate::resolve::{Contrib, FleetResolution, Resolution, ResolvedResource};
 use crate::schema::{Field, Value};
 
 /// One host receiving one secret.
@@ -70,6 +70,31 @@ pub fn recipients_text<'f>(fleet: &'f Fleet, secret: &str) -> Option<&'f str> {
     fleet.recipients.get(secret)?.as_deref()
 }
 
+/// Who a secret's `.recipients` file says it is encrypted to, for
+/// `explain`: (`admin` or the host's name, fingerprint) per line, read
+/// leniently (`datum check` reads it strictly). `None` without a file.
+pub fn recorded_recipients(fleet: &Fleet, secret: &str) -> Option<Vec<(String, String)>> {
+    let text = recipients_text(fleet, secret)?;
+    Some(
+        text.lines()
+            .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+            .map(|l| {
+                let words: Vec<&str> = l.split_whitespace().collect();
+                match words.as_slice() {
+                    ["admin", fp] => ("admin".to_owned(), (*fp).to_owned()),
+                    ["host", name, fp] => ((*name).to_owned(), (*fp).to_owned()),
+                    _ => (l.to_owned(), String::new()),
+                }
+            })
+            .collect(),
+    )
+}
+
+/// The `secret` a resolved File takes, if any.
+pub fn secret_of<'f>(fleet: &'f Fleet, r: &ResolvedResource) -> Option<&'f str> {
+    r.value(fleet, Field::Secret)?.as_str()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -120,5 +145,6 @@ mod tests {
         assert!(d["secrets/unused.age"].is_empty());
         assert_eq!(recipients_text(&fleet, "secrets/db.age"), Some("# none\n"));
         assert_eq!(recipients_text(&fleet, "secrets/unused.age"), None);
+        assert_eq!(recorded_recipients(&fleet, "secrets/db.age"), Some(vec![]));
     }
 }

@@ -11,7 +11,8 @@ use datum_apply::spec::ResourceView;
 use datum_core::diagnostic::{Code, Diagnostic};
 use datum_core::document::VERSION;
 use datum_core::schema::{
-    Field, Kind, ResourceId, Ty, Value, normalise_abs_path, normalise_mode, normalise_rel_path,
+    Field, Kind, ResourceId, SECONDS_MAX, Ty, Value, normalise_abs_path, normalise_mode,
+    normalise_rel_path,
 };
 use datum_core::settings::{self, Node, Value as Yaml};
 use datum_core::source::{Files, Span};
@@ -220,7 +221,10 @@ fn resource(
         if !r.values.contains_key(&field) {
             problems.push(problem(
                 id_span,
-                format!("{id_text} has no `{field}`, which a {kind} needs"),
+                format!(
+                    "{id_text} has no `{field}`, which {} {kind} needs",
+                    if kind == Kind::Exec { "an" } else { "a" }
+                ),
                 REMAKE,
             ));
         }
@@ -286,6 +290,34 @@ fn read_field(kind: Kind, field: Field, node: Node<'_, '_>) -> Result<Read, Stri
             _ => return Err(format!("must be a user or group id, and {}", found())),
         },
         Ty::List => Value::List(list(node)?.into_iter().map(Into::into).collect()),
+        Ty::Argv => {
+            let argv = list(node)?;
+            if argv.first().is_none_or(|p| p.is_empty()) {
+                return Err("names no program".to_owned());
+            }
+            Value::List(argv.into_iter().map(Into::into).collect())
+        }
+        Ty::Env => {
+            let entries = list(node)?;
+            if let Some(bad) = entries.iter().find(|e| {
+                !e.split_once('=').is_some_and(|(n, _)| {
+                    n.starts_with(|c: char| c == '_' || c.is_ascii_alphabetic())
+                        && n.chars().all(|c| c == '_' || c.is_ascii_alphanumeric())
+                })
+            }) {
+                return Err(format!("holds `{bad}`, not NAME=value"));
+            }
+            Value::List(entries.into_iter().map(Into::into).collect())
+        }
+        Ty::Seconds => match node.value() {
+            Yaml::Int(i) if (1..=SECONDS_MAX).contains(&i) => Value::Int(i),
+            _ => {
+                return Err(format!(
+                    "must be a number of seconds from 1 to {SECONDS_MAX}, and {}",
+                    found()
+                ));
+            }
+        },
         Ty::Refs => {
             let mut ids = Vec::new();
             for t in list(node)? {
@@ -343,6 +375,61 @@ mod tests {
         );
     }
 
+    /// A File rendered from a template carries `template`, its rendered
+    /// `content` and `content_sha256`; the content is what is applied.
+    #[test]
+    fn a_rendered_template_reads_back_as_its_content() {
+        use datum_core::manifest::Manifest;
+        use datum_core::reader::MemReader;
+        let reader = MemReader::new()
+            .file("datum.yaml", "datum: v1alpha1\ntype: Fleet\nname: t\n")
+            .file(
+                "hosts.yaml",
+                "datum: v1alpha1\ntype: Host\nname: web-001\nlabels: {site: london}\n",
+            )
+            .file(
+                "base.yaml",
+                "datum: v1alpha1\ntype: Layer\nname: b\nprecedence: 0\nmatch: {}\nvars: {dns: 10.1.0.53}\nresources:\n  File[resolv]:\n    path: /etc/resolv.conf\n    template: templates/resolv.j2\n",
+            )
+            .file(
+                "templates/resolv.j2",
+                "# {{ labels.site }}\nnameserver {{ vars.dns }}\n",
+            );
+        let fleet = datum_core::loader::load(&reader).unwrap();
+        assert!(fleet.diagnostics.is_empty(), "{:?}", fleet.diagnostics);
+        let host = fleet.host_id("web-001").unwrap();
+        let res = fleet.resolve_host(host);
+        assert!(res.is_ok(), "{:?}", res.problems);
+        let mut text = Vec::new();
+        datum_core::emit::write_yaml(&mut text, &Manifest::new(&fleet, host, &res).tree()).unwrap();
+        let text = String::from_utf8(text).unwrap();
+        assert!(text.contains("content_sha256: "), "{text}");
+        let got = read(&text).unwrap();
+        assert_eq!(
+            got[0].str(Field::Content),
+            Some("# london\nnameserver 10.1.0.53\n")
+        );
+        assert_eq!(got[0].str(Field::Template), Some("templates/resolv.j2"));
+    }
+
+    #[test]
+    fn an_exec_reads_back() {
+        let text = "datum: v1alpha1\ntype: Manifest\nhost: h\nresources:\n  Exec[x]:\n    command: [migrate, '', --all]\n    creates: /srv/done\n    timeout: 60\n    environment: [A=1, B=]\n    run_on: ['File[a]']\n    refresh_only: true\n";
+        let got = read(text).unwrap();
+        let x = &got[0];
+        assert_eq!(x.kind(), Kind::Exec);
+        assert_eq!(
+            x.value(Field::Command),
+            Some(&Value::List(
+                ["migrate", "", "--all"].map(Into::into).into()
+            ))
+        );
+        assert_eq!(x.value(Field::Timeout), Some(&Value::Int(60)));
+        assert_eq!(x.value(Field::RefreshOnly), Some(&Value::Bool(true)));
+        assert_eq!(x.refs(Field::RunOn), ["File[a]"]);
+        assert_eq!(x.str(Field::Creates), Some("/srv/done"));
+    }
+
     #[test]
     fn what_would_change_what_is_applied_is_refused_with_its_place() {
         let base = "datum: v1alpha1\ntype: Manifest\nhost: h\nresources:\n";
@@ -369,6 +456,19 @@ mod tests {
             (
                 "  File[a]:\n    path: /a\n    requires: [nope]\n",
                 "`nope` is not a resource id",
+            ),
+            (
+                "  Exec[a]:\n    creates: /a\n",
+                "has no `command`, which an Exec needs",
+            ),
+            ("  Exec[a]:\n    command: ['']\n", "names no program"),
+            (
+                "  Exec[a]:\n    command: [x]\n    timeout: 0\n",
+                "must be a number of seconds from 1 to 86400",
+            ),
+            (
+                "  Exec[a]:\n    command: [x]\n    environment: [NOEQUALS]\n",
+                "holds `NOEQUALS`, not NAME=value",
             ),
         ] {
             let err = read(&format!("{base}{resources}")).unwrap_err();

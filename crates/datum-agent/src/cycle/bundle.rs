@@ -107,7 +107,12 @@ impl Agent {
         let hint = e.hint().unwrap_or("");
         log.note(out, format!("fetching the bundle failed: {e}"));
         let cache = self.root.path(CACHED_BUNDLE);
-        let Ok(bytes) = std::fs::read(&cache) else {
+        // Only a regular file, never through a link at its name, no larger
+        // than a fetched bundle may be.
+        let Ok(Some(bytes)) = self
+            .root
+            .read_small(CACHED_BUNDLE, FetchOptions::default().max_bytes)
+        else {
             return Err(refusal(
                 "fetching failed, and no verified input is cached to fall back to",
                 if hint.is_empty() {

@@ -183,7 +183,7 @@ impl Agent {
     /// The last applied input, or a refusal when its record is damaged
     /// (unless rollback is allowed, which writes a fresh one).
     fn last_applied(&self, log: &mut Log, out: &mut dyn Write) -> Result<Option<Applied>, Refusal> {
-        match StateFile::new(self.root.path(STATE)).load() {
+        match StateFile::inside(&self.root, STATE).load() {
             Ok(last) => Ok(last),
             Err(e) if self.options.allow_rollback => {
                 log.note(
@@ -259,12 +259,12 @@ impl Agent {
         let resources = apply_report(&json);
         if !self.options.noop {
             if let Some(applied) = &input.applied
-                && let Err(e) = StateFile::new(self.root.path(STATE)).record(applied)
+                && let Err(e) = StateFile::inside(&self.root, STATE).record(applied)
             {
                 log.note(out, e.to_string());
             }
             if let Some(bytes) = &input.bundle
-                && let Err(e) = save_bundle(&self.root.path(CACHED_BUNDLE), bytes)
+                && let Err(e) = save_bundle(&self.root, bytes)
             {
                 log.note(
                     out,
@@ -276,13 +276,15 @@ impl Agent {
     }
 }
 
-fn save_bundle(path: &Path, bytes: &[u8]) -> io::Result<()> {
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir)?;
-    }
+/// Keeps a verified bundle for when fetching fails, inside the root.
+fn save_bundle(root: &Root, bytes: &[u8]) -> io::Result<()> {
+    let dir = Path::new(CACHED_BUNDLE)
+        .parent()
+        .map_or("/".to_owned(), |d| d.to_string_lossy().into_owned());
+    root.create_dir_all(&dir, 0o755)?;
     let attrs = datum_apply::disk::Attrs {
         mode: Some(0o600),
         ..Default::default()
     };
-    datum_apply::disk::write_atomic(path, bytes, attrs)
+    root.write_atomic(CACHED_BUNDLE, bytes, attrs)
 }

@@ -54,7 +54,7 @@ pub fn publish(
     report_url: Option<&str>,
 ) -> (RunRecord, PathBuf, Vec<String>) {
     let mut warnings = Vec::new();
-    let reports = Reports::new(root.path(REPORTS));
+    let reports = Reports::inside(root, REPORTS);
     let previous = reports.last().ok().flatten();
     let fetch_failures_total =
         previous.map_or(0, |p| p.fetch_failures_total) + u64::from(run.fetch_failed);
@@ -87,10 +87,7 @@ pub fn publish(
         warnings.push(format!("the run report was not written: {}", chain(&e)));
     }
     let prom = root.path(&metrics.to_string_lossy());
-    let written = prom
-        .parent()
-        .map_or(Ok(()), std::fs::create_dir_all)
-        .and_then(|()| metrics::write(&prom, &record));
+    let written = metrics::write_inside(root, &metrics.to_string_lossy(), &record);
     if let Err(e) = written {
         warnings.push(format!(
             "the metrics file {} was not written: {e}",

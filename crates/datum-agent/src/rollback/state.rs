@@ -13,8 +13,10 @@
 //! leaves the old record or the new one, never half of either. Keys datum
 //! does not know are ignored, so an older agent can read a newer record.
 
-use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
+
+use datum_apply::disk::Attrs;
+use datum_apply::root::{Refused, Root};
 
 use serde_json::{Value, json};
 
@@ -66,6 +68,9 @@ impl Applied {
 /// Where the record of the last applied input lives.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StateFile {
+    root: Root,
+    /// The file, as an absolute path inside `root`.
+    abs: String,
     path: PathBuf,
 }
 
@@ -116,9 +121,22 @@ impl StateError {
 const MAX_SIZE: u64 = 64 * 1024;
 
 impl StateFile {
-    /// The record at `path`.
+    /// The record at `path` (on this machine, as it is named).
     pub fn new(path: impl Into<PathBuf>) -> StateFile {
-        StateFile { path: path.into() }
+        let path: PathBuf = path.into();
+        let abs = std::path::absolute(&path).unwrap_or_else(|_| path.clone());
+        StateFile::inside(&Root::system(), &abs.to_string_lossy())
+    }
+
+    /// The record at `abs` inside `root`: the directories on the way are
+    /// resolved inside it, and the file is read only as a regular file,
+    /// never through a link at its name.
+    pub fn inside(root: &Root, abs: &str) -> StateFile {
+        StateFile {
+            root: root.clone(),
+            abs: abs.to_owned(),
+            path: root.path(abs),
+        }
     }
 
     /// The file.
@@ -132,15 +150,17 @@ impl StateFile {
             path: self.path.clone(),
             source,
         };
-        let file = match std::fs::File::open(&self.path) {
-            Ok(file) => file,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-            Err(e) => return Err(read(e)),
+        let bytes = match self.root.read_small(&self.abs, MAX_SIZE) {
+            Ok(Some(bytes)) => bytes,
+            Ok(None) => return Ok(None),
+            Err(Refused::Io(e)) => return Err(read(e)),
+            Err(other) => {
+                return Err(StateError::Corrupt {
+                    path: self.path.clone(),
+                    problem: other.to_string(),
+                });
+            }
         };
-        let mut bytes = Vec::new();
-        file.take(MAX_SIZE + 1)
-            .read_to_end(&mut bytes)
-            .map_err(read)?;
         let corrupt = |problem: String| StateError::Corrupt {
             path: self.path.clone(),
             problem,
@@ -162,10 +182,22 @@ impl StateFile {
         });
         let mut text = serde_json::to_string_pretty(&value).unwrap_or_default();
         text.push('\n');
-        write_atomically(&self.path, text.as_bytes()).map_err(|source| StateError::Write {
+        let write = |source| StateError::Write {
             path: self.path.clone(),
             source,
-        })
+        };
+        let parent = match self.abs.rfind('/') {
+            Some(0) | None => "/",
+            Some(i) => &self.abs[..i],
+        };
+        self.root.create_dir_all(parent, 0o755).map_err(write)?;
+        let attrs = Attrs {
+            mode: Some(0o644),
+            ..Attrs::default()
+        };
+        self.root
+            .write_atomic(&self.abs, text.as_bytes(), attrs)
+            .map_err(write)
     }
 }
 
@@ -179,7 +211,7 @@ fn decode(value: &Value) -> Result<Applied, String> {
         None | Some(Value::Null) => None,
         Some(Value::String(hex)) => Some(
             ObjectId::from_hex(hex.as_bytes())
-                .map_err(|_| format!("`commit` is not a commit id: {hex:?}"))?,
+                .map_err(|_| "`commit` is not a commit id".to_owned())?,
         ),
         Some(_) => return Err("`commit` is not a string".to_owned()),
     };
@@ -195,31 +227,7 @@ fn decode(value: &Value) -> Result<Applied, String> {
             commit,
             commit_time,
         }),
-        Some(other) => Err(format!(
-            "unknown mode {other:?} (expected \"git\" or \"bundle\")"
-        )),
+        Some(_) => Err("`mode` is neither \"git\" nor \"bundle\"".to_owned()),
         None => Err("`mode` is missing".to_owned()),
     }
-}
-
-fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let dir = match path.parent() {
-        Some(dir) if !dir.as_os_str().is_empty() => dir,
-        _ => Path::new("."),
-    };
-    std::fs::create_dir_all(dir)?;
-    let name = path.file_name().unwrap_or_default().to_string_lossy();
-    let temporary = dir.join(format!(".{name}.tmp"));
-    let result = (|| {
-        let mut file = std::fs::File::create(&temporary)?;
-        file.write_all(bytes)?;
-        file.sync_all()?;
-        std::fs::rename(&temporary, path)?;
-        // The rename is durable only once the directory is.
-        std::fs::File::open(dir)?.sync_all()
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&temporary);
-    }
-    result
 }

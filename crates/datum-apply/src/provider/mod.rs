@@ -7,6 +7,7 @@
 
 pub mod command;
 pub mod dpkg;
+pub mod exec;
 pub mod fs;
 pub mod shadow;
 pub mod systemd;
@@ -99,11 +100,14 @@ pub struct Providers {
     pub service: Box<dyn ServiceProvider>,
     pub user: Box<dyn Provider<UserSpec>>,
     pub group: Box<dyn Provider<GroupSpec>>,
+    /// Commands: their guards, and running them.
+    pub exec: exec::Execs,
 }
 
 impl Providers {
     /// The real providers for a machine: the filesystem, dpkg (apt on the
-    /// running system), systemd and the shadow tools.
+    /// running system), systemd, the shadow tools, and commands run on the
+    /// machine (chrooted under `--root`).
     pub fn system(root: &Root) -> Providers {
         Providers {
             file: Box::new(fs::Files::new(root.clone())),
@@ -113,6 +117,7 @@ impl Providers {
             service: Box::new(systemd::Systemd::new(root.clone())),
             user: Box::new(shadow::Users::new(root.clone())),
             group: Box::new(shadow::Groups::new(root.clone())),
+            exec: exec::Execs::system(root),
         }
     }
 }

@@ -60,11 +60,11 @@ pub fn run(ui: &mut Ui, _global: &GlobalArgs, args: Args) -> Result<Status> {
         Some(dir) => Root::at(super::apply::root_dir(dir)?),
         None => Root::system(),
     };
-    let path = match &args.config {
-        Some(p) => p.clone(),
-        None => machine.path(config::DEFAULT_PATH),
+    let config = match &args.config {
+        Some(p) => config::read(p),
+        None => config::read_inside(&machine, config::DEFAULT_PATH),
     };
-    let config = config::read(&path).map_err(|e| {
+    let config = config.map_err(|e| {
         if let Some((files, diags)) = e.diagnostics() {
             ui.diagnostics(files, diags);
         }
@@ -121,7 +121,7 @@ fn run_loop(ui: &mut Ui, agent: &Agent, allow_rollback: bool) -> Result<Status> 
     let schedule = agent.config.schedule;
     let mut agent_options = agent.options;
     let mut failures: u32 = 0;
-    let last = Reports::new(agent.root.path(REPORTS))
+    let last = Reports::inside(&agent.root, REPORTS)
         .last()
         .ok()
         .flatten()

@@ -75,6 +75,12 @@ pub struct Args {
     /// (both under --root).
     #[arg(long)]
     report: bool,
+    /// Apply the fleet even when its directory is owned by a user other
+    /// than root (or the one who ran sudo), or is writable by every user.
+    /// A run as root without --root refuses such a fleet, since whoever can
+    /// change it could run anything as root (git's safe.directory).
+    #[arg(long)]
+    trust_fleet: bool,
 }
 
 /// Where the input of a run came from, for its report.
@@ -100,6 +106,9 @@ pub fn run(ui: &mut Ui, global: &GlobalArgs, args: Args) -> Result<Status> {
         return converge(ui, &identity.name, &items, &machine, &args, origin);
     }
     let (fleet, reader) = root::open(ui, global)?;
+    if args.root.is_none() && !args.trust_fleet {
+        check_fleet_owner(reader.root())?;
+    }
     let resolved = resolve_host(ui, &fleet, &identity.name).inspect_err(|e| {
         let not_found = e
             .source_as::<HostError>()
@@ -246,6 +255,38 @@ fn bundle_items(
         .items(&name)
         .map_err(|e| CommandError::failed(e.to_string()).with_source(e))?;
     Ok((items, opened.commit().map(|c| c.id.to_owned())))
+}
+
+/// Set, a run checks the fleet directory's owner as a run as root does,
+/// whoever runs it (to try a fleet before a root run does, and to test).
+const CHECK_OWNER_VAR: &str = "DATUM_CHECK_FLEET_OWNER";
+
+/// A run as root (without --root) refuses a fleet that someone other than
+/// root, or the user who ran sudo, could have changed.
+fn check_fleet_owner(dir: &Path) -> Result<()> {
+    use std::os::unix::fs::MetadataExt;
+    let mut runner = datum_apply::root::Runner::current();
+    if std::env::var_os(CHECK_OWNER_VAR).is_some() && runner.euid != 0 {
+        runner = datum_apply::root::Runner {
+            euid: 0,
+            invoking: None,
+        };
+    }
+    if runner.euid != 0 {
+        return Ok(());
+    }
+    let shown = dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf());
+    let shown = shown.display().to_string();
+    let meta = std::fs::metadata(dir).map_err(|e| {
+        CommandError::failed(format!("cannot inspect the fleet directory {shown}: {e}"))
+            .with_source(e)
+    })?;
+    datum_apply::root::trust_fleet(&shown, meta.uid(), meta.mode(), runner).map_err(|e| {
+        CommandError::failed(format!("refusing to apply as root: {e}"))
+            .hint("whoever can change the fleet can run anything as root through it; make root its owner and `chmod o-w` it")
+            .hint("--trust-fleet applies it anyway")
+            .with_source(e)
+    })
 }
 
 /// `--root DIR`, which must be a directory.

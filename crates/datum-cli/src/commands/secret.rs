@@ -12,6 +12,9 @@ use datum_secrets::{
     read_identities, recipients_path,
 };
 
+use datum_core::loader;
+use datum_core::reader::{DirReader, ReadError, Reader, SourceError};
+
 use crate::GlobalArgs;
 use crate::command_error::{CommandError, Result};
 use crate::exit::Status;
@@ -81,14 +84,49 @@ struct IdentityArg {
 }
 
 pub fn run(ui: &mut Ui, global: &GlobalArgs, args: Args) -> Result<Status> {
-    let (fleet, reader) = root::open(ui, global)?;
-    let root = reader.root().to_path_buf();
+    let root = root::locate(ui, global)?;
+    let reader = DirReader::new(&root)?;
+    // A secret being created may already be named by a layer: it counts as
+    // present, so its hosts resolve and become its recipients.
+    let creating = match &args.command {
+        Sub::Encrypt(a) => Some(relative(&root, &a.path)?),
+        _ => None,
+    };
+    let fleet = loader::load(&Creating {
+        inner: &reader,
+        path: creating,
+    })?;
     let all = resolve_all(&fleet);
     let cx = Cx::new(ui, &fleet, &all, root)?;
     match args.command {
         Sub::Encrypt(a) => cx.encrypt(ui, &a.path),
         Sub::Edit(a) => cx.edit(ui, &a.path, &a.identity),
         Sub::Rekey(a) => cx.rekey(ui, &a.paths, a.check, &a.identity),
+    }
+}
+
+/// The fleet's reader, with the secret `encrypt` is about to write
+/// present (and empty) if it does not exist yet.
+struct Creating<'a> {
+    inner: &'a DirReader,
+    path: Option<String>,
+}
+
+impl Reader for Creating<'_> {
+    fn discover(&self) -> std::result::Result<Vec<String>, ReadError> {
+        self.inner.discover()
+    }
+    fn read(&self, path: &str, limit: u64) -> std::result::Result<Vec<u8>, ReadError> {
+        self.inner.read(path, limit)
+    }
+    fn list_payloads(&self, dir: &str) -> std::result::Result<Vec<String>, ReadError> {
+        self.inner.list_payloads(dir)
+    }
+    fn read_source(&self, path: &str, limit: u64) -> std::result::Result<Vec<u8>, SourceError> {
+        match self.inner.read_source(path, limit) {
+            Err(SourceError::Missing) if self.path.as_deref() == Some(path) => Ok(Vec::new()),
+            other => other,
+        }
     }
 }
 
@@ -352,18 +390,35 @@ impl<'f> Cx<'f> {
         })
     }
 
-    /// A path given on the command line, relative to the fleet root with
-    /// `/` between parts; refused when it leaves the root.
     fn relative(&self, given: &Path) -> Result<String> {
+        relative(&self.root, given)
+    }
+}
+
+/// A path given on the command line, relative to the fleet root with `/`
+/// between parts; refused when it leaves the root.
+fn relative(root: &Path, given: &Path) -> Result<String> {
+    let root = root.canonicalize().map_err(|e| {
+        CommandError::failed(format!("cannot resolve {}: {e}", root.display())).with_source(e)
+    })?;
+    {
         let outside = || {
             CommandError::usage(format!(
                 "{} is not inside the fleet repository {}",
                 given.display(),
-                self.root.display()
+                root.display()
             ))
             .hint("secrets live in the fleet repository, such as secrets/db-password.age")
         };
-        let absolute = std::path::absolute(given).map_err(|_| outside())?;
+        // Relative to the current directory inside the fleet; from
+        // elsewhere (`--fleet DIR`), relative to the fleet root.
+        let cwd = std::env::current_dir()
+            .ok()
+            .and_then(|d| d.canonicalize().ok());
+        let absolute = match cwd {
+            Some(cwd) if given.is_relative() && !cwd.starts_with(&root) => root.join(given),
+            _ => std::path::absolute(given).map_err(|_| outside())?,
+        };
         let (Some(parent), Some(name)) = (absolute.parent(), absolute.file_name()) else {
             return Err(outside());
         };
@@ -372,7 +427,7 @@ impl<'f> Cx<'f> {
                 .hint("the directory holding the secret must exist")
         })?;
         let rel = parent.join(name);
-        let rel = rel.strip_prefix(&self.root).map_err(|_| outside())?;
+        let rel = rel.strip_prefix(&root).map_err(|_| outside())?;
         let mut parts = Vec::new();
         for c in rel.components() {
             match c {

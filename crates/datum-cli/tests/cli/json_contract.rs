@@ -133,6 +133,12 @@ fn conforms(contract: &Contract, what: &str, run: &Run) -> String {
     doc["type"].as_str().unwrap().to_owned()
 }
 
+/// For other tests' runs with `--format json`: the output follows the
+/// contract. Gives its `type`.
+pub(crate) fn assert_conforms(what: &str, run: &Run) -> String {
+    conforms(&Contract::read(), what, run)
+}
+
 #[test]
 fn every_json_output_follows_the_schema_of_its_type() {
     let contract = Contract::read();
@@ -185,6 +191,21 @@ fn every_json_output_follows_the_schema_of_its_type() {
     check(&fixture("names"), &["check"]);
     for bad in std::fs::read_dir(fixture("bad")).unwrap() {
         check(&bad.unwrap().path(), &["check"]);
+    }
+
+    let templates = example("templates");
+    for args in [
+        &["render", "web-001"][..],
+        &["explain", "--host", "web-001"],
+        &["explain", "File[resolv].content", "--host", "web-001"],
+        &["explain", "File[resolv]", "--host", "web-001"],
+        &["explain", "vars.search_domain", "--host", "web-001"],
+        &["explain", "vars.nosuch", "--host", "web-001"],
+        &["query", "vars.search_domain"],
+        &["query", "vars.search_domain", "--summary"],
+        &["query", "File[resolv].content"],
+    ] {
+        check(&templates, args);
     }
 
     check(&fleet, &["hosts"]);

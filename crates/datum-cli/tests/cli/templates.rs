@@ -305,7 +305,7 @@ fn a_file_with_a_template_and_content_is_refused() {
     );
     assert!(
         run.stderr.contains(
-            "= hint: a File takes one of `source`, `content`, `template`: in the layer that should win, set the others to null (`content: null`)"
+            "= hint: a File takes one of `source`, `content`, `template` or `secret`: in the layer that should win, set the others to null (`content: null`)"
         ),
         "{}",
         run.stderr

@@ -78,8 +78,25 @@ fn reachable(targets: &[PathBuf]) -> BTreeSet<PathBuf> {
             roots.push((dir.join(format!("{name}.rs")), false));
             roots.push((dir.join(&name).join("mod.rs"), false));
         }
+        // `#[path = "x/y.rs"] mod y;`: the file named, beside this one.
+        for path in path_attributes(&file) {
+            roots.push((file.parent().unwrap().join(path), false));
+        }
     }
     seen
+}
+
+/// The files `#[path = "..."]` attributes name, as written.
+fn path_attributes(file: &Path) -> Vec<String> {
+    fs::read_to_string(file)
+        .unwrap()
+        .lines()
+        .filter_map(|line| {
+            let value = line.trim().strip_prefix("#[path")?.trim_start();
+            let value = value.strip_prefix('=')?.trim().strip_suffix(']')?;
+            Some(value.trim().trim_matches('"').to_owned())
+        })
+        .collect()
 }
 
 fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {

@@ -5,7 +5,7 @@ use crate::diagnostic::{Code, Diagnostic};
 use crate::names::{self, Rule};
 use crate::report::quoted;
 use crate::schema::{
-    Field, Kind, PathError, ResourceId, Ty, Value, normalise_abs_path, normalise_mode,
+    Field, Kind, PathError, ResourceId, SECONDS_MAX, Ty, Value, normalise_abs_path, normalise_mode,
     normalise_rel_path, suggest,
 };
 use crate::source::Span;
@@ -37,6 +37,9 @@ impl<'d, 'a, 'x> Cx<'d, 'a, 'x> {
             Ty::Word(words) => self.word(kind, field, words, v, &what),
             Ty::List => self.text_list(field, v, &what),
             Ty::Refs => self.refs(field, v, &what),
+            Ty::Argv => self.argv(field, v, &what),
+            Ty::Env => self.env(field, v, &what),
+            Ty::Seconds => self.seconds(field, v, &what),
         }?;
         match names::rule(kind, field) {
             Some(rule) => self.named(kind, field, rule, v, value),
@@ -324,6 +327,142 @@ impl<'d, 'a, 'x> Cx<'d, 'a, 'x> {
         let ok = self.ok;
         self.ok = before && ok;
         ok.then(|| FieldValue::Value(Value::List(items.into_boxed_slice())))
+    }
+
+    /// A command line: a list whose first entry, the program, is not
+    /// empty; arguments may be empty. No entry may hold a NUL byte, which
+    /// no argument can carry.
+    fn argv(&mut self, field: Field, v: u32, what: &str) -> Option<FieldValue> {
+        let example = format!(
+            "write `{field}: [/usr/bin/newaliases]` or `{field}: [systemctl, daemon-reload]`"
+        );
+        if !matches!(self.scalar(v), Scalar::Seq) {
+            self.type_error(v, what, "a list: the program, then each argument", example);
+            return None;
+        }
+        let entries: Vec<u32> = self.doc.children(v).collect();
+        if entries.is_empty() {
+            self.err(
+                Diagnostic::error(Code::EmptyValue, format!("{what} is an empty list"))
+                    .at(self.span(v), "no program")
+                    .hint(example),
+            );
+            return None;
+        }
+        let mut items = Vec::with_capacity(entries.len());
+        let before = self.ok;
+        self.ok = true;
+        for (i, item) in entries.into_iter().enumerate() {
+            let which = if i == 0 {
+                "the program of"
+            } else {
+                "an argument of"
+            };
+            let Some(t) = self.text(item, &format!("{which} {what}")) else {
+                continue;
+            };
+            if t.contains('\0') {
+                self.err(
+                    Diagnostic::error(
+                        Code::InvalidValue,
+                        format!("{which} {what} holds a NUL byte"),
+                    )
+                    .at(self.span(item), "NUL byte")
+                    .hint("no program or argument can carry a NUL byte; remove it"),
+                );
+            } else if i == 0 && t.is_empty() {
+                self.err(
+                    Diagnostic::error(Code::EmptyValue, format!("the program of {what} is empty"))
+                        .at(self.span(item), "empty")
+                        .hint(example.clone()),
+                );
+            } else {
+                items.push(Box::<str>::from(t));
+            }
+        }
+        let ok = self.ok;
+        self.ok = before && ok;
+        ok.then(|| FieldValue::Value(Value::List(items.into_boxed_slice())))
+    }
+
+    /// Environment variables: `NAME=value` entries, each name once.
+    fn env(&mut self, field: Field, v: u32, what: &str) -> Option<FieldValue> {
+        let example = format!("write `{field}: [\"HOME=/root\", \"LC_ALL=C.UTF-8\"]`");
+        if !matches!(self.scalar(v), Scalar::Seq) {
+            self.type_error(v, what, "a list of NAME=value entries", example);
+            return None;
+        }
+        let mut items: Vec<Box<str>> = Vec::new();
+        let before = self.ok;
+        self.ok = true;
+        for item in self.doc.children(v) {
+            let Some(t) = self.text(item, &format!("an entry of {what}")) else {
+                continue;
+            };
+            let name = t.split_once('=').map(|(n, _)| n);
+            let valid = name.is_some_and(|n| {
+                let mut c = n.chars();
+                c.next()
+                    .is_some_and(|f| f == '_' || f.is_ascii_alphabetic())
+                    && c.all(|c| c == '_' || c.is_ascii_alphanumeric())
+            });
+            if !valid || t.contains('\0') {
+                self.err(
+                    Diagnostic::error(
+                        Code::InvalidValue,
+                        format!("{} is not a NAME=value entry of {what}", quoted(t)),
+                    )
+                    .at(self.span(item), "not NAME=value")
+                    .hint("a name is letters, digits and `_`, not starting with a digit, then `=` and the value (which may be empty), such as `LC_ALL=C.UTF-8`"),
+                );
+                continue;
+            }
+            let name = name.unwrap_or_default();
+            if items
+                .iter()
+                .any(|e| e.split_once('=').map(|(n, _)| n) == Some(name))
+            {
+                self.err(
+                    Diagnostic::error(Code::InvalidValue, format!("{what} sets `{name}` twice"))
+                        .at(self.span(item), "again")
+                        .hint("keep one entry for each name"),
+                );
+                continue;
+            }
+            items.push(t.into());
+        }
+        let ok = self.ok;
+        self.ok = before && ok;
+        ok.then(|| FieldValue::Value(Value::List(items.into_boxed_slice())))
+    }
+
+    /// A whole number of seconds, unquoted, from 1 to a day.
+    fn seconds(&mut self, field: Field, v: u32, what: &str) -> Option<FieldValue> {
+        match self.scalar(v) {
+            Scalar::Text(t, Style::Plain) if let Plain::Int(i) = classify_plain(t) => {
+                if (1..=SECONDS_MAX).contains(&i) {
+                    Some(FieldValue::Value(Value::Int(i)))
+                } else {
+                    self.err(
+                        Diagnostic::error(Code::OutOfRange, format!("{what} {i} is out of range"))
+                            .at(self.span(v), "out of range")
+                            .hint(format!(
+                                "{field} is a number of seconds from 1 to {SECONDS_MAX} (a day)"
+                            )),
+                    );
+                    None
+                }
+            }
+            _ => {
+                self.type_error(
+                    v,
+                    what,
+                    "a whole number of seconds",
+                    format!("write it unquoted, such as `{field}: 600`"),
+                );
+                None
+            }
+        }
     }
 
     /// Resource ids (`requires`, `restart_on`): one, or a list; repeats are

@@ -268,7 +268,7 @@ fn layer_head<'f>(ex: &Explanation<'f>, l: LayerId) -> Tree<'f> {
 
 fn resource<'f>(ex: &Explanation<'f>, r: &'f ResolvedResource) -> Tree<'f> {
     let fleet = ex.fleet;
-    Tree::map()
+    let mut t = Tree::map()
         .with("id", Tree::str(fleet.resources.text(r.id)))
         .with("summary", r.summary(fleet).map_or(Tree::Null, Tree::str))
         .with("sensitive", Tree::Bool(ex.sensitive(r)))
@@ -279,7 +279,29 @@ fn resource<'f>(ex: &Explanation<'f>, r: &'f ResolvedResource) -> Tree<'f> {
         .with(
             "fields",
             Tree::List(r.fields.iter().map(|f| field(ex, r, f)).collect()),
-        )
+        );
+    if let Some(recipients) = secret_recipients(ex, r) {
+        t.push("secret_recipients", recipients);
+    }
+    t
+}
+
+/// For a File with a secret, who its `.recipients` file names (`null`
+/// when there is none); absent otherwise.
+fn secret_recipients<'f>(ex: &Explanation<'f>, r: &ResolvedResource) -> Option<Tree<'f>> {
+    let path = crate::secret::secret_of(ex.fleet, r)?;
+    Some(match crate::secret::recorded_recipients(ex.fleet, path) {
+        None => Tree::Null,
+        Some(rows) => Tree::List(
+            rows.into_iter()
+                .map(|(holder, fingerprint)| {
+                    Tree::map()
+                        .with("holder", Tree::str(holder))
+                        .with("fingerprint", Tree::str(fingerprint))
+                })
+                .collect(),
+        ),
+    })
 }
 
 /// A contribution's value: `null` for an unset, ids for a set; nothing of

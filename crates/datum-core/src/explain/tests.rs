@@ -106,7 +106,7 @@ fn bad_targets_say_what_is_wrong() {
     assert!(!unknown.is_malformed());
     assert_eq!(
         unknown.hint(),
-        "did you mean `File`? The types are Directory, File, Group, Package, Service, Symlink, User"
+        "did you mean `File`? The types are Directory, Exec, File, Group, Package, Service, Symlink, User"
     );
     let typo = err("File[x].mdoe");
     assert!(!typo.is_malformed());
@@ -453,7 +453,7 @@ proptest::proptest! {
     }
 
     #[test]
-    fn ids_and_fields_read_back(title in "[a-z0-9][a-z0-9._-]{0,20}", k in 0usize..7, f in 0usize..20) {
+    fn ids_and_fields_read_back(title in "[a-z0-9][a-z0-9._-]{0,20}", k in 0usize..8, f in 0usize..20) {
         let kind = Kind::ALL[k];
         let field = kind.fields()[f % kind.fields().len()];
         let id = ResourceId { kind, title: title.into() };

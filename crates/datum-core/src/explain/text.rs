@@ -329,6 +329,15 @@ fn resource(ex: &Explanation<'_>, r: &ResolvedResource, out: &mut Out<'_>) -> io
     for f in r.fields.iter().filter(|f| f.field.is_set()) {
         out.section(f.field.name(), entry_rows(ex, r, f))?;
     }
+    if let Some(path) = crate::secret::secret_of(fleet, r) {
+        let rows = match crate::secret::recorded_recipients(fleet, path) {
+            Some(rows) => rows.into_iter().map(|(who, fp)| vec![who, fp]).collect(),
+            None => vec![vec![format!(
+                "none recorded: {path}.recipients is missing (`datum secret rekey {path}`)"
+            )]],
+        };
+        out.section(&format!("recipients of {path}"), rows)?;
+    }
     Ok(())
 }
 

@@ -188,7 +188,8 @@ impl ResolvedResource {
         let kind = fleet.resources.get(self.id).kind;
         match self.value(fleet, kind.summary_field()) {
             Some(Value::Str(s)) => Some(s),
-            _ if kind.is_path() => None,
+            // An Exec manages no named thing: its title is all there is.
+            _ if kind.is_path() || !kind.has(Field::Name) => None,
             _ => Some(&fleet.resources.get(self.id).title),
         }
     }

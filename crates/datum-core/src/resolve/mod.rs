@@ -94,6 +94,13 @@ pub enum Problem {
         resource: ResId,
         declared: Box<[Span]>,
     },
+    /// An Exec whose fields do not say when it runs, or say it two ways;
+    /// with the places that show it (the declarations, or the fields).
+    Exec {
+        resource: ResId,
+        rule: ExecRule,
+        places: Box<[Span]>,
+    },
     /// Two resources manage the same thing: each with where its value (or,
     /// for a name defaulting to the title, the resource) is written.
     Duplicate {
@@ -101,6 +108,23 @@ pub enum Problem {
         value: String,
         resources: Box<[(ResId, Span)]>,
     },
+}
+
+/// What is wrong with an Exec as a whole.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum ExecRule {
+    /// None of `creates`, `unless`, `onlyif` or `refresh_only: true`: it
+    /// would run on every apply.
+    Unguarded,
+    /// `refresh_only: true` with no `run_on`: nothing would ever run it.
+    RefreshWithoutRunOn,
+    /// `run_on` without `refresh_only: true`.
+    RunOnWithoutRefresh,
+    /// `shell: true` and this field lists more than the one script.
+    ShellArguments(Field),
+    /// Without `shell: true`, this field's program is not an absolute path
+    /// and holds whitespace: a command line written as one string.
+    SpacedProgram(Field),
 }
 
 /// The result of folding one set of layers.

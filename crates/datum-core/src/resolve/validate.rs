@@ -1,16 +1,17 @@
 //! The checks of a folded set of layers as a whole manifest: required
-//! fields, `source` with `content`, entries naming resources the host
-//! lacks, dependency cycles, two resources managing one thing, and names
-//! taken from titles that apply could not use.
+//! fields, `source` with `content`, an Exec that does not say when it runs
+//! (or how its command is read), entries naming resources the host lacks,
+//! dependency cycles, two resources managing one thing, and names taken
+//! from titles that apply could not use.
 
 use crate::fleet::{Fleet, ResId};
 use crate::graph::shortest_cycles;
 use crate::names;
-use crate::schema::Field;
+use crate::schema::{Field, Kind, Value};
 use crate::source::Span;
 
 use super::field::ResolvedResource;
-use super::{Contrib, Problem, Resolution};
+use super::{Contrib, ExecRule, Problem, Resolution};
 
 /// Checks a folded set of layers as a whole manifest.
 pub(super) fn validate(fleet: &Fleet, res: &Resolution, problems: &mut Vec<Problem>) {
@@ -22,6 +23,7 @@ pub(super) fn validate(fleet: &Fleet, res: &Resolution, problems: &mut Vec<Probl
         missing(fleet, r, problems);
         title_name(fleet, r, problems);
         exclusive(fleet, r, problems);
+        exec(fleet, r, problems);
         references(fleet, res, r, &mut edges[i], problems);
         claims.extend(claim(fleet, r));
     }
@@ -104,6 +106,78 @@ fn exclusive(fleet: &Fleet, r: &ResolvedResource, problems: &mut Vec<Problem>) {
     }
 }
 
+/// An Exec as a whole: at least one guard, `refresh_only` and `run_on`
+/// together, and a command line read one way only. A conflicting field is
+/// reported as the conflict only, and nothing here is said about it.
+fn exec(fleet: &Fleet, r: &ResolvedResource, problems: &mut Vec<Problem>) {
+    if fleet.resources.get(r.id).kind != Kind::Exec {
+        return;
+    }
+    let conflicted = |field| r.field(field).is_some_and(|f| f.has_conflict());
+    if [
+        Field::Creates,
+        Field::Unless,
+        Field::Onlyif,
+        Field::RefreshOnly,
+        Field::RunOn,
+        Field::Shell,
+        Field::Command,
+    ]
+    .into_iter()
+    .any(conflicted)
+    {
+        return;
+    }
+    let span_of = |field| r.field(field).map(|f| fleet.setting(f.winner()).span);
+    let mut push = |rule, places: Vec<Span>| {
+        problems.push(Problem::Exec {
+            resource: r.id,
+            rule,
+            places: places.into_boxed_slice(),
+        })
+    };
+    let set = |field| r.value(fleet, field).is_some();
+    let refresh = matches!(r.value(fleet, Field::RefreshOnly), Some(Value::Bool(true)));
+    let run_on = r.entries(Field::RunOn);
+    if !(set(Field::Creates) || set(Field::Unless) || set(Field::Onlyif) || refresh) {
+        push(
+            ExecRule::Unguarded,
+            r.declared_by
+                .iter()
+                .map(|&(l, i)| fleet.layer(l).resources[i as usize].span)
+                .collect(),
+        );
+    }
+    if refresh && run_on.is_empty() {
+        push(
+            ExecRule::RefreshWithoutRunOn,
+            span_of(Field::RefreshOnly).into_iter().collect(),
+        );
+    }
+    if !refresh && let Some(e) = run_on.first() {
+        push(
+            ExecRule::RunOnWithoutRefresh,
+            vec![fleet.entry_span(e.by[0], e.id)],
+        );
+    }
+    let shell = matches!(r.value(fleet, Field::Shell), Some(Value::Bool(true)));
+    for field in [Field::Command, Field::Unless, Field::Onlyif] {
+        let Some(Value::List(argv)) = r.value(fleet, field) else {
+            continue;
+        };
+        let places = span_of(field).into_iter().collect();
+        if shell && argv.len() != 1 {
+            push(ExecRule::ShellArguments(field), places);
+        } else if !shell
+            && argv
+                .first()
+                .is_some_and(|p| !p.starts_with('/') && p.contains(char::is_whitespace))
+        {
+            push(ExecRule::SpacedProgram(field), places);
+        }
+    }
+}
+
 /// Entries of `requires` and `restart_on`: dangling ones are problems, the
 /// others edges of the dependency graph.
 fn references(
@@ -113,7 +187,7 @@ fn references(
     edges: &mut Vec<(usize, Contrib)>,
     problems: &mut Vec<Problem>,
 ) {
-    for field in [Field::Requires, Field::RestartOn] {
+    for field in [Field::Requires, Field::RestartOn, Field::RunOn] {
         for e in r.entries(field) {
             let rank = fleet.resources.rank(e.id);
             match res
@@ -172,5 +246,155 @@ fn duplicates(mut claims: Vec<Claim<'_>>, problems: &mut Vec<Problem>) {
                 resources: group.iter().map(|&(_, _, id, span)| (id, span)).collect(),
             });
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::loader::load;
+    use crate::reader::MemReader;
+    use crate::testkit::{FLEET, host, layer};
+
+    /// The Exec problems of host `h`, whose layers are `base` (precedence
+    /// 0) and `top` (10), as (title, rule, lines of their places).
+    fn exec_problems(base: &str, top: &str) -> Vec<(String, ExecRule, Vec<u32>)> {
+        let r = MemReader::new()
+            .file("datum.yaml", FLEET)
+            .file("hosts.yaml", host("h", "{}"))
+            .file("base.yaml", layer(0, "{}", base))
+            .file("top.yaml", layer(10, "{}", top));
+        let fleet = load(&r).unwrap();
+        let res = fleet.resolve_host(fleet.host_id("h").unwrap());
+        res.problems
+            .iter()
+            .filter_map(|p| match p {
+                Problem::Exec {
+                    resource,
+                    rule,
+                    places,
+                } => Some((
+                    fleet.resources.get(*resource).title.to_string(),
+                    *rule,
+                    places.iter().map(|s| s.start.line).collect(),
+                )),
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn an_exec_needs_a_guard_which_any_layer_may_give() {
+        let bare = "  Exec[x]:\n    command: [true]\n";
+        assert_eq!(
+            exec_problems(bare, ""),
+            [("x".into(), ExecRule::Unguarded, vec![7])]
+        );
+        for guard in ["creates: /x", "unless: [test, -e, /x]", "onlyif: [true]"] {
+            let top = format!("  Exec[x]:\n    {guard}\n");
+            assert_eq!(exec_problems(bare, &top), [], "{guard}");
+        }
+        // A guard unset by a higher layer is no guard; both declarations are shown.
+        assert_eq!(
+            exec_problems(
+                "  Exec[x]:\n    command: [true]\n    creates: /x\n",
+                "  Exec[x]:\n    creates: null\n"
+            ),
+            [("x".into(), ExecRule::Unguarded, vec![7, 7])]
+        );
+        // `refresh_only: false` guards nothing.
+        assert_eq!(
+            exec_problems(
+                "  Exec[x]:\n    command: [true]\n    refresh_only: false\n",
+                ""
+            )[0]
+            .1,
+            ExecRule::Unguarded
+        );
+    }
+
+    #[test]
+    fn refresh_only_and_run_on_go_together() {
+        let base = "  File[f]:\n    path: /f\n  Exec[x]:\n    command: [true]\n";
+        assert_eq!(
+            exec_problems(base, "  Exec[x]:\n    refresh_only: true\n"),
+            [("x".into(), ExecRule::RefreshWithoutRunOn, vec![8])]
+        );
+        assert_eq!(
+            exec_problems(base, "  Exec[x]:\n    creates: /x\n    run_on: File[f]\n"),
+            [("x".into(), ExecRule::RunOnWithoutRefresh, vec![9])]
+        );
+        assert_eq!(
+            exec_problems(
+                base,
+                "  Exec[x]:\n    refresh_only: true\n    run_on: File[f]\n"
+            ),
+            []
+        );
+    }
+
+    #[test]
+    fn a_command_line_reads_one_way() {
+        let shell = "  Exec[x]:\n    shell: true\n    creates: /x\n";
+        assert_eq!(
+            exec_problems(shell, "  Exec[x]:\n    command: [echo, hi]\n"),
+            [(
+                "x".into(),
+                ExecRule::ShellArguments(Field::Command),
+                vec![8]
+            )]
+        );
+        assert_eq!(
+            exec_problems(shell, "  Exec[x]:\n    command: [\"echo hi | wall\"]\n"),
+            []
+        );
+        let plain = "  Exec[x]:\n    creates: /x\n";
+        assert_eq!(
+            exec_problems(
+                plain,
+                "  Exec[x]:\n    command: [\"systemctl daemon-reload\"]\n    unless: [\"test -e /x\"]\n"
+            ),
+            [
+                ("x".into(), ExecRule::SpacedProgram(Field::Command), vec![8]),
+                ("x".into(), ExecRule::SpacedProgram(Field::Unless), vec![9])
+            ]
+        );
+        // A path may hold a space; arguments may too.
+        assert_eq!(
+            exec_problems(
+                plain,
+                "  Exec[x]:\n    command: [\"/opt/My Tool/bin/run\", \"two words\"]\n"
+            ),
+            []
+        );
+    }
+
+    #[test]
+    fn a_conflicting_guard_is_reported_as_the_conflict_only() {
+        let r = MemReader::new()
+            .file("datum.yaml", FLEET)
+            .file("hosts.yaml", host("h", "{}"))
+            .file(
+                "a.yaml",
+                layer(
+                    0,
+                    "{}",
+                    "  Exec[x]:\n    command: [true]\n    creates: /a\n",
+                ),
+            )
+            .file("b.yaml", layer(0, "{}", "  Exec[x]:\n    creates: null\n"));
+        let fleet = load(&r).unwrap();
+        let res = fleet.resolve_host(fleet.host_id("h").unwrap());
+        assert!(
+            matches!(
+                &*res.problems,
+                [Problem::Conflict {
+                    field: Field::Creates,
+                    ..
+                }]
+            ),
+            "{:?}",
+            res.problems
+        );
     }
 }

@@ -1,11 +1,14 @@
 //! The Directory provider: a directory, its mode and ownership; removed
 //! only when empty.
 
-use std::fs;
-use std::io;
+use nix::errno::Errno;
+use nix::sys::stat::{Mode, mkdirat};
+use nix::unistd::{UnlinkatFlags, unlinkat};
 
 use super::owned::ids;
-use super::{NEW_DIR_MODE, change_attrs, check_parent, io_failure, lstat, sync_parent, what_is};
+use super::{
+    NEW_DIR_MODE, change_attrs, check_parent, io_failure, lstat, parent, sync_parent, what_is,
+};
 use crate::disk::Attrs;
 use crate::provider::{Context, Examined, Failure, Provider, has};
 use crate::report::Change;
@@ -65,23 +68,24 @@ impl Provider<DirectorySpec> for Directories {
         _cx: &Context<'_>,
     ) -> Result<(), Failure> {
         let root = &self.root;
-        let path = root.path(&s.path);
         if s.ensure == Ensure::Absent {
-            return match fs::remove_dir(&path) {
+            let (dir, name) = parent(root, &s.path)?;
+            return match unlinkat(&dir, name.as_os_str(), UnlinkatFlags::RemoveDir) {
                 Ok(()) => sync_parent(root, &s.path),
-                Err(e) if e.kind() == io::ErrorKind::DirectoryNotEmpty => {
-                    Err(Failure::new(format!(
-                        "{} is not empty; Datum removes only empty directories",
-                        s.path
-                    )))
-                }
-                Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
-                Err(e) => Err(io_failure(&s.path, "remove", e)),
+                Err(Errno::ENOTEMPTY | Errno::EEXIST) => Err(Failure::new(format!(
+                    "{} is not empty; Datum removes only empty directories",
+                    s.path
+                ))),
+                Err(Errno::ENOENT) => Ok(()),
+                Err(e) => Err(io_failure(&s.path, "remove", e.into())),
             };
         }
         if has(changes, "ensure") {
             let owned = ids(root, s.owner.as_deref(), s.group.as_deref())?;
-            fs::create_dir(&path).map_err(|e| io_failure(&s.path, "create", e))?;
+            let (dir, name) = parent(root, &s.path)?;
+            // Made closed, then given its mode: never more open than wanted.
+            mkdirat(&dir, name.as_os_str(), Mode::from_bits_truncate(0o700))
+                .map_err(|e| io_failure(&s.path, "create", e.into()))?;
             let attrs = Attrs {
                 mode: Some(s.mode.unwrap_or(NEW_DIR_MODE)),
                 ..owned

@@ -1,11 +1,19 @@
 //! The File provider: content, mode and ownership of one regular file.
+//!
+//! A file with more than one hard link is never changed in place and never
+//! read: another of its names may be outside the root (or be a file the
+//! manifest does not manage). With content in the manifest it is replaced
+//! by a new file; without, a mode or owner that differs is a failure.
 
-use std::fs::{self, Metadata};
+use std::fs::Metadata;
 use std::os::unix::fs::MetadataExt;
 
 use super::content::content_change;
 use super::owned::ids;
-use super::{NEW_FILE_MODE, check_parent, io_failure, lstat, read_nofollow, remove, what_is};
+use super::{
+    NEW_FILE_MODE, Swept, check_parent, hard_links, io_failure, lstat, parent, read_link,
+    read_nofollow, remove, what_is,
+};
 use crate::disk::{self, Attrs};
 use crate::provider::{Context, Examined, Failure, Provider, has};
 use crate::report::Change;
@@ -14,18 +22,25 @@ use crate::spec::{Ensure, FileSpec};
 
 pub struct Files {
     root: Root,
+    swept: Swept,
 }
 
 impl Files {
     pub fn new(root: Root) -> Files {
-        Files { root }
+        Files {
+            root,
+            swept: Swept::default(),
+        }
     }
 }
 
 impl Provider<FileSpec> for Files {
     fn examine(&self, s: &FileSpec, cx: &Context<'_>) -> Result<Examined, Failure> {
         let root = &self.root;
-        let mut ex = Examined::default();
+        let mut ex = Examined {
+            notes: self.swept.sweep(root, &s.path, cx)?,
+            ..Examined::default()
+        };
         let meta = lstat(root, &s.path)?;
         match (s.ensure, meta) {
             (Ensure::Absent, None) => {}
@@ -50,6 +65,25 @@ impl Provider<FileSpec> for Files {
                     what_is(&m)
                 )));
             }
+            (Ensure::Present, Some(m)) if m.is_file() && m.nlink() > 1 => {
+                let attrs = s.owned().differences(root, cx, &m)?;
+                match &s.content {
+                    Some(want) => {
+                        ex.changes.push(Change::new(
+                            "links",
+                            format!("{} hard links", m.nlink()),
+                            "1 (replaced by a new file)",
+                        ));
+                        // What the old file holds is not read: it may be
+                        // another name's, outside the root.
+                        ex.changes
+                            .push(content_change(&s.path, None, want, s.sensitive));
+                        ex.changes.extend(attrs);
+                    }
+                    None if attrs.is_empty() => {}
+                    None => return Err(hard_links(&s.path, m.nlink())),
+                }
+            }
             (Ensure::Present, Some(m)) if m.is_file() => {
                 if let Some(want) = &s.content {
                     let have = read_nofollow(root, &s.path)?;
@@ -69,11 +103,10 @@ impl Provider<FileSpec> for Files {
                     Some(_) => {
                         // A link planted where the file belongs is replaced
                         // by the file; whatever it points to is not touched.
-                        let target = fs::read_link(root.path(&s.path))
-                            .map_err(|e| io_failure(&s.path, "read", e))?;
+                        let target = read_link(root, &s.path)?;
                         ex.changes.push(Change::new(
                             "type",
-                            format!("symbolic link to {}", target.display()),
+                            format!("symbolic link to {target}"),
                             "file",
                         ));
                     }
@@ -94,7 +127,8 @@ impl Provider<FileSpec> for Files {
         if s.ensure == Ensure::Absent {
             return remove(root, &s.path);
         }
-        if has(changes, "ensure") || has(changes, "type") || has(changes, "content") {
+        let replace = ["ensure", "type", "content", "links"];
+        if replace.iter().any(|a| has(changes, a)) {
             // Attributes the manifest leaves out are kept from the file being
             // replaced; a new file gets the defaults.
             let existing = lstat(root, &s.path)?.filter(Metadata::is_file);
@@ -109,7 +143,8 @@ impl Provider<FileSpec> for Files {
                 gid: owned.gid.or(existing.as_ref().map(MetadataExt::gid)),
             };
             let bytes = s.content.as_deref().unwrap_or_default();
-            return disk::write_atomic(&root.path(&s.path), bytes, attrs)
+            let (dir, name) = parent(root, &s.path)?;
+            return disk::write_atomic_in(&dir, &name, bytes, attrs)
                 .map_err(|e| io_failure(&s.path, "write", e));
         }
         s.owned().set_changed(root, &s.path, false, changes)

@@ -1,9 +1,7 @@
 //! The Symlink provider: a symbolic link and where it points, replaced
 //! atomically.
 
-use std::fs;
-
-use super::{check_parent, io_failure, lstat, remove, what_is};
+use super::{Swept, check_parent, io_failure, lstat, parent, read_link, remove, what_is};
 use crate::disk;
 use crate::provider::{Context, Examined, Failure, Provider};
 use crate::report::Change;
@@ -12,26 +10,28 @@ use crate::spec::{Ensure, SymlinkSpec};
 
 pub struct Symlinks {
     root: Root,
+    swept: Swept,
 }
 
 impl Symlinks {
     pub fn new(root: Root) -> Symlinks {
-        Symlinks { root }
+        Symlinks {
+            root,
+            swept: Swept::default(),
+        }
     }
 }
 
 impl Provider<SymlinkSpec> for Symlinks {
     fn examine(&self, s: &SymlinkSpec, cx: &Context<'_>) -> Result<Examined, Failure> {
         let root = &self.root;
-        let mut ex = Examined::default();
+        let mut ex = Examined {
+            notes: self.swept.sweep(root, &s.path, cx)?,
+            ..Examined::default()
+        };
         let meta = lstat(root, &s.path)?;
         let current = match &meta {
-            Some(m) if m.file_type().is_symlink() => Some(
-                fs::read_link(root.path(&s.path))
-                    .map_err(|e| io_failure(&s.path, "read", e))?
-                    .to_string_lossy()
-                    .into_owned(),
-            ),
+            Some(m) if m.file_type().is_symlink() => Some(read_link(root, &s.path)?),
             _ => None,
         };
         match (s.ensure, meta, current) {
@@ -76,7 +76,8 @@ impl Provider<SymlinkSpec> for Symlinks {
         if s.ensure == Ensure::Absent {
             return remove(root, &s.path);
         }
-        disk::symlink_atomic(&s.target, &root.path(&s.path))
+        let (dir, name) = parent(root, &s.path)?;
+        disk::symlink_atomic_in(&dir, &name, &s.target)
             .map_err(|e| io_failure(&s.path, "create the symbolic link", e))
     }
 }

@@ -10,7 +10,9 @@
 //! host overrides at one precedence from costing a comparison per pair.
 //!
 //! Only layers of one precedence that touch the same field of the same
-//! resource are compared.
+//! resource, or the same var, are compared: a var folds as a field does.
+
+use std::collections::BTreeMap;
 
 use rustc_hash::{FxHashMap, FxHashSet};
 
@@ -18,13 +20,14 @@ use super::Context;
 use crate::diagnostic::{Code, Diagnostic};
 use crate::fleet::{Label, LayerId, ResId};
 use crate::matcher::groups;
-use crate::report::{align, display_setting};
-use crate::resolve::{Contrib, Problem};
+use crate::report::{align, display_setting, display_var};
+use crate::resolve::{Contrib, Problem, VarContrib};
 use crate::schema::Field;
+use crate::source::Span;
 
 pub(super) fn run(cx: &Context<'_>, out: &mut Vec<Diagnostic>) {
     let fleet = cx.fleet;
-    let conflicts = known_conflicts(cx);
+    let (conflicts, var_conflicts) = known_conflicts(cx);
     let host_key = fleet.host_key();
     let mut start = 0;
     while start < fleet.layers.len() {
@@ -64,43 +67,112 @@ pub(super) fn run(cx: &Context<'_>, out: &mut Vec<Diagnostic>) {
         for key in keys {
             let sides = &by_field[&key];
             let hidden = cx.all.sensitive.hides(key.0, key.1);
-            // Every side that takes part in some latent pair, and the first
-            // pair: one warning per field and precedence, however many
-            // layers (1,500 layers overlapping pairwise are one warning,
-            // not a million).
-            let mut involved = vec![false; sides.len()];
-            let mut first: Option<(Contrib, Contrib)> = None;
-            for (i, &a) in sides.iter().enumerate() {
-                for (j, &b) in sides.iter().enumerate().skip(i + 1) {
-                    // Both already counted: this pair adds nothing.
-                    if (involved[i] && involved[j])
-                        || fleet.setting(a).setting == fleet.setting(b).setting
-                        || a.layer == b.layer
-                        || !compatible(&fleet.layer(a.layer).matcher, &fleet.layer(b.layer).matcher)
-                        || conflicts.contains(&(key.0, key.1, a.layer, b.layer))
-                        || cx.held_back.iter().any(|m| {
-                            m.binary_search(&a.layer).is_ok() && m.binary_search(&b.layer).is_ok()
-                        })
-                    {
-                        continue;
-                    }
-                    involved[i] = true;
-                    involved[j] = true;
-                    first.get_or_insert((a, b));
-                }
-            }
-            if let Some(pair) = first {
-                let layers: Vec<Contrib> = sides
+            let found = latent(
+                cx,
+                sides,
+                |c| c.layer,
+                |a, b| fleet.setting(a).setting == fleet.setting(b).setting,
+                |a, b| conflicts.contains(&(key.0, key.1, a, b)),
+            );
+            if let Some((layers, (a, b))) = found {
+                let rows: Vec<(LayerId, String, Span)> = layers
                     .iter()
-                    .zip(&involved)
-                    .filter(|(_, yes)| **yes)
-                    .map(|(c, _)| *c)
+                    .map(|&c| {
+                        let value = if hidden {
+                            "(sensitive)".to_owned()
+                        } else {
+                            display_setting(fleet, c)
+                        };
+                        (c.layer, value, fleet.setting(c).span)
+                    })
                     .collect();
-                out.push(warning(cx, key, &layers, pair, hidden));
+                let target = format!("{}.{}", fleet.resources.text(key.0), key.1);
+                out.push(warning(cx, &target, &rows, (a.layer, b.layer)));
+            }
+        }
+        // Vars, by name, the same way.
+        let mut by_var: BTreeMap<&str, Vec<VarContrib>> = BTreeMap::new();
+        for l in start..end {
+            let layer = &fleet.layers[l];
+            if layer.matcher.iter().any(|m| m.key == host_key) {
+                continue;
+            }
+            for (vi, v) in layer.vars.iter().enumerate() {
+                by_var.entry(&v.name).or_default().push(VarContrib {
+                    layer: LayerId(l as u32),
+                    var: vi as u32,
+                });
+            }
+        }
+        for (name, sides) in by_var.iter().filter(|(_, s)| s.len() > 1) {
+            let found = latent(
+                cx,
+                sides,
+                |c| c.layer,
+                |a, b| fleet.var(a).setting == fleet.var(b).setting,
+                |a, b| var_conflicts.contains(&(*name, a, b)),
+            );
+            if let Some((layers, (a, b))) = found {
+                let rows: Vec<(LayerId, String, Span)> = layers
+                    .iter()
+                    .map(|&c| (c.layer, display_var(fleet, c), fleet.var(c).span))
+                    .collect();
+                out.push(warning(
+                    cx,
+                    &format!("vars.{name}"),
+                    &rows,
+                    (a.layer, b.layer),
+                ));
             }
         }
         start = end;
     }
+}
+
+/// Every side that takes part in some latent pair (in the order given),
+/// and the first pair: one warning per field (or var) and precedence,
+/// however many layers (1,500 layers overlapping pairwise are one
+/// warning, not a million). `same`: the two set the same value; `known`:
+/// some host already matches both layers (a conflict `check` reports).
+fn latent<C: Copy>(
+    cx: &Context<'_>,
+    sides: &[C],
+    layer: impl Fn(C) -> LayerId,
+    same: impl Fn(C, C) -> bool,
+    known: impl Fn(LayerId, LayerId) -> bool,
+) -> Option<(Vec<C>, (C, C))> {
+    let fleet = cx.fleet;
+    let mut involved = vec![false; sides.len()];
+    let mut first: Option<(C, C)> = None;
+    for (i, &a) in sides.iter().enumerate() {
+        for (j, &b) in sides.iter().enumerate().skip(i + 1) {
+            let (la, lb) = (layer(a), layer(b));
+            // Both already counted: this pair adds nothing.
+            if (involved[i] && involved[j])
+                || same(a, b)
+                || la == lb
+                || !compatible(&fleet.layer(la).matcher, &fleet.layer(lb).matcher)
+                || known(la, lb)
+                || cx
+                    .held_back
+                    .iter()
+                    .any(|m| m.binary_search(&la).is_ok() && m.binary_search(&lb).is_ok())
+            {
+                continue;
+            }
+            involved[i] = true;
+            involved[j] = true;
+            first.get_or_insert((a, b));
+        }
+    }
+    let pair = first?;
+    let layers = sides
+        .iter()
+        .zip(&involved)
+        .filter(|(_, yes)| **yes)
+        .map(|(c, _)| *c)
+        .collect();
+    Some((layers, pair))
 }
 
 /// Whether some host could carry both matchers: no key whose values (one,
@@ -130,40 +202,56 @@ fn compatible(a: &[Label], b: &[Label]) -> bool {
 
 /// Pairs of layers some host already matches together, where they disagree:
 /// `check` reports those as conflicts.
-fn known_conflicts(cx: &Context<'_>) -> FxHashSet<(ResId, Field, LayerId, LayerId)> {
+type KnownVars<'f> = FxHashSet<(&'f str, LayerId, LayerId)>;
+
+fn known_conflicts<'f>(
+    cx: &Context<'f>,
+) -> (FxHashSet<(ResId, Field, LayerId, LayerId)>, KnownVars<'f>) {
     let mut set = FxHashSet::default();
+    let mut vars = FxHashSet::default();
     for res in &cx.all.resolutions {
         for p in res.problems.iter() {
-            if let Problem::Conflict {
-                resource,
-                field,
-                sides,
-            } = p
-            {
-                for (i, a) in sides.iter().enumerate() {
-                    for b in &sides[i + 1..] {
-                        let (x, y) = (a.layer.min(b.layer), a.layer.max(b.layer));
-                        set.insert((*resource, *field, x, y));
+            match p {
+                Problem::Conflict {
+                    resource,
+                    field,
+                    sides,
+                } => {
+                    for (i, a) in sides.iter().enumerate() {
+                        for b in &sides[i + 1..] {
+                            let (x, y) = (a.layer.min(b.layer), a.layer.max(b.layer));
+                            set.insert((*resource, *field, x, y));
+                        }
                     }
                 }
+                Problem::VarConflict { sides, .. } => {
+                    for (i, a) in sides.iter().enumerate() {
+                        for b in &sides[i + 1..] {
+                            let (x, y) = (a.layer.min(b.layer), a.layer.max(b.layer));
+                            // The fleet's own text, so it outlives the resolution.
+                            vars.insert((&*cx.fleet.var(*a).name, x, y));
+                        }
+                    }
+                }
+                _ => {}
             }
         }
     }
-    set
+    (set, vars)
 }
 
 /// How many layers a latent-conflict warning lists before `and N more`.
 pub const LAYERS_SHOWN: usize = 5;
 
-/// One warning for one field at one precedence: the layers that take part
-/// in some latent pair (in fold order; the first few shown), and the first
-/// such pair, which says what host would fail.
+/// One warning for one field (or var), `target`, at one precedence: the
+/// layers that take part in some latent pair with their values and places
+/// (in fold order; the first few shown), and the layers of the first such
+/// pair, which say what host would fail.
 fn warning(
     cx: &Context<'_>,
-    key: (ResId, Field),
-    layers: &[Contrib],
-    (a, b): (Contrib, Contrib),
-    hidden: bool,
+    target: &str,
+    layers: &[(LayerId, String, Span)],
+    (a, b): (LayerId, LayerId),
 ) -> Diagnostic {
     let fleet = cx.fleet;
     let matches = |labels: &[Label]| {
@@ -173,28 +261,20 @@ fn warning(
             format!("matches {}", cx.labels_text(labels))
         }
     };
-    let value = |c: Contrib| {
-        if hidden {
-            "(sensitive)".to_owned()
-        } else {
-            display_setting(fleet, c)
-        }
-    };
     let shown = &layers[..layers.len().min(LAYERS_SHOWN)];
     let rows: Vec<Vec<String>> = shown
         .iter()
-        .map(|&c| {
-            let l = fleet.layer(c.layer);
-            vec![value(c), l.display.clone(), matches(&l.matcher)]
+        .map(|(l, value, _)| {
+            let l = fleet.layer(*l);
+            vec![value.clone(), l.display.clone(), matches(&l.matcher)]
         })
         .collect();
     let mut body = align(&rows);
     if layers.len() > shown.len() {
         body.push(format!("and {} more layers", layers.len() - shown.len()));
     }
-    let (la, lb) = (fleet.layer(a.layer), fleet.layer(b.layer));
+    let (la, lb) = (fleet.layer(a), fleet.layer(b));
     let both = cx.labels_text(la.matcher.iter().chain(&lb.matcher));
-    let target = format!("{}.{}", fleet.resources.text(key.0), key.1);
     let (message, yet) = if layers.len() == 2 {
         (
             format!(
@@ -226,8 +306,8 @@ fn warning(
     let mut d = Diagnostic::warning(Code::LatentConflict, message)
         .with_body(body)
         .hint("give the layer that should win a higher precedence, or make the matchers exclusive: one key that each requires with a different value");
-    for &c in shown {
-        d = d.place(fleet.setting(c).span, "");
+    for (_, _, span) in shown {
+        d = d.place(*span, "");
     }
     d
 }

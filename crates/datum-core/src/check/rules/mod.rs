@@ -184,6 +184,57 @@ mod tests {
     }
 
     #[test]
+    fn two_layers_that_would_set_a_var_differently_on_one_host_are_a_latent_conflict() {
+        let vars = |name: &str, v: &str| {
+            format!(
+                "datum: v1alpha1\ntype: Layer\nname: {name}\nprecedence: 20\nmatch: {{labels: {v}}}\nvars:\n"
+            )
+        };
+        let r = MemReader::new()
+            .file("datum.yaml", FLEET)
+            .file(
+                "hosts.yaml",
+                host("db-001", "{role: db, site: london}")
+                    + &host("web-001", "{role: web, site: paris}"),
+            )
+            .file(
+                "a/layer.yaml",
+                vars("a", "{site: london}") + "  dns: 10.1.0.53\n",
+            )
+            .file(
+                "b/layer.yaml",
+                vars("b", "{role: web}") + "  dns: 10.9.9.9\n",
+            );
+        let all = rendered(&r);
+        assert_eq!(all.len(), 1, "{all:#?}");
+        assert!(
+            all[0].starts_with(
+                "warning: a and b set vars.dns differently at precedence 20, and one host could match both"
+            ),
+            "{}",
+            all[0]
+        );
+        assert!(
+            all[0].contains("a host with role=web, site=london would not resolve"),
+            "{}",
+            all[0]
+        );
+        // Once a host matches both, it is the conflict, not the warning.
+        let r = r.file("more.yaml", host("web-002", "{role: web, site: london}"));
+        assert_eq!(codes(&r), [Code::Conflict]);
+        // Equal values never conflict.
+        let r = MemReader::new()
+            .file("datum.yaml", FLEET)
+            .file("hosts.yaml", host("db-001", "{role: db, site: london}"))
+            .file(
+                "a/layer.yaml",
+                vars("a", "{site: london}") + "  dns: [a, b]\n",
+            )
+            .file("b/layer.yaml", vars("b", "{role: web}") + "  dns: [a, b]\n");
+        assert_eq!(codes(&r), [Code::UncarriedLabel]);
+    }
+
+    #[test]
     fn labels_of_a_broken_host_document_are_unknown_so_no_label_warning() {
         let r = MemReader::new()
             .file("datum.yaml", FLEET)

@@ -1,0 +1,626 @@
+//! The Exec provider: an Exec's guards (`creates`, `onlyif`, `unless`),
+//! then its command, run through a [`Runner`] so tests put a fake in its
+//! place; [`SystemRunner`] is the real one (a timeout, output captured and
+//! cut short, `chroot` under `--root`).
+//!
+//! Whether a `refresh_only` Exec is due (one of its `run_on` resources
+//! changed) is the engine's to decide; this module is asked only once it is.
+
+use std::collections::VecDeque;
+use std::ffi::OsString;
+use std::io::Read;
+use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::{Arc, Mutex, mpsc};
+use std::time::{Duration, Instant};
+
+use super::{Context, Examined, Failure};
+use crate::report::{Change, CommandOutput};
+use crate::root::Root;
+use crate::spec::ExecSpec;
+
+/// The PATH a command runs with: the usual Debian one, never the caller's.
+pub const PATH: &str = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+
+/// How much output the report keeps: the first and the last this many bytes.
+pub const OUTPUT_KEPT: usize = 4096;
+
+/// One command to run.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Invocation {
+    /// The program and its arguments, as run (a shell script is already
+    /// `/bin/sh -c SCRIPT`).
+    pub argv: Vec<String>,
+    pub user: Option<String>,
+    /// `None` is `/`.
+    pub cwd: Option<String>,
+    /// Set over the base environment ([`PATH`], and `HOME`, `USER` and
+    /// `LOGNAME` for `user`).
+    pub environment: Vec<(String, String)>,
+    pub timeout: Duration,
+}
+
+/// How a command ended.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Exit {
+    Code(i32),
+    Signal(i32),
+    /// Killed, with everything it started, when its time ran out.
+    TimedOut(Duration),
+}
+
+impl Exit {
+    pub fn success(self) -> bool {
+        self == Exit::Code(0)
+    }
+
+    /// `exit 3`, `killed by signal 9`, `timed out after 300 s`.
+    pub fn describe(self) -> String {
+        match self {
+            Exit::Code(c) => format!("exit {c}"),
+            Exit::Signal(s) => format!("killed by signal {s}"),
+            Exit::TimedOut(t) => format!("timed out after {} s", t.as_secs()),
+        }
+    }
+}
+
+/// A command that ran: how it ended and what it printed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Ran {
+    pub exit: Exit,
+    /// Standard output and error, interleaved, cut to [`OUTPUT_KEPT`] bytes
+    /// at each end.
+    pub output: String,
+    /// Bytes left out of `output`.
+    pub omitted: u64,
+}
+
+impl Ran {
+    pub fn report(&self) -> CommandOutput {
+        CommandOutput {
+            exit: self.exit.describe(),
+            code: match self.exit {
+                Exit::Code(c) => Some(c),
+                _ => None,
+            },
+            output: self.output.clone(),
+            omitted: self.omitted,
+        }
+    }
+}
+
+/// Runs commands. `Err` means the command did not start (no such program,
+/// no such user); a command that starts and fails is an `Ok` with its exit.
+pub trait Runner {
+    fn run(&self, invocation: &Invocation) -> Result<Ran, Failure>;
+}
+
+/// How a command line is shown: words as written, quoted for a POSIX shell
+/// where they need it (`sh -c 'a && b'`).
+pub fn shown(argv: &[String]) -> String {
+    argv.iter()
+        .map(|a| {
+            let plain = !a.is_empty()
+                && a.bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b"_./:=@%+,-".contains(&b));
+            if plain {
+                a.clone()
+            } else {
+                format!("'{}'", a.replace('\'', r"'\''"))
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// Execs: guards, then the command.
+pub struct Execs {
+    root: Root,
+    runner: Box<dyn Runner>,
+}
+
+impl Execs {
+    pub fn new(root: Root, runner: Box<dyn Runner>) -> Execs {
+        Execs { root, runner }
+    }
+
+    /// The real runner, for `root`.
+    pub fn system(root: &Root) -> Execs {
+        Execs::new(root.clone(), Box::new(SystemRunner::new(root.clone())))
+    }
+
+    fn invocation(&self, spec: &ExecSpec, line: &[String]) -> Invocation {
+        Invocation {
+            argv: spec.argv(line),
+            user: spec.user.clone(),
+            cwd: spec.cwd.clone(),
+            environment: spec.environment.clone(),
+            timeout: spec.timeout,
+        }
+    }
+
+    /// Whether the command needs to run, by its guards in turn: `creates`
+    /// (looked at even under `--noop`), then `onlyif` and `unless`, which
+    /// are commands and so not run under `--noop`. The change is `run`
+    /// with the command line, or none when a guard says it need not run.
+    pub fn examine(&self, spec: &ExecSpec, cx: &Context<'_>) -> Result<Examined, Failure> {
+        let mut ex = Examined::default();
+        if let Some(path) = &spec.creates {
+            // Resolved inside the root, as the command chrooted there sees it.
+            match self.root.lstat(path) {
+                Ok(Some(_)) => return Ok(ex),
+                Ok(None) => {}
+                Err(e) => return Err(Failure::new(format!("cannot look at {path}: {e}"))),
+            }
+        }
+        let guards = [
+            (
+                "onlyif",
+                spec.onlyif.as_ref(),
+                true,
+                "a real run runs it first and the command only if it succeeds",
+            ),
+            (
+                "unless",
+                spec.unless.as_ref(),
+                false,
+                "a real run runs it first and the command only if it fails",
+            ),
+        ];
+        for (name, line, run_if, promise) in guards {
+            let Some(line) = line else { continue };
+            let argv = spec.argv(line);
+            if cx.noop {
+                ex.notes.push(format!(
+                    "`{name}` not evaluated under --noop ({}): {promise}",
+                    shown(&argv)
+                ));
+                continue;
+            }
+            let ran = self.runner.run(&self.invocation(spec, line))?;
+            if let Exit::TimedOut(_) = ran.exit {
+                return Err(Failure::new(format!(
+                    "`{name}` ({}) {}",
+                    shown(&argv),
+                    ran.exit.describe()
+                )));
+            }
+            if ran.exit.success() != run_if {
+                return Ok(Examined::default());
+            }
+        }
+        ex.changes
+            .push(Change::set("run", shown(&spec.argv(&spec.command))));
+        Ok(ex)
+    }
+
+    /// Runs the command. A command that ran is an `Ok` whatever its exit.
+    pub fn run(&self, spec: &ExecSpec) -> Result<Ran, Failure> {
+        self.runner.run(&self.invocation(spec, &spec.command))
+    }
+}
+
+/// Runs commands on this machine: on `/`, or chrooted into the `--root`
+/// directory with the system's `chroot`. No input; standard output and
+/// error go to one pipe; the command and everything it starts share a
+/// process group, which is killed when the time runs out.
+pub struct SystemRunner {
+    root: Root,
+}
+
+/// An account a command runs as.
+struct Account {
+    uid: u32,
+    gid: u32,
+    home: String,
+}
+
+impl SystemRunner {
+    pub fn new(root: Root) -> SystemRunner {
+        SystemRunner { root }
+    }
+
+    /// `user` in the root's accounts (under `--root`, its `/etc/passwd`).
+    fn account(&self, user: &str) -> Result<Account, Failure> {
+        let cannot = |e: std::io::Error| Failure::new(format!("cannot look up user {user}: {e}"));
+        let found = if self.root.dir().is_some() {
+            self.root
+                .passwd()
+                .map_err(cannot)?
+                .into_iter()
+                .find(|e| e.name == user)
+                .map(|e| Account {
+                    uid: e.uid,
+                    gid: e.gid,
+                    home: e.home,
+                })
+        } else {
+            nix::unistd::User::from_name(user)
+                .map_err(|e| cannot(e.into()))?
+                .map(|u| Account {
+                    uid: u.uid.as_raw(),
+                    gid: u.gid.as_raw(),
+                    home: u.dir.display().to_string(),
+                })
+        };
+        found.ok_or_else(|| Failure::new(format!("user {user} does not exist")))
+    }
+
+    /// The command, ready to spawn: the base environment and `environment`,
+    /// the user, the working directory, and `chroot` under a root.
+    fn command(&self, inv: &Invocation) -> Result<Command, Failure> {
+        let account = inv.user.as_deref().map(|u| self.account(u)).transpose()?;
+        let mut env: Vec<(String, String)> = vec![("PATH".into(), PATH.into())];
+        if let (Some(user), Some(a)) = (&inv.user, &account) {
+            env.push(("HOME".into(), a.home.clone()));
+            env.push(("USER".into(), user.clone()));
+            env.push(("LOGNAME".into(), user.clone()));
+        }
+        for (name, value) in &inv.environment {
+            env.retain(|(n, _)| n != name);
+            env.push((name.clone(), value.clone()));
+        }
+        let cwd = inv.cwd.as_deref().unwrap_or("/");
+        let (program, rest) = inv
+            .argv
+            .split_first()
+            .ok_or_else(|| Failure::new("the command is empty"))?;
+        let mut cmd = match self.root.dir() {
+            None => {
+                let mut cmd = Command::new(program);
+                cmd.args(rest).current_dir(cwd);
+                if let Some(a) = &account {
+                    cmd.uid(a.uid).gid(a.gid);
+                }
+                cmd
+            }
+            Some(dir) => {
+                let chroot = find_program("chroot").ok_or_else(|| {
+                    Failure::new("cannot run the command under --root: no `chroot` program in PATH")
+                })?;
+                let mut cmd = Command::new(chroot);
+                if let Some(a) = &account {
+                    cmd.arg(format!("--userspec={}:{}", a.uid, a.gid));
+                }
+                cmd.arg(dir);
+                // chroot starts in the new `/`; `env --chdir`, inside the
+                // root, moves to the working directory.
+                if cwd != "/" {
+                    cmd.args(["/usr/bin/env", &format!("--chdir={cwd}"), "--"]);
+                }
+                cmd.arg(program).args(rest);
+                cmd
+            }
+        };
+        cmd.env_clear()
+            .envs(env)
+            .stdin(Stdio::null())
+            .process_group(0);
+        Ok(cmd)
+    }
+}
+
+/// A program found in the PATH Datum itself runs with (the tool that
+/// enters the root is the machine's, not the root's).
+fn find_program(name: &str) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH").unwrap_or_else(|| OsString::from(PATH));
+    std::env::split_paths(&path)
+        .map(|dir| dir.join(name))
+        .find(|p| is_executable(p))
+}
+
+fn is_executable(p: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
+
+impl Runner for SystemRunner {
+    fn run(&self, inv: &Invocation) -> Result<Ran, Failure> {
+        let what = shown(&inv.argv);
+        let cannot = |e: std::io::Error| Failure::new(format!("cannot run `{what}`: {e}"));
+        let (reader, writer) = std::io::pipe().map_err(cannot)?;
+        let mut child = {
+            let mut cmd = self.command(inv)?;
+            cmd.stdout(writer.try_clone().map_err(cannot)?)
+                .stderr(writer);
+            // `cmd` holds the pipe's writing end: dropped with it at the end
+            // of this block, so the reader sees the end once the command's
+            // processes are done with it.
+            cmd.spawn().map_err(cannot)?
+        };
+        let capture = Arc::new(Mutex::new(Capture::default()));
+        let (done_tx, done_rx) = mpsc::channel();
+        {
+            let capture = Arc::clone(&capture);
+            std::thread::spawn(move || {
+                let mut reader = reader;
+                let mut buf = [0u8; 8192];
+                loop {
+                    match reader.read(&mut buf) {
+                        Ok(0) | Err(_) => break,
+                        Ok(n) => capture
+                            .lock()
+                            .unwrap_or_else(|e| e.into_inner())
+                            .push(&buf[..n]),
+                    }
+                }
+                let _ = done_tx.send(());
+            });
+        }
+        let start = Instant::now();
+        let exit = loop {
+            match child.try_wait() {
+                Ok(Some(status)) => {
+                    break match (status.code(), status.signal()) {
+                        (Some(c), _) => Exit::Code(c),
+                        (None, Some(s)) => Exit::Signal(s),
+                        (None, None) => Exit::Signal(0),
+                    };
+                }
+                Ok(None) => {}
+                Err(e) => return Err(Failure::new(format!("cannot wait for `{what}`: {e}"))),
+            }
+            if start.elapsed() >= inv.timeout {
+                kill_group(child.id());
+                let _ = child.wait();
+                break Exit::TimedOut(inv.timeout);
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        };
+        // Something it started in the background may hold the pipe open
+        // long after it ended: what came by then is what is reported.
+        let _ = done_rx.recv_timeout(Duration::from_secs(1));
+        let capture = capture.lock().unwrap_or_else(|e| e.into_inner());
+        let (output, omitted) = capture.text();
+        Ok(Ran {
+            exit,
+            output,
+            omitted,
+        })
+    }
+}
+
+/// Kills a command's process group: the command and all it started.
+fn kill_group(pid: u32) {
+    if let Ok(pid) = i32::try_from(pid) {
+        let _ = nix::sys::signal::killpg(
+            nix::unistd::Pid::from_raw(pid),
+            nix::sys::signal::Signal::SIGKILL,
+        );
+    }
+}
+
+/// Output as it comes: the first [`OUTPUT_KEPT`] bytes, the last as many,
+/// and a count of everything.
+#[derive(Default)]
+struct Capture {
+    head: Vec<u8>,
+    tail: VecDeque<u8>,
+    total: u64,
+}
+
+impl Capture {
+    fn push(&mut self, mut bytes: &[u8]) {
+        self.total += bytes.len() as u64;
+        let room = OUTPUT_KEPT - self.head.len();
+        let (first, rest) = bytes.split_at(room.min(bytes.len()));
+        self.head.extend_from_slice(first);
+        bytes = rest;
+        if bytes.len() >= OUTPUT_KEPT {
+            bytes = &bytes[bytes.len() - OUTPUT_KEPT..];
+            self.tail.clear();
+        }
+        self.tail.extend(bytes);
+        let over = self.tail.len().saturating_sub(OUTPUT_KEPT);
+        self.tail.drain(..over);
+    }
+
+    /// The text kept, with a line where bytes are left out; and how many.
+    fn text(&self) -> (String, u64) {
+        let kept = (self.head.len() + self.tail.len()) as u64;
+        let omitted = self.total - kept;
+        let mut text = String::from_utf8_lossy(&self.head).into_owned();
+        if omitted > 0 {
+            if !text.ends_with('\n') {
+                text.push('\n');
+            }
+            text.push_str(&format!("[... {omitted} bytes left out ...]\n"));
+        }
+        let tail: Vec<u8> = self.tail.iter().copied().collect();
+        text.push_str(&String::from_utf8_lossy(&tail));
+        (text, omitted)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn inv(argv: &[&str]) -> Invocation {
+        Invocation {
+            argv: argv.iter().map(|s| s.to_string()).collect(),
+            user: None,
+            cwd: None,
+            environment: vec![],
+            timeout: Duration::from_secs(30),
+        }
+    }
+
+    fn system() -> SystemRunner {
+        SystemRunner::new(Root::system())
+    }
+
+    #[test]
+    fn output_and_exit_status_are_captured() {
+        let ran = system()
+            .run(&inv(&["/bin/sh", "-c", "echo out; echo err >&2; exit 3"]))
+            .unwrap();
+        assert_eq!(ran.exit, Exit::Code(3));
+        assert_eq!(ran.output, "out\nerr\n");
+        assert_eq!(ran.omitted, 0);
+        assert_eq!(ran.report().exit, "exit 3");
+    }
+
+    #[test]
+    fn the_environment_is_fixed_then_set_and_the_directory_is_root_by_default() {
+        let mut i = inv(&[
+            "/bin/sh",
+            "-c",
+            "echo \"$PATH|$GREETING|$(pwd)|${HOME:-none}\"",
+        ]);
+        i.environment = vec![("GREETING".into(), "hi there".into())];
+        let ran = system().run(&i).unwrap();
+        assert_eq!(ran.output, format!("{PATH}|hi there|/|none\n"));
+        let dir = tempfile::tempdir().unwrap();
+        let mut i = inv(&["pwd"]);
+        i.cwd = Some(dir.path().display().to_string());
+        assert_eq!(
+            system().run(&i).unwrap().output.trim_end(),
+            dir.path().canonicalize().unwrap().display().to_string()
+        );
+    }
+
+    #[test]
+    fn a_missing_program_does_not_start() {
+        let err = system().run(&inv(&["/nonexistent/tool", "x"])).unwrap_err();
+        assert!(
+            err.0.starts_with("cannot run `/nonexistent/tool x`: "),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn a_command_past_its_time_is_killed_with_what_it_started() {
+        let dir = tempfile::tempdir().unwrap();
+        let marker = dir.path().join("late");
+        let mut i = inv(&[
+            "/bin/sh",
+            "-c",
+            &format!(
+                "(sleep 2; touch {}) & echo started; sleep 30",
+                marker.display()
+            ),
+        ]);
+        i.timeout = Duration::from_millis(300);
+        let start = Instant::now();
+        let ran = system().run(&i).unwrap();
+        assert_eq!(ran.exit, Exit::TimedOut(Duration::from_millis(300)));
+        assert_eq!(ran.output, "started\n");
+        assert!(
+            start.elapsed() < Duration::from_secs(5),
+            "{:?}",
+            start.elapsed()
+        );
+        std::thread::sleep(Duration::from_millis(2500));
+        assert!(
+            !marker.exists(),
+            "the background child outlived the timeout"
+        );
+    }
+
+    #[test]
+    fn long_output_keeps_its_head_and_tail() {
+        let ran = system()
+            .run(&inv(&[
+                "/bin/sh",
+                "-c",
+                "echo first; i=0; while [ $i -lt 5000 ]; do echo line $i; i=$((i+1)); done; echo last",
+            ]))
+            .unwrap();
+        assert!(
+            ran.output.starts_with("first\nline 0\n"),
+            "{}",
+            &ran.output[..40]
+        );
+        assert!(ran.output.ends_with("line 4999\nlast\n"));
+        assert!(ran.omitted > 0);
+        assert!(
+            ran.output
+                .contains(&format!("[... {} bytes left out ...]", ran.omitted))
+        );
+        assert!(ran.output.len() < 2 * OUTPUT_KEPT + 100);
+    }
+
+    #[test]
+    fn capture_keeps_both_ends_whatever_the_chunks() {
+        let all: Vec<u8> = (0..20_000u32).map(|i| b'a' + (i % 26) as u8).collect();
+        for chunk in [1, 7, 4096, 5000, 20_000] {
+            let mut c = Capture::default();
+            for part in all.chunks(chunk) {
+                c.push(part);
+            }
+            assert_eq!(c.head, all[..OUTPUT_KEPT]);
+            assert_eq!(
+                c.tail.iter().copied().collect::<Vec<_>>(),
+                all[all.len() - OUTPUT_KEPT..]
+            );
+            assert_eq!(c.text().1, (all.len() - 2 * OUTPUT_KEPT) as u64);
+        }
+    }
+
+    #[test]
+    fn command_lines_are_shown_as_a_shell_would_read_them() {
+        let argv: Vec<String> = ["/bin/sh", "-c", "a && b", "it's", ""]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        assert_eq!(shown(&argv), r"/bin/sh -c 'a && b' 'it'\''s' ''");
+    }
+
+    #[test]
+    fn under_a_root_the_command_is_chrooted_with_the_roots_accounts() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("etc")).unwrap();
+        std::fs::write(
+            dir.path().join("etc/passwd"),
+            "app:x:2001:2002::/srv/app:/bin/sh\n",
+        )
+        .unwrap();
+        let r = SystemRunner::new(Root::at(dir.path()));
+        let mut i = inv(&["migrate", "--all"]);
+        i.user = Some("app".into());
+        i.cwd = Some("/srv/app".into());
+        let cmd = r.command(&i).unwrap();
+        assert!(cmd.get_program().to_string_lossy().ends_with("/chroot"));
+        let args: Vec<String> = cmd
+            .get_args()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(
+            args,
+            [
+                "--userspec=2001:2002".to_owned(),
+                dir.path().display().to_string(),
+                "/usr/bin/env".into(),
+                "--chdir=/srv/app".into(),
+                "--".into(),
+                "migrate".into(),
+                "--all".into()
+            ]
+        );
+        let env: Vec<(String, String)> = cmd
+            .get_envs()
+            .map(|(k, v)| {
+                (
+                    k.to_string_lossy().into_owned(),
+                    v.unwrap().to_string_lossy().into_owned(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            env,
+            [
+                ("HOME".to_owned(), "/srv/app".to_owned()),
+                ("LOGNAME".into(), "app".into()),
+                ("PATH".into(), PATH.into()),
+                ("USER".into(), "app".into()),
+            ]
+        );
+        i.user = Some("nobody-here".into());
+        assert_eq!(
+            r.command(&i).unwrap_err().0,
+            "user nobody-here does not exist"
+        );
+    }
+}

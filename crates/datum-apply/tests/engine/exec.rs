@@ -1,0 +1,506 @@
+//! Execs in the engine, with a fake runner that logs every command line
+//! and answers with the exit status and output it is told to: each guard,
+//! refresh-only after a change (and owed across a failure and a killed
+//! run), a failing command skipping what requires it, and noop.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use datum_apply::provider::exec::{Exit, Invocation, Ran, Runner, shown};
+use datum_apply::report::CommandOutput;
+
+use super::*;
+
+/// Answers each command line with an exit status and output (default:
+/// exit 0, no output), logging `run LINE`; with `hang`, writes that file
+/// and sleeps instead of running `hang_on`.
+#[derive(Clone)]
+pub struct FakeRunner {
+    log: Log,
+    answers: Rc<RefCell<BTreeMap<String, (i32, String)>>>,
+    hang: Option<(String, PathBuf)>,
+}
+
+impl FakeRunner {
+    pub fn new(log: &Log) -> FakeRunner {
+        FakeRunner {
+            log: log.clone(),
+            answers: Rc::default(),
+            hang: None,
+        }
+    }
+
+    fn answer(&self, line: &str, code: i32, output: &str) {
+        self.answers
+            .borrow_mut()
+            .insert(line.to_owned(), (code, output.to_owned()));
+    }
+}
+
+impl Runner for FakeRunner {
+    fn run(&self, inv: &Invocation) -> Result<Ran, Failure> {
+        let line = shown(&inv.argv);
+        self.log.borrow_mut().push(format!("run {line}"));
+        if let Some((hang_on, marker)) = &self.hang
+            && *hang_on == line
+        {
+            fs::write(marker, "running").unwrap();
+            std::thread::sleep(Duration::from_secs(120));
+            return Err(Failure::new("not killed in time"));
+        }
+        let (code, output) = self
+            .answers
+            .borrow()
+            .get(&line)
+            .cloned()
+            .unwrap_or_default();
+        Ok(Ran {
+            exit: Exit::Code(code),
+            output,
+            omitted: 0,
+        })
+    }
+}
+
+/// Providers whose Execs run through `runner`.
+fn with_runner(root: &Root, log: &Log, runner: &FakeRunner) -> Providers {
+    let mut p = providers(
+        root,
+        log,
+        &[],
+        FakeServices::new(log, OnRestart::Restart, &[]),
+    );
+    p.exec = Execs::new(root.clone(), Box::new(runner.clone()));
+    p
+}
+
+fn taken(log: &Log) -> Vec<String> {
+    std::mem::take(&mut *log.borrow_mut())
+}
+
+#[test]
+fn creates_runs_the_command_until_the_path_exists() {
+    let (dir, root, log) = scene();
+    let runner = FakeRunner::new(&log);
+    runner.answer("/usr/local/bin/init-db --fresh", 0, "initialised\n");
+    let p = with_runner(&root, &log, &runner);
+    let items = fleet_items(
+        "
+  Exec[init-db]:
+    command: [/usr/local/bin/init-db, --fresh]
+    creates: /etc/db-ready
+",
+    );
+    let (summary, outcomes) = run(&items, &p, &root, false);
+    assert_eq!(summary.changed, 1);
+    let o = status_of(&outcomes, "Exec[init-db]");
+    assert_eq!(
+        o.changes,
+        [Change::set("run", "/usr/local/bin/init-db --fresh")]
+    );
+    assert_eq!(
+        o.command,
+        Some(CommandOutput {
+            exit: "exit 0".into(),
+            code: Some(0),
+            output: "initialised\n".into(),
+            omitted: 0
+        })
+    );
+    assert_eq!(taken(&log), ["run /usr/local/bin/init-db --fresh"]);
+    // The fake made nothing: until the path is there, it runs again.
+    run(&items, &p, &root, false);
+    assert_eq!(taken(&log), ["run /usr/local/bin/init-db --fresh"]);
+    fs::write(dir.path().join("etc/db-ready"), "").unwrap();
+    let (summary, outcomes) = run(&items, &p, &root, false);
+    assert_eq!(summary.unchanged, 1);
+    assert_eq!(status_of(&outcomes, "Exec[init-db]").command, None);
+    assert!(taken(&log).is_empty());
+}
+
+#[test]
+fn onlyif_and_unless_run_first_and_decide_by_their_exit() {
+    let (_dir, root, log) = scene();
+    let runner = FakeRunner::new(&log);
+    runner.answer("check-a", 1, "");
+    runner.answer("check-b", 0, "");
+    runner.answer("check-c", 1, "");
+    runner.answer("check-d", 0, "");
+    let p = with_runner(&root, &log, &runner);
+    let items = fleet_items(
+        "
+  Exec[a]:
+    command: [do-a]
+    onlyif: [check-a]
+  Exec[b]:
+    command: [do-b]
+    unless: [check-b]
+  Exec[c]:
+    command: [do-c]
+    unless: [check-c]
+  Exec[d]:
+    command: [do-d]
+    onlyif: [check-d]
+    unless: [check-d]
+",
+    );
+    let (summary, outcomes) = run(&items, &p, &root, false);
+    assert_eq!((summary.changed, summary.unchanged), (1, 3));
+    assert_eq!(status_of(&outcomes, "Exec[c]").status, Status::Changed);
+    assert_eq!(
+        taken(&log),
+        [
+            "run check-a",
+            "run check-b",
+            "run check-c",
+            "run do-c",
+            // onlyif holds, then unless says it is done already.
+            "run check-d",
+            "run check-d"
+        ]
+    );
+}
+
+#[test]
+fn a_shell_command_is_handed_to_sh_and_user_cwd_environment_and_timeout_pass_through() {
+    let (_dir, root, log) = scene();
+    struct Seen(Rc<RefCell<Vec<Invocation>>>);
+    impl Runner for Seen {
+        fn run(&self, inv: &Invocation) -> Result<Ran, Failure> {
+            self.0.borrow_mut().push(inv.clone());
+            Ok(Ran {
+                exit: Exit::Code(1),
+                output: String::new(),
+                omitted: 0,
+            })
+        }
+    }
+    let seen = Rc::new(RefCell::new(Vec::new()));
+    let mut p = with_runner(&root, &log, &FakeRunner::new(&log));
+    p.exec = Execs::new(root.clone(), Box::new(Seen(seen.clone())));
+    let items = fleet_items(
+        "
+  Exec[reload]:
+    command: [\"newaliases && postfix reload\"]
+    shell: true
+    unless: [\"test -e /run/ok\"]
+    user: postfix
+    cwd: /var/spool/postfix
+    environment: [LC_ALL=C, \"EMPTY=\"]
+    timeout: 20
+",
+    );
+    let (_, outcomes) = run(&items, &p, &root, false);
+    let seen = seen.borrow();
+    let argvs: Vec<&[String]> = seen.iter().map(|i| i.argv.as_slice()).collect();
+    assert_eq!(
+        argvs,
+        [
+            ["/bin/sh", "-c", "test -e /run/ok"],
+            ["/bin/sh", "-c", "newaliases && postfix reload"]
+        ]
+    );
+    for inv in seen.iter() {
+        assert_eq!(inv.user.as_deref(), Some("postfix"));
+        assert_eq!(inv.cwd.as_deref(), Some("/var/spool/postfix"));
+        assert_eq!(
+            inv.environment,
+            [
+                ("LC_ALL".to_owned(), "C".to_owned()),
+                ("EMPTY".into(), "".into())
+            ]
+        );
+        assert_eq!(inv.timeout, Duration::from_secs(20));
+    }
+    let o = status_of(&outcomes, "Exec[reload]");
+    assert_eq!(o.status, Status::Failed);
+    assert_eq!(o.reason.as_deref(), Some("the command failed: exit 1"));
+}
+
+const ALIASES: &str = "
+  File[aliases]:
+    path: /etc/aliases
+    content: \"root: ops\\n\"
+  Exec[newaliases]:
+    command: [newaliases]
+    refresh_only: true
+    run_on: File[aliases]
+";
+
+#[test]
+fn a_refresh_only_exec_runs_when_what_it_runs_on_changed_and_only_then() {
+    let (dir, root, log) = scene();
+    let runner = FakeRunner::new(&log);
+    let p = with_runner(&root, &log, &runner);
+    let items = fleet_items(ALIASES);
+    let (summary, outcomes) = run(&items, &p, &root, false);
+    assert_eq!(summary.changed, 2);
+    assert_eq!(
+        status_of(&outcomes, "Exec[newaliases]").changes,
+        [
+            Change::set("refresh", "File[aliases] changed"),
+            Change::set("run", "newaliases")
+        ]
+    );
+    assert_eq!(taken(&log), ["run newaliases"]);
+    let (summary, _) = run(&items, &p, &root, false);
+    assert_eq!(summary.unchanged, 2);
+    assert!(taken(&log).is_empty());
+    // An edit by hand is put back, and the command runs for it.
+    fs::write(dir.path().join("etc/aliases"), "root: me\n").unwrap();
+    let (summary, _) = run(&items, &p, &root, false);
+    assert_eq!(summary.changed, 2);
+    assert_eq!(taken(&log), ["run newaliases"]);
+    // Nothing is left owed.
+    assert_eq!(
+        fs::read_to_string(dir.path().join("var/lib/datum/refreshes")).unwrap(),
+        ""
+    );
+}
+
+#[test]
+fn a_failing_command_fails_its_exec_with_its_output_and_skips_what_requires_it() {
+    let (dir, root, log) = scene();
+    let runner = FakeRunner::new(&log);
+    runner.answer(
+        "migrate --all",
+        3,
+        "applying 0042\nerror: database is locked\n",
+    );
+    let p = with_runner(&root, &log, &runner);
+    let items = fleet_items(
+        "
+  Exec[migrate]:
+    command: [migrate, --all]
+    unless: [migrated]
+  File[app-conf]:
+    path: /etc/app.conf
+    content: \"ready\\n\"
+    requires: Exec[migrate]
+  File[motd]:
+    path: /etc/motd
+    content: \"hello\\n\"
+",
+    );
+    runner.answer("migrated", 1, "");
+    let (summary, outcomes) = run(&items, &p, &root, false);
+    assert_eq!(
+        (summary.changed, summary.failed, summary.skipped),
+        (1, 1, 1)
+    );
+    let m = status_of(&outcomes, "Exec[migrate]");
+    assert_eq!(m.status, Status::Failed);
+    assert_eq!(m.reason.as_deref(), Some("the command failed: exit 3"));
+    assert_eq!(
+        m.command,
+        Some(CommandOutput {
+            exit: "exit 3".into(),
+            code: Some(3),
+            output: "applying 0042\nerror: database is locked\n".into(),
+            omitted: 0
+        })
+    );
+    let conf = status_of(&outcomes, "File[app-conf]");
+    assert_eq!(
+        (conf.status, conf.reason.as_deref()),
+        (Status::Skipped, Some("Exec[migrate] failed"))
+    );
+    assert!(!dir.path().join("etc/app.conf").exists());
+    assert!(dir.path().join("etc/motd").exists());
+    // The report shows the command's end and output under the change.
+    let mut human = HumanReporter::new(Vec::new());
+    human.resource(m).unwrap();
+    assert_eq!(
+        String::from_utf8(human.into_inner()).unwrap(),
+        "failed: Exec[migrate]\n  run migrate --all\n  exit 3\n  | applying 0042\n  | error: database is locked\n  error: the command failed: exit 3\n"
+    );
+}
+
+#[test]
+fn noop_runs_no_command_and_says_what_would_run() {
+    let (dir, root, log) = scene();
+    fs::write(dir.path().join("etc/done"), "").unwrap();
+    let runner = FakeRunner::new(&log);
+    let p = with_runner(&root, &log, &runner);
+    let items = fleet_items(&format!(
+        "{ALIASES}
+  Exec[guarded]:
+    command: [setup, --now]
+    unless: [test, -e, /etc/ready]
+  Exec[done]:
+    command: [setup]
+    creates: /etc/done
+"
+    ));
+    let (summary, outcomes) = run(&items, &p, &root, true);
+    assert!(taken(&log).is_empty());
+    assert_eq!((summary.would_change, summary.unchanged), (3, 1));
+    let g = status_of(&outcomes, "Exec[guarded]");
+    assert_eq!(g.status, Status::WouldChange);
+    assert_eq!(g.changes, [Change::set("run", "setup --now")]);
+    assert_eq!(
+        g.notes,
+        [
+            "`unless` not evaluated under --noop (test -e /etc/ready): a real run runs it first and the command only if it fails"
+        ]
+    );
+    assert_eq!(g.command, None);
+    // `creates` is no command: looked at, even under --noop.
+    assert_eq!(status_of(&outcomes, "Exec[done]").status, Status::Unchanged);
+    // The file would change, so the refresh would run.
+    assert_eq!(
+        status_of(&outcomes, "Exec[newaliases]").changes,
+        [
+            Change::set("refresh", "File[aliases] changed"),
+            Change::set("run", "newaliases")
+        ]
+    );
+    assert!(!dir.path().join("var").exists(), "noop wrote state");
+}
+
+#[test]
+fn a_failed_refresh_stays_owed_and_runs_on_the_next_run() {
+    let (dir, root, log) = scene();
+    let runner = FakeRunner::new(&log);
+    runner.answer("newaliases", 75, "temporary failure\n");
+    let p = with_runner(&root, &log, &runner);
+    let items = fleet_items(ALIASES);
+    let (summary, _) = run(&items, &p, &root, false);
+    assert_eq!((summary.changed, summary.failed), (1, 1));
+    let owed = dir.path().join("var/lib/datum/refreshes");
+    assert_eq!(fs::read_to_string(&owed).unwrap(), "Exec[newaliases]\n");
+    // Nothing changes now, but the refresh is still owed.
+    runner.answer("newaliases", 0, "");
+    let (noop, outcomes) = run(&items, &p, &root, true);
+    assert_eq!(noop.would_change, 1);
+    assert_eq!(
+        status_of(&outcomes, "Exec[newaliases]").changes[0],
+        Change::set("refresh", "owed by an earlier run that did not finish")
+    );
+    taken(&log);
+    let (summary, _) = run(&items, &p, &root, false);
+    assert_eq!((summary.changed, summary.unchanged), (1, 1));
+    assert_eq!(taken(&log), ["run newaliases"]);
+    assert_eq!(fs::read_to_string(&owed).unwrap(), "");
+    let (summary, _) = run(&items, &p, &root, false);
+    assert_eq!(summary.unchanged, 2);
+}
+
+#[test]
+fn a_refresh_a_guard_makes_needless_is_crossed_off() {
+    let (dir, root, log) = scene();
+    let runner = FakeRunner::new(&log);
+    let p = with_runner(&root, &log, &runner);
+    fs::create_dir_all(dir.path().join("var/lib/datum")).unwrap();
+    fs::write(
+        dir.path().join("var/lib/datum/refreshes"),
+        "Exec[newaliases]\nExec[gone]\n",
+    )
+    .unwrap();
+    fs::write(dir.path().join("etc/aliases.db"), "").unwrap();
+    let items = fleet_items(&format!("{ALIASES}    creates: /etc/aliases.db\n"));
+    let mut c = Collect::default();
+    fs::write(dir.path().join("etc/aliases"), "root: ops\n").unwrap();
+    let summary = apply("app-001", &items, &p, &root, &Options::default(), &mut c).unwrap();
+    assert_eq!(summary.unchanged, 2);
+    assert!(taken(&log).is_empty());
+    assert_eq!(
+        c.notes,
+        [
+            "a refresh of Exec[gone] was owed, but the manifest has no such refresh_only Exec: dropped"
+        ]
+    );
+    assert_eq!(
+        fs::read_to_string(dir.path().join("var/lib/datum/refreshes")).unwrap(),
+        ""
+    );
+}
+
+const EXEC_CHILD_ROOT: &str = "DATUM_APPLY_TEST_EXEC_CHILD_ROOT";
+const KILLED_EXEC_TEST: &str = "exec::a_refresh_owed_by_a_killed_run_happens_on_the_next_one";
+
+#[test]
+fn a_refresh_owed_by_a_killed_run_happens_on_the_next_one() {
+    if let Ok(dir) = std::env::var(EXEC_CHILD_ROOT) {
+        // The child: changes the file, then hangs running the refresh.
+        let root = Root::at(&dir);
+        let log = Log::default();
+        let mut runner = FakeRunner::new(&log);
+        runner.hang = Some(("newaliases".into(), Path::new(&dir).join("running")));
+        let p = with_runner(&root, &log, &runner);
+        let mut out = HumanReporter::new(std::io::sink());
+        apply(
+            "app-001",
+            &fleet_items(ALIASES),
+            &p,
+            &root,
+            &Options::default(),
+            &mut out,
+        )
+        .unwrap();
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    fs::create_dir(dir.path().join("etc")).unwrap();
+    let mut child = Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            KILLED_EXEC_TEST,
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env(EXEC_CHILD_ROOT, dir.path())
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    while !dir.path().join("running").exists() {
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "the child ended before running the refresh"
+        );
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "the child never got to the refresh"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert_eq!(
+        fs::read_to_string(dir.path().join("etc/aliases")).unwrap(),
+        "root: ops\n"
+    );
+    assert_eq!(
+        fs::read_to_string(dir.path().join("var/lib/datum/refreshes")).unwrap(),
+        "Exec[newaliases]\n"
+    );
+    let root = Root::at(dir.path());
+    let log = Log::default();
+    let p = with_runner(&root, &log, &FakeRunner::new(&log));
+    let (summary, outcomes) = run(&fleet_items(ALIASES), &p, &root, false);
+    assert_eq!((summary.changed, summary.unchanged), (1, 1));
+    assert_eq!(
+        status_of(&outcomes, "Exec[newaliases]").changes[0],
+        Change::set("refresh", "owed by an earlier run that did not finish")
+    );
+    assert_eq!(taken(&log), ["run newaliases"]);
+    let (summary, _) = run(&fleet_items(ALIASES), &p, &root, false);
+    assert_eq!(summary.unchanged, 2);
+    assert!(taken(&log).is_empty());
+}
+
+#[test]
+fn creates_is_looked_at_inside_the_root_links_included() {
+    let (dir, root, log) = scene();
+    let outside = tempfile::tempdir().unwrap();
+    fs::write(outside.path().join("ready"), "").unwrap();
+    // An absolute link inside the root leads where it would in a chroot.
+    std::os::unix::fs::symlink(outside.path(), dir.path().join("srv")).unwrap();
+    let runner = FakeRunner::new(&log);
+    let p = with_runner(&root, &log, &runner);
+    let items = fleet_items("  Exec[init]:\n    command: [init]\n    creates: /srv/ready\n");
+    let (summary, _) = run(&items, &p, &root, false);
+    assert_eq!(summary.changed, 1, "the file outside the root counted");
+    assert_eq!(taken(&log), ["run init"]);
+}

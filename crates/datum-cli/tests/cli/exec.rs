@@ -1,0 +1,290 @@
+//! `datum apply` with Execs under `--root`. The `chroot` the real runner
+//! calls is replaced, by a PATH entry, with a fake that logs each command
+//! line it is given to `ROOT/chroot.log` and runs the command on this
+//! machine in ROOT as its working directory (no privilege needed): so the
+//! commands of these fleets name paths inside the root relatively
+//! (`touch srv/ready` stands for `touch /srv/ready`). Everything else is
+//! the real binary: guards, refreshes, failures, noop, the report.
+
+use std::fs;
+use std::os::unix::fs::PermissionsExt;
+use std::path::PathBuf;
+
+use crate::common::{Run, datum};
+
+const FAKE_CHROOT: &str = r#"#!/bin/sh
+# chroot(8) for tests: skip the options, log the command, run it in DIR.
+while [ "${1#--}" != "$1" ]; do shift; done
+dir=$1
+shift
+printf '%s\n' "$*" >> "$dir/chroot.log"
+cd "$dir" || exit 125
+exec "$@"
+"#;
+
+/// A machine root, a fleet beside it, and a directory holding the fake chroot.
+struct Scene {
+    dir: tempfile::TempDir,
+}
+
+impl Scene {
+    fn new(resources: &str) -> Scene {
+        let dir = tempfile::tempdir().unwrap();
+        let s = Scene { dir };
+        for d in ["root/etc", "root/srv", "bin", "fleet"] {
+            fs::create_dir_all(s.dir.path().join(d)).unwrap();
+        }
+        fs::write(
+            s.root().join("etc/passwd"),
+            "root:x:0:0:root:/root:/bin/sh\n",
+        )
+        .unwrap();
+        let chroot = s.dir.path().join("bin/chroot");
+        fs::write(&chroot, FAKE_CHROOT).unwrap();
+        fs::set_permissions(&chroot, fs::Permissions::from_mode(0o755)).unwrap();
+        fs::write(
+            s.fleet().join("datum.yaml"),
+            "datum: v1alpha1\ntype: Fleet\nname: exec\n",
+        )
+        .unwrap();
+        fs::write(
+            s.fleet().join("hosts.yaml"),
+            "datum: v1alpha1\ntype: Host\nname: app-001\n",
+        )
+        .unwrap();
+        s.layer(resources);
+        s
+    }
+
+    fn root(&self) -> PathBuf {
+        self.dir.path().join("root")
+    }
+
+    fn fleet(&self) -> PathBuf {
+        self.dir.path().join("fleet")
+    }
+
+    fn layer(&self, resources: &str) {
+        fs::write(
+            self.fleet().join("layer.yaml"),
+            format!(
+                "datum: v1alpha1\ntype: Layer\nname: app\nprecedence: 0\nmatch: {{}}\nresources:\n{resources}"
+            ),
+        )
+        .unwrap();
+    }
+
+    /// `datum apply --host app-001 --root ROOT ARGS`, with the fake chroot
+    /// first in PATH; the root's path in the output reads `[ROOT]`.
+    fn apply(&self, args: &[&str]) -> Run {
+        let path = format!(
+            "{}:{}",
+            self.dir.path().join("bin").display(),
+            std::env::var("PATH").unwrap_or_default()
+        );
+        let out = datum()
+            .env("PATH", path)
+            .args(["apply", "--host", "app-001", "--root"])
+            .arg(self.root())
+            .args(args)
+            .arg("--fleet")
+            .arg(self.fleet())
+            .output()
+            .unwrap();
+        let run = Run::from(out);
+        assert_ne!(run.code, 101, "datum panicked:\n{}", run.stderr);
+        let real = self.root().canonicalize().unwrap().display().to_string();
+        Run {
+            code: run.code,
+            stdout: run.stdout.replace(&real, "[ROOT]"),
+            stderr: run.stderr.replace(&real, "[ROOT]"),
+        }
+    }
+
+    /// The command lines the fake chroot ran since the last call.
+    fn ran(&self) -> Vec<String> {
+        let log = self.root().join("chroot.log");
+        let text = fs::read_to_string(&log).unwrap_or_default();
+        let _ = fs::remove_file(&log);
+        text.lines().map(str::to_owned).collect()
+    }
+
+    fn exists(&self, path: &str) -> bool {
+        self.root().join(path).exists()
+    }
+}
+
+const GUARDS: &str = r#"  Exec[init]:
+    command: [sh, -c, "echo initialised; touch srv/ready"]
+    creates: /srv/ready
+  Exec[only-flagged]:
+    command: [touch, srv/flagged-ran]
+    onlyif: [test, -e, srv/flag]
+    requires: Exec[init]
+  Exec[unless-ready]:
+    command: [touch, srv/unless-ran]
+    unless: [test, -e, srv/ready]
+    requires: Exec[init]
+"#;
+
+#[test]
+fn each_guard_decides_whether_its_command_runs() {
+    let s = Scene::new(GUARDS);
+    let first = s.apply(&[]);
+    assert_eq!(first.code, 2, "{}{}", first.stdout, first.stderr);
+    insta::assert_snapshot!("guards_first_run", first.stdout);
+    assert_eq!(
+        s.ran(),
+        [
+            "sh -c echo initialised; touch srv/ready",
+            "test -e srv/flag",
+            "test -e srv/ready"
+        ]
+    );
+    assert!(s.exists("srv/ready"));
+    assert!(!s.exists("srv/flagged-ran") && !s.exists("srv/unless-ran"));
+    // `creates` now exists: not even a command runs for it. The others
+    // ask their guards again, which still say no.
+    let second = s.apply(&[]);
+    assert_eq!(second.code, 0, "{}{}", second.stdout, second.stderr);
+    assert_eq!(
+        second.stdout,
+        "applying app-001: 3 resources, under [ROOT]\nsummary: 3 unchanged\n"
+    );
+    assert_eq!(s.ran(), ["test -e srv/flag", "test -e srv/ready"]);
+    // The flag appears: onlyif holds, its command runs, once per run.
+    fs::write(s.root().join("srv/flag"), "").unwrap();
+    let third = s.apply(&[]);
+    assert_eq!(third.code, 2);
+    assert_eq!(
+        s.ran(),
+        [
+            "test -e srv/flag",
+            "touch srv/flagged-ran",
+            "test -e srv/ready"
+        ]
+    );
+    assert!(s.exists("srv/flagged-ran"));
+}
+
+const ALIASES: &str = r#"  File[aliases]:
+    path: /etc/aliases
+    content: "root: ops\n"
+  Exec[newaliases]:
+    command: [sh, -c, "cp etc/aliases etc/aliases.db; echo rebuilt aliases"]
+    refresh_only: true
+    run_on: File[aliases]
+"#;
+
+#[test]
+fn a_refresh_only_exec_runs_after_its_file_changes_and_only_then() {
+    let s = Scene::new(ALIASES);
+    let first = s.apply(&[]);
+    assert_eq!(first.code, 2, "{}{}", first.stdout, first.stderr);
+    insta::assert_snapshot!("refresh_after_file_change", first.stdout);
+    assert_eq!(
+        fs::read_to_string(s.root().join("etc/aliases.db")).unwrap(),
+        "root: ops\n"
+    );
+    assert_eq!(s.ran().len(), 1);
+    // Nothing changed: nothing runs.
+    let second = s.apply(&[]);
+    assert_eq!(second.code, 0, "{}", second.stdout);
+    assert!(s.ran().is_empty());
+    // The fleet changes the file: the command runs again, after the write.
+    s.layer(&ALIASES.replace("root: ops", "root: ops, oncall"));
+    let third = s.apply(&[]);
+    assert_eq!(third.code, 2);
+    assert_eq!(s.ran().len(), 1);
+    assert_eq!(
+        fs::read_to_string(s.root().join("etc/aliases.db")).unwrap(),
+        "root: ops, oncall\n"
+    );
+    assert_eq!(
+        fs::read_to_string(s.root().join("var/lib/datum/refreshes")).unwrap(),
+        ""
+    );
+}
+
+const MIGRATE: &str = r#"  Exec[migrate]:
+    command: [sh, -c, "echo applying 0042; echo 'error: database is locked' >&2; exit 3"]
+    unless: [test, -e, srv/migrated]
+  File[app-ready]:
+    path: /srv/app-ready
+    content: "ready\n"
+    requires: Exec[migrate]
+  File[motd]:
+    path: /etc/motd
+    content: "hello\n"
+"#;
+
+#[test]
+fn a_failing_command_fails_its_exec_and_skips_its_dependents() {
+    let s = Scene::new(MIGRATE);
+    let run = s.apply(&[]);
+    assert_eq!(run.code, 6, "{}{}", run.stdout, run.stderr);
+    insta::assert_snapshot!("failing_command_skips_dependents", run.stdout);
+    assert!(!s.exists("srv/app-ready"));
+    assert!(s.exists("etc/motd"));
+    s.ran();
+    let json = s.apply(&["--format", "json"]);
+    assert_eq!(json.code, 4, "{}", json.stdout);
+    let report: serde_json::Value = serde_json::from_str(&json.stdout).unwrap();
+    let migrate = &report["resources"][0];
+    assert_eq!(migrate["id"], "Exec[migrate]");
+    assert_eq!(migrate["status"], "failed");
+    assert_eq!(
+        migrate["command"],
+        serde_json::json!({
+            "exit": "exit 3",
+            "code": 3,
+            "output": "applying 0042\nerror: database is locked\n",
+            "omitted_bytes": 0
+        })
+    );
+    assert_eq!(report["resources"][1]["status"], "skipped");
+}
+
+#[test]
+fn noop_runs_no_command_and_says_what_would_run() {
+    let s = Scene::new(&format!("{GUARDS}{ALIASES}"));
+    let noop = s.apply(&["--noop"]);
+    assert_eq!(noop.code, 2, "{}{}", noop.stdout, noop.stderr);
+    insta::assert_snapshot!("noop", noop.stdout);
+    assert!(s.ran().is_empty(), "a command ran under --noop");
+    assert!(!s.exists("srv/ready") && !s.exists("var"));
+}
+
+#[test]
+fn execs_that_do_not_say_when_they_run_are_refused_with_their_place() {
+    let resolving = r#"  File[conf]:
+    path: /etc/app.conf
+    content: "x\n"
+  Exec[shell-args]:
+    command: [echo, hi]
+    shell: true
+    creates: /srv/x
+  Exec[refresh-alone]:
+    command: [reload]
+    refresh_only: true
+  Exec[run-on-alone]:
+    command: [reload]
+    creates: /srv/y
+    run_on: File[conf]
+"#;
+    let s = Scene::new(&format!(
+        "{resolving}  Exec[bad-values]:\n    command: []\n    creates: /srv/z\n    timeout: 0\n    environment: [\"1X=2\"]\n"
+    ));
+    let check = crate::common::run_in(&s.fleet(), &["check"]);
+    assert_eq!(check.code, 1, "{}", check.stdout);
+    insta::assert_snapshot!("refused_values", check.stderr);
+    s.layer(resolving);
+    let check = crate::common::run_in(&s.fleet(), &["check"]);
+    assert_eq!(check.code, 1, "{}", check.stdout);
+    insta::assert_snapshot!("refused", check.stderr);
+    // Nothing is applied from a fleet that does not resolve.
+    let run = s.apply(&[]);
+    assert_eq!(run.code, 1);
+    assert!(s.ran().is_empty());
+    assert!(!s.exists("etc/app.conf"));
+}

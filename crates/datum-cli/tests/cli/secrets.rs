@@ -1,0 +1,654 @@
+//! Secrets end to end, with keys made here (OpenSSH Ed25519 by ssh-keygen,
+//! native age in process): `datum secret encrypt`, `edit` and `rekey`,
+//! `check`'s recipient rules, `apply` decrypting under `--root`, and that
+//! the plaintext appears nowhere but in the target file.
+
+use std::fs;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use datum_secrets::{Identity, decrypt, read_identities};
+
+use crate::common::{Run, datum, run_in};
+
+/// What the tests encrypt: it must never be found outside the target.
+const PLAINTEXT: &str = "PLAINTEXT-7f3a9c-correct-horse-battery";
+
+/// A fleet with an admin (SSH key), web-01 (SSH host key), web-02 (native
+/// age key), db-01 (SSH host key) and mail-01 (no key); `roles/web` gives
+/// `secrets/db.age` to the web hosts.
+struct Fleet {
+    tmp: tempfile::TempDir,
+    admin_pub: String,
+    web01_pub: String,
+    web02: Identity,
+    db01_pub: String,
+}
+
+impl Fleet {
+    fn new() -> Fleet {
+        let tmp = tempfile::tempdir().unwrap();
+        let keys = tmp.path().join("keys");
+        fs::create_dir_all(&keys).unwrap();
+        let admin_pub = ssh_keygen(&keys, "admin");
+        let web01_pub = ssh_keygen(&keys, "web-01");
+        let db01_pub = ssh_keygen(&keys, "db-01");
+        let web02 = Identity::generate_age();
+        fs::write(
+            keys.join("web-02.age"),
+            web02.to_age_identity_file().unwrap().as_bytes(),
+        )
+        .unwrap();
+        let f = Fleet {
+            tmp,
+            admin_pub,
+            web01_pub,
+            web02,
+            db01_pub,
+        };
+        let fleet = f.fleet();
+        fs::create_dir_all(fleet.join("secrets")).unwrap();
+        fs::write(
+            fleet.join("datum.yaml"),
+            format!(
+                "datum: v1alpha1\ntype: Fleet\nname: secrets\nadmins:\n  - {}\n",
+                f.admin_pub
+            ),
+        )
+        .unwrap();
+        fs::write(
+            fleet.join("hosts.yaml"),
+            format!(
+                "datum: v1alpha1\ntype: Host\nname: web-01\nlabels: {{role: web}}\nkeys: [\"{}\"]\n---\n\
+                 datum: v1alpha1\ntype: Host\nname: web-02\nlabels: {{role: web}}\nkeys: [{}]\n---\n\
+                 datum: v1alpha1\ntype: Host\nname: db-01\nlabels: {{role: db}}\nkeys: [\"{}\"]\n---\n\
+                 datum: v1alpha1\ntype: Host\nname: mail-01\nlabels: {{role: mail}}\n",
+                f.web01_pub,
+                f.web02.public_key(),
+                f.db01_pub
+            ),
+        )
+        .unwrap();
+        f.set_matcher("role: web");
+        f
+    }
+
+    fn fleet(&self) -> PathBuf {
+        self.tmp.path().join("fleet")
+    }
+
+    fn key(&self, name: &str) -> PathBuf {
+        self.tmp.path().join("keys").join(name)
+    }
+
+    fn set_matcher(&self, labels: &str) {
+        let dir = self.fleet().join("roles/web");
+        fs::create_dir_all(&dir).unwrap();
+        fs::write(
+            dir.join("layer.yaml"),
+            format!(
+                "datum: v1alpha1\ntype: Layer\nname: web\nprecedence: 30\nmatch:\n  labels: {{{labels}}}\n\
+                 resources:\n  File[db-password]:\n    path: /etc/app/db-password\n    secret: secrets/db.age\n"
+            ),
+        )
+        .unwrap();
+    }
+
+    fn run(&self, args: &[&str]) -> Run {
+        run_in(&self.fleet(), args)
+    }
+
+    /// `datum secret encrypt secrets/db.age` with `plaintext` on stdin.
+    fn encrypt(&self, plaintext: &str) -> Run {
+        let out = datum()
+            .args(["secret", "encrypt", "secrets/db.age"])
+            .current_dir(self.fleet())
+            .write_stdin(plaintext)
+            .output()
+            .unwrap();
+        let run = Run::from(out);
+        assert_ne!(run.code, 101, "{}", run.stderr);
+        run
+    }
+
+    fn recipients(&self) -> String {
+        fs::read_to_string(self.fleet().join("secrets/db.age.recipients")).unwrap()
+    }
+
+    /// The secret decrypted with the admin's key, as a test would check it.
+    fn decrypted(&self) -> String {
+        let ids = read_identities(&self.key("admin"), None).unwrap();
+        let sealed = fs::read(self.fleet().join("secrets/db.age")).unwrap();
+        String::from_utf8(decrypt(&sealed, &ids).unwrap().as_bytes().to_vec()).unwrap()
+    }
+
+    fn fingerprint(&self, public: &str) -> String {
+        datum_secrets::PublicKey::parse(public)
+            .unwrap()
+            .fingerprint()
+            .to_string()
+    }
+
+    /// A machine root for `host`, holding `key` as its SSH host key.
+    fn machine(&self, host: &str, key: &str) -> tempfile::TempDir {
+        let root = tempfile::tempdir().unwrap();
+        fs::create_dir_all(root.path().join("etc/ssh")).unwrap();
+        fs::create_dir_all(root.path().join("etc/app")).unwrap();
+        fs::create_dir_all(root.path().join("etc/datum")).unwrap();
+        fs::write(root.path().join("etc/datum/host"), format!("{host}\n")).unwrap();
+        fs::copy(
+            self.key(key),
+            root.path().join("etc/ssh/ssh_host_ed25519_key"),
+        )
+        .unwrap();
+        root
+    }
+}
+
+/// Makes `NAME` and `NAME.pub` with ssh-keygen; gives the public line.
+fn ssh_keygen(dir: &Path, name: &str) -> String {
+    let status = Command::new("ssh-keygen")
+        .args(["-q", "-t", "ed25519", "-N", "", "-C", name, "-f"])
+        .arg(dir.join(name))
+        .status()
+        .unwrap();
+    assert!(status.success());
+    fs::read_to_string(dir.join(format!("{name}.pub")))
+        .unwrap()
+        .trim()
+        .to_owned()
+}
+
+fn apply(fleet: &Path, root: &Path, extra: &[&str]) -> Run {
+    let mut args = vec!["apply", "--root", root.to_str().unwrap()];
+    args.extend(extra);
+    run_in(fleet, &args)
+}
+
+#[test]
+fn encrypt_writes_the_ciphertext_for_the_receiving_hosts_and_the_admins() {
+    let f = Fleet::new();
+    let run = f.encrypt(PLAINTEXT);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(
+        run.stdout,
+        "secrets/db.age: encrypted to admins (1 key), web-01, web-02\n"
+    );
+    let sealed = fs::read_to_string(f.fleet().join("secrets/db.age")).unwrap();
+    assert!(sealed.starts_with("-----BEGIN AGE ENCRYPTED FILE-----\n"));
+    let mut want = [
+        format!("admin {}", f.fingerprint(&f.admin_pub)),
+        format!("host web-01 {}", f.fingerprint(&f.web01_pub)),
+        format!("host web-02 {}", f.web02.public_key()),
+    ];
+    want.sort();
+    assert_eq!(
+        f.recipients(),
+        format!(
+            "# Recipients of the secret beside this file. Written by `datum secret`; do not edit.\n{}\n",
+            want.join("\n")
+        )
+    );
+    assert_eq!(f.decrypted(), PLAINTEXT);
+    let check = f.run(&["check"]);
+    assert_eq!(check.code, 0, "{}", check.stderr);
+    assert_eq!(check.stderr, "");
+    assert_eq!(f.run(&["secret", "rekey", "--check"]).code, 0);
+    // explain shows the layer that set the secret and its recipients.
+    let explain = f.run(&["explain", "File[db-password]", "--host", "web-02"]);
+    assert!(
+        explain
+            .stdout
+            .contains("    secret  secrets/db.age        roles/web\n"),
+        "{}",
+        explain.stdout
+    );
+    assert!(
+        explain.stdout.contains(&format!(
+            "  recipients of secrets/db.age\n    admin   {}\n",
+            f.fingerprint(&f.admin_pub)
+        )),
+        "{}",
+        explain.stdout
+    );
+}
+
+#[test]
+fn check_catches_a_missing_and_an_extra_recipient_and_rekey_fixes_both() {
+    let f = Fleet::new();
+    assert_eq!(f.encrypt(PLAINTEXT).code, 0);
+    // db-01 now receives the secret too: it cannot decrypt it.
+    f.set_matcher("role: [web, db]");
+    let check = f.run(&["check"]);
+    assert_eq!(check.code, 1, "{}", check.stderr);
+    assert!(
+        check.stderr.contains(
+            "error: host db-01 receives secrets/db.age but is not among its recipients: it cannot decrypt it\n"
+        ),
+        "{}",
+        check.stderr
+    );
+    assert!(
+        check.stderr.contains("roles/web/layer.yaml:10:13"),
+        "{}",
+        check.stderr
+    );
+    assert!(
+        check.stderr.contains("set by roles/web for db-01"),
+        "{}",
+        check.stderr
+    );
+    let stale = f.run(&["secret", "rekey", "--check"]);
+    assert_eq!(stale.code, 1);
+    assert_eq!(stale.stdout, "secrets/db.age: needs a rekey (adds db-01)\n");
+    // Rekeying needs an admin's key.
+    let refused = f.run(&["secret", "rekey"]);
+    assert_eq!(refused.code, 64, "{}", refused.stderr);
+    assert!(refused.stderr.contains("--identity"), "{}", refused.stderr);
+    let admin = f.key("admin");
+    let rekey = f.run(&["secret", "rekey", "--identity", admin.to_str().unwrap()]);
+    assert_eq!(rekey.code, 0, "{}", rekey.stderr);
+    assert_eq!(
+        rekey.stdout,
+        "secrets/db.age: encrypted to admins (1 key), db-01, web-01, web-02\n"
+    );
+    assert!(f.recipients().contains("host db-01 "));
+    assert_eq!(f.decrypted(), PLAINTEXT);
+    assert_eq!(f.run(&["check"]).code, 0);
+    // Back to the web hosts only: db-01 can still decrypt what it no longer
+    // receives, a warning.
+    f.set_matcher("role: web");
+    let check = f.run(&["check"]);
+    assert_eq!(check.code, 0, "{}", check.stderr);
+    assert!(
+        check.stderr.contains(&format!(
+            "warning: secrets/db.age is encrypted to recipients it should not have: db-01 ({}) no longer receives it\n",
+            f.fingerprint(&f.db01_pub)
+        )),
+        "{}",
+        check.stderr
+    );
+    assert!(
+        check
+            .stderr
+            .contains("it is brought to its hosts by roles/web only"),
+        "{}",
+        check.stderr
+    );
+    assert_eq!(f.run(&["check", "--deny-warnings"]).code, 1);
+    let rekey = f.run(&[
+        "secret",
+        "rekey",
+        "secrets/db.age",
+        "--identity",
+        admin.to_str().unwrap(),
+    ]);
+    assert_eq!(rekey.code, 0, "{}", rekey.stderr);
+    assert!(!f.recipients().contains("db-01"));
+    assert_eq!(f.run(&["check", "--deny-warnings"]).code, 0);
+}
+
+#[test]
+fn check_refuses_a_receiving_host_without_a_key_and_a_key_that_is_not_one() {
+    let f = Fleet::new();
+    assert_eq!(f.encrypt(PLAINTEXT).code, 0);
+    f.set_matcher("role: [web, mail]");
+    let check = f.run(&["check"]);
+    assert_eq!(check.code, 1);
+    assert!(
+        check.stderr.contains(
+            "error: host mail-01 receives secrets/db.age but declares no key to decrypt it with\n"
+        ),
+        "{}",
+        check.stderr
+    );
+    // A private key pasted where the public one belongs.
+    let hosts = fs::read_to_string(f.fleet().join("hosts.yaml")).unwrap();
+    fs::write(
+        f.fleet().join("hosts.yaml"),
+        hosts.replace(&f.db01_pub, "AGE-SECRET-KEY-1QQQ"),
+    )
+    .unwrap();
+    let check = f.run(&["check"]);
+    assert!(
+        check.stderr.contains(
+            "error: an entry of `keys` of db-01 is not a usable public key: this is a private key, not a public one\n"
+        ),
+        "{}",
+        check.stderr
+    );
+    assert!(check.stderr.contains("hosts.yaml:17:9"), "{}", check.stderr);
+}
+
+#[test]
+fn apply_decrypts_into_the_target_with_mode_0600_for_ssh_and_age_keys() {
+    let f = Fleet::new();
+    assert_eq!(f.encrypt(PLAINTEXT).code, 0);
+    // web-01 decrypts with its SSH host key, where apply looks by default.
+    let root = f.machine("web-01", "web-01");
+    let target = root.path().join("etc/app/db-password");
+    let noop = apply(&f.fleet(), root.path(), &["--noop"]);
+    assert_eq!(noop.code, 2, "{}{}", noop.stdout, noop.stderr);
+    assert!(
+        noop.stdout.contains("(not decrypted under --noop)"),
+        "{}",
+        noop.stdout
+    );
+    assert!(!target.exists());
+    let run = apply(&f.fleet(), root.path(), &[]);
+    assert_eq!(run.code, 2, "{}{}", run.stdout, run.stderr);
+    assert_eq!(fs::read_to_string(&target).unwrap(), PLAINTEXT);
+    assert_eq!(
+        fs::metadata(&target).unwrap().permissions().mode() & 0o7777,
+        0o600
+    );
+    assert_eq!(apply(&f.fleet(), root.path(), &[]).code, 0);
+    assert_eq!(apply(&f.fleet(), root.path(), &["--noop"]).code, 0);
+    // A new secret: --noop sees it by its ciphertext, without decrypting.
+    let edited = f.tmp.path().join("editor.sh");
+    fs::write(&edited, "#!/bin/sh\nprintf 'rotated-value' > \"$1\"\n").unwrap();
+    fs::set_permissions(&edited, fs::Permissions::from_mode(0o755)).unwrap();
+    let edit = datum()
+        .args(["secret", "edit", "secrets/db.age", "--identity"])
+        .arg(f.key("admin"))
+        .env("EDITOR", &edited)
+        .env_remove("VISUAL")
+        .current_dir(f.fleet())
+        .output()
+        .unwrap();
+    assert!(
+        edit.status.success(),
+        "{}",
+        String::from_utf8_lossy(&edit.stderr)
+    );
+    let noop = apply(&f.fleet(), root.path(), &["--noop"]);
+    assert_eq!(noop.code, 2, "{}", noop.stdout);
+    assert_eq!(fs::read_to_string(&target).unwrap(), PLAINTEXT);
+    assert_eq!(apply(&f.fleet(), root.path(), &[]).code, 2);
+    assert_eq!(fs::read_to_string(&target).unwrap(), "rotated-value");
+    // web-02 decrypts with a native age identity given by --identity.
+    let root2 = f.machine("web-02", "web-02.age");
+    let run = apply(
+        &f.fleet(),
+        root2.path(),
+        &["--identity", "/etc/ssh/ssh_host_ed25519_key"],
+    );
+    assert_eq!(run.code, 2, "{}{}", run.stdout, run.stderr);
+    assert_eq!(
+        fs::read_to_string(root2.path().join("etc/app/db-password")).unwrap(),
+        "rotated-value"
+    );
+}
+
+#[test]
+fn a_host_that_is_not_a_recipient_fails_that_file_naming_rekey() {
+    let f = Fleet::new();
+    assert_eq!(f.encrypt(PLAINTEXT).code, 0);
+    f.set_matcher("role: [web, db]");
+    let root = f.machine("db-01", "db-01");
+    let run = apply(&f.fleet(), root.path(), &[]);
+    assert_eq!(run.code, 4, "{}{}", run.stdout, run.stderr);
+    assert!(
+        run.stdout.contains(
+            "failed: File[db-password] /etc/app/db-password\n  error: cannot decrypt secret secrets/db.age: this host is not among its recipients"
+        ),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout
+            .contains("run `datum secret rekey secrets/db.age` in the fleet repository"),
+        "{}",
+        run.stdout
+    );
+    assert!(!root.path().join("etc/app/db-password").exists());
+}
+
+#[test]
+fn edit_round_trips_through_the_editor() {
+    let f = Fleet::new();
+    assert_eq!(f.encrypt(PLAINTEXT).code, 0);
+    let before = f.recipients();
+    // The editor sees the plaintext and appends to it.
+    let script = f.tmp.path().join("append.sh");
+    fs::write(
+        &script,
+        "#!/bin/sh\ngrep -q '^PLAINTEXT-7f3a9c' \"$1\" || exit 9\nprintf '%s' '-and-more' >> \"$1\"\n",
+    )
+    .unwrap();
+    fs::set_permissions(&script, fs::Permissions::from_mode(0o755)).unwrap();
+    let out = datum()
+        .args(["secret", "edit", "secrets/db.age"])
+        .env("DATUM_IDENTITY", f.key("admin"))
+        .env("EDITOR", &script)
+        .env_remove("VISUAL")
+        .current_dir(f.fleet())
+        .output()
+        .unwrap();
+    let run = Run::from(out);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(f.decrypted(), format!("{PLAINTEXT}-and-more"));
+    assert_eq!(f.recipients(), before);
+    // A failing editor changes nothing.
+    fs::write(&script, "#!/bin/sh\nexit 3\n").unwrap();
+    let sealed = fs::read(f.fleet().join("secrets/db.age")).unwrap();
+    let out = datum()
+        .args(["secret", "edit", "secrets/db.age"])
+        .env("DATUM_IDENTITY", f.key("admin"))
+        .env("EDITOR", &script)
+        .env_remove("VISUAL")
+        .current_dir(f.fleet())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(fs::read(f.fleet().join("secrets/db.age")).unwrap(), sealed);
+    // A key that is no recipient cannot open it.
+    let out = datum()
+        .args(["secret", "edit", "secrets/db.age"])
+        .env("DATUM_IDENTITY", f.key("db-01"))
+        .env("EDITOR", &script)
+        .current_dir(f.fleet())
+        .output()
+        .unwrap();
+    let run = Run::from(out);
+    assert_eq!(run.code, 1);
+    assert!(
+        run.stderr
+            .contains("cannot decrypt secrets/db.age: none of the keys given"),
+        "{}",
+        run.stderr
+    );
+}
+
+/// Every file under `dir`, except `skip`, as bytes with its path.
+fn files_under(dir: &Path, skip: &Path, out: &mut Vec<(PathBuf, Vec<u8>)>) {
+    for entry in fs::read_dir(dir).unwrap() {
+        let entry = entry.unwrap();
+        let path = entry.path();
+        let ty = entry.file_type().unwrap();
+        if ty.is_dir() {
+            files_under(&path, skip, out);
+        } else if ty.is_file() && path != skip {
+            out.push((path.clone(), fs::read(&path).unwrap()));
+        }
+    }
+}
+
+fn contains(haystack: &[u8], needle: &[u8]) -> bool {
+    haystack.windows(needle.len()).any(|w| w == needle)
+}
+
+#[test]
+fn the_plaintext_is_nowhere_but_in_the_target() {
+    let f = Fleet::new();
+    let fleet = f.fleet();
+    let git = |args: &[&str]| {
+        let ok = Command::new("git")
+            .args(["-c", "user.name=t", "-c", "user.email=t@example.invalid"])
+            .args(args)
+            .current_dir(&fleet)
+            .output()
+            .unwrap();
+        assert!(
+            ok.status.success(),
+            "{}",
+            String::from_utf8_lossy(&ok.stderr)
+        );
+    };
+    git(&["init", "-q", "-b", "main"]);
+    let mut outputs: Vec<(String, Run)> = Vec::new();
+    fn record(outputs: &mut Vec<(String, Run)>, what: &str, run: Run) {
+        assert_ne!(run.code, 101, "{what}: {}", run.stderr);
+        outputs.push((what.to_owned(), run));
+    }
+    record(&mut outputs, "encrypt", f.encrypt(PLAINTEXT));
+    git(&["add", "-A"]);
+    git(&["commit", "-q", "-m", "one"]);
+    // Rotate it, so diff has a secret change to show.
+    let script = f.tmp.path().join("rotate.sh");
+    fs::write(
+        &script,
+        format!("#!/bin/sh\nprintf '%s' '{PLAINTEXT}-v2' > \"$1\"\n"),
+    )
+    .unwrap();
+    fs::set_permissions(&script, fs::Permissions::from_mode(0o755)).unwrap();
+    let edit = datum()
+        .args(["-v", "secret", "edit", "secrets/db.age"])
+        .env("DATUM_IDENTITY", f.key("admin"))
+        .env("EDITOR", &script)
+        .env_remove("VISUAL")
+        .current_dir(&fleet)
+        .output()
+        .unwrap();
+    record(&mut outputs, "edit", Run::from(edit));
+    let admin = f.key("admin");
+    let admin = admin.to_str().unwrap();
+    let out = f.tmp.path().join("out");
+    let bundle = f.tmp.path().join("web-01.bundle");
+    for args in [
+        vec!["check"],
+        vec!["check", "--format", "json"],
+        vec!["render", "web-01"],
+        vec!["render", "web-01", "--format", "json"],
+        vec!["render", "--all", "--out", out.to_str().unwrap()],
+        vec!["explain", "File[db-password]", "--host", "web-01"],
+        vec!["explain", "--host", "web-01", "--format", "json"],
+        vec!["query", "File[db-password].secret"],
+        vec![
+            "query",
+            "File[db-password].secret",
+            "--summary",
+            "--format",
+            "json",
+        ],
+        vec!["diff"],
+        vec!["diff", "--format", "json"],
+        vec!["hosts"],
+        vec!["secret", "rekey", "--check"],
+        vec!["secret", "rekey", "--identity", admin],
+        vec!["bundle", "web-01", "--out", bundle.to_str().unwrap()],
+    ] {
+        let run = f.run(&args);
+        assert!(
+            run.code == 0 || args[0] == "diff",
+            "{args:?}: {}",
+            run.stderr
+        );
+        if args.contains(&"json") {
+            crate::json_contract::assert_conforms(&args.join(" "), &run);
+        }
+        record(&mut outputs, &args.join(" "), run);
+    }
+    let diff = &outputs.iter().find(|(w, _)| w == "diff").unwrap().1;
+    assert!(
+        diff.stdout.contains("secret_sha256"),
+        "diff says the secret changed: {}",
+        diff.stdout
+    );
+    assert!(
+        diff.stdout.contains("web-01, web-02"),
+        "and for whom: {}",
+        diff.stdout
+    );
+    // Apply from the fleet and from the bundle, with reports.
+    let root = f.machine("web-01", "web-01");
+    let target = root.path().join("etc/app/db-password");
+    for extra in [
+        vec!["--noop"],
+        vec!["--report"],
+        vec!["--format", "json"],
+        vec!["--noop", "--format", "json"],
+        vec!["-v"],
+    ] {
+        let run = apply(&fleet, root.path(), &extra);
+        record(&mut outputs, &format!("apply {}", extra.join(" ")), run);
+    }
+    assert_eq!(
+        fs::read_to_string(&target).unwrap(),
+        format!("{PLAINTEXT}-v2")
+    );
+    let root2 = f.machine("web-01", "web-01");
+    let target2 = root2.path().join("etc/app/db-password");
+    let run = Run::from(
+        datum()
+            .args([
+                "apply",
+                "--report",
+                "--root",
+                root2.path().to_str().unwrap(),
+                "--bundle",
+            ])
+            .arg(&bundle)
+            .output()
+            .unwrap(),
+    );
+    assert_eq!(run.code, 2, "{}{}", run.stdout, run.stderr);
+    record(&mut outputs, "apply --bundle", run);
+    assert_eq!(
+        fs::read_to_string(&target2).unwrap(),
+        PLAINTEXT,
+        "the bundle carries the committed ciphertext"
+    );
+    // Nothing printed holds it.
+    let needle = PLAINTEXT.as_bytes();
+    for (what, run) in &outputs {
+        assert!(
+            !run.stdout.contains(PLAINTEXT) && !run.stderr.contains(PLAINTEXT),
+            "`datum {what}` printed the plaintext:\n{}{}",
+            run.stdout,
+            run.stderr
+        );
+    }
+    // No file holds it: the fleet (but the ciphertext), the rendered
+    // manifests, the bundle, both roots (reports and state included) but
+    // the targets.
+    let mut files = Vec::new();
+    files_under(&fleet, Path::new("/"), &mut files);
+    files_under(&out, Path::new("/"), &mut files);
+    files_under(root.path(), &target, &mut files);
+    files_under(root2.path(), &target2, &mut files);
+    files.push((bundle.clone(), fs::read(&bundle).unwrap()));
+    let reports: Vec<_> = files
+        .iter()
+        .filter(|(p, _)| p.to_string_lossy().contains("var/lib/datum"))
+        .collect();
+    assert!(
+        reports.iter().any(|(p, _)| p.ends_with("secrets")),
+        "the state records the secret's hash: {:?}",
+        reports.iter().map(|(p, _)| p).collect::<Vec<_>>()
+    );
+    assert!(
+        reports
+            .iter()
+            .any(|(p, _)| p.to_string_lossy().contains("reports")),
+        "reports were written"
+    );
+    for (path, bytes) in &files {
+        assert!(
+            !contains(bytes, needle),
+            "{} holds the plaintext",
+            path.display()
+        );
+    }
+}
