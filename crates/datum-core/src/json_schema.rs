@@ -163,29 +163,8 @@ fn key_schema(ty: &str, key: &str) -> Option<Tree<'static>> {
         .with("pattern", Tree::str(HOST_NAME)),
         ("Fleet", "name") => described("The fleet's name.").with("type", text_types()),
         ("Layer", "name") => described("The layer's name.").with("type", text_types()),
-        ("Fleet", "labels") => described(
-            "Declared label keys and their allowed values: with it, an undeclared key or value in a host or a matcher is an error.",
-        )
-        .with("type", types(&["object", "null"]))
-        .with("propertyNames", host_label_key())
-        .with(
-            "additionalProperties",
-            Tree::map()
-                .with("type", Tree::str("array"))
-                .with("items", reference("LabelValue")),
-        ),
-        ("Fleet", "limits") => described("Limits the loader holds the fleet to.")
-            .with("type", Tree::str("object"))
-            .with(
-                "properties",
-                Tree::map().with(
-                    "source_bytes",
-                    described("The largest payload a `source` may name, in bytes (default 64 MiB).")
-                        .with("type", Tree::str("integer"))
-                        .with("minimum", Tree::Int(1)),
-                ),
-            )
-            .with("additionalProperties", Tree::Bool(false)),
+        ("Fleet", "labels") => fleet_labels(),
+        ("Fleet", "limits") => fleet_limits(),
         ("Host", "keys") => public_keys(
             "The public keys this host decrypts secrets with: usually its SSH host key (/etc/ssh/ssh_host_ed25519_key.pub), or an age key.",
         ),
@@ -202,49 +181,90 @@ fn key_schema(ty: &str, key: &str) -> Option<Tree<'static>> {
         .with("type", Tree::str("integer"))
         .with("minimum", Tree::Int(i32::MIN.into()))
         .with("maximum", Tree::Int(i32::MAX.into())),
-        ("Layer", "match") => described(
-            "The hosts this layer applies to: those carrying every listed label with exactly that value, or one of the values of a list (`role: [web, cache]`). `match: {}` matches every host.",
-        )
+        ("Layer", "match") => layer_match(),
+        ("Layer", "resources") => resources(),
+        ("Layer", "vars") => layer_vars(),
+        _ => return None,
+    };
+    Some(tree)
+}
+
+/// A Fleet's declared label keys and values.
+fn fleet_labels() -> Tree<'static> {
+    described(
+        "Declared label keys and their allowed values: with it, an undeclared key or value in a host or a matcher is an error.",
+    )
+    .with("type", types(&["object", "null"]))
+    .with("propertyNames", host_label_key())
+    .with(
+        "additionalProperties",
+        Tree::map()
+            .with("type", Tree::str("array"))
+            .with("items", reference("LabelValue")),
+    )
+}
+
+/// A Fleet's limits for the loader.
+fn fleet_limits() -> Tree<'static> {
+    described("Limits the loader holds the fleet to.")
         .with("type", Tree::str("object"))
         .with(
             "properties",
             Tree::map().with(
-                "labels",
-                Tree::map()
-                    .with("type", Tree::str("object"))
-                    .with("propertyNames", matcher_label_key())
-                    .with(
-                        "additionalProperties",
-                        Tree::map().with(
-                            "anyOf",
-                            Tree::List(vec![
-                                reference("LabelValue"),
-                                Tree::map()
-                                    .with("type", Tree::str("array"))
-                                    .with("minItems", Tree::Int(1))
-                                    .with("items", reference("LabelValue")),
-                            ]),
-                        ),
+                "source_bytes",
+                described("The largest payload a `source` may name, in bytes (default 64 MiB).")
+                    .with("type", Tree::str("integer"))
+                    .with("minimum", Tree::Int(1)),
+            ),
+        )
+        .with("additionalProperties", Tree::Bool(false))
+}
+
+/// A Layer's matcher.
+fn layer_match() -> Tree<'static> {
+    described(
+        "The hosts this layer applies to: those carrying every listed label with exactly that value, or one of the values of a list (`role: [web, cache]`). `match: {}` matches every host.",
+    )
+    .with("type", Tree::str("object"))
+    .with(
+        "properties",
+        Tree::map().with(
+            "labels",
+            Tree::map()
+                .with("type", Tree::str("object"))
+                .with("propertyNames", matcher_label_key())
+                .with(
+                    "additionalProperties",
+                    Tree::map().with(
+                        "anyOf",
+                        Tree::List(vec![
+                            reference("LabelValue"),
+                            Tree::map()
+                                .with("type", Tree::str("array"))
+                                .with("minItems", Tree::Int(1))
+                                .with("items", reference("LabelValue")),
+                        ]),
                     ),
-            ),
-        )
-        .with("additionalProperties", Tree::Bool(false)),
-        ("Layer", "resources") => resources(),
-        ("Layer", "vars") => described(
-            "Values templates read as `vars.NAME`: text, numbers, booleans, lists or mappings. A var folds like a field: the highest precedence wins, equal precedences must agree, and `null` unsets it.",
-        )
-        .with("type", types(&["object", "null"]))
-        .with("propertyNames", Tree::map().with("pattern", Tree::str(VAR_NAME)))
-        .with(
-            "additionalProperties",
-            Tree::map().with(
-                "type",
-                types(&["string", "number", "boolean", "array", "object", "null"]),
-            ),
+                ),
         ),
-        _ => return None,
-    };
-    Some(tree)
+    )
+    .with("additionalProperties", Tree::Bool(false))
+}
+
+/// A Layer's vars.
+fn layer_vars() -> Tree<'static> {
+    described(
+        "Values templates read as `vars.NAME`: text, numbers, booleans, lists or mappings. A var folds like a field: the highest precedence wins, equal precedences must agree, and `null` unsets it.",
+    )
+    .with("type", types(&["object", "null"]))
+    .with("propertyNames", Tree::map().with("pattern", Tree::str(VAR_NAME)))
+    .with(
+        "additionalProperties",
+        Tree::map().with(
+            "type",
+            types(&["string", "number", "boolean", "array", "object", "null"]),
+        ),
+    )
 }
 
 /// A var name ([`crate::vars::valid_var_name`]).
@@ -345,6 +365,47 @@ fn resource_def(kind: Kind) -> Tree<'static> {
 
 /// One field: its type, plus `null`, which unsets it.
 fn field_schema(kind: Kind, field: Field) -> Tree<'static> {
+    if let Some(rule) = crate::names::rule(kind, field) {
+        return name_schema(kind.ty(field), rule);
+    }
+    let ty = kind.ty(field);
+    match ty {
+        Ty::AbsPath | Ty::Source | Ty::Template => path_schema(ty),
+        Ty::List | Ty::Argv | Ty::Env | Ty::Refs => list_schema(ty),
+        Ty::Text => described("Text.")
+            .with("type", types(&["string", "number", "boolean", "null"]))
+            .with("minLength", Tree::Int(1)),
+        Ty::Content => described("Text, which may be empty.")
+            .with("type", types(&["string", "number", "boolean", "null"])),
+        Ty::Mode => described("A file mode: 3 or 4 octal digits, quoted (\"0640\").")
+            .with("type", types(&["string", "null"]))
+            .with("pattern", Tree::str("^[0-7]{3,4}$")),
+        Ty::Bool => described("true or false.").with("type", types(&["boolean", "null"])),
+        Ty::Id => described("A numeric id.")
+            .with("type", types(&["integer", "null"]))
+            .with("minimum", Tree::Int(0))
+            .with("maximum", Tree::Int(4_294_967_294)),
+        Ty::Word(words) => described(format!("One of {}.", words.join(", "))).with(
+            "enum",
+            Tree::List(
+                words
+                    .iter()
+                    .map(|w| Tree::str(*w))
+                    .chain([Tree::Null])
+                    .collect(),
+            ),
+        ),
+        Ty::Seconds => described(format!(
+            "A whole number of seconds, from 1 to {SECONDS_MAX}."
+        ))
+        .with("type", types(&["integer", "null"]))
+        .with("minimum", Tree::Int(1))
+        .with("maximum", Tree::Int(SECONDS_MAX)),
+    }
+}
+
+/// A path field: absolute, a fleet file, or a template.
+fn path_schema(ty: Ty) -> Tree<'static> {
     let not_parent = || {
         Tree::map().with(
             "not",
@@ -353,15 +414,7 @@ fn field_schema(kind: Kind, field: Field) -> Tree<'static> {
                 .with("pattern", Tree::str(PARENT_DIR)),
         )
     };
-    if let Some(rule) = crate::names::rule(kind, field) {
-        return name_schema(kind.ty(field), rule);
-    }
-    match kind.ty(field) {
-        Ty::Text => described("Text.")
-            .with("type", types(&["string", "number", "boolean", "null"]))
-            .with("minLength", Tree::Int(1)),
-        Ty::Content => described("Text, which may be empty.")
-            .with("type", types(&["string", "number", "boolean", "null"])),
+    match ty {
         Ty::AbsPath => described("An absolute path.")
             .with("type", types(&["string", "null"]))
             .with("pattern", Tree::str("^/"))
@@ -383,30 +436,18 @@ fn field_schema(kind: Kind, field: Field) -> Tree<'static> {
                 ),
             ]),
         ),
-        Ty::Template => described(
+        _ => described(
             "A template under templates/, by its path relative to the fleet root (it must exist), rendered for each host as the File's content.",
         )
         .with("type", types(&["string", "null"]))
         .with("pattern", Tree::str("^(\\./)*templates/"))
         .with("allOf", Tree::List(vec![not_parent()])),
-        Ty::Mode => described("A file mode: 3 or 4 octal digits, quoted (\"0640\").")
-            .with("type", types(&["string", "null"]))
-            .with("pattern", Tree::str("^[0-7]{3,4}$")),
-        Ty::Bool => described("true or false.").with("type", types(&["boolean", "null"])),
-        Ty::Id => described("A numeric id.")
-            .with("type", types(&["integer", "null"]))
-            .with("minimum", Tree::Int(0))
-            .with("maximum", Tree::Int(4_294_967_294)),
-        Ty::Word(words) => described(format!("One of {}.", words.join(", "))).with(
-            "enum",
-            Tree::List(
-                words
-                    .iter()
-                    .map(|w| Tree::str(*w))
-                    .chain([Tree::Null])
-                    .collect(),
-            ),
-        ),
+    }
+}
+
+/// A field that is a list (or, for refs, one entry or a list).
+fn list_schema(ty: Ty) -> Tree<'static> {
+    match ty {
         Ty::List => described("A list of text, replaced whole by a higher layer.")
             .with("type", types(&["array", "null"]))
             .with(
@@ -432,11 +473,7 @@ fn field_schema(kind: Kind, field: Field) -> Tree<'static> {
                 .with("type", Tree::str("string"))
                 .with("pattern", Tree::str(ENV_ENTRY)),
         ),
-        Ty::Seconds => described(format!("A whole number of seconds, from 1 to {SECONDS_MAX}."))
-            .with("type", types(&["integer", "null"]))
-            .with("minimum", Tree::Int(1))
-            .with("maximum", Tree::Int(SECONDS_MAX)),
-        Ty::Refs => described(
+        _ => described(
             "Resource ids: one, or a list. Entries from every matching layer are united.",
         )
         .with(

@@ -20,7 +20,7 @@ use datum_core::secret::{Delivery, deliveries, recipients_text};
 use datum_core::source::{Pos, Span};
 
 use crate::key::{KeyError, PublicKey};
-use crate::recipients::{Holder, Recipient, Recipients, RecipientsError};
+use crate::recipients::{Holder, Recipient, Recipients, RecipientsChange, RecipientsError};
 
 /// What the repository records about who a secret is encrypted to.
 #[derive(Debug)]
@@ -152,52 +152,69 @@ impl SecretPlan<'_> {
             self.path
         );
         if !self.keyless.is_empty() {
-            let names = self.names(fleet, &self.keyless);
-            out.push(
-                self.placed(
-                    fleet,
-                    Diagnostic::error(
-                        Code::SecretNoKey,
-                        format!(
-                            "{} {} {} {} but {} no key to decrypt it with",
-                            hosts_word(names.len()),
-                            host_list(&names),
-                            receives(names.len()),
-                            self.path,
-                            if names.len() == 1 { "declares" } else { "declare" },
-                        ),
-                    ),
-                    &self.keyless,
-                )
-                .hint("add the host's public key to its Host document (`keys: [\"ssh-ed25519 AAAA...\"]`, from /etc/ssh/ssh_host_ed25519_key.pub), then rekey"),
-            );
+            out.push(self.keyless_hosts(fleet));
         }
         let stored = match &self.stored {
             Stored::Read(stored) => stored,
             Stored::Missing | Stored::Damaged(_) => {
-                let why = match &self.stored {
-                    Stored::Damaged(e) => format!(
-                        "{}.recipients is damaged ({e}), so who can decrypt {} is unknown",
-                        self.path, self.path
-                    ),
-                    _ => format!(
-                        "{} has no {}.recipients file, so who can decrypt it is unknown",
-                        self.path, self.path
-                    ),
-                };
-                let hosts: Vec<HostId> = self.deliveries.iter().map(|d| d.host).collect();
-                out.push(
-                    self.placed(
-                        fleet,
-                        Diagnostic::error(Code::SecretRecipientsFile, why),
-                        &hosts,
-                    )
-                    .hint(rekey),
-                );
+                out.push(self.recipients_unknown(fleet).hint(rekey));
                 return;
             }
         };
         let change = stored.compare(&self.wanted);
+        if let Some(d) = self.not_recipients(fleet, &change) {
+            out.push(d.hint(rekey.clone()));
+        }
+        if let Some(d) = self.extra_recipients(fleet, &change) {
+            out.push(d.hint(format!(
+                "{rekey}; a removed key can still read the old ciphertext in git history, so change the secret itself if that matters"
+            )));
+        }
+    }
+
+    /// Hosts that receive the secret but declare no key.
+    fn keyless_hosts(&self, fleet: &Fleet) -> Diagnostic {
+        let names = self.names(fleet, &self.keyless);
+        self.placed(
+            fleet,
+            Diagnostic::error(
+                Code::SecretNoKey,
+                format!(
+                    "{} {} {} {} but {} no key to decrypt it with",
+                    hosts_word(names.len()),
+                    host_list(&names),
+                    receives(names.len()),
+                    self.path,
+                    if names.len() == 1 { "declares" } else { "declare" },
+                ),
+            ),
+            &self.keyless,
+        )
+        .hint("add the host's public key to its Host document (`keys: [\"ssh-ed25519 AAAA...\"]`, from /etc/ssh/ssh_host_ed25519_key.pub), then rekey")
+    }
+
+    /// The `.recipients` file is missing or damaged: who can decrypt is unknown.
+    fn recipients_unknown(&self, fleet: &Fleet) -> Diagnostic {
+        let why = match &self.stored {
+            Stored::Damaged(e) => format!(
+                "{}.recipients is damaged ({e}), so who can decrypt {} is unknown",
+                self.path, self.path
+            ),
+            _ => format!(
+                "{} has no {}.recipients file, so who can decrypt it is unknown",
+                self.path, self.path
+            ),
+        };
+        let hosts: Vec<HostId> = self.deliveries.iter().map(|d| d.host).collect();
+        self.placed(
+            fleet,
+            Diagnostic::error(Code::SecretRecipientsFile, why),
+            &hosts,
+        )
+    }
+
+    /// Receiving hosts the secret is not encrypted to, if any.
+    fn not_recipients(&self, fleet: &Fleet, change: &RecipientsChange) -> Option<Diagnostic> {
         let missing_hosts: Vec<HostId> = self
             .receiving()
             .filter(|&h| {
@@ -208,28 +225,30 @@ impl SecretPlan<'_> {
                     .any(|r| matches!(&r.holder, Holder::Host(n) if n == name))
             })
             .collect();
-        if !missing_hosts.is_empty() {
-            let names = self.names(fleet, &missing_hosts);
-            out.push(
-                self.placed(
-                    fleet,
-                    Diagnostic::error(
-                        Code::SecretNotRecipient,
-                        format!(
-                            "{} {} {} {} but {} not among its recipients: {} cannot decrypt it",
-                            hosts_word(names.len()),
-                            host_list(&names),
-                            receives(names.len()),
-                            self.path,
-                            if names.len() == 1 { "is" } else { "are" },
-                            if names.len() == 1 { "it" } else { "they" },
-                        ),
-                    ),
-                    &missing_hosts,
-                )
-                .hint(rekey.clone()),
-            );
+        if missing_hosts.is_empty() {
+            return None;
         }
+        let names = self.names(fleet, &missing_hosts);
+        Some(self.placed(
+            fleet,
+            Diagnostic::error(
+                Code::SecretNotRecipient,
+                format!(
+                    "{} {} {} {} but {} not among its recipients: {} cannot decrypt it",
+                    hosts_word(names.len()),
+                    host_list(&names),
+                    receives(names.len()),
+                    self.path,
+                    if names.len() == 1 { "is" } else { "are" },
+                    if names.len() == 1 { "it" } else { "they" },
+                ),
+            ),
+            &missing_hosts,
+        ))
+    }
+
+    /// Recipients the secret should not have (and admin keys it lacks), if any.
+    fn extra_recipients(&self, fleet: &Fleet, change: &RecipientsChange) -> Option<Diagnostic> {
         let admins_missing = change
             .missing
             .iter()
@@ -246,30 +265,27 @@ impl SecretPlan<'_> {
                 }
             ));
         }
-        if !extra.is_empty() {
-            let hosts: Vec<HostId> = self.receiving().collect();
-            let layers = self.layers(fleet);
-            let mut d = Diagnostic::warning(
-                Code::SecretExtraRecipient,
-                format!(
-                    "{} is encrypted to recipients it should not have: {}",
-                    self.path,
-                    extra.join("; ")
-                ),
-            );
-            d = match layers.is_empty() {
-                true => d.note(format!("no layer gives {} to any host now", self.path)),
-                false => d.note(format!(
-                    "it is brought to its hosts by {} only",
-                    layers.join(", ")
-                )),
-            };
-            out.push(
-                self.placed(fleet, d, &hosts).hint(format!(
-                    "{rekey}; a removed key can still read the old ciphertext in git history, so change the secret itself if that matters"
-                )),
-            );
+        if extra.is_empty() {
+            return None;
         }
+        let hosts: Vec<HostId> = self.receiving().collect();
+        let layers = self.layers(fleet);
+        let mut d = Diagnostic::warning(
+            Code::SecretExtraRecipient,
+            format!(
+                "{} is encrypted to recipients it should not have: {}",
+                self.path,
+                extra.join("; ")
+            ),
+        );
+        d = match layers.is_empty() {
+            true => d.note(format!("no layer gives {} to any host now", self.path)),
+            false => d.note(format!(
+                "it is brought to its hosts by {} only",
+                layers.join(", ")
+            )),
+        };
+        Some(self.placed(fleet, d, &hosts))
     }
 
     fn receiving(&self) -> impl Iterator<Item = HostId> + '_ {

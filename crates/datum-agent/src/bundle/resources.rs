@@ -239,85 +239,10 @@ enum Read {
 
 /// One field, typed as the schema says; `Err` says what is wrong.
 fn read_field(kind: Kind, field: Field, node: Node<'_, '_>) -> Result<Read, String> {
-    let found = || format!("is {}", node.found());
-    let text = || match node.value() {
-        Yaml::Null | Yaml::List | Yaml::Map => Err(format!("must be text, and {}", found())),
-        _ => Ok(node.scalar_text().unwrap_or_default()),
-    };
-    let value = match kind.ty(field) {
-        Ty::Content => Value::Str(text()?.into()),
-        Ty::Text => {
-            let t = text()?;
-            if t.is_empty() {
-                return Err("is empty".to_owned());
-            }
-            Value::Str(t.into())
-        }
-        Ty::Word(words) => {
-            let t = text()?;
-            if !words.contains(&t) {
-                return Err(format!("is `{t}`, not one of {}", words.join(", ")));
-            }
-            Value::Str(t.into())
-        }
-        Ty::Mode => {
-            let t = text()?;
-            if normalise_mode(t).as_deref() != Some(t) {
-                return Err(format!("is `{t}`, not a mode of four octal digits"));
-            }
-            Value::Str(t.into())
-        }
-        Ty::AbsPath => {
-            let t = text()?;
-            if normalise_abs_path(t).as_deref() != Ok(t) {
-                return Err(format!("is `{t}`, not a normalised absolute path"));
-            }
-            Value::Str(t.into())
-        }
-        Ty::Source | Ty::Template => {
-            let t = text()?;
-            if normalise_rel_path(t).as_deref() != Ok(t) {
-                return Err(format!("is `{t}`, not a normalised relative path"));
-            }
-            Value::Str(t.into())
-        }
-        Ty::Bool => match node.value() {
-            Yaml::Bool(b) => Value::Bool(b),
-            _ => return Err(format!("must be true or false, and {}", found())),
-        },
-        Ty::Id => match node.value() {
-            Yaml::Int(i) if (0..i64::from(u32::MAX)).contains(&i) => Value::Int(i),
-            _ => return Err(format!("must be a user or group id, and {}", found())),
-        },
-        Ty::List => Value::List(list(node)?.into_iter().map(Into::into).collect()),
-        Ty::Argv => {
-            let argv = list(node)?;
-            if argv.first().is_none_or(|p| p.is_empty()) {
-                return Err("names no program".to_owned());
-            }
-            Value::List(argv.into_iter().map(Into::into).collect())
-        }
-        Ty::Env => {
-            let entries = list(node)?;
-            if let Some(bad) = entries.iter().find(|e| {
-                !e.split_once('=').is_some_and(|(n, _)| {
-                    n.starts_with(|c: char| c == '_' || c.is_ascii_alphabetic())
-                        && n.chars().all(|c| c == '_' || c.is_ascii_alphanumeric())
-                })
-            }) {
-                return Err(format!("holds `{bad}`, not NAME=value"));
-            }
-            Value::List(entries.into_iter().map(Into::into).collect())
-        }
-        Ty::Seconds => match node.value() {
-            Yaml::Int(i) if (1..=SECONDS_MAX).contains(&i) => Value::Int(i),
-            _ => {
-                return Err(format!(
-                    "must be a number of seconds from 1 to {SECONDS_MAX}, and {}",
-                    found()
-                ));
-            }
-        },
+    let ty = kind.ty(field);
+    let value = match ty {
+        Ty::Bool | Ty::Id | Ty::Seconds => read_number(ty, node)?,
+        Ty::List | Ty::Argv | Ty::Env => read_list(ty, node)?,
         Ty::Refs => {
             let mut ids = Vec::new();
             for t in list(node)? {
@@ -326,8 +251,79 @@ fn read_field(kind: Kind, field: Field, node: Node<'_, '_>) -> Result<Read, Stri
             }
             return Ok(Read::Refs(ids));
         }
+        _ => read_text(ty, node)?,
     };
     Ok(Read::Value(value))
+}
+
+/// A field whose value is text: content, text, a word, a mode or a path.
+fn read_text(ty: Ty, node: Node<'_, '_>) -> Result<Value, String> {
+    let t = match node.value() {
+        Yaml::Null | Yaml::List | Yaml::Map => {
+            return Err(format!("must be text, and is {}", node.found()));
+        }
+        _ => node.scalar_text().unwrap_or_default(),
+    };
+    let wrong = match ty {
+        Ty::Text if t.is_empty() => Some("is empty".to_owned()),
+        Ty::Word(words) if !words.contains(&t) => {
+            Some(format!("is `{t}`, not one of {}", words.join(", ")))
+        }
+        Ty::Mode if normalise_mode(t).as_deref() != Some(t) => {
+            Some(format!("is `{t}`, not a mode of four octal digits"))
+        }
+        Ty::AbsPath if normalise_abs_path(t).as_deref() != Ok(t) => {
+            Some(format!("is `{t}`, not a normalised absolute path"))
+        }
+        Ty::Source | Ty::Template if normalise_rel_path(t).as_deref() != Ok(t) => {
+            Some(format!("is `{t}`, not a normalised relative path"))
+        }
+        _ => None,
+    };
+    match wrong {
+        Some(wrong) => Err(wrong),
+        None => Ok(Value::Str(t.into())),
+    }
+}
+
+/// A field whose value is a boolean or a bounded number.
+fn read_number(ty: Ty, node: Node<'_, '_>) -> Result<Value, String> {
+    let found = node.found();
+    match (ty, node.value()) {
+        (Ty::Bool, Yaml::Bool(b)) => Ok(Value::Bool(b)),
+        (Ty::Bool, _) => Err(format!("must be true or false, and is {found}")),
+        (Ty::Id, Yaml::Int(i)) if (0..i64::from(u32::MAX)).contains(&i) => Ok(Value::Int(i)),
+        (Ty::Id, _) => Err(format!("must be a user or group id, and is {found}")),
+        (_, Yaml::Int(i)) if (1..=SECONDS_MAX).contains(&i) => Ok(Value::Int(i)),
+        _ => Err(format!(
+            "must be a number of seconds from 1 to {SECONDS_MAX}, and is {found}"
+        )),
+    }
+}
+
+/// A field whose value is a list of text: plain, a command line or an environment.
+fn read_list(ty: Ty, node: Node<'_, '_>) -> Result<Value, String> {
+    let entries = list(node)?;
+    match ty {
+        Ty::Argv if entries.first().is_none_or(|p| p.is_empty()) => {
+            return Err("names no program".to_owned());
+        }
+        Ty::Env => {
+            if let Some(bad) = entries.iter().find(|e| !is_env_entry(e)) {
+                return Err(format!("holds `{bad}`, not NAME=value"));
+            }
+        }
+        _ => {}
+    }
+    Ok(Value::List(entries.into_iter().map(Into::into).collect()))
+}
+
+/// `NAME=value` with a name of letters, digits and `_`, not starting with a digit.
+fn is_env_entry(entry: &str) -> bool {
+    entry.split_once('=').is_some_and(|(n, _)| {
+        n.starts_with(|c: char| c == '_' || c.is_ascii_alphabetic())
+            && n.chars().all(|c| c == '_' || c.is_ascii_alphanumeric())
+    })
 }
 
 fn list<'s>(node: Node<'s, '_>) -> Result<Vec<&'s str>, String> {

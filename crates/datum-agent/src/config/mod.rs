@@ -12,8 +12,6 @@
 //! interval: 30m
 //! ```
 
-mod modes;
-
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -25,6 +23,8 @@ use datum_core::source::{Files, Span};
 use crate::fetch::GitSource;
 use crate::schedule::Schedule;
 use crate::{http, metrics};
+
+mod source;
 
 /// Where the agent looks for its configuration (under `--root`).
 pub const DEFAULT_PATH: &str = "/etc/datum/agent.yaml";

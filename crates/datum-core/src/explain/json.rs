@@ -6,7 +6,7 @@
 
 use std::borrow::Cow;
 
-use super::{Absence, Answer, Explanation, Miss, Role, State, WhyNot};
+use super::{Absence, Answer, Explanation, Miss, Role, State, VarAbsence, WhyNot};
 use crate::diagnostic::Diagnostic;
 use crate::emit::{self, Tree};
 use crate::fleet::{Label, LayerId, ResId, Setting};
@@ -39,35 +39,7 @@ pub fn tree<'f>(ex: &Explanation<'f>, answer: &Answer<'f>, problems: &'f [Diagno
             Tree::List(problems.iter().map(|d| d.tree(&fleet.files)).collect()),
         );
     match answer {
-        Answer::Host => {
-            let labels = fleet
-                .labels_of(ex.host)
-                .into_iter()
-                .map(|(k, v)| (Cow::Borrowed(k), Tree::str(v)))
-                .collect();
-            t.push("labels", Tree::Map(labels));
-            t.push(
-                "layers",
-                Tree::List(ex.resolution.layers.iter().map(|&l| layer(ex, l)).collect()),
-            );
-            t.push(
-                "resources",
-                Tree::List(
-                    ex.resolution
-                        .resources
-                        .iter()
-                        .map(|r| resource(ex, r))
-                        .collect(),
-                ),
-            );
-            // Only where layers set vars: a fleet without them reads as before.
-            if !ex.resolution.vars.vars.is_empty() {
-                t.push(
-                    "vars",
-                    Tree::List(ex.resolution.vars.vars.iter().map(|v| var(ex, v)).collect()),
-                );
-            }
-        }
+        Answer::Host => host(ex, &mut t),
         Answer::Var(v) => t.push("var", var(ex, v)),
         Answer::Rendered(r, x) => {
             t.push("resource", Tree::str(fleet.resources.text(r.id)));
@@ -75,28 +47,7 @@ pub fn tree<'f>(ex: &Explanation<'f>, answer: &Answer<'f>, problems: &'f [Diagno
         }
         Answer::VarAbsent(a) => {
             t.push("var", Tree::str(format!("vars.{}", a.name)));
-            t.push(
-                "why_not",
-                Tree::map()
-                    .with(
-                        "reason",
-                        Tree::str(if a.misses.is_empty() {
-                            "undeclared"
-                        } else {
-                            "unmatched"
-                        }),
-                    )
-                    .with(
-                        "layers",
-                        Tree::List(a.misses.iter().map(|m| miss(ex, m)).collect()),
-                    )
-                    .with(
-                        "nearest",
-                        a.nearest
-                            .as_ref()
-                            .map_or(Tree::Null, |n| Tree::str(format!("vars.{n}"))),
-                    ),
-            );
+            t.push("why_not", var_why_not(ex, a));
         }
         Answer::Resource(r) => t.push("resource", resource(ex, r)),
         Answer::Field(r, f) => {
@@ -110,6 +61,61 @@ pub fn tree<'f>(ex: &Explanation<'f>, answer: &Answer<'f>, problems: &'f [Diagno
         }
     }
     t
+}
+
+/// The host's labels, layers, resources and (where layers set any) vars.
+fn host<'f>(ex: &Explanation<'f>, t: &mut Tree<'f>) {
+    let labels = ex
+        .fleet
+        .labels_of(ex.host)
+        .into_iter()
+        .map(|(k, v)| (Cow::Borrowed(k), Tree::str(v)))
+        .collect();
+    t.push("labels", Tree::Map(labels));
+    t.push(
+        "layers",
+        Tree::List(ex.resolution.layers.iter().map(|&l| layer(ex, l)).collect()),
+    );
+    t.push(
+        "resources",
+        Tree::List(
+            ex.resolution
+                .resources
+                .iter()
+                .map(|r| resource(ex, r))
+                .collect(),
+        ),
+    );
+    // Only where layers set vars: a fleet without them reads as before.
+    if !ex.resolution.vars.vars.is_empty() {
+        t.push(
+            "vars",
+            Tree::List(ex.resolution.vars.vars.iter().map(|v| var(ex, v)).collect()),
+        );
+    }
+}
+
+/// Why a var is not set on the host: undeclared, or the layers that missed.
+fn var_why_not<'f>(ex: &Explanation<'f>, a: &VarAbsence) -> Tree<'f> {
+    Tree::map()
+        .with(
+            "reason",
+            Tree::str(if a.misses.is_empty() {
+                "undeclared"
+            } else {
+                "unmatched"
+            }),
+        )
+        .with(
+            "layers",
+            Tree::List(a.misses.iter().map(|m| miss(ex, m)).collect()),
+        )
+        .with(
+            "nearest",
+            a.nearest
+                .as_ref()
+                .map_or(Tree::Null, |n| Tree::str(format!("vars.{n}"))),
+        )
 }
 
 /// A File's rendered content: the template and the layer that chose it,

@@ -37,27 +37,11 @@ impl Files {
 impl Provider<FileSpec> for Files {
     fn examine(&self, s: &FileSpec, cx: &Context<'_>) -> Result<Examined, Failure> {
         let root = &self.root;
-        let mut ex = Examined {
-            notes: self.swept.sweep(root, &s.path, cx)?,
-            ..Examined::default()
-        };
+        let notes = self.swept.sweep(root, &s.path, cx)?;
         let meta = lstat(root, &s.path)?;
-        match (s.ensure, meta) {
-            (Ensure::Absent, None) => {}
-            (Ensure::Absent, Some(m)) => {
-                if m.is_dir() {
-                    return Err(Failure::new(format!(
-                        "{} is a directory; a File with ensure: absent removes only a file or a symbolic link",
-                        s.path
-                    )));
-                }
-                let from = if m.file_type().is_symlink() {
-                    "present (a symbolic link)"
-                } else {
-                    "present"
-                };
-                ex.changes.push(Change::new("ensure", from, "absent"));
-            }
+        let changes = match (s.ensure, meta) {
+            (Ensure::Absent, None) => Vec::new(),
+            (Ensure::Absent, Some(m)) => removal(s, &m)?,
             (Ensure::Present, Some(m)) if !m.is_file() && !m.file_type().is_symlink() => {
                 return Err(Failure::new(format!(
                     "{} is {}, not a file; Datum does not replace it",
@@ -66,60 +50,12 @@ impl Provider<FileSpec> for Files {
                 )));
             }
             (Ensure::Present, Some(m)) if m.is_file() && m.nlink() > 1 => {
-                let attrs = s.owned().differences(root, cx, &m)?;
-                match &s.content {
-                    Some(want) => {
-                        ex.changes.push(Change::new(
-                            "links",
-                            format!("{} hard links", m.nlink()),
-                            "1 (replaced by a new file)",
-                        ));
-                        // What the old file holds is not read: it may be
-                        // another name's, outside the root.
-                        ex.changes
-                            .push(content_change(&s.path, None, want, s.sensitive));
-                        ex.changes.extend(attrs);
-                    }
-                    None if attrs.is_empty() => {}
-                    None => return Err(hard_links(&s.path, m.nlink())),
-                }
+                hard_linked(root, s, cx, &m)?
             }
-            (Ensure::Present, Some(m)) if m.is_file() => {
-                if let Some(want) = &s.content {
-                    let have = read_nofollow(root, &s.path)?;
-                    if &have != want {
-                        ex.changes
-                            .push(content_change(&s.path, Some(&have), want, s.sensitive));
-                    }
-                }
-                ex.changes.extend(s.owned().differences(root, cx, &m)?);
-            }
-            (Ensure::Present, m) => {
-                match m {
-                    None => {
-                        check_parent(root, &s.path, cx)?;
-                        ex.changes.push(Change::new("ensure", "absent", "present"));
-                    }
-                    Some(_) => {
-                        // A link planted where the file belongs is replaced
-                        // by the file; whatever it points to is not touched.
-                        let target = read_link(root, &s.path)?;
-                        ex.changes.push(Change::new(
-                            "type",
-                            format!("symbolic link to {target}"),
-                            "file",
-                        ));
-                    }
-                }
-                if let Some(c) = &s.content {
-                    ex.changes
-                        .push(content_change(&s.path, None, c, s.sensitive));
-                }
-                ex.changes
-                    .extend(s.owned().for_new(root, cx, NEW_FILE_MODE)?);
-            }
-        }
-        Ok(ex)
+            (Ensure::Present, Some(m)) if m.is_file() => in_place(root, s, cx, &m)?,
+            (Ensure::Present, m) => new_file(root, s, cx, m.is_some())?,
+        };
+        Ok(Examined { changes, notes })
     }
 
     fn converge(&self, s: &FileSpec, changes: &[Change], _cx: &Context<'_>) -> Result<(), Failure> {
@@ -149,4 +85,93 @@ impl Provider<FileSpec> for Files {
         }
         s.owned().set_changed(root, &s.path, false, changes)
     }
+}
+
+/// What removing the file changes: a directory there is a failure.
+fn removal(s: &FileSpec, m: &Metadata) -> Result<Vec<Change>, Failure> {
+    if m.is_dir() {
+        return Err(Failure::new(format!(
+            "{} is a directory; a File with ensure: absent removes only a file or a symbolic link",
+            s.path
+        )));
+    }
+    let from = if m.file_type().is_symlink() {
+        "present (a symbolic link)"
+    } else {
+        "present"
+    };
+    Ok(vec![Change::new("ensure", from, "absent")])
+}
+
+/// A file with other names: replaced by a new file when the manifest gives
+/// its content, otherwise a failure if its mode or owner differs.
+fn hard_linked(
+    root: &Root,
+    s: &FileSpec,
+    cx: &Context<'_>,
+    m: &Metadata,
+) -> Result<Vec<Change>, Failure> {
+    let attrs = s.owned().differences(root, cx, m)?;
+    match &s.content {
+        Some(want) => {
+            let mut changes = vec![Change::new(
+                "links",
+                format!("{} hard links", m.nlink()),
+                "1 (replaced by a new file)",
+            )];
+            // What the old file holds is not read: it may be
+            // another name's, outside the root.
+            changes.push(content_change(&s.path, None, want, s.sensitive));
+            changes.extend(attrs);
+            Ok(changes)
+        }
+        None if attrs.is_empty() => Ok(Vec::new()),
+        None => Err(hard_links(&s.path, m.nlink())),
+    }
+}
+
+/// A file with one name: its content, mode and owner compared in place.
+fn in_place(
+    root: &Root,
+    s: &FileSpec,
+    cx: &Context<'_>,
+    m: &Metadata,
+) -> Result<Vec<Change>, Failure> {
+    let mut changes = Vec::new();
+    if let Some(want) = &s.content {
+        let have = read_nofollow(root, &s.path)?;
+        if &have != want {
+            changes.push(content_change(&s.path, Some(&have), want, s.sensitive));
+        }
+    }
+    changes.extend(s.owned().differences(root, cx, m)?);
+    Ok(changes)
+}
+
+/// No file yet, or a symbolic link where the file belongs: a new file.
+fn new_file(
+    root: &Root,
+    s: &FileSpec,
+    cx: &Context<'_>,
+    link: bool,
+) -> Result<Vec<Change>, Failure> {
+    let mut changes = Vec::new();
+    if link {
+        // A link planted where the file belongs is replaced
+        // by the file; whatever it points to is not touched.
+        let target = read_link(root, &s.path)?;
+        changes.push(Change::new(
+            "type",
+            format!("symbolic link to {target}"),
+            "file",
+        ));
+    } else {
+        check_parent(root, &s.path, cx)?;
+        changes.push(Change::new("ensure", "absent", "present"));
+    }
+    if let Some(c) = &s.content {
+        changes.push(content_change(&s.path, None, c, s.sensitive));
+    }
+    changes.extend(s.owned().for_new(root, cx, NEW_FILE_MODE)?);
+    Ok(changes)
 }

@@ -13,6 +13,7 @@
 //! resource, or the same var, are compared: a var folds as a field does.
 
 use std::collections::BTreeMap;
+use std::ops::Range;
 
 use rustc_hash::{FxHashMap, FxHashSet};
 
@@ -28,7 +29,6 @@ use crate::source::Span;
 pub(super) fn run(cx: &Context<'_>, out: &mut Vec<Diagnostic>) {
     let fleet = cx.fleet;
     let (conflicts, var_conflicts) = known_conflicts(cx);
-    let host_key = fleet.host_key();
     let mut start = 0;
     while start < fleet.layers.len() {
         let prec = fleet.layers[start].precedence;
@@ -37,95 +37,115 @@ pub(super) fn run(cx: &Context<'_>, out: &mut Vec<Diagnostic>) {
                 .iter()
                 .take_while(|l| l.precedence == prec)
                 .count();
-        // Who sets what at this precedence, layers pinned to a host left out.
-        let mut by_field: FxHashMap<(ResId, crate::schema::Field), Vec<Contrib>> =
-            FxHashMap::default();
-        for l in start..end {
-            let layer = &fleet.layers[l];
-            if layer.matcher.iter().any(|m| m.key == host_key) {
-                continue;
-            }
-            for (ri, r) in layer.resources.iter().enumerate() {
-                for (fi, f) in r.fields.iter().enumerate() {
-                    if f.field.is_set() {
-                        continue;
-                    }
-                    by_field.entry((r.id, f.field)).or_default().push(Contrib {
-                        layer: LayerId(l as u32),
-                        resource: ri as u32,
-                        field: fi as u32,
-                    });
+        field_overlaps(cx, start..end, &conflicts, out);
+        var_overlaps(cx, start..end, &var_conflicts, out);
+        start = end;
+    }
+}
+
+/// The layers of `range`, by number, that are not pinned to a host.
+fn unpinned<'f>(cx: &Context<'f>, range: Range<usize>) -> impl Iterator<Item = usize> + 'f {
+    let fleet = cx.fleet;
+    let host_key = fleet.host_key();
+    range.filter(move |&l| !fleet.layers[l].matcher.iter().any(|m| m.key == host_key))
+}
+
+/// Latent conflicts on resource fields among the layers of one precedence.
+fn field_overlaps(
+    cx: &Context<'_>,
+    range: Range<usize>,
+    conflicts: &FxHashSet<(ResId, Field, LayerId, LayerId)>,
+    out: &mut Vec<Diagnostic>,
+) {
+    let fleet = cx.fleet;
+    // Who sets what at this precedence, layers pinned to a host left out.
+    let mut by_field: FxHashMap<(ResId, crate::schema::Field), Vec<Contrib>> = FxHashMap::default();
+    for l in unpinned(cx, range) {
+        let layer = &fleet.layers[l];
+        for (ri, r) in layer.resources.iter().enumerate() {
+            for (fi, f) in r.fields.iter().enumerate() {
+                if f.field.is_set() {
+                    continue;
                 }
-            }
-        }
-        let mut keys: Vec<(ResId, Field)> = by_field
-            .iter()
-            .filter(|(_, c)| c.len() > 1)
-            .map(|(k, _)| *k)
-            .collect();
-        keys.sort_unstable();
-        for key in keys {
-            let sides = &by_field[&key];
-            let hidden = cx.all.sensitive.hides(key.0, key.1);
-            let found = latent(
-                cx,
-                sides,
-                |c| c.layer,
-                |a, b| fleet.setting(a).setting == fleet.setting(b).setting,
-                |a, b| conflicts.contains(&(key.0, key.1, a, b)),
-            );
-            if let Some((layers, (a, b))) = found {
-                let rows: Vec<(LayerId, String, Span)> = layers
-                    .iter()
-                    .map(|&c| {
-                        let value = if hidden {
-                            "(sensitive)".to_owned()
-                        } else {
-                            display_setting(fleet, c)
-                        };
-                        (c.layer, value, fleet.setting(c).span)
-                    })
-                    .collect();
-                let target = format!("{}.{}", fleet.resources.text(key.0), key.1);
-                out.push(warning(cx, &target, &rows, (a.layer, b.layer)));
-            }
-        }
-        // Vars, by name, the same way.
-        let mut by_var: BTreeMap<&str, Vec<VarContrib>> = BTreeMap::new();
-        for l in start..end {
-            let layer = &fleet.layers[l];
-            if layer.matcher.iter().any(|m| m.key == host_key) {
-                continue;
-            }
-            for (vi, v) in layer.vars.iter().enumerate() {
-                by_var.entry(&v.name).or_default().push(VarContrib {
+                by_field.entry((r.id, f.field)).or_default().push(Contrib {
                     layer: LayerId(l as u32),
-                    var: vi as u32,
+                    resource: ri as u32,
+                    field: fi as u32,
                 });
             }
         }
-        for (name, sides) in by_var.iter().filter(|(_, s)| s.len() > 1) {
-            let found = latent(
-                cx,
-                sides,
-                |c| c.layer,
-                |a, b| fleet.var(a).setting == fleet.var(b).setting,
-                |a, b| var_conflicts.contains(&(*name, a, b)),
-            );
-            if let Some((layers, (a, b))) = found {
-                let rows: Vec<(LayerId, String, Span)> = layers
-                    .iter()
-                    .map(|&c| (c.layer, display_var(fleet, c), fleet.var(c).span))
-                    .collect();
-                out.push(warning(
-                    cx,
-                    &format!("vars.{name}"),
-                    &rows,
-                    (a.layer, b.layer),
-                ));
-            }
+    }
+    let mut keys: Vec<(ResId, Field)> = by_field
+        .iter()
+        .filter(|(_, c)| c.len() > 1)
+        .map(|(k, _)| *k)
+        .collect();
+    keys.sort_unstable();
+    for key in keys {
+        let sides = &by_field[&key];
+        let hidden = cx.all.sensitive.hides(key.0, key.1);
+        let found = latent(
+            cx,
+            sides,
+            |c| c.layer,
+            |a, b| fleet.setting(a).setting == fleet.setting(b).setting,
+            |a, b| conflicts.contains(&(key.0, key.1, a, b)),
+        );
+        if let Some((layers, (a, b))) = found {
+            let rows: Vec<(LayerId, String, Span)> = layers
+                .iter()
+                .map(|&c| {
+                    let value = if hidden {
+                        "(sensitive)".to_owned()
+                    } else {
+                        display_setting(fleet, c)
+                    };
+                    (c.layer, value, fleet.setting(c).span)
+                })
+                .collect();
+            let target = format!("{}.{}", fleet.resources.text(key.0), key.1);
+            out.push(warning(cx, &target, &rows, (a.layer, b.layer)));
         }
-        start = end;
+    }
+}
+
+/// Latent conflicts on vars, by name, among the layers of one precedence.
+fn var_overlaps(
+    cx: &Context<'_>,
+    range: Range<usize>,
+    var_conflicts: &KnownVars<'_>,
+    out: &mut Vec<Diagnostic>,
+) {
+    let fleet = cx.fleet;
+    let mut by_var: BTreeMap<&str, Vec<VarContrib>> = BTreeMap::new();
+    for l in unpinned(cx, range) {
+        for (vi, v) in fleet.layers[l].vars.iter().enumerate() {
+            by_var.entry(&v.name).or_default().push(VarContrib {
+                layer: LayerId(l as u32),
+                var: vi as u32,
+            });
+        }
+    }
+    for (name, sides) in by_var.iter().filter(|(_, s)| s.len() > 1) {
+        let found = latent(
+            cx,
+            sides,
+            |c| c.layer,
+            |a, b| fleet.var(a).setting == fleet.var(b).setting,
+            |a, b| var_conflicts.contains(&(*name, a, b)),
+        );
+        if let Some((layers, (a, b))) = found {
+            let rows: Vec<(LayerId, String, Span)> = layers
+                .iter()
+                .map(|&c| (c.layer, display_var(fleet, c), fleet.var(c).span))
+                .collect();
+            out.push(warning(
+                cx,
+                &format!("vars.{name}"),
+                &rows,
+                (a.layer, b.layer),
+            ));
+        }
     }
 }
 

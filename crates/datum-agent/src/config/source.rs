@@ -1,5 +1,5 @@
-//! The two ways in: `git` (remotes, branch, fleet) and `bundle` (a URL
-//! template), each read and checked with every mistake reported.
+//! The agent configuration's `git:` and `bundle:` sections: where the
+//! host's configuration comes from.
 
 use datum_core::schema::normalise_rel_path;
 use datum_core::settings::{Node, Value};
