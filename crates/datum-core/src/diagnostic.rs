@@ -586,6 +586,13 @@ mod tests {
             d.rendered(&files),
             "error: conflicting values for File[x].mode\n  0640  a  precedence 30\n  0600  b  precedence 30\n  --> roles/web/layer.yaml:3:5\n    |\n  3 |     mdoe: \"0640\"\n    |     ^^^^\n"
         );
+        // A warning's table (a conflict waiting for a host) keeps to places.
+        let mut w = d.clone();
+        w.severity = Severity::Warning;
+        assert_eq!(
+            w.rendered(&files),
+            "warning: conflicting values for File[x].mode\n  0640  a  precedence 30\n  0600  b  precedence 30\n  --> roles/web/layer.yaml:3:5\n"
+        );
     }
 
     #[test]

@@ -464,7 +464,7 @@ fn duplicate(
 }
 
 #[cfg(test)]
-mod align_tests {
+mod tests {
     use super::align;
 
     #[test]

@@ -41,25 +41,7 @@ impl<'d, 'a, 'x> Cx<'d, 'a, 'x> {
                 Ok(id) => id,
                 // A field indented as if it were a resource id.
                 Err(_) if Field::parse(key).is_some() => {
-                    let hint = match out.last() {
-                        Some(r) => format!(
-                            "indent `{key}:` under `{}:`, deeper than the resource id, \
-                             so that it is one of its fields",
-                            r.id
-                        ),
-                        None => format!(
-                            "fields go under their resource: write `Type[title]:` here \
-                             and indent `{key}:` below it"
-                        ),
-                    };
-                    self.err(
-                        Diagnostic::error(
-                            Code::InvalidResource,
-                            format!("`{key}` is a field, written at the level of resource ids"),
-                        )
-                        .at(self.span(k), "a field, not a resource id")
-                        .hint(hint),
-                    );
+                    self.field_as_id(key, k, out.last().map(|r| &r.id));
                     continue;
                 }
                 Err(e) => {
@@ -92,6 +74,29 @@ impl<'d, 'a, 'x> Cx<'d, 'a, 'x> {
             });
         }
         out
+    }
+
+    /// `key`, a field name, written where a resource id belongs, after the
+    /// resource `before` (if any), which it most likely belongs to.
+    fn field_as_id(&mut self, key: &str, k: u32, before: Option<&ResourceId>) {
+        let hint = match before {
+            Some(id) => format!(
+                "indent `{key}:` under `{id}:`, deeper than the resource id, \
+                 so that it is one of its fields"
+            ),
+            None => format!(
+                "fields go under their resource: write `Type[title]:` here \
+                 and indent `{key}:` below it"
+            ),
+        };
+        self.err(
+            Diagnostic::error(
+                Code::InvalidResource,
+                format!("`{key}` is a field, written at the level of resource ids"),
+            )
+            .at(self.span(k), "a field, not a resource id")
+            .hint(hint),
+        );
     }
 
     fn fields(&mut self, id: &ResourceId, map: u32) -> Vec<FieldDecl> {

@@ -538,3 +538,18 @@ mod tests {
         ));
     }
 }
+
+/// The slow path measured: a 40 MB payload whose text has a type's name in
+/// it, so its first document's top-level keys are parsed to the end. Run
+/// with `cargo test -p datum-core --release -- --ignored forty_mb`.
+#[cfg(test)]
+#[test]
+#[ignore = "a measurement, not a check"]
+fn forty_mb_payload_parsed_to_its_end() {
+    let line = format!("  - Host: {}\n", "x".repeat(70));
+    let text = format!("items:\n{}", line.repeat((40 << 20) / line.len()));
+    let r = crate::reader::MemReader::new().file("big.yaml", text);
+    let start = std::time::Instant::now();
+    assert_eq!(read_document(&r, "big.yaml", 32 << 20).unwrap(), None);
+    eprintln!("40 MB payload parsed to its end: {:?}", start.elapsed());
+}
