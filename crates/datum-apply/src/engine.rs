@@ -330,6 +330,18 @@ impl Run<'_> {
         outcome
     }
 
+    /// Which of `ids` changed earlier in this run, in their order.
+    fn changed_among<'i>(&self, ids: &'i [String]) -> Vec<&'i str> {
+        ids.iter()
+            .filter(|id| {
+                self.by_id
+                    .get(id.as_str())
+                    .is_some_and(|&d| self.changed[d])
+            })
+            .map(String::as_str)
+            .collect()
+    }
+
     fn cx(&self) -> Context<'_> {
         Context {
             noop: self.noop,
@@ -399,16 +411,7 @@ impl Run<'_> {
         outcome: &mut Outcome,
     ) -> Result<(), Failure> {
         let item = &self.items[i];
-        let changed_deps: Vec<&str> = item
-            .restart_on
-            .iter()
-            .filter(|id| {
-                self.by_id
-                    .get(id.as_str())
-                    .is_some_and(|&d| self.changed[d])
-            })
-            .map(String::as_str)
-            .collect();
+        let changed_deps = self.changed_among(&item.restart_on);
         let cause = if !changed_deps.is_empty() {
             Some(format!("{} changed", changed_deps.join(", ")))
         } else if self.state.owed().contains(&spec.name) {
@@ -472,16 +475,7 @@ impl Run<'_> {
         let item = &self.items[i];
         let owed = self.refreshes.owed().contains(&item.id);
         if spec.refresh_only {
-            let changed: Vec<&str> = item
-                .run_on
-                .iter()
-                .filter(|id| {
-                    self.by_id
-                        .get(id.as_str())
-                        .is_some_and(|&d| self.changed[d])
-                })
-                .map(String::as_str)
-                .collect();
+            let changed = self.changed_among(&item.run_on);
             let cause = if !changed.is_empty() {
                 format!("{} changed", changed.join(", "))
             } else if owed {
