@@ -207,6 +207,58 @@ fn sensitive_content_is_never_shown() {
 }
 
 #[test]
+fn a_huge_file_on_disk_is_compared_without_reading_it_whole() {
+    // 64 GiB, sparse: reading it into memory would exhaust the machine.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("huge");
+    fs::File::create(&path).unwrap().set_len(64 << 30).unwrap();
+    let files = Files::new(Root::at(dir.path()));
+    let changes = files
+        .examine(&file("/huge", Some("small\n")), &cx())
+        .unwrap()
+        .changes;
+    assert_eq!(
+        changes,
+        [Change::new(
+            "content",
+            "68719476736 bytes",
+            "6 bytes, sha256 4c47b3e816fbe7d4" // printf 'small\\n' | sha256sum
+        )]
+    );
+}
+
+#[test]
+fn content_larger_than_a_diff_is_compared_as_it_is_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("big");
+    let want = vec![b'x'; 3 << 20];
+    fs::write(&path, &want).unwrap();
+    let files = Files::new(Root::at(dir.path()));
+    let mut spec = file("/big", None);
+    spec.content = Some(want.clone().into());
+    assert_eq!(files.examine(&spec, &cx()).unwrap().changes, []);
+
+    // One byte differs, far past what is held in memory at once.
+    let mut other = want.clone();
+    other[(3 << 20) - 1] = b'y';
+    fs::write(&path, &other).unwrap();
+    let changes = files.examine(&spec, &cx()).unwrap().changes;
+    assert_eq!(changes.len(), 1, "{changes:?}");
+    let from = changes[0].from.as_deref().unwrap();
+    assert!(from.starts_with("3145728 bytes, sha256 "), "{from}");
+    assert_ne!(changes[0].from, changes[0].to);
+    spec.sensitive = true;
+    assert_eq!(
+        files.examine(&spec, &cx()).unwrap().changes,
+        [Change::new(
+            "content",
+            "3145728 bytes",
+            "3145728 bytes (sensitive: not shown)"
+        )]
+    );
+}
+
+#[test]
 fn removing_leaves_what_is_not_ours_alone() {
     let dir = tempfile::tempdir().unwrap();
     let root = Root::at(dir.path());

@@ -8,11 +8,11 @@
 use std::fs::Metadata;
 use std::os::unix::fs::MetadataExt;
 
-use super::content::content_change;
+use super::content::{compare, content_change};
 use super::owned::ids;
 use super::{
-    NEW_FILE_MODE, Swept, check_parent, hard_links, io_failure, lstat, parent, read_link,
-    read_nofollow, remove, what_is,
+    NEW_FILE_MODE, Swept, check_parent, hard_links, io_failure, lstat, open_nofollow, parent,
+    read_link, remove, what_is,
 };
 use crate::disk::{self, Attrs};
 use crate::provider::{Context, Examined, Failure, Provider, has};
@@ -139,10 +139,10 @@ fn in_place(
 ) -> Result<Vec<Change>, Failure> {
     let mut changes = Vec::new();
     if let Some(want) = &s.content {
-        let have = read_nofollow(root, &s.path)?;
-        if &have != want {
-            changes.push(content_change(&s.path, Some(&have), want, s.sensitive));
-        }
+        let mut have = open_nofollow(root, &s.path, "read")?;
+        let differs = compare(&s.path, &mut have, m.len(), want, s.sensitive)
+            .map_err(|e| io_failure(&s.path, "read", e))?;
+        changes.extend(differs);
     }
     changes.extend(s.owned().differences(root, cx, m)?);
     Ok(changes)

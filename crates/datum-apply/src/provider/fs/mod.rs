@@ -22,7 +22,7 @@ mod owned;
 mod symlink;
 
 use std::fs::{File, Metadata};
-use std::io::{self, Read};
+use std::io;
 use std::os::unix::fs::MetadataExt;
 
 use nix::errno::Errno;
@@ -124,14 +124,6 @@ fn open_nofollow(root: &Root, path: &str, what: &str) -> Result<File, Failure> {
         false,
     )
     .map_err(|e| io_failure(path, what, e))
-}
-
-fn read_nofollow(root: &Root, path: &str) -> Result<Vec<u8>, Failure> {
-    let mut f = open_nofollow(root, path, "read")?;
-    let mut buf = Vec::new();
-    f.read_to_end(&mut buf)
-        .map_err(|e| io_failure(path, "read", e))?;
-    Ok(buf)
 }
 
 fn sync_parent(root: &Root, path: &str) -> Result<(), Failure> {
