@@ -324,7 +324,7 @@ impl SystemRunner {
                 // chroot starts in the new `/`; `env --chdir`, inside the
                 // root, moves to the working directory.
                 if cwd != "/" {
-                    cmd.args(["/usr/bin/env", &format!("--chdir={cwd}"), "--"]);
+                    cmd.args([ENV, &format!("--chdir={cwd}"), "--"]);
                 }
                 cmd.arg(program).args(rest);
                 cmd
@@ -357,8 +357,12 @@ impl Runner for SystemRunner {
         let what = shown(&inv.argv);
         let cannot = |e: std::io::Error| Failure::new(format!("cannot run `{what}`: {e}"));
         let (reader, writer) = std::io::pipe().map_err(cannot)?;
+        let mut launcher = None;
         let mut child = {
             let mut cmd = self.command(inv)?;
+            if self.root.dir().is_some() {
+                launcher = Some(cmd.get_program().to_string_lossy().into_owned());
+            }
             cmd.stdout(writer.try_clone().map_err(cannot)?)
                 .stderr(writer);
             // `cmd` holds the pipe's writing end: dropped with it at the end
@@ -410,12 +414,34 @@ impl Runner for SystemRunner {
         let _ = done_rx.recv_timeout(Duration::from_secs(1));
         let capture = capture.lock().unwrap_or_else(|e| e.into_inner());
         let (output, omitted) = capture.text();
+        let launchers = launcher.as_deref().map(|l| [l, ENV]);
+        if let Some(said) = launchers.and_then(|l| not_started(&l, exit, &output)) {
+            return Err(Failure::new(format!("cannot run `{what}`: {said}")));
+        }
         Ok(Ran {
             exit,
             output,
             omitted,
         })
     }
+}
+
+/// The `env` that moves into `cwd` inside a root.
+const ENV: &str = "/usr/bin/env";
+
+/// What `chroot`, or the `env` run inside it, said when it could not start
+/// the command: they exit 125 (they failed), 126 (it cannot be run) or 127
+/// (it is not there), and their message, behind their name, comes first.
+/// Any other end is the command's own.
+fn not_started<'o>(launchers: &[&str], exit: Exit, output: &'o str) -> Option<&'o str> {
+    let Exit::Code(125..=127) = exit else {
+        return None;
+    };
+    let first = output.lines().next()?;
+    launchers
+        .iter()
+        .any(|l| first.strip_prefix(l).is_some_and(|r| r.starts_with(": ")))
+        .then_some(first)
 }
 
 /// Kills a command's process group: the command and all it started.
@@ -594,6 +620,33 @@ mod tests {
             );
             assert_eq!(c.text().1, (all.len() - 2 * OUTPUT_KEPT) as u64);
         }
+    }
+
+    #[test]
+    fn what_chroot_or_env_says_when_the_command_cannot_start_is_told_apart() {
+        let l = ["/usr/sbin/chroot", ENV];
+        let refused =
+            "/usr/sbin/chroot: cannot change root directory to '/r': Operation not permitted\n";
+        assert_eq!(
+            not_started(&l, Exit::Code(125), refused),
+            Some(refused.trim_end())
+        );
+        let missing = "/usr/bin/env: 'migrate': No such file or directory\n";
+        assert_eq!(
+            not_started(&l, Exit::Code(127), missing),
+            Some(missing.trim_end())
+        );
+        // The command's own ends and words are answers.
+        assert_eq!(not_started(&l, Exit::Code(1), refused), None);
+        assert_eq!(
+            not_started(&l, Exit::Code(127), "sh: 1: x: not found\n"),
+            None
+        );
+        assert_eq!(
+            not_started(&l, Exit::Code(126), "/usr/sbin/chrootx: no\n"),
+            None
+        );
+        assert_eq!(not_started(&l, Exit::Code(125), ""), None);
     }
 
     #[test]

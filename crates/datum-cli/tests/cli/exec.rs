@@ -101,6 +101,16 @@ impl Scene {
         }
     }
 
+    /// Makes the fake chroot fail as chroot(8) does for a user who may not
+    /// change the root: with its name, the reason, and exit 125.
+    fn refuse_chroot(&self) {
+        fs::write(
+            self.dir.path().join("bin/chroot"),
+            "#!/bin/sh\nwhile [ \"${1#--}\" != \"$1\" ]; do shift; done\necho \"$0: cannot change root directory to '$1': Operation not permitted\" >&2\nexit 125\n",
+        )
+        .unwrap();
+    }
+
     /// The command lines the fake chroot ran since the last call.
     fn ran(&self) -> Vec<String> {
         let log = self.root().join("chroot.log");
@@ -339,6 +349,27 @@ failed: Exec[as-ghost]
         noop.stdout
     );
     assert!(!s.ran().contains(&"touch srv/x".to_owned()));
+}
+
+#[test]
+fn a_guard_chroot_cannot_start_fails_its_exec_instead_of_answering() {
+    let s = Scene::new(CONVERGING);
+    s.refuse_chroot();
+    let chroot = s.dir.path().join("bin/chroot").display().to_string();
+    for args in [&["--noop"][..], &[]] {
+        let run = s.apply(args);
+        assert_eq!(run.code, 4, "{}{}", run.stdout, run.stderr);
+        let run = run.stdout.replace(&chroot, "[CHROOT]");
+        assert!(
+            run.contains(
+                "failed: Exec[seed]
+  error: `onlyif` (test -e srv/needs-seed) did not start: cannot run `test -e srv/needs-seed`: [CHROOT]: cannot change root directory to '[ROOT]': Operation not permitted
+"
+            ),
+            "{run}"
+        );
+        assert!(run.ends_with("summary: 2 failed\n"), "{run}");
+    }
 }
 
 #[test]
