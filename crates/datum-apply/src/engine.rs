@@ -120,6 +120,7 @@ pub fn apply(
     drop_stale_refreshes(&mut refreshes, items, options.noop, &mut reporter)?;
 
     let mut run = Run {
+        deps: &plan.deps,
         by_id,
         items,
         providers,
@@ -292,6 +293,8 @@ fn skipped(item: &Item, dep: &Item, dep_status: Status) -> Outcome {
 
 /// The state of a run in progress.
 struct Run<'a> {
+    /// What each item comes after ([`graph::Plan::deps`]).
+    deps: &'a [Vec<(usize, graph::Why)>],
     by_id: BTreeMap<&'a str, usize>,
     items: &'a [Item],
     providers: &'a Providers,
@@ -485,7 +488,15 @@ impl Run<'_> {
             };
             outcome.changes.push(Change::set("refresh", cause));
         }
-        let Examined { changes, notes } = self.providers.exec.examine(spec, &self.cx())?;
+        // Under --noop, what would change before it (a real run asks the
+        // guards after that, not of the machine as it is).
+        let first: Vec<&str> = self.deps[i]
+            .iter()
+            .filter(|&&(d, _)| self.noop && self.changed[d])
+            .map(|&(d, _)| self.items[d].id.as_str())
+            .collect();
+        let ex = self.providers.exec.examine(spec, &self.cx(), &first)?;
+        let Examined { changes, notes } = ex;
         outcome.notes = notes;
         if changes.is_empty() {
             // A guard says it need not run: a refresh owed is done with.
@@ -546,7 +557,7 @@ fn examine(p: &Providers, d: &Desired, cx: &Context<'_>) -> Result<Examined, Fai
         Desired::Service(s) => p.service.examine(s, cx),
         Desired::User(s) => p.user.examine(s, cx),
         Desired::Group(s) => p.group.examine(s, cx),
-        Desired::Exec(s) => p.exec.examine(s, cx),
+        Desired::Exec(s) => p.exec.examine(s, cx, &[]),
     }
 }
 

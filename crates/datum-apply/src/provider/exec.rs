@@ -140,11 +140,23 @@ impl Execs {
         }
     }
 
-    /// Whether the command needs to run, by its guards in turn: `creates`
-    /// (looked at even under `--noop`), then `onlyif` and `unless`, which
-    /// are commands and so not run under `--noop`. The change is `run`
-    /// with the command line, or none when a guard says it need not run.
-    pub fn examine(&self, spec: &ExecSpec, cx: &Context<'_>) -> Result<Examined, Failure> {
+    /// Whether the command needs to run, by its guards in turn: `creates`,
+    /// then `onlyif` and `unless`, which are commands run as the command
+    /// would be. The change is `run` with the command line, or none when a
+    /// guard says it need not run.
+    ///
+    /// Under `--noop` the guards are asked too (never the command), with a
+    /// note of each answer; but not while `first` (the resources this one
+    /// comes after that would change in this run), its user or its `cwd`
+    /// are still to come: a guard asked now would see the machine as it
+    /// is, not as a real run would leave it, so the command is counted as
+    /// due, with a note saying why the guards were not asked.
+    pub fn examine(
+        &self,
+        spec: &ExecSpec,
+        cx: &Context<'_>,
+        first: &[&str],
+    ) -> Result<Examined, Failure> {
         let mut ex = Examined::default();
         if let Some(path) = &spec.creates {
             // Resolved inside the root, as the command chrooted there sees it.
@@ -154,40 +166,48 @@ impl Execs {
                 Err(e) => return Err(Failure::new(format!("cannot look at {path}: {e}"))),
             }
         }
+        let not_yet = if cx.noop {
+            not_yet(spec, cx, first)
+        } else {
+            None
+        };
         let guards = [
-            (
-                "onlyif",
-                spec.onlyif.as_ref(),
-                true,
-                "a real run runs it first and the command only if it succeeds",
-            ),
-            (
-                "unless",
-                spec.unless.as_ref(),
-                false,
-                "a real run runs it first and the command only if it fails",
-            ),
+            ("onlyif", spec.onlyif.as_ref(), true),
+            ("unless", spec.unless.as_ref(), false),
         ];
-        for (name, line, run_if, promise) in guards {
+        for (name, line, run_if) in guards {
             let Some(line) = line else { continue };
-            let argv = spec.argv(line);
-            if cx.noop {
+            let what = shown(&spec.argv(line));
+            if let Some(why) = &not_yet {
                 ex.notes.push(format!(
-                    "`{name}` not evaluated under --noop ({}): {promise}",
-                    shown(&argv)
+                    "`{name}` not asked under --noop ({what}): {why}, and a real run asks it after that"
                 ));
                 continue;
             }
-            let ran = self.runner.run(&self.invocation(spec, line))?;
+            let ran = self
+                .runner
+                .run(&self.invocation(spec, line))
+                .map_err(|f| Failure::new(format!("`{name}` ({what}) did not start: {f}")))?;
             if let Exit::TimedOut(_) = ran.exit {
                 return Err(Failure::new(format!(
-                    "`{name}` ({}) {}",
-                    shown(&argv),
+                    "`{name}` ({what}) {}",
                     ran.exit.describe()
                 )));
             }
-            if ran.exit.success() != run_if {
-                return Ok(Examined::default());
+            let allows = ran.exit.success() == run_if;
+            if cx.noop {
+                let answer = if allows {
+                    "it lets the command run"
+                } else {
+                    "the command would not run"
+                };
+                ex.notes.push(format!(
+                    "`{name}` asked under --noop ({what}): {}, so {answer}",
+                    ran.exit.describe()
+                ));
+            }
+            if !allows {
+                return Ok(ex);
             }
         }
         ex.changes
@@ -199,6 +219,23 @@ impl Execs {
     pub fn run(&self, spec: &ExecSpec) -> Result<Ran, Failure> {
         self.runner.run(&self.invocation(spec, &spec.command))
     }
+}
+
+/// Why, in a noop run, an Exec's guard commands would not see what a real
+/// run would show them: a resource it comes after would change first, or
+/// its user or working directory would only then exist.
+fn not_yet(spec: &ExecSpec, cx: &Context<'_>, first: &[&str]) -> Option<String> {
+    let mut why = Vec::new();
+    if !first.is_empty() {
+        why.push(format!("{} would change first", first.join(", ")));
+    }
+    if let Some(user) = spec.user.as_ref().filter(|u| cx.pending.users.contains(*u)) {
+        why.push(format!("user {user} would be added first"));
+    }
+    if let Some(cwd) = spec.cwd.as_ref().filter(|d| cx.pending.paths.contains(*d)) {
+        why.push(format!("{cwd} would be created first"));
+    }
+    (!why.is_empty()).then(|| why.join("; "))
 }
 
 /// Runs commands on this machine: on `/`, or chrooted into the `--root`
@@ -287,7 +324,7 @@ impl SystemRunner {
                 // chroot starts in the new `/`; `env --chdir`, inside the
                 // root, moves to the working directory.
                 if cwd != "/" {
-                    cmd.args(["/usr/bin/env", &format!("--chdir={cwd}"), "--"]);
+                    cmd.args([ENV, &format!("--chdir={cwd}"), "--"]);
                 }
                 cmd.arg(program).args(rest);
                 cmd
@@ -320,8 +357,12 @@ impl Runner for SystemRunner {
         let what = shown(&inv.argv);
         let cannot = |e: std::io::Error| Failure::new(format!("cannot run `{what}`: {e}"));
         let (reader, writer) = std::io::pipe().map_err(cannot)?;
+        let mut launcher = None;
         let mut child = {
             let mut cmd = self.command(inv)?;
+            if self.root.dir().is_some() {
+                launcher = Some(cmd.get_program().to_string_lossy().into_owned());
+            }
             cmd.stdout(writer.try_clone().map_err(cannot)?)
                 .stderr(writer);
             // `cmd` holds the pipe's writing end: dropped with it at the end
@@ -373,12 +414,34 @@ impl Runner for SystemRunner {
         let _ = done_rx.recv_timeout(Duration::from_secs(1));
         let capture = capture.lock().unwrap_or_else(|e| e.into_inner());
         let (output, omitted) = capture.text();
+        let launchers = launcher.as_deref().map(|l| [l, ENV]);
+        if let Some(said) = launchers.and_then(|l| not_started(&l, exit, &output)) {
+            return Err(Failure::new(format!("cannot run `{what}`: {said}")));
+        }
         Ok(Ran {
             exit,
             output,
             omitted,
         })
     }
+}
+
+/// The `env` that moves into `cwd` inside a root.
+const ENV: &str = "/usr/bin/env";
+
+/// What `chroot`, or the `env` run inside it, said when it could not start
+/// the command: they exit 125 (they failed), 126 (it cannot be run) or 127
+/// (it is not there), and their message, behind their name, comes first.
+/// Any other end is the command's own.
+fn not_started<'o>(launchers: &[&str], exit: Exit, output: &'o str) -> Option<&'o str> {
+    let Exit::Code(125..=127) = exit else {
+        return None;
+    };
+    let first = output.lines().next()?;
+    launchers
+        .iter()
+        .any(|l| first.strip_prefix(l).is_some_and(|r| r.starts_with(": ")))
+        .then_some(first)
 }
 
 /// Kills a command's process group: the command and all it started.
@@ -557,6 +620,33 @@ mod tests {
             );
             assert_eq!(c.text().1, (all.len() - 2 * OUTPUT_KEPT) as u64);
         }
+    }
+
+    #[test]
+    fn what_chroot_or_env_says_when_the_command_cannot_start_is_told_apart() {
+        let l = ["/usr/sbin/chroot", ENV];
+        let refused =
+            "/usr/sbin/chroot: cannot change root directory to '/r': Operation not permitted\n";
+        assert_eq!(
+            not_started(&l, Exit::Code(125), refused),
+            Some(refused.trim_end())
+        );
+        let missing = "/usr/bin/env: 'migrate': No such file or directory\n";
+        assert_eq!(
+            not_started(&l, Exit::Code(127), missing),
+            Some(missing.trim_end())
+        );
+        // The command's own ends and words are answers.
+        assert_eq!(not_started(&l, Exit::Code(1), refused), None);
+        assert_eq!(
+            not_started(&l, Exit::Code(127), "sh: 1: x: not found\n"),
+            None
+        );
+        assert_eq!(
+            not_started(&l, Exit::Code(126), "/usr/sbin/chrootx: no\n"),
+            None
+        );
+        assert_eq!(not_started(&l, Exit::Code(125), ""), None);
     }
 
     #[test]

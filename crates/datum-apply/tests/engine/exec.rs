@@ -11,13 +11,16 @@ use datum_apply::report::CommandOutput;
 
 use super::*;
 
+/// How a command line ends and what it prints, or why it did not start.
+type Answer = Result<(Exit, String), String>;
+
 /// Answers each command line with an exit status and output (default:
-/// exit 0, no output), logging `run LINE`; with `hang`, writes that file
-/// and sleeps instead of running `hang_on`.
+/// exit 0, no output), or as one that did not start, logging `run LINE`;
+/// with `hang`, writes that file and sleeps instead of running `hang_on`.
 #[derive(Clone)]
 pub struct FakeRunner {
     log: Log,
-    answers: Rc<RefCell<BTreeMap<String, (i32, String)>>>,
+    answers: Rc<RefCell<BTreeMap<String, Answer>>>,
     hang: Option<(String, PathBuf)>,
 }
 
@@ -31,9 +34,20 @@ impl FakeRunner {
     }
 
     fn answer(&self, line: &str, code: i32, output: &str) {
+        self.end(line, Exit::Code(code), output);
+    }
+
+    fn end(&self, line: &str, exit: Exit, output: &str) {
         self.answers
             .borrow_mut()
-            .insert(line.to_owned(), (code, output.to_owned()));
+            .insert(line.to_owned(), Ok((exit, output.to_owned())));
+    }
+
+    /// `line` does not start, for `why`.
+    fn refuse(&self, line: &str, why: &str) {
+        self.answers
+            .borrow_mut()
+            .insert(line.to_owned(), Err(why.to_owned()));
     }
 }
 
@@ -48,14 +62,12 @@ impl Runner for FakeRunner {
             std::thread::sleep(Duration::from_secs(120));
             return Err(Failure::new("not killed in time"));
         }
-        let (code, output) = self
-            .answers
-            .borrow()
-            .get(&line)
-            .cloned()
-            .unwrap_or_default();
+        let answer = self.answers.borrow().get(&line).cloned();
+        let (exit, output) = answer
+            .unwrap_or(Ok((Exit::Code(0), String::new())))
+            .map_err(Failure::new)?;
         Ok(Ran {
-            exit: Exit::Code(code),
+            exit,
             output,
             omitted: 0,
         })
@@ -118,17 +130,9 @@ fn creates_runs_the_command_until_the_path_exists() {
     assert!(taken(&log).is_empty());
 }
 
-#[test]
-fn onlyif_and_unless_run_first_and_decide_by_their_exit() {
-    let (_dir, root, log) = scene();
-    let runner = FakeRunner::new(&log);
-    runner.answer("check-a", 1, "");
-    runner.answer("check-b", 0, "");
-    runner.answer("check-c", 1, "");
-    runner.answer("check-d", 0, "");
-    let p = with_runner(&root, &log, &runner);
-    let items = fleet_items(
-        "
+/// An Exec per guard outcome: `onlyif` fails, `unless` succeeds, `unless`
+/// fails (the one that runs), and `onlyif` holds but `unless` says done.
+const GUARDS: &str = "
   Exec[a]:
     command: [do-a]
     onlyif: [check-a]
@@ -142,11 +146,32 @@ fn onlyif_and_unless_run_first_and_decide_by_their_exit() {
     command: [do-d]
     onlyif: [check-d]
     unless: [check-d]
-",
-    );
+";
+
+/// A runner answering the checks of [`GUARDS`].
+fn guard_runner(log: &Log) -> FakeRunner {
+    let runner = FakeRunner::new(log);
+    for (line, code) in [
+        ("check-a", 1),
+        ("check-b", 0),
+        ("check-c", 1),
+        ("check-d", 0),
+    ] {
+        runner.answer(line, code, "");
+    }
+    runner
+}
+
+#[test]
+fn onlyif_and_unless_run_first_and_decide_by_their_exit() {
+    let (_dir, root, log) = scene();
+    let p = with_runner(&root, &log, &guard_runner(&log));
+    let items = fleet_items(GUARDS);
     let (summary, outcomes) = run(&items, &p, &root, false);
     assert_eq!((summary.changed, summary.unchanged), (1, 3));
     assert_eq!(status_of(&outcomes, "Exec[c]").status, Status::Changed);
+    // Notes of the answers are for --noop only.
+    assert!(outcomes.iter().all(|o| o.notes.is_empty()), "{outcomes:?}");
     assert_eq!(
         taken(&log),
         [
@@ -317,45 +342,171 @@ fn a_failing_command_fails_its_exec_with_its_output_and_skips_what_requires_it()
 }
 
 #[test]
-fn noop_runs_no_command_and_says_what_would_run() {
+fn noop_asks_the_guards_and_never_runs_the_command() {
     let (dir, root, log) = scene();
     fs::write(dir.path().join("etc/done"), "").unwrap();
+    let p = with_runner(&root, &log, &guard_runner(&log));
+    let items = fleet_items(&format!(
+        "{GUARDS}  Exec[done]:\n    command: [setup]\n    creates: /etc/done\n"
+    ));
+    let (summary, outcomes) = run(&items, &p, &root, true);
+    // The guards, as a real run asks them; no command.
+    assert_eq!(
+        taken(&log),
+        [
+            "run check-a",
+            "run check-b",
+            "run check-c",
+            "run check-d",
+            "run check-d"
+        ]
+    );
+    assert_eq!((summary.would_change, summary.unchanged), (1, 4));
+    let notes = |id: &str| status_of(&outcomes, id).notes.clone();
+    assert_eq!(
+        notes("Exec[a]"),
+        ["`onlyif` asked under --noop (check-a): exit 1, so the command would not run"]
+    );
+    assert_eq!(
+        notes("Exec[b]"),
+        ["`unless` asked under --noop (check-b): exit 0, so the command would not run"]
+    );
+    let c = status_of(&outcomes, "Exec[c]");
+    assert_eq!(c.status, Status::WouldChange);
+    assert_eq!(c.changes, [Change::set("run", "do-c")]);
+    assert_eq!(
+        c.notes,
+        ["`unless` asked under --noop (check-c): exit 1, so it lets the command run"]
+    );
+    assert_eq!(c.command, None);
+    assert_eq!(
+        notes("Exec[d]"),
+        [
+            "`onlyif` asked under --noop (check-d): exit 0, so it lets the command run",
+            "`unless` asked under --noop (check-d): exit 0, so the command would not run"
+        ]
+    );
+    // `creates` is looked at; nothing to ask, nothing to note.
+    let done = status_of(&outcomes, "Exec[done]");
+    assert_eq!((done.status, done.notes.len()), (Status::Unchanged, 0));
+    assert!(!dir.path().join("var").exists(), "noop wrote state");
+}
+
+#[test]
+fn noop_does_not_ask_guards_before_what_would_change_first() {
+    let (dir, root, log) = scene();
+    fs::write(dir.path().join("etc/marker"), "here\n").unwrap();
     let runner = FakeRunner::new(&log);
+    // Asked of the machine as it is, both guards would say "done".
+    runner.answer("db-newer", 0, "");
     let p = with_runner(&root, &log, &runner);
     let items = fleet_items(&format!(
-        "{ALIASES}
-  Exec[guarded]:
-    command: [setup, --now]
-    unless: [test, -e, /etc/ready]
-  Exec[done]:
-    command: [setup]
-    creates: /etc/done
+        "{ALIASES}    unless: [db-newer]
+  File[transport]:
+    path: /etc/transport
+    content: \"relay\\n\"
+  Exec[postmap]:
+    command: [postmap]
+    unless: [db-newer]
+    requires: File[transport]
+  User[deploy]:
+    name: deploy
+  File[marker]:
+    path: /etc/marker
+    content: \"here\\n\"
+    requires: User[deploy]
+  Exec[as-deploy]:
+    command: [deploy-it]
+    unless: [db-newer]
+    user: deploy
+    requires: File[marker]
 "
     ));
     let (summary, outcomes) = run(&items, &p, &root, true);
-    assert!(taken(&log).is_empty());
-    assert_eq!((summary.would_change, summary.unchanged), (3, 1));
-    let g = status_of(&outcomes, "Exec[guarded]");
-    assert_eq!(g.status, Status::WouldChange);
-    assert_eq!(g.changes, [Change::set("run", "setup --now")]);
+    assert!(taken(&log).is_empty(), "a guard was asked");
+    assert_eq!((summary.would_change, summary.unchanged), (6, 1));
+    let n = status_of(&outcomes, "Exec[newaliases]");
     assert_eq!(
-        g.notes,
-        [
-            "`unless` not evaluated under --noop (test -e /etc/ready): a real run runs it first and the command only if it fails"
-        ]
-    );
-    assert_eq!(g.command, None);
-    // `creates` is no command: looked at, even under --noop.
-    assert_eq!(status_of(&outcomes, "Exec[done]").status, Status::Unchanged);
-    // The file would change, so the refresh would run.
-    assert_eq!(
-        status_of(&outcomes, "Exec[newaliases]").changes,
+        n.changes,
         [
             Change::set("refresh", "File[aliases] changed"),
             Change::set("run", "newaliases")
         ]
     );
-    assert!(!dir.path().join("var").exists(), "noop wrote state");
+    assert_eq!(
+        n.notes,
+        [
+            "`unless` not asked under --noop (db-newer): File[aliases] would change first, and a real run asks it after that"
+        ]
+    );
+    let pm = status_of(&outcomes, "Exec[postmap]");
+    assert_eq!(pm.status, Status::WouldChange);
+    assert_eq!(
+        pm.notes,
+        [
+            "`unless` not asked under --noop (db-newer): File[transport] would change first, and a real run asks it after that"
+        ]
+    );
+    assert_eq!(
+        status_of(&outcomes, "Exec[as-deploy]").notes,
+        [
+            "`unless` not asked under --noop (db-newer): user deploy would be added first, and a real run asks it after that"
+        ]
+    );
+    // Once nothing before them would change, the guards are asked.
+    fs::write(dir.path().join("etc/aliases"), "root: ops\n").unwrap();
+    fs::write(dir.path().join("etc/transport"), "relay\n").unwrap();
+    let items: Vec<Item> = items
+        .into_iter()
+        .filter(|i| i.id != "User[deploy]")
+        .collect();
+    let (summary, outcomes) = run(&items, &p, &root, true);
+    assert_eq!((summary.would_change, summary.unchanged), (0, 6));
+    // The refresh is not due: nothing is asked for it.
+    assert_eq!(taken(&log), ["run db-newer", "run db-newer"]);
+    assert!(status_of(&outcomes, "Exec[newaliases]").notes.is_empty());
+}
+
+#[test]
+fn a_guard_that_does_not_start_or_times_out_fails_the_noop_plan() {
+    let (_dir, root, log) = scene();
+    let runner = FakeRunner::new(&log);
+    runner.refuse("check-a", "user app does not exist");
+    runner.end("check-b", Exit::TimedOut(Duration::from_secs(5)), "");
+    runner.answer("check-c", 1, "");
+    let p = with_runner(&root, &log, &runner);
+    let items = fleet_items(
+        "
+  Exec[a]:
+    command: [do-a]
+    unless: [check-a]
+  Exec[b]:
+    command: [do-b]
+    onlyif: [check-b]
+    timeout: 5
+  Exec[c]:
+    command: [do-c]
+    unless: [check-c]
+  File[after-a]:
+    path: /etc/after-a
+    content: \"x\\n\"
+    requires: Exec[a]
+",
+    );
+    for noop in [true, false] {
+        let (summary, outcomes) = run(&items, &p, &root, noop);
+        assert_eq!((summary.failed, summary.skipped), (2, 1), "noop {noop}");
+        let reason = |id: &str| status_of(&outcomes, id).reason.clone().unwrap();
+        assert_eq!(
+            reason("Exec[a]"),
+            "`unless` (check-a) did not start: user app does not exist"
+        );
+        assert_eq!(reason("Exec[b]"), "`onlyif` (check-b) timed out after 5 s");
+        assert_eq!(reason("File[after-a]"), "Exec[a] failed");
+        let ran = taken(&log);
+        assert_eq!(ran.contains(&"run do-c".to_owned()), !noop, "{ran:?}");
+        assert!(!ran.iter().any(|l| l == "run do-a" || l == "run do-b"));
+    }
 }
 
 #[test]

@@ -46,7 +46,8 @@ pub struct Args {
     /// (under --root), else the system hostname.
     #[arg(long, value_name = "NAME")]
     host: Option<String>,
-    /// Examine and report what would change, changing nothing.
+    /// Examine and report what would change, changing nothing (an Exec's
+    /// unless and onlyif guards run, its command never does).
     #[arg(long)]
     noop: bool,
     /// Apply an input even though it is older than the one applied last

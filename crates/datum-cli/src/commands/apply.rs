@@ -43,7 +43,8 @@ pub struct Args {
     #[arg(long, value_name = "NAME", add = clap_complete::ArgValueCompleter::new(super::completions::host_names))]
     host: Option<String>,
     /// Examine every resource and print what would change, changing
-    /// nothing at all.
+    /// nothing at all. An Exec's command never runs, but its unless and
+    /// onlyif guards do, as in a real run, so that a converged host exits 0.
     #[arg(long)]
     noop: bool,
     /// Treat DIR as /: every path, /etc/passwd, /etc/datum/host, the dpkg

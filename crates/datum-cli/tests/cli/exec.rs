@@ -101,6 +101,16 @@ impl Scene {
         }
     }
 
+    /// Makes the fake chroot fail as chroot(8) does for a user who may not
+    /// change the root: with its name, the reason, and exit 125.
+    fn refuse_chroot(&self) {
+        fs::write(
+            self.dir.path().join("bin/chroot"),
+            "#!/bin/sh\nwhile [ \"${1#--}\" != \"$1\" ]; do shift; done\necho \"$0: cannot change root directory to '$1': Operation not permitted\" >&2\nexit 125\n",
+        )
+        .unwrap();
+    }
+
     /// The command lines the fake chroot ran since the last call.
     fn ran(&self) -> Vec<String> {
         let log = self.root().join("chroot.log");
@@ -253,6 +263,113 @@ fn noop_runs_no_command_and_says_what_would_run() {
     insta::assert_snapshot!("noop", noop.stdout);
     assert!(s.ran().is_empty(), "a command ran under --noop");
     assert!(!s.exists("srv/ready") && !s.exists("var"));
+}
+
+const CONVERGING: &str = r#"  Exec[migrate]:
+    command: ["touch srv/migrated"]
+    shell: true
+    unless: ["test -e srv/migrated"]
+  Exec[seed]:
+    command: [rm, srv/needs-seed]
+    onlyif: [test, -e, srv/needs-seed]
+"#;
+
+#[test]
+fn noop_asks_the_guards_so_a_converged_host_exits_0() {
+    let s = Scene::new(CONVERGING);
+    let pending = s.apply(&["--noop"]);
+    assert_eq!(pending.code, 2, "{}{}", pending.stdout, pending.stderr);
+    assert_eq!(
+        pending.stdout,
+        "noop for app-001: 2 resources, under [ROOT]; nothing will be changed
+would change: Exec[migrate]
+  run /bin/sh -c 'touch srv/migrated'
+  note: `unless` asked under --noop (/bin/sh -c 'test -e srv/migrated'): exit 1, so it lets the command run
+unchanged: Exec[seed]
+  note: `onlyif` asked under --noop (test -e srv/needs-seed): exit 1, so the command would not run
+summary: 1 would change, 1 unchanged
+"
+    );
+    assert_eq!(
+        s.ran(),
+        ["/bin/sh -c test -e srv/migrated", "test -e srv/needs-seed"]
+    );
+    assert!(!s.exists("srv/migrated") && !s.exists("var"));
+    assert_eq!(s.apply(&[]).code, 2);
+    assert!(s.exists("srv/migrated"));
+    s.ran();
+    // Converged: the guards say so, and monitoring hears 0.
+    let converged = s.apply(&["--noop", "--format", "json"]);
+    assert_eq!(
+        converged.code, 0,
+        "{}{}",
+        converged.stdout, converged.stderr
+    );
+    let report: serde_json::Value = serde_json::from_str(&converged.stdout).unwrap();
+    assert_eq!(report["summary"]["unchanged"], 2);
+    assert_eq!(
+        report["resources"][0]["notes"],
+        serde_json::json!([
+            "`unless` asked under --noop (/bin/sh -c 'test -e srv/migrated'): exit 0, so the command would not run"
+        ])
+    );
+    assert_eq!(
+        s.ran(),
+        ["/bin/sh -c test -e srv/migrated", "test -e srv/needs-seed"]
+    );
+    // The machine drifts: the guard sees it.
+    fs::write(s.root().join("srv/needs-seed"), "").unwrap();
+    let drifted = s.apply(&["--noop"]);
+    assert_eq!(drifted.code, 2, "{}", drifted.stdout);
+    assert!(
+        drifted
+            .stdout
+            .contains("would change: Exec[seed]\n  run rm srv/needs-seed\n"),
+        "{}",
+        drifted.stdout
+    );
+    assert!(s.exists("srv/needs-seed"));
+}
+
+#[test]
+fn a_guard_that_cannot_start_under_noop_fails_its_exec() {
+    let s = Scene::new(&format!(
+        "{CONVERGING}  Exec[as-ghost]:\n    command: [touch, srv/x]\n    unless: [test, -e, srv/x]\n    user: ghost\n"
+    ));
+    let noop = s.apply(&["--noop"]);
+    assert_eq!(noop.code, 6, "{}{}", noop.stdout, noop.stderr);
+    assert!(
+        noop.stdout.starts_with(
+            "noop for app-001: 3 resources, under [ROOT]; nothing will be changed
+failed: Exec[as-ghost]
+  error: `unless` (test -e srv/x) did not start: user ghost does not exist
+"
+        ),
+        "{}",
+        noop.stdout
+    );
+    assert!(!s.ran().contains(&"touch srv/x".to_owned()));
+}
+
+#[test]
+fn a_guard_chroot_cannot_start_fails_its_exec_instead_of_answering() {
+    let s = Scene::new(CONVERGING);
+    s.refuse_chroot();
+    let chroot = s.dir.path().join("bin/chroot").display().to_string();
+    for args in [&["--noop"][..], &[]] {
+        let run = s.apply(args);
+        assert_eq!(run.code, 4, "{}{}", run.stdout, run.stderr);
+        let run = run.stdout.replace(&chroot, "[CHROOT]");
+        assert!(
+            run.contains(
+                "failed: Exec[seed]
+  error: `onlyif` (test -e srv/needs-seed) did not start: cannot run `test -e srv/needs-seed`: [CHROOT]: cannot change root directory to '[ROOT]': Operation not permitted
+"
+            ),
+            "{run}"
+        );
+        assert!(run.ends_with("summary: 2 failed\n"), "{run}");
+    }
 }
 
 #[test]
