@@ -9,7 +9,7 @@ use datum_core::resolve::{FleetResolution, resolve_all};
 use datum_secrets::fleet::Plan;
 use datum_secrets::{
     Holder, Identity, Plaintext, PublicKey, Recipients, RecipientsChange, Stored, decrypt, encrypt,
-    read_identities, recipients_path,
+    recipients_path,
 };
 
 use datum_core::loader;
@@ -450,15 +450,7 @@ fn identities(arg: &IdentityArg) -> Result<Vec<Identity>> {
             ),
         );
     };
-    read_identities(path, None).map_err(|e| {
-        let hint = match &e {
-            datum_secrets::ReadIdentityError::Invalid { source, .. } => source.hint(),
-            _ => "check the path given to --identity (or DATUM_IDENTITY)",
-        };
-        CommandError::failed(e.to_string())
-            .with_source(e)
-            .hint(hint)
-    })
+    crate::passphrase::open_identities(path)
 }
 
 /// `admin (2 keys), db-01, web-01`.
