@@ -210,3 +210,21 @@ pub fn apply(fleet: &Path, root: &Path, extra: &[&str]) -> Run {
     args.extend(extra);
     run_in(fleet, &args)
 }
+
+/// Every file under `dir`, except `skip`, as bytes with its path.
+pub fn files_under(dir: &Path, skip: &Path, out: &mut Vec<(PathBuf, Vec<u8>)>) {
+    for entry in fs::read_dir(dir).unwrap() {
+        let entry = entry.unwrap();
+        let path = entry.path();
+        let ty = entry.file_type().unwrap();
+        if ty.is_dir() {
+            files_under(&path, skip, out);
+        } else if ty.is_file() && path != skip {
+            out.push((path.clone(), fs::read(&path).unwrap()));
+        }
+    }
+}
+
+pub fn contains(haystack: &[u8], needle: &[u8]) -> bool {
+    haystack.windows(needle.len()).any(|w| w == needle)
+}

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use crate::common::{Run, datum};
-use crate::secret_fleet::{Fleet, PLAINTEXT, apply};
+use crate::secret_fleet::{Fleet, PLAINTEXT, apply, contains, files_under};
 
 #[test]
 fn encrypt_writes_the_ciphertext_for_the_receiving_hosts_and_the_admins() {
@@ -276,24 +276,6 @@ fn edit_round_trips_through_the_editor() {
         "{}",
         run.stderr
     );
-}
-
-/// Every file under `dir`, except `skip`, as bytes with its path.
-fn files_under(dir: &Path, skip: &Path, out: &mut Vec<(PathBuf, Vec<u8>)>) {
-    for entry in fs::read_dir(dir).unwrap() {
-        let entry = entry.unwrap();
-        let path = entry.path();
-        let ty = entry.file_type().unwrap();
-        if ty.is_dir() {
-            files_under(&path, skip, out);
-        } else if ty.is_file() && path != skip {
-            out.push((path.clone(), fs::read(&path).unwrap()));
-        }
-    }
-}
-
-fn contains(haystack: &[u8], needle: &[u8]) -> bool {
-    haystack.windows(needle.len()).any(|w| w == needle)
 }
 
 #[test]
