@@ -78,7 +78,8 @@ struct Rekey {
 #[derive(Debug, clap::Args)]
 struct IdentityArg {
     /// The private key to decrypt with: an OpenSSH private key (such as
-    /// ~/.ssh/id_ed25519) or an age identity file, of one of the admins.
+    /// ~/.ssh/id_ed25519) or an age identity file, of one of the admins. A
+    /// passphrase that protects it is asked for on the terminal.
     #[arg(long, env = "DATUM_IDENTITY", value_name = "FILE")]
     identity: Option<PathBuf>,
 }

@@ -118,13 +118,42 @@ fn ctrl_c_at_the_prompt_restores_the_terminal_and_interrupts() {
     assert_eq!(end.signal, Some(2), "ended by SIGINT: {}", end.run.stderr);
     assert!(end.echoes, "the terminal echoes again");
     assert_eq!(fs::read(f.fleet().join("secrets/db.age")).unwrap(), sealed);
-    // Erase and kill work as on the terminal: `xx^U` then `PASSPHRASEy<DEL>`.
+    // The line is edited as on the terminal: `xx` killed (Ctrl-U), two
+    // words erased (Ctrl-W), a character erased (DEL); Ctrl-Z, which cannot
+    // stop a process of an orphaned group like this one, asks again and
+    // keeps what was typed.
     let mut s = on_terminal(&f, &["edit", "secrets/db.age"], &alice);
     s.expect(&prompt(&alice));
-    s.send(&format!("xx\x15{PASSPHRASE}y\x7f\n"));
+    let (head, tail) = PASSPHRASE.split_at(8);
+    s.send(&format!("xx\x15ab cd \x17\x17{head}\x1a"));
+    s.expect(&prompt(&alice));
+    assert!(!s.echoes());
+    s.send(&format!("{tail}y\x7f\n"));
     let end = s.finish();
     assert_eq!(end.run.code, 0, "{}", end.run.stderr);
     assert_eq!(f.decrypted(), format!("{PLAINTEXT}-typed"));
+}
+
+#[test]
+fn an_empty_line_gives_up_without_another_try() {
+    let (f, alice) = protected();
+    for give_up in ["\n", "\x04"] {
+        let mut s = on_terminal(&f, &["edit", "secrets/db.age"], &alice);
+        s.expect(&prompt(&alice));
+        s.send(give_up);
+        let end = s.finish();
+        assert_eq!(end.run.code, 1, "{}", end.run.stderr);
+        assert!(end.echoes);
+        assert_eq!(end.terminal.matches("Enter passphrase").count(), 1);
+        assert!(
+            end.run.stderr.contains(&format!(
+                "error: no passphrase was given for {}\n",
+                alice.display()
+            )),
+            "{}",
+            end.run.stderr
+        );
+    }
 }
 
 #[test]
@@ -173,12 +202,12 @@ fn apply_never_asks_for_the_passphrase_of_a_host_key() {
     // web-01's host key, protected by a passphrase.
     let key = f.key("web-01-protected");
     fs::copy(f.key("web-01"), &key).unwrap();
-    let status = Command::new("ssh-keygen")
+    let out = Command::new("ssh-keygen")
         .args(["-q", "-p", "-P", "", "-N", PASSPHRASE, "-f"])
         .arg(&key)
-        .status()
+        .output()
         .unwrap();
-    assert!(status.success());
+    assert!(out.status.success(), "{out:?}");
     let root = f.machine("web-01", "web-01-protected");
     let fleet = f.fleet();
     let s = Session::start(
