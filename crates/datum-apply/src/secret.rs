@@ -10,7 +10,9 @@ use std::io;
 use std::path::PathBuf;
 use std::sync::OnceLock;
 
-use datum_secrets::{DecryptError, Identity, decrypt, read_identities};
+use datum_secrets::{
+    DecryptError, Identity, IdentityError, ReadIdentityError, decrypt, read_identities,
+};
 
 use crate::disk::{self, Attrs};
 use crate::provider::Failure;
@@ -72,11 +74,19 @@ impl Secrets {
             .identities
             .get_or_init(|| {
                 read_identities(&self.identity, None).map_err(|e| {
-                    format!(
-                        "cannot decrypt secret {}: {e} (the host key, given by --identity or the agent's `identity`, default {DEFAULT_IDENTITY})",
-                        secret.path
-                    )
-                    .replace(&self.identity.display().to_string(), &self.shown)
+                    let why = match e {
+                        ReadIdentityError::Invalid {
+                            source: IdentityError::PassphraseProtected { .. },
+                            ..
+                        } => format!(
+                            "{e}, and a host never asks for one: give a host key without a passphrase, as sshd's own are (--identity or the agent's `identity`, default {DEFAULT_IDENTITY})"
+                        ),
+                        e => format!(
+                            "{e} (the host key, given by --identity or the agent's `identity`, default {DEFAULT_IDENTITY})"
+                        ),
+                    };
+                    format!("cannot decrypt secret {}: {why}", secret.path)
+                        .replace(&self.identity.display().to_string(), &self.shown)
                 })
             })
             .as_ref()

@@ -20,6 +20,7 @@ mod command_error;
 mod commands;
 mod exit;
 mod paint;
+mod passphrase;
 mod root;
 mod ui;
 #[cfg(test)]

@@ -9,7 +9,7 @@
 //! cost is a third more bytes, which secrets are small enough to afford.
 
 use std::collections::BTreeMap;
-use std::io::{Read as _, Write as _};
+use std::io::Write as _;
 
 use age::armor::{ArmoredReader, ArmoredWriter, Format};
 use sha2::{Digest as _, Sha256};
@@ -72,30 +72,37 @@ pub fn decrypt(ciphertext: &[u8], identities: &[Identity]) -> Result<Plaintext, 
                 source: source.into(),
             },
         })?;
-    // Age's payload is never longer than its ciphertext, so a buffer that
-    // size never grows; growing would leave an unzeroed copy behind.
-    let mut buffer = Zeroizing::new(vec![0; ciphertext.len()]);
+    let mut payload =
+        read_payload(&mut reader, ciphertext.len()).map_err(|source| DecryptError::Corrupt {
+            source: source.into(),
+        })?;
+    Ok(Plaintext::new(std::mem::take(&mut *payload)))
+}
+
+/// Reads an age payload from `reader`, decrypting a ciphertext of
+/// `ciphertext_len` bytes, into zeroized memory. Age's payload is never
+/// longer than its ciphertext, so a buffer that size never grows; growing
+/// would leave an unzeroed copy behind.
+pub(crate) fn read_payload(
+    reader: &mut impl std::io::Read,
+    ciphertext_len: usize,
+) -> std::io::Result<Zeroizing<Vec<u8>>> {
+    let mut buffer = Zeroizing::new(vec![0; ciphertext_len]);
     let mut filled = 0;
     loop {
         match reader.read(&mut buffer[filled..]) {
             Ok(0) => break,
             Ok(n) => filled += n,
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(source) => {
-                return Err(DecryptError::Corrupt {
-                    source: source.into(),
-                });
-            }
+            Err(e) => return Err(e),
         }
         if filled == buffer.len() {
             // Full, yet no end seen: only a broken stream does this.
-            return Err(DecryptError::Corrupt {
-                source: "the payload is longer than the file".into(),
-            });
+            return Err(std::io::Error::other("the payload is longer than the file"));
         }
     }
     buffer.truncate(filled);
-    Ok(Plaintext::new(std::mem::take(&mut *buffer)))
+    Ok(buffer)
 }
 
 /// The lowercase hex SHA-256 of ciphertext bytes, as the manifest records

@@ -15,6 +15,7 @@ use age::secrecy::{ExposeSecret as _, SecretString};
 use zeroize::Zeroizing;
 
 use crate::key::PublicKey;
+use crate::plaintext::Plaintext;
 
 /// More than any key file: a 16384-bit RSA key is about 13 KiB. Reading
 /// stops here so a wrong path (a log, a device) cannot exhaust memory.
@@ -88,34 +89,71 @@ pub fn read_identities(
     path: &Path,
     passphrase: Option<&str>,
 ) -> Result<Vec<Identity>, ReadIdentityError> {
-    let io = |source| ReadIdentityError::Io {
-        path: path.to_owned(),
-        source,
-    };
-    let file = std::fs::File::open(path).map_err(io)?;
-    let mut bytes = Zeroizing::new(Vec::new());
-    file.take(MAX_IDENTITY_FILE + 1)
-        .read_to_end(&mut bytes)
-        .map_err(io)?;
-    if bytes.len() as u64 > MAX_IDENTITY_FILE {
-        return Err(ReadIdentityError::TooLarge {
+    KeyFile::read(path)?.open(passphrase)
+}
+
+/// An identity file read into zeroized memory and not opened yet, so a
+/// caller can try one passphrase after another without reading it again.
+pub struct KeyFile {
+    path: PathBuf,
+    bytes: Zeroizing<Vec<u8>>,
+}
+
+impl KeyFile {
+    /// Reads the file whole, up to [`MAX_IDENTITY_FILE`].
+    pub fn read(path: &Path) -> Result<KeyFile, ReadIdentityError> {
+        let io = |source| ReadIdentityError::Io {
             path: path.to_owned(),
-        });
+            source,
+        };
+        let file = std::fs::File::open(path).map_err(io)?;
+        let bytes =
+            Plaintext::read_from(file.take(MAX_IDENTITY_FILE + 1), MAX_IDENTITY_FILE as usize)
+                .map_err(io)?
+                .ok_or_else(|| ReadIdentityError::TooLarge {
+                    path: path.to_owned(),
+                })?;
+        Ok(KeyFile {
+            path: path.to_owned(),
+            bytes: bytes.into_zeroizing(),
+        })
     }
-    parse_identities(&bytes, passphrase).map_err(|source| ReadIdentityError::Invalid {
-        path: path.to_owned(),
-        source,
-    })
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The identities the file holds; `passphrase` opens a protected one
+    /// (see [`parse_identities`]).
+    pub fn open(&self, passphrase: Option<&str>) -> Result<Vec<Identity>, ReadIdentityError> {
+        parse_identities(&self.bytes, passphrase).map_err(|source| ReadIdentityError::Invalid {
+            path: self.path.clone(),
+            source,
+        })
+    }
+}
+
+/// Shows the path only.
+impl fmt::Debug for KeyFile {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("KeyFile")
+            .field("path", &self.path)
+            .finish_non_exhaustive()
+    }
 }
 
 /// Parses the content of an identity file: an OpenSSH private key (Ed25519
-/// or RSA, also RSA in PEM) or an age identity file, which may hold several
-/// keys. `passphrase` opens a passphrase-protected SSH key and is ignored
-/// otherwise.
+/// or RSA, also RSA in PEM), an age identity file, which may hold several
+/// keys, or an age identity file encrypted with a passphrase (`age -p`, as
+/// the `age` command accepts). `passphrase` opens a passphrase-protected
+/// SSH key or age identity file and is ignored otherwise.
 pub fn parse_identities(
     bytes: &[u8],
     passphrase: Option<&str>,
 ) -> Result<Vec<Identity>, IdentityError> {
+    if is_age_file(bytes) {
+        return parse_encrypted_age(bytes, passphrase);
+    }
     let text = std::str::from_utf8(bytes).map_err(|_| IdentityError::Unrecognized)?;
     let first = text
         .lines()
@@ -141,9 +179,10 @@ fn parse_ssh(text: &str, passphrase: Option<&str>) -> Result<Identity, IdentityE
     let key = match parsed {
         Ssh::Unencrypted(key) => key,
         Ssh::Encrypted(key) => {
-            let passphrase = passphrase.ok_or(IdentityError::PassphraseProtected)?;
+            let by = Protection::SshKey;
+            let passphrase = passphrase.ok_or(IdentityError::PassphraseProtected { by })?;
             key.decrypt(SecretString::from(passphrase.to_owned()))
-                .map_err(|_| IdentityError::WrongPassphrase)?
+                .map_err(|_| IdentityError::WrongPassphrase { by })?
         }
         Ssh::Unsupported(why) => return Err(unsupported_ssh(why)),
     };
@@ -167,6 +206,49 @@ fn unsupported_ssh(why: age::ssh::UnsupportedKey) -> IdentityError {
             U::Type(kind) => format!("a `{kind}` key"),
         },
     }
+}
+
+/// An age file, armored or binary: here, an identity file encrypted with
+/// `age -p`.
+fn is_age_file(bytes: &[u8]) -> bool {
+    let start = bytes.trim_ascii_start();
+    start.starts_with(b"age-encryption.org/")
+        || start.starts_with(b"-----BEGIN AGE ENCRYPTED FILE-----")
+}
+
+/// An age identity file encrypted with a passphrase, the way `age -p`
+/// writes it and `age -d -i` reads it.
+fn parse_encrypted_age(
+    bytes: &[u8],
+    passphrase: Option<&str>,
+) -> Result<Vec<Identity>, IdentityError> {
+    let by = Protection::AgeFile;
+    let decryptor = age::Decryptor::new_buffered(age::armor::ArmoredReader::new(bytes))
+        .map_err(|_| IdentityError::InvalidAge)?;
+    if !decryptor.is_scrypt() {
+        return Err(IdentityError::EncryptedToKeys);
+    }
+    let passphrase = passphrase.ok_or(IdentityError::PassphraseProtected { by })?;
+    let scrypt = age::scrypt::Identity::new(SecretString::from(passphrase.to_owned()));
+    let mut reader = decryptor
+        .decrypt(std::iter::once(&scrypt as &dyn age::Identity))
+        .map_err(|e| match e {
+            age::DecryptError::DecryptionFailed | age::DecryptError::KeyDecryptionFailed => {
+                IdentityError::WrongPassphrase { by }
+            }
+            age::DecryptError::ExcessiveWork { required, .. } => {
+                IdentityError::TooMuchWork { required }
+            }
+            _ => IdentityError::InvalidAge,
+        })?;
+    let payload = crate::ciphertext::read_payload(&mut reader, bytes.len())
+        .map_err(|_| IdentityError::InvalidAge)?;
+    let text = std::str::from_utf8(&payload).map_err(|_| IdentityError::Unrecognized)?;
+    let identities = parse_age_file(text)?;
+    if identities.is_empty() {
+        return Err(IdentityError::NoKeys);
+    }
+    Ok(identities)
 }
 
 /// Lines of `AGE-SECRET-KEY-1...`; blank lines and `#` comments between.
@@ -223,10 +305,22 @@ pub enum IdentityError {
     UnsupportedSsh { what: String },
     /// Protected by a passphrase, and none was given.
     #[error("is protected by a passphrase")]
-    PassphraseProtected,
+    PassphraseProtected { by: Protection },
     /// Protected by a passphrase, and the one given does not open it.
     #[error("does not open with the passphrase given")]
-    WrongPassphrase,
+    WrongPassphrase { by: Protection },
+    /// An age file encrypted to keys: a secret, not an identity file.
+    #[error("is an age file encrypted to keys, not an identity file")]
+    EncryptedToKeys,
+    /// Starts like an age file but does not parse or decrypt.
+    #[error("is a damaged passphrase-protected age identity file")]
+    InvalidAge,
+    /// A passphrase-protected age identity file whose scrypt work factor is
+    /// far above what this machine does in a second.
+    #[error(
+        "needs scrypt work factor 2^{required} to open, more than Datum allows on this machine"
+    )]
+    TooMuchWork { required: u8 },
     /// A line of an age identity file that is not a key or a comment.
     #[error("line {line} is {what}")]
     BadAgeLine { line: usize, what: &'static str },
@@ -249,8 +343,39 @@ impl IdentityError {
             IdentityError::UnsupportedSsh { .. } => {
                 "use an Ed25519 key (`ssh-keygen -t ed25519`) or a native age key"
             }
-            IdentityError::PassphraseProtected | IdentityError::WrongPassphrase => {
-                "give the key's passphrase, or use a key without one"
+            IdentityError::PassphraseProtected { .. } => {
+                "Datum asks for the passphrase on a terminal; without one, give an age identity file or a copy of the key without a passphrase"
+            }
+            IdentityError::WrongPassphrase { by } => by.check_hint(),
+            IdentityError::EncryptedToKeys => {
+                "give the identity file itself (an identity file encrypted with `age -p` is opened with its passphrase)"
+            }
+            IdentityError::InvalidAge => "check that the file is complete and unmodified",
+            IdentityError::TooMuchWork { .. } => {
+                "re-encrypt the identity file with `age -p` on this machine"
+            }
+        }
+    }
+}
+
+/// What protects a key file with a passphrase.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Protection {
+    /// An OpenSSH private key with a passphrase (`ssh-keygen -N`).
+    SshKey,
+    /// An age identity file encrypted with a passphrase (`age -p`).
+    AgeFile,
+}
+
+impl Protection {
+    /// How to check a passphrase with the tool that set it.
+    pub fn check_hint(self) -> &'static str {
+        match self {
+            Protection::SshKey => {
+                "check the passphrase with `ssh-keygen -y -f KEY`, which prints the public key when it is right"
+            }
+            Protection::AgeFile => {
+                "check the passphrase with `age -d KEY`, which prints the identity when it is right"
             }
         }
     }

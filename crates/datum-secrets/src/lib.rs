@@ -8,7 +8,8 @@
 //! - [`key`]: public keys ([`PublicKey::parse`]: `ssh-ed25519`, `ssh-rsa`,
 //!   `age1...`) and their [`Fingerprint`]s.
 //! - [`identity`]: private keys that decrypt ([`read_identities`],
-//!   [`parse_identities`]): OpenSSH private keys and age identity files.
+//!   [`parse_identities`], [`KeyFile`] to try passphrases): OpenSSH private
+//!   keys and age identity files, plain or passphrase-protected.
 //! - [`ciphertext`]: [`encrypt`] to public keys as armored age text,
 //!   [`decrypt`] with identities, [`ciphertext_sha256`] for the manifest.
 //! - [`plaintext`]: [`Plaintext`], decrypted bytes zeroed on drop and never
@@ -29,8 +30,8 @@ pub mod recipients;
 pub use ciphertext::{DecryptError, EncryptError, ciphertext_sha256, decrypt, encrypt};
 pub use fleet::{Plan, SecretPlan, Stored};
 pub use identity::{
-    Identity, IdentityError, MAX_IDENTITY_FILE, ReadIdentityError, parse_identities,
-    read_identities,
+    Identity, IdentityError, KeyFile, MAX_IDENTITY_FILE, Protection, ReadIdentityError,
+    parse_identities, read_identities,
 };
 pub use key::{Fingerprint, KeyError, KeyKind, PublicKey};
 pub use plaintext::Plaintext;

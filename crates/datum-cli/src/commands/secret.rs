@@ -9,7 +9,7 @@ use datum_core::resolve::{FleetResolution, resolve_all};
 use datum_secrets::fleet::Plan;
 use datum_secrets::{
     Holder, Identity, Plaintext, PublicKey, Recipients, RecipientsChange, Stored, decrypt, encrypt,
-    read_identities, recipients_path,
+    recipients_path,
 };
 
 use datum_core::loader;
@@ -78,7 +78,8 @@ struct Rekey {
 #[derive(Debug, clap::Args)]
 struct IdentityArg {
     /// The private key to decrypt with: an OpenSSH private key (such as
-    /// ~/.ssh/id_ed25519) or an age identity file, of one of the admins.
+    /// ~/.ssh/id_ed25519) or an age identity file, of one of the admins. A
+    /// passphrase that protects it is asked for on the terminal.
     #[arg(long, env = "DATUM_IDENTITY", value_name = "FILE")]
     identity: Option<PathBuf>,
 }
@@ -185,9 +186,12 @@ impl<'f> Cx<'f> {
         let rel = self.relative(given)?;
         let identities = identities(identity)?;
         let old = self.open(&rel, &identities)?;
+        // Owner only: tempfile leaves a directory's mode to the umask.
+        let private = <std::fs::Permissions as std::os::unix::fs::PermissionsExt>::from_mode(0o700);
         let dir = tempfile::Builder::new()
             .prefix("datum-secret-")
-            .tempdir()
+            .permissions(private)
+            .tempdir_in(scratch_dir())
             .map_err(|e| {
                 CommandError::failed(format!("cannot make a private temporary directory: {e}"))
             })?;
@@ -197,11 +201,7 @@ impl<'f> Cx<'f> {
         );
         let file = dir.path().join(name);
         let result = self.edit_in(ui, &rel, &file, &old);
-        // Overwrite before removing: the editor may have left the bytes in
-        // a block the next file reuses.
-        if let Ok(meta) = std::fs::metadata(&file) {
-            let _ = std::fs::write(&file, vec![0u8; meta.len() as usize]);
-        }
+        wipe(&file);
         drop(dir);
         result
     }
@@ -450,15 +450,43 @@ fn identities(arg: &IdentityArg) -> Result<Vec<Identity>> {
             ),
         );
     };
-    read_identities(path, None).map_err(|e| {
-        let hint = match &e {
-            datum_secrets::ReadIdentityError::Invalid { source, .. } => source.hint(),
-            _ => "check the path given to --identity (or DATUM_IDENTITY)",
-        };
-        CommandError::failed(e.to_string())
-            .with_source(e)
-            .hint(hint)
-    })
+    crate::passphrase::open_identities(path)
+}
+
+/// Where `edit` makes its private directory: `TMPDIR` when set, else the
+/// user's runtime directory (`XDG_RUNTIME_DIR`, a memory file system, so
+/// the plaintext never reaches a disk), else the system's.
+fn scratch_dir() -> PathBuf {
+    let set = |name| std::env::var_os(name).filter(|v| !v.is_empty());
+    if set("TMPDIR").is_none()
+        && let Some(runtime) = set("XDG_RUNTIME_DIR").map(PathBuf::from)
+        && runtime.is_dir()
+    {
+        return runtime;
+    }
+    std::env::temp_dir()
+}
+
+/// Overwrites the file with zeros in place (no truncation, which would
+/// free the blocks holding the plaintext instead) and flushes the zeros to
+/// the disk before the file is removed.
+fn wipe(file: &Path) {
+    let Ok(mut out) = std::fs::OpenOptions::new().write(true).open(file) else {
+        return;
+    };
+    let Ok(len) = out.metadata().map(|m| m.len()) else {
+        return;
+    };
+    let zeros = [0u8; 4096];
+    let mut left = len;
+    while left > 0 {
+        let n = left.min(zeros.len() as u64) as usize;
+        if out.write_all(&zeros[..n]).is_err() {
+            return;
+        }
+        left -= n as u64;
+    }
+    let _ = out.sync_all();
 }
 
 /// `admin (2 keys), db-01, web-01`.

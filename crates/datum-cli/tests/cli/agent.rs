@@ -1,10 +1,12 @@
 //! `datum agent`, end to end under `--root`: a bare git repository as the
 //! remote, bundles served over HTTP by a server on 127.0.0.1, signatures
-//! made by the real `ssh-keygen` and git, and the report and metrics files
-//! read back field by field (the metrics with an exposition-format parser).
+//! made by the real `ssh-keygen` and git, the report and metrics files
+//! read back field by field (the metrics with an exposition-format parser),
+//! and secrets decrypted with the key the `identity` setting names.
 
 use std::collections::BTreeMap;
 use std::fs;
+use std::os::unix::fs::PermissionsExt as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -14,7 +16,8 @@ use openmetrics_parser::{PrometheusType, PrometheusValue};
 use serde_json::{Value, json};
 
 use crate::common::{Run, datum};
-use crate::delivery::{Key, Repo, Server};
+use crate::delivery::{Key, Repo, Server, git, ok};
+use crate::secret_fleet::{Fleet as SecretFleet, PLAINTEXT, contains, files_under};
 
 /// A machine under a temporary root, named `web-001`.
 struct Host {
@@ -743,4 +746,88 @@ fn the_systemd_units_pass_systemd_analyze_verify() {
             .any(|l| l == "ExecStart=/usr/bin/datum agent")
     );
     assert!(service.lines().any(|l| l == "Conflicts=datum-agent.timer"));
+}
+
+/// Git mode, with the fleet at the top of the repository.
+const SECRET_CONFIG: &str = "git:\n  remotes: [/srv/fleet.git]\n  branch: main\n";
+
+/// The secret tests' fleet, its secret encrypted, committed and pushed to
+/// `/srv/fleet.git` of a machine that is web-01 (whose SSH host key it
+/// declares), with `/etc/app` for the secret's File.
+fn secret_host(f: &SecretFleet) -> Host {
+    assert_eq!(f.encrypt(PLAINTEXT).code, 0);
+    ok(git(&f.fleet()).args(["init", "-q"]));
+    ok(git(&f.fleet()).args(["add", "-A"]));
+    ok(git(&f.fleet()).args(["commit", "-q", "-m", "a secret"]));
+    let host = Host::new();
+    host.write("/etc/datum/host", "web-01\n");
+    fs::create_dir_all(host.path("/etc/app")).unwrap();
+    let remote = host.path("/srv/fleet.git");
+    Repo::bare(&remote);
+    ok(git(&f.fleet())
+        .args(["push", "-q"])
+        .arg(&remote)
+        .arg("HEAD:refs/heads/main"));
+    host
+}
+
+#[test]
+fn the_identity_setting_names_the_key_secrets_are_decrypted_with() {
+    let f = SecretFleet::new();
+    let host = secret_host(&f);
+    // The host key lives at a path of the operator's choosing, not sshd's.
+    host.write(
+        "/etc/datum/keys/web-01",
+        &fs::read_to_string(f.key("web-01")).unwrap(),
+    );
+    assert!(!host.path("/etc/ssh/ssh_host_ed25519_key").exists());
+    host.config(&format!(
+        "{SECRET_CONFIG}identity: /etc/datum/keys/web-01\n"
+    ));
+    let run = host.agent(&[]);
+    assert_eq!(run.code, 2, "{}{}", run.stdout, run.stderr);
+    let target = host.path("/etc/app/db-password");
+    assert_eq!(fs::read_to_string(&target).unwrap(), PLAINTEXT);
+    assert_eq!(
+        fs::metadata(&target).unwrap().permissions().mode() & 0o7777,
+        0o600
+    );
+    assert_eq!(host.report()["counts"]["changed"], 1);
+    assert_eq!(host.agent(&[]).code, 0, "converged");
+    // Nothing the agent kept (its repository, reports, state, metrics)
+    // holds the plaintext: only the target does.
+    let mut files = Vec::new();
+    files_under(host.root.path(), &target, &mut files);
+    assert!(files.len() > 5, "{files:?}");
+    for (path, bytes) in &files {
+        assert!(
+            !contains(bytes, PLAINTEXT.as_bytes()),
+            "{} holds the plaintext",
+            path.display()
+        );
+    }
+}
+
+#[test]
+fn without_the_identity_setting_a_key_elsewhere_fails_the_secret_file_clearly() {
+    let f = SecretFleet::new();
+    let host = secret_host(&f);
+    host.write(
+        "/etc/datum/keys/web-01",
+        &fs::read_to_string(f.key("web-01")).unwrap(),
+    );
+    host.config(SECRET_CONFIG);
+    let run = host.agent(&[]);
+    assert_eq!(run.code, 4, "{}{}", run.stdout, run.stderr);
+    assert!(
+        run.stdout.contains(
+            "failed: File[db-password] /etc/app/db-password\n  error: cannot decrypt secret secrets/db.age: cannot read identity /etc/ssh/ssh_host_ed25519_key: No such file or directory (os error 2) (the host key, given by --identity or the agent's `identity`, default /etc/ssh/ssh_host_ed25519_key)\n"
+        ),
+        "{}",
+        run.stdout
+    );
+    assert!(!host.path("/etc/app/db-password").exists());
+    let r = host.report();
+    assert_eq!(r["counts"]["failed"], 1, "{r}");
+    assert_eq!(r["resources"]["resources"][0]["status"], "failed", "{r}");
 }

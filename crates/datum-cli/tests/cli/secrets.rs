@@ -8,163 +8,8 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use datum_secrets::{Identity, decrypt, read_identities};
-
-use crate::common::{Run, datum, run_in};
-
-/// What the tests encrypt: it must never be found outside the target.
-const PLAINTEXT: &str = "PLAINTEXT-7f3a9c-correct-horse-battery";
-
-/// A fleet with an admin (SSH key), web-01 (SSH host key), web-02 (native
-/// age key), db-01 (SSH host key) and mail-01 (no key); `roles/web` gives
-/// `secrets/db.age` to the web hosts.
-struct Fleet {
-    tmp: tempfile::TempDir,
-    admin_pub: String,
-    web01_pub: String,
-    web02: Identity,
-    db01_pub: String,
-}
-
-impl Fleet {
-    fn new() -> Fleet {
-        let tmp = tempfile::tempdir().unwrap();
-        let keys = tmp.path().join("keys");
-        fs::create_dir_all(&keys).unwrap();
-        let admin_pub = ssh_keygen(&keys, "admin");
-        let web01_pub = ssh_keygen(&keys, "web-01");
-        let db01_pub = ssh_keygen(&keys, "db-01");
-        let web02 = Identity::generate_age();
-        fs::write(
-            keys.join("web-02.age"),
-            web02.to_age_identity_file().unwrap().as_bytes(),
-        )
-        .unwrap();
-        let f = Fleet {
-            tmp,
-            admin_pub,
-            web01_pub,
-            web02,
-            db01_pub,
-        };
-        let fleet = f.fleet();
-        fs::create_dir_all(fleet.join("secrets")).unwrap();
-        fs::write(
-            fleet.join("datum.yaml"),
-            format!(
-                "datum: v1alpha1\ntype: Fleet\nname: secrets\nadmins:\n  - {}\n",
-                f.admin_pub
-            ),
-        )
-        .unwrap();
-        fs::write(
-            fleet.join("hosts.yaml"),
-            format!(
-                "datum: v1alpha1\ntype: Host\nname: web-01\nlabels: {{role: web}}\nkeys: [\"{}\"]\n---\n\
-                 datum: v1alpha1\ntype: Host\nname: web-02\nlabels: {{role: web}}\nkeys: [{}]\n---\n\
-                 datum: v1alpha1\ntype: Host\nname: db-01\nlabels: {{role: db}}\nkeys: [\"{}\"]\n---\n\
-                 datum: v1alpha1\ntype: Host\nname: mail-01\nlabels: {{role: mail}}\n",
-                f.web01_pub,
-                f.web02.public_key(),
-                f.db01_pub
-            ),
-        )
-        .unwrap();
-        f.set_matcher("role: web");
-        f
-    }
-
-    fn fleet(&self) -> PathBuf {
-        self.tmp.path().join("fleet")
-    }
-
-    fn key(&self, name: &str) -> PathBuf {
-        self.tmp.path().join("keys").join(name)
-    }
-
-    fn set_matcher(&self, labels: &str) {
-        let dir = self.fleet().join("roles/web");
-        fs::create_dir_all(&dir).unwrap();
-        fs::write(
-            dir.join("layer.yaml"),
-            format!(
-                "datum: v1alpha1\ntype: Layer\nname: web\nprecedence: 30\nmatch:\n  labels: {{{labels}}}\n\
-                 resources:\n  File[db-password]:\n    path: /etc/app/db-password\n    secret: secrets/db.age\n"
-            ),
-        )
-        .unwrap();
-    }
-
-    fn run(&self, args: &[&str]) -> Run {
-        run_in(&self.fleet(), args)
-    }
-
-    /// `datum secret encrypt secrets/db.age` with `plaintext` on stdin.
-    fn encrypt(&self, plaintext: &str) -> Run {
-        let out = datum()
-            .args(["secret", "encrypt", "secrets/db.age"])
-            .current_dir(self.fleet())
-            .write_stdin(plaintext)
-            .output()
-            .unwrap();
-        let run = Run::from(out);
-        assert_ne!(run.code, 101, "{}", run.stderr);
-        run
-    }
-
-    fn recipients(&self) -> String {
-        fs::read_to_string(self.fleet().join("secrets/db.age.recipients")).unwrap()
-    }
-
-    /// The secret decrypted with the admin's key, as a test would check it.
-    fn decrypted(&self) -> String {
-        let ids = read_identities(&self.key("admin"), None).unwrap();
-        let sealed = fs::read(self.fleet().join("secrets/db.age")).unwrap();
-        String::from_utf8(decrypt(&sealed, &ids).unwrap().as_bytes().to_vec()).unwrap()
-    }
-
-    fn fingerprint(&self, public: &str) -> String {
-        datum_secrets::PublicKey::parse(public)
-            .unwrap()
-            .fingerprint()
-            .to_string()
-    }
-
-    /// A machine root for `host`, holding `key` as its SSH host key.
-    fn machine(&self, host: &str, key: &str) -> tempfile::TempDir {
-        let root = tempfile::tempdir().unwrap();
-        fs::create_dir_all(root.path().join("etc/ssh")).unwrap();
-        fs::create_dir_all(root.path().join("etc/app")).unwrap();
-        fs::create_dir_all(root.path().join("etc/datum")).unwrap();
-        fs::write(root.path().join("etc/datum/host"), format!("{host}\n")).unwrap();
-        fs::copy(
-            self.key(key),
-            root.path().join("etc/ssh/ssh_host_ed25519_key"),
-        )
-        .unwrap();
-        root
-    }
-}
-
-/// Makes `NAME` and `NAME.pub` with ssh-keygen; gives the public line.
-fn ssh_keygen(dir: &Path, name: &str) -> String {
-    let status = Command::new("ssh-keygen")
-        .args(["-q", "-t", "ed25519", "-N", "", "-C", name, "-f"])
-        .arg(dir.join(name))
-        .status()
-        .unwrap();
-    assert!(status.success());
-    fs::read_to_string(dir.join(format!("{name}.pub")))
-        .unwrap()
-        .trim()
-        .to_owned()
-}
-
-fn apply(fleet: &Path, root: &Path, extra: &[&str]) -> Run {
-    let mut args = vec!["apply", "--root", root.to_str().unwrap()];
-    args.extend(extra);
-    run_in(fleet, &args)
-}
+use crate::common::{Run, datum};
+use crate::secret_fleet::{Fleet, PLAINTEXT, apply, contains, files_under};
 
 #[test]
 fn encrypt_writes_the_ciphertext_for_the_receiving_hosts_and_the_admins() {
@@ -346,9 +191,7 @@ fn apply_decrypts_into_the_target_with_mode_0600_for_ssh_and_age_keys() {
     assert_eq!(apply(&f.fleet(), root.path(), &[]).code, 0);
     assert_eq!(apply(&f.fleet(), root.path(), &["--noop"]).code, 0);
     // A new secret: --noop sees it by its ciphertext, without decrypting.
-    let edited = f.tmp.path().join("editor.sh");
-    fs::write(&edited, "#!/bin/sh\nprintf 'rotated-value' > \"$1\"\n").unwrap();
-    fs::set_permissions(&edited, fs::Permissions::from_mode(0o755)).unwrap();
+    let edited = f.editor("editor.sh", "printf 'rotated-value' > \"$1\"");
     let edit = datum()
         .args(["secret", "edit", "secrets/db.age", "--identity"])
         .arg(f.key("admin"))
@@ -411,47 +254,21 @@ fn edit_round_trips_through_the_editor() {
     assert_eq!(f.encrypt(PLAINTEXT).code, 0);
     let before = f.recipients();
     // The editor sees the plaintext and appends to it.
-    let script = f.tmp.path().join("append.sh");
-    fs::write(
-        &script,
-        "#!/bin/sh\ngrep -q '^PLAINTEXT-7f3a9c' \"$1\" || exit 9\nprintf '%s' '-and-more' >> \"$1\"\n",
-    )
-    .unwrap();
-    fs::set_permissions(&script, fs::Permissions::from_mode(0o755)).unwrap();
-    let out = datum()
-        .args(["secret", "edit", "secrets/db.age"])
-        .env("DATUM_IDENTITY", f.key("admin"))
-        .env("EDITOR", &script)
-        .env_remove("VISUAL")
-        .current_dir(f.fleet())
-        .output()
-        .unwrap();
-    let run = Run::from(out);
+    let script = f.editor(
+        "append.sh",
+        "grep -q '^PLAINTEXT-7f3a9c' \"$1\" || exit 9\nprintf '%s' '-and-more' >> \"$1\"",
+    );
+    let run = f.edit(&f.key("admin"), &script, &[]);
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert_eq!(f.decrypted(), format!("{PLAINTEXT}-and-more"));
     assert_eq!(f.recipients(), before);
     // A failing editor changes nothing.
-    fs::write(&script, "#!/bin/sh\nexit 3\n").unwrap();
+    let script = f.editor("fail.sh", "exit 3");
     let sealed = fs::read(f.fleet().join("secrets/db.age")).unwrap();
-    let out = datum()
-        .args(["secret", "edit", "secrets/db.age"])
-        .env("DATUM_IDENTITY", f.key("admin"))
-        .env("EDITOR", &script)
-        .env_remove("VISUAL")
-        .current_dir(f.fleet())
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(f.edit(&f.key("admin"), &script, &[]).code, 1);
     assert_eq!(fs::read(f.fleet().join("secrets/db.age")).unwrap(), sealed);
     // A key that is no recipient cannot open it.
-    let out = datum()
-        .args(["secret", "edit", "secrets/db.age"])
-        .env("DATUM_IDENTITY", f.key("db-01"))
-        .env("EDITOR", &script)
-        .current_dir(f.fleet())
-        .output()
-        .unwrap();
-    let run = Run::from(out);
+    let run = f.edit(&f.key("db-01"), &script, &[]);
     assert_eq!(run.code, 1);
     assert!(
         run.stderr
@@ -459,24 +276,6 @@ fn edit_round_trips_through_the_editor() {
         "{}",
         run.stderr
     );
-}
-
-/// Every file under `dir`, except `skip`, as bytes with its path.
-fn files_under(dir: &Path, skip: &Path, out: &mut Vec<(PathBuf, Vec<u8>)>) {
-    for entry in fs::read_dir(dir).unwrap() {
-        let entry = entry.unwrap();
-        let path = entry.path();
-        let ty = entry.file_type().unwrap();
-        if ty.is_dir() {
-            files_under(&path, skip, out);
-        } else if ty.is_file() && path != skip {
-            out.push((path.clone(), fs::read(&path).unwrap()));
-        }
-    }
-}
-
-fn contains(haystack: &[u8], needle: &[u8]) -> bool {
-    haystack.windows(needle.len()).any(|w| w == needle)
 }
 
 #[test]
@@ -506,13 +305,10 @@ fn the_plaintext_is_nowhere_but_in_the_target() {
     git(&["add", "-A"]);
     git(&["commit", "-q", "-m", "one"]);
     // Rotate it, so diff has a secret change to show.
-    let script = f.tmp.path().join("rotate.sh");
-    fs::write(
-        &script,
-        format!("#!/bin/sh\nprintf '%s' '{PLAINTEXT}-v2' > \"$1\"\n"),
-    )
-    .unwrap();
-    fs::set_permissions(&script, fs::Permissions::from_mode(0o755)).unwrap();
+    let script = f.editor(
+        "rotate.sh",
+        &format!("printf '%s' '{PLAINTEXT}-v2' > \"$1\""),
+    );
     let edit = datum()
         .args(["-v", "secret", "edit", "secrets/db.age"])
         .env("DATUM_IDENTITY", f.key("admin"))
@@ -651,4 +447,88 @@ fn the_plaintext_is_nowhere_but_in_the_target() {
             path.display()
         );
     }
+}
+
+/// An editor that records where the file it edits is, and its modes, keeps
+/// a hard link to its inode in `kept`, appends to it and exits `status`.
+fn spying_editor(f: &Fleet, kept: &Path, status: u8) -> PathBuf {
+    let k = kept.display();
+    f.editor(
+        &format!("spy-{status}.sh"),
+        &format!(
+            "printf '%s' \"$1\" > {k}/path\nstat -c %a \"$1\" > {k}/mode\n\
+             stat -c %a \"$(dirname \"$1\")\" > {k}/dirmode\nln \"$1\" {k}/link\n\
+             printf '%s' '-more' >> \"$1\"\nexit {status}"
+        ),
+    )
+}
+
+#[test]
+fn edit_keeps_the_plaintext_in_a_private_directory_and_zeroes_the_file() {
+    let f = Fleet::new();
+    assert_eq!(f.encrypt(PLAINTEXT).code, 0);
+    let scratch = f.tmp.path().join("scratch");
+    fs::create_dir_all(&scratch).unwrap();
+    // Saved or not (the editor exits 0, then 3), the file is zeroed.
+    for (status, code) in [(0, 0), (3, 1)] {
+        let kept = f.tmp.path().join(format!("kept-{status}"));
+        fs::create_dir_all(&kept).unwrap();
+        let editor = spying_editor(&f, &kept, status);
+        let saved = f.decrypted().len() + "-more".len();
+        let run = f.edit(&f.key("admin"), &editor, &[("TMPDIR", Some(&scratch))]);
+        assert_eq!(run.code, code, "{}", run.stderr);
+        let read = |name: &str| fs::read_to_string(kept.join(name)).unwrap();
+        let path = PathBuf::from(read("path"));
+        let dir = path.parent().unwrap();
+        assert_eq!(dir.parent().unwrap(), scratch, "{}", path.display());
+        assert!(
+            dir.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with("datum-secret-"),
+            "{}",
+            path.display()
+        );
+        assert_eq!(path.file_name().unwrap(), "db", "named after the secret");
+        assert_eq!(read("dirmode").trim(), "700");
+        assert_eq!(read("mode").trim(), "600");
+        assert!(!dir.exists(), "the directory is removed");
+        // The inode the editor held: as long as what was saved, all zeros.
+        let linked = fs::read(kept.join("link")).unwrap();
+        assert_eq!(linked.len(), saved);
+        assert!(linked.iter().all(|b| *b == 0), "{linked:?}");
+    }
+    assert_eq!(f.decrypted(), format!("{PLAINTEXT}-more"));
+    assert_eq!(fs::read_dir(&scratch).unwrap().count(), 0);
+}
+
+#[test]
+fn edit_prefers_the_runtime_directory_when_tmpdir_is_unset() {
+    let f = Fleet::new();
+    assert_eq!(f.encrypt(PLAINTEXT).code, 0);
+    let runtime = f.tmp.path().join("runtime");
+    let kept = f.tmp.path().join("kept");
+    fs::create_dir_all(&runtime).unwrap();
+    fs::create_dir_all(&kept).unwrap();
+    let editor = spying_editor(&f, &kept, 0);
+    let env = [
+        ("TMPDIR", None),
+        ("XDG_RUNTIME_DIR", Some(runtime.as_path())),
+    ];
+    let run = f.edit(&f.key("admin"), &editor, &env);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let path = PathBuf::from(fs::read_to_string(kept.join("path")).unwrap());
+    assert_eq!(path.parent().unwrap().parent().unwrap(), runtime);
+    // TMPDIR, when set, is the user's choice and wins.
+    let scratch = f.tmp.path().join("scratch");
+    fs::create_dir_all(&scratch).unwrap();
+    fs::remove_dir_all(&kept).unwrap();
+    fs::create_dir_all(&kept).unwrap();
+    let env = [
+        ("TMPDIR", Some(scratch.as_path())),
+        ("XDG_RUNTIME_DIR", Some(runtime.as_path())),
+    ];
+    assert_eq!(f.edit(&f.key("admin"), &editor, &env).code, 0);
+    let path = PathBuf::from(fs::read_to_string(kept.join("path")).unwrap());
+    assert_eq!(path.parent().unwrap().parent().unwrap(), scratch);
 }

@@ -1,9 +1,11 @@
 //! SSH private keys as `ssh-keygen` writes them, read as identities; and
 //! fingerprints as `ssh-keygen` prints them.
 
+use age::armor::{ArmoredWriter, Format};
+use age::secrecy::SecretString;
 use datum_secrets::{
-    DecryptError, IdentityError, KeyKind, ReadIdentityError, decrypt, encrypt, parse_identities,
-    read_identities,
+    DecryptError, Identity, IdentityError, KeyKind, Protection, ReadIdentityError, decrypt,
+    encrypt, parse_identities, read_identities,
 };
 
 use crate::support::ssh_keygen;
@@ -50,7 +52,9 @@ fn a_passphrase_protected_key_needs_its_passphrase() {
         matches!(
             e,
             ReadIdentityError::Invalid {
-                source: IdentityError::PassphraseProtected,
+                source: IdentityError::PassphraseProtected {
+                    by: Protection::SshKey
+                },
                 ..
             }
         ),
@@ -63,7 +67,9 @@ fn a_passphrase_protected_key_needs_its_passphrase() {
         matches!(
             e,
             ReadIdentityError::Invalid {
-                source: IdentityError::WrongPassphrase,
+                source: IdentityError::WrongPassphrase {
+                    by: Protection::SshKey
+                },
                 ..
             }
         ),
@@ -140,4 +146,115 @@ fn a_damaged_private_key_is_an_error_not_a_panic() {
         let cut = &text.as_bytes()[..text.len() / 2];
         assert!(parse_identities(cut, None).is_err(), "{kind}");
     }
+}
+
+/// An age identity file holding `identity`, encrypted with `passphrase` the
+/// way `age -p` does (armored or binary), at a small scrypt work factor.
+fn age_protected(identity: &Identity, passphrase: &str, log_n: u8, armor: bool) -> Vec<u8> {
+    use std::io::Write as _;
+    let mut recipient = age::scrypt::Recipient::new(SecretString::from(passphrase.to_owned()));
+    recipient.set_work_factor(log_n);
+    let encryptor =
+        age::Encryptor::with_recipients(std::iter::once(&recipient as &dyn age::Recipient))
+            .unwrap();
+    let format = if armor {
+        Format::AsciiArmor
+    } else {
+        Format::Binary
+    };
+    let mut out = Vec::new();
+    let armored = ArmoredWriter::wrap_output(&mut out, format).unwrap();
+    let mut writer = encryptor.wrap_output(armored).unwrap();
+    writer
+        .write_all(identity.to_age_identity_file().unwrap().as_bytes())
+        .unwrap();
+    writer.finish().unwrap().finish().unwrap();
+    out
+}
+
+#[test]
+fn an_age_identity_file_encrypted_with_a_passphrase_opens_with_it() {
+    let identity = Identity::generate_age();
+    let sealed = encrypt(b"behind age -p", &[identity.public_key().clone()]).unwrap();
+    for armor in [true, false] {
+        let file = age_protected(&identity, "correct horse", 10, armor);
+        let e = parse_identities(&file, None).unwrap_err();
+        assert!(
+            matches!(
+                e,
+                IdentityError::PassphraseProtected {
+                    by: Protection::AgeFile
+                }
+            ),
+            "{e:?}"
+        );
+        let e = parse_identities(&file, Some("wrong")).unwrap_err();
+        assert!(
+            matches!(
+                e,
+                IdentityError::WrongPassphrase {
+                    by: Protection::AgeFile
+                }
+            ),
+            "{e:?}"
+        );
+        assert!(e.hint().contains("age -d KEY"), "{}", e.hint());
+        let opened = parse_identities(&file, Some("correct horse")).unwrap();
+        assert_eq!(opened.len(), 1);
+        assert_eq!(opened[0].public_key(), identity.public_key());
+        assert_eq!(
+            decrypt(&sealed, &opened).unwrap().as_bytes(),
+            b"behind age -p"
+        );
+    }
+}
+
+#[test]
+fn an_age_file_that_is_no_protected_identity_is_refused_by_name() {
+    // A secret, encrypted to keys, given where an identity belongs.
+    let identity = Identity::generate_age();
+    let secret = encrypt(b"not a key", &[identity.public_key().clone()]).unwrap();
+    let e = parse_identities(&secret, Some("anything")).unwrap_err();
+    assert!(matches!(e, IdentityError::EncryptedToKeys), "{e:?}");
+    assert!(e.to_string().contains("encrypted to keys"), "{e}");
+    // Cut short or damaged: an error, never a panic.
+    let file = age_protected(&identity, "pw", 10, true);
+    for cut in [file.len() / 3, file.len() / 2, file.len() - 40] {
+        let e = parse_identities(&file[..cut], Some("pw")).unwrap_err();
+        assert!(matches!(e, IdentityError::InvalidAge), "{cut}: {e:?}");
+    }
+    // A passphrase-protected file of something other than age keys.
+    let mut recipient = age::scrypt::Recipient::new(SecretString::from("pw".to_owned()));
+    recipient.set_work_factor(10);
+    let sealed =
+        age::Encryptor::with_recipients(std::iter::once(&recipient as &dyn age::Recipient))
+            .unwrap();
+    let mut out = Vec::new();
+    let mut writer = sealed.wrap_output(&mut out).unwrap();
+    std::io::Write::write_all(&mut writer, b"hello\n").unwrap();
+    writer.finish().unwrap();
+    let e = parse_identities(&out, Some("pw")).unwrap_err();
+    assert!(
+        matches!(e, IdentityError::BadAgeLine { line: 1, .. }),
+        "{e:?}"
+    );
+}
+
+#[test]
+fn an_age_identity_file_asking_for_excessive_scrypt_work_is_refused_before_it() {
+    let identity = Identity::generate_age();
+    let file = age_protected(&identity, "pw", 10, false);
+    // The stanza's work factor, raised to 2^40 (the MAC is checked after
+    // the work, so the refusal must come first, or the test would hang).
+    let text = String::from_utf8_lossy(&file).into_owned();
+    let at = text.find("-> scrypt ").unwrap();
+    let line_end = at + text[at..].find('\n').unwrap();
+    assert!(text[..line_end].ends_with(" 10"));
+    let mut raised = file.clone();
+    raised[line_end - 2..line_end].copy_from_slice(b"40");
+    let e = parse_identities(&raised, Some("pw")).unwrap_err();
+    assert!(
+        matches!(e, IdentityError::TooMuchWork { required: 40 }),
+        "{e:?}"
+    );
 }
