@@ -6,7 +6,9 @@ use std::path::Path;
 use std::time::Duration;
 
 use datum_agent::ca::{CaError, CaFile};
+use datum_agent::cycle::{Run, publish};
 use datum_agent::http::{self, FetchError, FetchOptions};
+use datum_agent::report::{Mode, Timestamp};
 use rcgen::{BasicConstraints, CertificateParams, DnType, IsCa, Issuer, KeyPair, KeyUsagePurpose};
 
 use crate::server::{response, serve_tls};
@@ -83,6 +85,55 @@ fn a_bundle_over_https_is_fetched_when_ca_file_names_the_servers_ca() {
         requests[0]
             .head
             .starts_with("GET /bundles/web-001.bundle HTTP/1.1\r\n"),
+        "{}",
+        requests[0].head
+    );
+}
+
+/// A run's report reaches an HTTPS collector of the same CA: `publish`
+/// posts with the agent's `ca_file`, and warns without it.
+#[test]
+fn a_report_is_posted_over_https_with_the_ca_file() {
+    let pki = pki();
+    let tmp = tempfile::tempdir().unwrap();
+    let ca = ca_file(tmp.path(), &pki.ca_pem);
+    let server = serve_tls(
+        vec![pki.server_der],
+        pki.server_key,
+        vec![
+            response("204 No Content", b""),
+            response("204 No Content", b""),
+        ],
+    );
+    let url = format!("{}/reports", server.base);
+    std::fs::create_dir(tmp.path().join("root")).unwrap();
+    let root = datum_apply::root::Root::at(tmp.path().join("root"));
+    let run = || Run {
+        host: "web-001".into(),
+        started: Timestamp::from(std::time::SystemTime::now()),
+        mode: Mode::Bundle,
+        source: None,
+        commit: None,
+        cached_input: false,
+        fetch_failed: false,
+        notes: Vec::new(),
+        summary: None,
+        resources: serde_json::Value::Null,
+        exit_status: 1,
+    };
+    let metrics = Path::new("/metrics.prom");
+    let (_, _, warnings) = publish(&root, run(), metrics, Some(&url), Some(&ca));
+    assert_eq!(warnings, Vec::<String>::new());
+    let (_, _, warnings) = publish(&root, run(), metrics, Some(&url), None);
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    assert!(
+        warnings[0].contains("TLS failed: invalid peer certificate: UnknownIssuer"),
+        "{warnings:?}"
+    );
+    let requests = server.requests();
+    assert_eq!(requests.len(), 1);
+    assert!(
+        requests[0].head.starts_with("POST /reports HTTP/1.1\r\n"),
         "{}",
         requests[0].head
     );
