@@ -13,6 +13,8 @@ use std::time::Duration;
 use ureq::Agent;
 use ureq::tls::{RootCerts, TlsConfig};
 
+use crate::ca::CaFile;
+
 /// Limits on one request.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FetchOptions {
@@ -22,6 +24,8 @@ pub struct FetchOptions {
     pub timeout: Duration,
     /// Whether `https_proxy`, `http_proxy`, `all_proxy` and `no_proxy` apply.
     pub env_proxy: bool,
+    /// The CAs trusted for `https://` instead of the platform's (`ca_file`).
+    pub ca: Option<CaFile>,
 }
 
 impl Default for FetchOptions {
@@ -30,6 +34,7 @@ impl Default for FetchOptions {
             max_bytes: 256 << 20,
             timeout: Duration::from_secs(60),
             env_proxy: true,
+            ca: None,
         }
     }
 }
@@ -76,7 +81,14 @@ pub enum FetchError {
     /// The body, or the file, is over the size limit.
     #[error("{url} is larger than the limit of {limit} bytes")]
     TooLarge { url: String, limit: u64 },
-    /// The connection broke, or TLS or HTTP failed.
+    /// TLS failed: most often, the server's certificate is not trusted.
+    #[error("{method} {url}: TLS failed: {why}")]
+    Tls {
+        method: &'static str,
+        url: String,
+        why: String,
+    },
+    /// The connection broke, or HTTP failed.
     #[error("{method} {url}: {why}")]
     Transfer {
         method: &'static str,
@@ -108,6 +120,9 @@ impl FetchError {
             FetchError::Timeout { .. } => {
                 Some("the server or the network is slow: try again, or raise the timeout")
             }
+            FetchError::Tls { .. } => Some(
+                "if the server's certificate comes from an internal CA, name that CA's certificate in `ca_file` in the agent configuration (docs/agent.md)",
+            ),
             FetchError::TooLarge { .. } => {
                 Some("check that the URL names a bundle, or raise the size limit")
             }
@@ -286,7 +301,10 @@ fn agent(opts: &FetchOptions) -> Agent {
         .user_agent(concat!("datum-agent/", env!("CARGO_PKG_VERSION")))
         .tls_config(
             TlsConfig::builder()
-                .root_certs(RootCerts::PlatformVerifier)
+                .root_certs(match &opts.ca {
+                    Some(ca) => RootCerts::Specific(ca.certificates()),
+                    None => RootCerts::PlatformVerifier,
+                })
                 .build(),
         );
     if !opts.env_proxy {
@@ -371,6 +389,18 @@ fn transport_error(
         ureq::Error::ConnectionFailed => connect("the connection failed"),
         ureq::Error::Io(e) if e.kind() == io::ErrorKind::ConnectionRefused => {
             connect("connection refused")
+        }
+        ureq::Error::Rustls(e) => FetchError::Tls {
+            method,
+            url,
+            why: e.to_string(),
+        },
+        ureq::Error::Io(e) if e.get_ref().is_some_and(|e| e.is::<rustls::Error>()) => {
+            FetchError::Tls {
+                method,
+                url,
+                why: e.to_string(),
+            }
         }
         other => FetchError::Transfer {
             method,

@@ -24,6 +24,7 @@
 //! - [`cycle`]: one run of the agent ([`cycle::Agent::run_once`]): fetch,
 //!   verify, refuse going back, apply, record, report.
 //! - [`http`]: bundle mode: one URL or path to bytes, bounded in size and time.
+//! - [`ca`]: `ca_file`, the CAs trusted for HTTPS instead of the platform's.
 //! - [`report`]: run records under `/var/lib/datum/reports`, and posting them.
 //! - [`metrics`]: the Prometheus textfile-collector file.
 //! - [`schedule`]: when the next cycle runs: interval, per-host splay,
@@ -36,6 +37,7 @@
 #![forbid(unsafe_code)]
 
 pub mod bundle;
+pub mod ca;
 mod cause;
 pub mod config;
 pub mod cycle;

@@ -171,10 +171,20 @@ pub trait Reader: Sync {
 
     /// Every file below the directory `dir` (a normalised relative path),
     /// for [`Reader::read_source`]: regular files and symbolic links,
-    /// skipping hidden names, never descending through a link. Paths are
-    /// relative to the fleet root and use `/`; none when `dir` does not
-    /// exist. The order is not significant.
+    /// skipping hidden names and what `.gitignore` files ignore, by the
+    /// rules of [`Reader::discover`], never descending through a link.
+    /// Paths are relative to the fleet root and use `/`; none when `dir`
+    /// does not exist or is itself hidden or ignored. The order is not
+    /// significant.
     fn list_payloads(&self, dir: &str) -> Result<Vec<String>, ReadError>;
+
+    /// Whether the repository's `.gitignore` rules ignore `path` (a
+    /// normalised relative path) or a directory on its way, whether or not
+    /// it exists: why [`Reader::list_payloads`] would leave it out. A store
+    /// with no ignore rules (memory, a bundle) ignores nothing.
+    fn is_ignored(&self, _path: &str) -> bool {
+        false
+    }
 }
 
 /// One discovered file, open for reading.
@@ -329,10 +339,12 @@ fn open_checked(root: &Path, path: &str) -> Result<fs::File, Beneath> {
 
 impl Reader for DirReader {
     fn list_payloads(&self, dir: &str) -> Result<Vec<String>, ReadError> {
-        let mut out = Vec::new();
-        list_below(&self.root, &self.root.join(dir), &mut out)
-            .map_err(|(path, e)| io_error(&path.display().to_string(), e))?;
-        Ok(out)
+        crate::discover::list_below(&self.root, dir)
+            .map_err(|(path, e)| io_error(&path.display().to_string(), e))
+    }
+
+    fn is_ignored(&self, path: &str) -> bool {
+        crate::discover::ignores(&self.root, path)
     }
 
     fn discover(&self) -> Result<Vec<String>, ReadError> {
@@ -386,33 +398,6 @@ impl Reader for DirReader {
         };
         read_within(file, limit)
     }
-}
-
-/// The files and links below `dir`, relative to `root`; nothing when
-/// `dir` is missing (or is not a directory).
-fn list_below(root: &Path, dir: &Path, out: &mut Vec<String>) -> Result<(), (PathBuf, io::Error)> {
-    match fs::symlink_metadata(dir) {
-        Ok(meta) if meta.is_dir() => {}
-        _ => return Ok(()),
-    }
-    let entries = fs::read_dir(dir).map_err(|e| (dir.to_path_buf(), e))?;
-    for entry in entries {
-        let entry = entry.map_err(|e| (dir.to_path_buf(), e))?;
-        let path = entry.path();
-        if entry.file_name().to_string_lossy().starts_with('.') {
-            continue;
-        }
-        let kind = entry.file_type().map_err(|e| (path.clone(), e))?;
-        if kind.is_dir() {
-            list_below(root, &path, out)?;
-        } else if kind.is_file() || kind.is_symlink() {
-            let rel = path.strip_prefix(root).unwrap_or(&path);
-            if let Some(rel) = rel.to_str() {
-                out.push(rel.replace(std::path::MAIN_SEPARATOR, "/"));
-            }
-        }
-    }
-    Ok(())
 }
 
 /// A fleet held in memory, for tests: files, and symbolic links by path.

@@ -15,7 +15,7 @@ use gix::ObjectId;
 
 use crate::error::{At, BlobError, GitError};
 use crate::repo::{Revision, first_line};
-use crate::walk::{Entry, Kind, Loader};
+use crate::walk::{Entry, Ignores, Kind, Loader};
 
 /// How many symbolic links [`GitReader::read_source`] follows before giving
 /// up, as Linux does.
@@ -38,8 +38,11 @@ pub struct GitReader {
     entries: HashMap<String, Entry>,
     /// The discovered document candidates, sorted.
     discovered: Vec<String>,
+    /// Every file and link `list_payloads` offers, sorted.
+    payloads: Vec<String>,
     /// Set when a candidate's path is not UTF-8 (as `DirReader` refuses it).
     discover_error: Option<ReadError>,
+    ignores: Ignores,
     pool: Pool,
 }
 
@@ -100,7 +103,13 @@ impl GitReader {
             workdir: workdir.to_path_buf(),
             entries: walked.entries,
             discovered: walked.discovered,
+            payloads: {
+                let mut payloads = walked.payloads;
+                payloads.sort();
+                payloads
+            },
             discover_error: walked.discover_error,
+            ignores: walked.ignores,
             pool: Pool {
                 shared,
                 idle: Mutex::new(vec![repo]),
@@ -203,15 +212,15 @@ impl Reader for GitReader {
     fn list_payloads(&self, dir: &str) -> Result<Vec<String>, ReadError> {
         let prefix = format!("{dir}/");
         Ok(self
-            .entries
+            .payloads
             .iter()
-            .filter(|(path, e)| {
-                matches!(e.kind, Kind::File | Kind::Link)
-                    && path.starts_with(&prefix)
-                    && !path.split('/').any(|c| c.starts_with('.'))
-            })
-            .map(|(path, _)| path.clone())
+            .filter(|path| path.starts_with(&prefix))
+            .cloned()
             .collect())
+    }
+
+    fn is_ignored(&self, path: &str) -> bool {
+        self.ignores.ignore(path)
     }
 
     fn discover(&self) -> Result<Vec<String>, ReadError> {

@@ -6,7 +6,7 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-use datum_core::reader::{ReadError, is_yaml_name};
+use datum_core::reader::ReadError;
 use gix::ObjectId;
 use gix::bstr::{BStr, BString, ByteSlice};
 use gix::objs::tree::EntryKind;
@@ -219,8 +219,54 @@ pub(crate) struct Walked {
     pub(crate) entries: HashMap<String, Entry>,
     /// The discovered document candidates, sorted.
     pub(crate) discovered: Vec<String>,
+    /// Every file and link neither hidden nor ignored, nor below a hidden
+    /// or ignored directory: what `list_payloads` offers. Unsorted.
+    pub(crate) payloads: Vec<String>,
     /// Set when a candidate's path is not UTF-8 (as `DirReader` refuses it).
     pub(crate) discover_error: Option<ReadError>,
+    /// The `.gitignore` rules met, to ask about a path later.
+    pub(crate) ignores: Ignores,
+}
+
+/// The `.gitignore` rules of a walked tree, by directory.
+pub(crate) struct Ignores {
+    stack: IgnoreStack,
+    /// The node in force for the entries of each visible directory, by
+    /// fleet-relative path.
+    dirs: HashMap<String, Option<usize>>,
+    /// The fleet's path in the repository.
+    prefix: String,
+}
+
+impl Ignores {
+    /// Whether the rules ignore `path` (fleet-relative, `/`-separated) or a
+    /// directory on its way, whether or not it exists, as `DirReader`
+    /// answers for a checkout: the rules of a directory count only when it
+    /// exists and is visible.
+    pub(crate) fn ignore(&self, path: &str) -> bool {
+        let parts: Vec<&str> = path
+            .split('/')
+            .filter(|c| !c.is_empty() && *c != ".")
+            .collect();
+        let mut node = self.dirs.get("").copied().flatten();
+        let mut here = String::new();
+        for (i, part) in parts.iter().enumerate() {
+            if !here.is_empty() {
+                here.push('/');
+            }
+            here.push_str(part);
+            let is_dir = i + 1 < parts.len();
+            let ignored = match_path(&self.prefix, here.as_bytes().as_bstr())
+                .is_some_and(|p| self.stack.is_ignored(node, &p, is_dir));
+            if ignored {
+                return true;
+            }
+            if let Some(inner) = self.dirs.get(&here) {
+                node = *inner;
+            }
+        }
+        false
+    }
 }
 
 impl Loader<'_> {
@@ -242,7 +288,13 @@ impl Loader<'_> {
                 },
             )]),
             discovered: Vec::new(),
+            payloads: Vec::new(),
             discover_error: None,
+            ignores: Ignores {
+                stack: IgnoreStack::default(),
+                dirs: HashMap::new(),
+                prefix: prefix.to_owned(),
+            },
         };
         let mut pending = vec![PendingDir {
             id: fleet_tree,
@@ -253,6 +305,7 @@ impl Loader<'_> {
         while let Some(here) = pending.pop() {
             self.visit_dir(here, prefix, &mut ignores, &mut pending, &mut walked)?;
         }
+        walked.ignores.stack = ignores;
         walked.discovered.sort();
         Ok(walked)
     }
@@ -309,6 +362,9 @@ impl Loader<'_> {
             if let Some(matcher) = self.gitignore(&listing, &repo_dir)? {
                 ignore = Some(ignores.push(matcher, ignore));
             }
+            if let Ok(rel) = std::str::from_utf8(&here.rel) {
+                walked.ignores.dirs.insert(rel.to_owned(), ignore);
+            }
         }
         for (name, entry) in listing {
             let rel = join(here.rel.as_bstr(), name.as_bstr());
@@ -316,36 +372,40 @@ impl Loader<'_> {
             if let Some(rel_str) = &rel_str {
                 walked.entries.insert(rel_str.clone(), entry);
             }
-            let hidden = name.first() == Some(&b'.');
-            let candidate = here.discoverable
-                && !hidden
-                && match entry.kind {
-                    Kind::Dir => true,
-                    Kind::File => name.ends_with(b".yaml") || name.ends_with(b".yml"),
-                    Kind::Link | Kind::Submodule => false,
-                };
-            let discoverable = candidate
+            // Neither hidden nor ignored, in a directory that is neither.
+            let visible = here.discoverable
+                && name.first() != Some(&b'.')
+                && entry.kind != Kind::Submodule
                 && match match_path(prefix, rel.as_bstr()) {
                     Some(path) => !ignores.is_ignored(ignore, &path, entry.kind == Kind::Dir),
                     None => true,
                 };
-            match entry.kind {
-                Kind::Dir => pending.push(PendingDir {
+            if entry.kind == Kind::Dir {
+                pending.push(PendingDir {
                     id: entry.id,
                     rel,
-                    discoverable,
+                    discoverable: visible,
                     ignore,
-                }),
-                Kind::File if discoverable => match rel_str {
-                    Some(path) if is_yaml_name(&path) => walked.discovered.push(path),
-                    Some(_) => {}
-                    None => {
-                        walked.discover_error.get_or_insert_with(|| {
-                            ReadError::store(&String::from_utf8_lossy(&rel), BlobError::NameNotUtf8)
-                        });
-                    }
-                },
-                _ => {}
+                });
+                continue;
+            }
+            if !visible {
+                continue;
+            }
+            if let Some(path) = &rel_str {
+                walked.payloads.push(path.clone());
+            }
+            let yaml = name.ends_with(b".yaml") || name.ends_with(b".yml");
+            if entry.kind != Kind::File || !yaml {
+                continue;
+            }
+            match rel_str {
+                Some(path) => walked.discovered.push(path),
+                None => {
+                    walked.discover_error.get_or_insert_with(|| {
+                        ReadError::store(&String::from_utf8_lossy(&rel), BlobError::NameNotUtf8)
+                    });
+                }
             }
         }
         Ok(())

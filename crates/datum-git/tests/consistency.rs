@@ -1,5 +1,6 @@
 //! For any committed tree, discovery at the commit equals `DirReader`'s
-//! discovery on a checkout of that commit.
+//! discovery on a checkout of that commit, and so do the files listed below
+//! a directory (`templates/`) and which paths the `.gitignore` rules ignore.
 
 mod common;
 
@@ -254,6 +255,22 @@ fn check(t: &Tree) -> Result<(), TestCaseError> {
     for path in &from_git {
         prop_assert_eq!(git.read(path, 1 << 20).ok(), dir.read(path, 1 << 20).ok());
     }
+    same_payloads(&git, &dir)
+}
+
+/// The files below each directory (what `templates/` offers), and whether
+/// the rules ignore any path, existing or not, are the same both ways.
+fn same_payloads(git: &dyn Reader, dir: &dyn Reader) -> Result<(), TestCaseError> {
+    for d in DIRS.iter().filter(|d| !d.is_empty()) {
+        let listed = |r: &dyn Reader| r.list_payloads(d).map(sorted).map_err(|e| e.to_string());
+        prop_assert_eq!(listed(git), listed(dir), "below {}", d);
+    }
+    for d in DIRS {
+        for name in NAMES.iter().chain(&["new.j2"]) {
+            let path = in_fleet(d, name);
+            prop_assert_eq!(git.is_ignored(&path), dir.is_ignored(&path), "{}", path);
+        }
+    }
     Ok(())
 }
 
@@ -263,5 +280,61 @@ proptest! {
     #[test]
     fn git_discovery_equals_dir_discovery(t in tree()) {
         check(&t)?;
+    }
+}
+
+/// The diagnostics of a fleet loaded through `reader`, as printed.
+fn diagnostics(reader: &dyn Reader) -> String {
+    let fleet = datum_core::loader::load(reader).unwrap();
+    let mut out = Vec::new();
+    for d in &fleet.diagnostics {
+        d.render(&fleet.files, false, &mut out).unwrap();
+    }
+    String::from_utf8(out).unwrap()
+}
+
+/// A template the `.gitignore` ignores is no template, in the working tree
+/// as in a commit: whether git left it out (`git add -A`) or it was
+/// committed anyway (`git add -f`), both readers refuse the File naming it
+/// at its `template` line, saying it is ignored.
+#[test]
+fn an_ignored_template_is_refused_alike_in_the_work_tree_and_a_commit() {
+    for force in [false, true] {
+        let f = Fixture::new();
+        f.write(
+            "fleet/datum.yaml",
+            "datum: v1alpha1\ntype: Fleet\nname: t\n",
+        );
+        f.write(
+            "fleet/hosts.yaml",
+            "datum: v1alpha1\ntype: Host\nname: web-001\n",
+        );
+        f.write(
+            "fleet/base.yaml",
+            "datum: v1alpha1\ntype: Layer\nname: base\nprecedence: 0\nmatch: {}\nresources:\n  \
+             File[motd]:\n    path: /etc/motd\n    template: templates/motd.j2\n",
+        );
+        f.write("fleet/templates/motd.j2", "hello {{ host }}\n");
+        f.write("fleet/templates/.gitignore", "*.j2\n");
+        if force {
+            f.commit_all("everything, the ignored template too");
+        } else {
+            f.git(&["add", "-A"]);
+            f.git(&["commit", "-q", "-m", "what git does not ignore"]);
+        }
+        let fleet = f.repo.join("fleet");
+        let repo = Repo::discover(&fleet).unwrap();
+        let git = repo.reader(&repo.resolve("HEAD").unwrap()).unwrap();
+        let dir = DirReader::new(&fleet).unwrap();
+        let from_git = diagnostics(&git);
+        assert_eq!(from_git, diagnostics(&dir), "git add -f: {force}");
+        assert!(
+            from_git.starts_with(
+                "error: template `templates/motd.j2` is ignored by a `.gitignore` file\n"
+            ) && from_git.matches("error:").count() == 1
+                && from_git.contains("--> base.yaml:9:15")
+                && from_git.contains("change the rule that matches `templates/motd.j2`"),
+            "{from_git}"
+        );
     }
 }

@@ -47,6 +47,9 @@ pub struct Config {
     /// The private key secrets are decrypted with (`identity`); `None` is
     /// the SSH host key, /etc/ssh/ssh_host_ed25519_key.
     pub identity: Option<PathBuf>,
+    /// The PEM file of the CAs trusted for `https://` bundle URLs and
+    /// `report_url` instead of the platform's roots (`ca_file`).
+    pub ca_file: Option<PathBuf>,
 }
 
 /// Where the host's configuration comes from.
@@ -194,6 +197,7 @@ const KEYS: &[&str] = &[
     "report_url",
     "metrics",
     "identity",
+    "ca_file",
 ];
 
 /// The top-level keys as read, each with where it was written when
@@ -209,6 +213,7 @@ struct Keys {
     report_url: Option<String>,
     metrics: Option<PathBuf>,
     identity: Option<PathBuf>,
+    ca_file: Option<PathBuf>,
 }
 
 /// Collects every mistake before giving up.
@@ -251,6 +256,7 @@ impl Cx {
                 .metrics
                 .unwrap_or_else(|| PathBuf::from(metrics::DEFAULT_PATH)),
             identity: keys.identity,
+            ca_file: keys.ca_file,
         })
     }
 
@@ -270,6 +276,7 @@ impl Cx {
                 "report_url" => keys.report_url = self.report_url(value),
                 "metrics" => keys.metrics = self.abs_path(key, value),
                 "identity" => keys.identity = self.abs_path(key, value),
+                "ca_file" => keys.ca_file = self.abs_path(key, value),
                 _ => {
                     let hint = match suggest(key, KEYS.iter().copied()) {
                         Some(near) => format!("did you mean `{near}`?"),
@@ -505,7 +512,8 @@ mod tests {
     fn bundle_mode_with_everything() {
         let c = parse_text(
             "bundle:\n  url: https://cfg.example.net/b/{host}.bundle\npublic_keys: /etc/datum/bundle_signers\n\
-             interval: 1h30m\njitter: 5s\nreport_url: https://r.example.net/in\nmetrics: /run/datum.prom\n",
+             interval: 1h30m\njitter: 5s\nreport_url: https://r.example.net/in\nmetrics: /run/datum.prom\n\
+             ca_file: /etc/datum/ca.pem\n",
         )
         .unwrap();
         assert!(matches!(&c.source, Source::Bundle { url } if url.ends_with("{host}.bundle")));
@@ -517,6 +525,7 @@ mod tests {
         assert_eq!(c.schedule.jitter(), Duration::from_secs(5));
         assert_eq!(c.report_url.as_deref(), Some("https://r.example.net/in"));
         assert_eq!(c.metrics, Path::new("/run/datum.prom"));
+        assert_eq!(c.ca_file.as_deref(), Some(Path::new("/etc/datum/ca.pem")));
     }
 
     #[test]
@@ -564,6 +573,14 @@ mod tests {
                 "the interval must be between",
             ),
             ("git: {remotes: [/a]}\na: 1\na: 2\n", "duplicate key `a`"),
+            (
+                "git: {remotes: [/a]}\nca_file: ca.pem\n",
+                "`ca_file` must be an absolute path, found `ca.pem`",
+            ),
+            (
+                "git: {remotes: [/a]}\nca_fil: /a\n",
+                "did you mean `ca_file`?",
+            ),
         ] {
             let err = parse_text(text).unwrap_err();
             assert!(err.contains(expected), "{text:?}: {err}");

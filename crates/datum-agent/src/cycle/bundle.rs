@@ -6,6 +6,7 @@ use std::io::Write;
 
 use super::{Agent, CACHED_BUNDLE, Input, Log, Refusal, now_secs, refusal};
 use crate::bundle::{self, Opened};
+use crate::ca::CaFile;
 use crate::http::{self, FetchOptions, Location};
 use crate::repo::ObjectId;
 use crate::rollback::{self, Applied, Progress};
@@ -23,6 +24,7 @@ impl Agent {
     pub(super) fn bundle_input(
         &self,
         template: &str,
+        ca: Option<&CaFile>,
         log: &mut Log,
         out: &mut dyn Write,
     ) -> Result<Input, Refusal> {
@@ -35,7 +37,7 @@ impl Agent {
                     .unwrap_or("check `bundle.url` in the agent configuration"),
             )
         })?;
-        let fetched = self.fetch_bundle(&url, log, out)?;
+        let fetched = self.fetch_bundle(&url, ca, log, out)?;
         log.source = Some(fetched.origin.clone());
         let cached = fetched.cached;
         let name = if cached {
@@ -81,6 +83,7 @@ impl Agent {
     fn fetch_bundle(
         &self,
         url: &str,
+        ca: Option<&CaFile>,
         log: &mut Log,
         out: &mut dyn Write,
     ) -> Result<Fetched, Refusal> {
@@ -89,7 +92,13 @@ impl Agent {
                 let path = self.path(&path);
                 http::read_file(&path, FetchOptions::default().max_bytes)
             }
-            Ok(Location::Http(u)) => http::fetch(&u, &FetchOptions::default()),
+            Ok(Location::Http(u)) => http::fetch(
+                &u,
+                &FetchOptions {
+                    ca: ca.cloned(),
+                    ..FetchOptions::default()
+                },
+            ),
             Err(e) => Err(e),
         };
         let e = match fetched {

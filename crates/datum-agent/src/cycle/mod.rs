@@ -23,6 +23,7 @@ use datum_apply::root::Root;
 use datum_apply::spec::Item;
 use datum_apply::{HumanReporter, JsonReporter, Providers, Summary};
 
+use crate::ca::CaFile;
 use crate::config::{Config, Source};
 use crate::report::{Mode, RunRecord, Timestamp};
 use crate::rollback::{Applied, Policy, StateFile};
@@ -133,9 +134,11 @@ impl Agent {
             Source::Git { .. } => Mode::Git,
             Source::Bundle { .. } => Mode::Bundle,
         };
-        let input = match &self.config.source {
-            Source::Git { source, fleet } => self.git_input(source, fleet, &mut log, out),
-            Source::Bundle { url } => self.bundle_input(url, &mut log, out),
+        let ca = self.ca_file();
+        let input = match (&self.config.source, &ca) {
+            (_, Err(r)) => Err(r.clone()),
+            (Source::Git { source, fleet }, Ok(_)) => self.git_input(source, fleet, &mut log, out),
+            (Source::Bundle { url }, Ok(ca)) => self.bundle_input(url, ca.as_ref(), &mut log, out),
         };
         let (summary, resources, refusal, commit, cached) = match input {
             Err(r) => (None, serde_json::Value::Null, Some(r), None, false),
@@ -170,6 +173,7 @@ impl Agent {
             run,
             &self.config.metrics,
             self.config.report_url.as_deref(),
+            ca.as_ref().ok().and_then(Option::as_ref),
         );
         RunOutcome {
             record,
@@ -201,6 +205,17 @@ impl Agent {
             return Ok(None);
         };
         AllowedSigners::read(&self.path(path))
+            .map(Some)
+            .map_err(|e| refusal(e.to_string(), e.hint()))
+    }
+
+    /// The CAs of `ca_file`, read afresh each run (so a renewed CA needs
+    /// no restart); a file that cannot be used refuses the run.
+    fn ca_file(&self) -> Result<Option<CaFile>, Refusal> {
+        let Some(path) = &self.config.ca_file else {
+            return Ok(None);
+        };
+        CaFile::read(&self.path(path))
             .map(Some)
             .map_err(|e| refusal(e.to_string(), e.hint()))
     }

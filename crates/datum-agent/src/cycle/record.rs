@@ -10,6 +10,7 @@ use datum_apply::root::Root;
 use datum_apply::{Reporter, Summary};
 
 use super::REPORTS;
+use crate::ca::CaFile;
 use crate::http::{self, FetchOptions};
 use crate::metrics;
 use crate::report::{self, Counts, Mode, Reports, RunRecord, Timestamp};
@@ -52,6 +53,7 @@ pub fn publish(
     run: Run,
     metrics: &Path,
     report_url: Option<&str>,
+    ca: Option<&CaFile>,
 ) -> (RunRecord, PathBuf, Vec<String>) {
     let mut warnings = Vec::new();
     let reports = Reports::inside(root, REPORTS);
@@ -97,6 +99,7 @@ pub fn publish(
     if let Some(url) = report_url {
         let opts = FetchOptions {
             timeout: POST_TIMEOUT,
+            ca: ca.cloned(),
             ..FetchOptions::default()
         };
         if let Some(w) = report::post(url, &record, &opts) {

@@ -9,6 +9,7 @@ fn opts(max_bytes: u64) -> FetchOptions {
         max_bytes,
         timeout: Duration::from_secs(5),
         env_proxy: false,
+        ca: None,
     }
 }
 

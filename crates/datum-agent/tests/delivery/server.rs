@@ -1,8 +1,8 @@
 //! A one-thread HTTP server on 127.0.0.1 that answers each connection with
-//! the next canned reply and records what it was sent.
+//! the next canned reply and records what it was sent; over TLS too.
 
 use std::io::{Read, Write};
-use std::net::{TcpListener, TcpStream};
+use std::net::TcpListener;
 use std::thread::{self, JoinHandle};
 use std::time::Duration;
 
@@ -39,6 +39,9 @@ pub fn serve(replies: Vec<Reply>) -> Server {
         let mut seen = Vec::new();
         for reply in replies {
             let (mut stream, _) = listener.accept().unwrap();
+            stream
+                .set_read_timeout(Some(Duration::from_secs(5)))
+                .unwrap();
             seen.push(read_request(&mut stream));
             match reply {
                 Reply::Send(bytes) => {
@@ -71,10 +74,47 @@ pub fn down() -> String {
     format!("http://{addr}")
 }
 
-fn read_request(stream: &mut TcpStream) -> Request {
-    stream
-        .set_read_timeout(Some(Duration::from_secs(5)))
+/// Serves HTTPS with the certificate chain `chain` (DER, the server's
+/// first) and its PKCS#8 `key`: each connection gets the next reply. A
+/// client that refuses the certificate ends its connection in the
+/// handshake; that connection is not recorded, and its reply is used up.
+pub fn serve_tls(chain: Vec<Vec<u8>>, key: Vec<u8>, replies: Vec<Vec<u8>>) -> Server {
+    use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer};
+    let provider = std::sync::Arc::new(rustls::crypto::ring::default_provider());
+    let config = rustls::ServerConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_no_client_auth()
+        .with_single_cert(
+            chain.into_iter().map(CertificateDer::from).collect(),
+            PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(key)),
+        )
         .unwrap();
+    let config = std::sync::Arc::new(config);
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let base = format!("https://{}", listener.local_addr().unwrap());
+    let handle = thread::spawn(move || {
+        let mut seen = Vec::new();
+        for reply in replies {
+            let (tcp, _) = listener.accept().unwrap();
+            tcp.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+            let conn = rustls::ServerConnection::new(config.clone()).unwrap();
+            let mut tls = rustls::StreamOwned::new(conn, tcp);
+            let request = read_request(&mut tls);
+            if request.head.is_empty() {
+                continue;
+            }
+            seen.push(request);
+            let _ = tls.write_all(&reply);
+            tls.conn.send_close_notify();
+            let _ = tls.flush();
+        }
+        seen
+    });
+    Server { base, handle }
+}
+
+fn read_request(stream: &mut impl Read) -> Request {
     let mut bytes = Vec::new();
     let mut buf = [0u8; 4096];
     let head_end = loop {

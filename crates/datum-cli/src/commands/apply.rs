@@ -191,7 +191,7 @@ fn converge(
             exit_status,
         };
         let metrics = Path::new(datum_agent::metrics::DEFAULT_PATH);
-        let (_, _, warnings) = publish(machine, run, metrics, None);
+        let (_, _, warnings) = publish(machine, run, metrics, None, None);
         for w in warnings {
             ui.warning(&w);
         }

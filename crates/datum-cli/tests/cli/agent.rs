@@ -15,7 +15,7 @@ use openmetrics_parser::prometheus::parse_prometheus;
 use openmetrics_parser::{PrometheusType, PrometheusValue};
 use serde_json::{Value, json};
 
-use crate::common::{Run, datum};
+use crate::common::{Run, datum, fixture};
 use crate::delivery::{Key, Repo, Server, git, ok};
 use crate::secret_fleet::{Fleet as SecretFleet, PLAINTEXT, contains, files_under};
 
@@ -830,4 +830,45 @@ fn without_the_identity_setting_a_key_elsewhere_fails_the_secret_file_clearly() 
     let r = host.report();
     assert_eq!(r["counts"]["failed"], 1, "{r}");
     assert_eq!(r["resources"]["resources"][0]["status"], "failed", "{r}");
+}
+
+/// `ca_file` is read under `--root` at each run: a file that cannot be used
+/// refuses the run, naming it, and applies nothing; a usable one lets the
+/// run go on (the bundle here is a file, so no TLS is involved: HTTPS with
+/// a private CA is tested in the agent crate's `delivery` tests).
+#[test]
+fn a_ca_file_that_cannot_be_used_refuses_the_run_naming_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let host = Host::new();
+    let repo = Repo::new(&tmp.path().join("work"));
+    make_bundles(&repo, &host.path("/srv/bundles"), None);
+    host.config("bundle:\n  url: /srv/bundles/{host}.bundle\nca_file: /etc/datum/ca.pem\n");
+    let shown = host.path("/etc/datum/ca.pem").display().to_string();
+    for (text, expected) in [
+        (
+            None,
+            format!("cannot read the CA file {shown}: No such file"),
+        ),
+        (
+            Some("not a certificate\n"),
+            format!("the CA file {shown} holds no certificate"),
+        ),
+    ] {
+        if let Some(text) = text {
+            host.write("/etc/datum/ca.pem", text);
+        }
+        let run = host.agent(&[]);
+        assert_eq!(run.code, 1, "{}", run.stdout);
+        assert!(
+            run.stderr.contains(&expected) && run.stderr.contains("`ca_file`"),
+            "{expected}\n{}",
+            run.stderr
+        );
+        assert!(!host.path("/srv/app").exists());
+    }
+    let ca = fs::read_to_string(fixture("agent/ca.pem")).unwrap();
+    host.write("/etc/datum/ca.pem", &ca);
+    let run = host.agent(&[]);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(host.path("/srv/app").exists());
 }

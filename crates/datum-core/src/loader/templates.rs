@@ -75,17 +75,24 @@ impl Assembler {
             templates.insert(p, entry);
         }
         for (k, path, span) in named {
-            let why = match templates.get(&path) {
+            let (why, hint) = match templates.get(&path) {
                 Some(Ok(_)) => continue,
-                Some(Err(why)) => why.clone(),
-                None => "does not exist".to_owned(),
+                Some(Err(why)) => (why.clone(), None),
+                None if reader.is_ignored(&path) => (
+                    "is ignored by a `.gitignore` file".to_owned(),
+                    Some(format!(
+                        "Datum reads no file `.gitignore` ignores, so that the working tree and a commit give the same fleet: change the rule that matches `{path}`, and commit the template"
+                    )),
+                ),
+                None => ("does not exist".to_owned(), None),
             };
+            let hint = hint.unwrap_or_else(|| format!(
+                "a template is a UTF-8 file under `{DIR}/` in the fleet repository; check the name, and that the file is committed"
+            ));
             self.diags.push(
                 Diagnostic::error(Code::InvalidTemplate, format!("template `{path}` {why}"))
                     .at(span, "template")
-                    .hint(format!(
-                        "a template is a UTF-8 file under `{DIR}/` in the fleet repository; check the name, and that the file is committed"
-                    )),
+                    .hint(hint),
             );
             self.layers[k].ok = false;
         }
