@@ -11,9 +11,6 @@ use serde_json::ser::{CharEscape, CompactFormatter, Formatter, PrettyFormatter};
 use crate::source::{Files, Span};
 use crate::yaml::{Plain, classify_plain};
 
-#[doc(hidden)]
-pub mod hand;
-
 /// A value to write.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Tree<'a> {
@@ -105,6 +102,12 @@ pub fn write_yaml(w: &mut dyn Write, tree: &Tree<'_>) -> io::Result<()> {
 }
 
 /// Writes a tree as pretty JSON (two-space indent), ending with a newline.
+///
+/// serde_json replaced a hand-written writer here (issue 13), giving the
+/// same bytes. Measured against it in one criterion run (`benches/json.rs`
+/// of commit 8d564f8, 10,000 generated hosts, medians): every manifest
+/// (`render --all --format json`) 150 ms against 200; every host's
+/// explanation 3.28 s against 2.80 pretty, 1.36 s against 2.05 on one line.
 pub fn write_json(w: &mut dyn Write, tree: &Tree<'_>) -> io::Result<()> {
     let mut out = json_bytes(tree, PrettyFormatter::new())?;
     out.push(b'\n');
@@ -407,12 +410,20 @@ mod tests {
     fn writes_json() {
         let t = Tree::map()
             .with("a", Tree::strs(["x", "y\"z"]))
-            .with("b", Tree::map());
+            .with("b", Tree::map())
+            .with("c", Tree::List(vec![Tree::Null, Tree::List(vec![])]))
+            .with("d", Tree::Int(-7));
         let mut buf = Vec::new();
         write_json(&mut buf, &t).unwrap();
         assert_eq!(
             String::from_utf8(buf).unwrap(),
-            "{\n  \"a\": [\n    \"x\",\n    \"y\\\"z\"\n  ],\n  \"b\": {}\n}\n"
+            "{\n  \"a\": [\n    \"x\",\n    \"y\\\"z\"\n  ],\n  \"b\": {},\n  \"c\": [\n    null,\n    []\n  ],\n  \"d\": -7\n}\n"
+        );
+        let mut buf = Vec::new();
+        write_json_line(&mut buf, &t).unwrap();
+        assert_eq!(
+            String::from_utf8(buf).unwrap(),
+            "{\"a\":[\"x\",\"y\\\"z\"],\"b\":{},\"c\":[null,[]],\"d\":-7}\n"
         );
     }
 
@@ -430,36 +441,6 @@ mod tests {
                 .to_owned()
                 + "\n"
         );
-    }
-
-    fn json_text(tree: &Tree<'_>, line: bool) -> String {
-        let mut buf = Vec::new();
-        if line {
-            write_json_line(&mut buf, tree).unwrap();
-        } else {
-            write_json(&mut buf, tree).unwrap();
-        }
-        String::from_utf8(buf).unwrap()
-    }
-
-    fn any_text() -> impl Strategy<Value = String> {
-        prop::collection::vec(any::<char>(), 0..8).prop_map(String::from_iter)
-    }
-
-    fn any_tree() -> impl Strategy<Value = Tree<'static>> {
-        let leaf = prop_oneof![
-            Just(Tree::Null),
-            any::<i64>().prop_map(Tree::Int),
-            any::<bool>().prop_map(Tree::Bool),
-            any_text().prop_map(Tree::str),
-        ];
-        leaf.prop_recursive(4, 48, 6, |inner| {
-            prop_oneof![
-                prop::collection::vec(inner.clone(), 0..6).prop_map(Tree::List),
-                prop::collection::vec((any_text().prop_map(Cow::Owned), inner), 0..6)
-                    .prop_map(Tree::Map),
-            ]
-        })
     }
 
     fn reads_back(s: &str) -> Option<String> {
@@ -540,21 +521,13 @@ mod tests {
         #[test]
         fn any_string_reads_back_from_json(s in "\\PC*|[ -~\\n\\t]{0,40}", c in any::<char>()) {
             let s = format!("{s}{c}");
-            let text = json_text(&Tree::map().with(s.clone(), Tree::str(s.as_str())), true);
+            let mut buf = Vec::new();
+            write_json_line(&mut buf, &Tree::map().with(s.clone(), Tree::str(s.as_str()))).unwrap();
+            let text = String::from_utf8(buf).unwrap();
             let line = text.strip_suffix('\n').unwrap();
             prop_assert!(!line.chars().any(escaped_too), "{}", line);
             let back: serde_json::Value = serde_json::from_str(&text).unwrap();
             prop_assert_eq!(back, serde_json::json!({s.clone(): s}));
-        }
-
-        #[test]
-        fn any_tree_writes_as_the_hand_written_writer_did(t in any_tree()) {
-            let mut before = Vec::new();
-            hand::write_json(&mut before, &t).unwrap();
-            prop_assert_eq!(json_text(&t, false), String::from_utf8(before).unwrap());
-            let mut before = Vec::new();
-            hand::write_json_line(&mut before, &t).unwrap();
-            prop_assert_eq!(json_text(&t, true), String::from_utf8(before).unwrap());
         }
     }
 }
