@@ -11,6 +11,7 @@ pub use display::{
 };
 
 use crate::diagnostic::{Code, Diagnostic};
+use crate::explain::suggest_declared;
 use crate::fleet::{Fleet, ResId};
 use crate::printable::escape;
 use crate::resolve::{Contrib, ExecRule, Problem, VarContrib};
@@ -399,9 +400,13 @@ fn dangling(
         format!("listed by {}", fleet.layer(by.layer).display),
     )
     .note(on_hosts(hosts))
-    .hint(format!(
-        "declare {t} in a layer these hosts match, or remove the entry"
-    ))
+    .hint(match suggest_declared(fleet, target) {
+        Some(near) => format!(
+            "did you mean {}? Otherwise declare {t} in a layer these hosts match, or remove the entry",
+            fleet.resources.text(near)
+        ),
+        None => format!("declare {t} in a layer these hosts match, or remove the entry"),
+    })
 }
 
 /// `A -> B -> A`, each step placed where its entry is listed.

@@ -6,7 +6,7 @@ use datum_core::explain::{Explanation, Target, json, text};
 
 use super::{ReportFormat, parse_target, resolve_host};
 use crate::GlobalArgs;
-use crate::command_error::Result;
+use crate::command_error::{CommandError, Result};
 use crate::exit::Status;
 use crate::paint::Scheme;
 use crate::root;
@@ -21,6 +21,7 @@ use crate::ui::{Format, Ui};
 /// does not resolve is explained all the same, its conflicts with every
 /// side; the errors go to stderr and the status is 1.
 #[derive(Debug, clap::Args)]
+#[command(override_usage = "datum explain [OPTIONS] --host <HOST> [ID[.FIELD]]")]
 pub struct Args {
     /// A resource, `File[nginx-config]`, or one field of it with its whole
     /// chain, `File[nginx-config].mode`. Without it: every layer the host
@@ -28,8 +29,12 @@ pub struct Args {
     #[arg(value_name = "ID[.FIELD]")]
     target: Option<String>,
     /// The host to explain.
-    #[arg(long, value_name = "HOST", add = clap_complete::ArgValueCompleter::new(super::completions::host_names))]
-    host: String,
+    #[arg(long, value_name = "HOST", required_unless_present = "stray", add = clap_complete::ArgValueCompleter::new(super::completions::host_names))]
+    host: Option<String>,
+    /// A second word, as in `datum explain web-001 File[x]`: refused with
+    /// the command as it is written (the host goes in --host).
+    #[arg(hide = true, value_name = "STRAY")]
+    stray: Option<String>,
     /// The output format: aligned text, or one JSON document that locates
     /// every contribution as path:line:column.
     #[arg(long, value_enum, default_value_t = ReportFormat::Text)]
@@ -37,6 +42,7 @@ pub struct Args {
 }
 
 pub fn run(ui: &mut Ui, global: &GlobalArgs, args: Args) -> Result<Status> {
+    let host = host(&args)?;
     // Read before the fleet loads: a mistyped id needs no fleet to be refused.
     let target = match &args.target {
         None => Target::Host,
@@ -45,7 +51,7 @@ pub fn run(ui: &mut Ui, global: &GlobalArgs, args: Args) -> Result<Status> {
     let (fleet, _) = root::open(ui, global)?;
     // A host with problems (shown on stderr) is explained all the same:
     // debugging them is when explain is needed most.
-    let resolved = resolve_host(ui, &fleet, &args.host)?;
+    let resolved = resolve_host(ui, &fleet, host)?;
     let ex = Explanation::new(&fleet, resolved.host, &resolved.resolution);
     let answer = ex.answer(&target);
     match args.format {
@@ -67,4 +73,28 @@ pub fn run(ui: &mut Ui, global: &GlobalArgs, args: Args) -> Result<Status> {
     } else {
         Status::FAILED
     })
+}
+
+/// The host asked about. `datum explain HOST ID` (the order `render`
+/// takes) is refused with the command that means it.
+fn host(args: &Args) -> Result<&str> {
+    match (&args.host, &args.target, &args.stray) {
+        (Some(host), _, None) => Ok(host),
+        (given, first, Some(second)) => {
+            let first = first.as_deref().unwrap_or_default();
+            let second = second.as_str();
+            // The word that reads as an id is the id, whatever the order.
+            let (id, other) = if parse_target(first).is_err() && parse_target(second).is_ok() {
+                (second, first)
+            } else {
+                (first, second)
+            };
+            let host = given.as_deref().unwrap_or(other);
+            Err(CommandError::usage(format!(
+                "explain takes one resource or field, and the host as --host: `{first}` and `{second}` given"
+            ))
+            .hint(format!("datum explain '{id}' --host {host}")))
+        }
+        (None, _, None) => Err(CommandError::usage("name the host to explain with --host")),
+    }
 }

@@ -140,6 +140,30 @@ fn malformed_arguments_exit_64() {
 }
 
 #[test]
+fn explain_given_the_host_as_a_word_shows_the_command_meant() {
+    // `render` takes the host first; explain's host goes in --host.
+    let meant = "hint: datum explain 'File[nginx-config].mode' --host web-001";
+    for args in [
+        &["explain", "web-001", "File[nginx-config].mode"][..],
+        &["explain", "File[nginx-config].mode", "web-001"],
+        &[
+            "explain",
+            "File[nginx-config].mode",
+            "nginx",
+            "--host",
+            "web-001",
+        ],
+    ] {
+        usage(
+            args,
+            "explain takes one resource or field, and the host as --host",
+        );
+        usage(args, meant);
+    }
+    usage(&["explain", "File[nginx-config]"], "--host <HOST>");
+}
+
+#[test]
 fn help_and_version_succeed() {
     for args in [
         &["--help"][..],

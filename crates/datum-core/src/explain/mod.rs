@@ -434,6 +434,36 @@ impl<'f> Explanation<'f> {
 
 /// The resource id some layer declares that is nearest to `id`, for a typo.
 pub fn nearest_declared(fleet: &Fleet, id: &ResourceId) -> Option<ResId> {
+    let declared = declared(fleet);
+    let near = nearest(
+        &id.to_string(),
+        declared.iter().map(|&r| fleet.resources.text(r)),
+    )?;
+    declared
+        .into_iter()
+        .find(|&r| fleet.resources.text(r) == near)
+}
+
+/// The declared resource of the same type whose title is a likely typo of
+/// `id`'s (see [`suggest`]): `Package[ngnix]` gives `Package[nginx]`, and
+/// never a resource of another type.
+pub fn suggest_declared(fleet: &Fleet, id: ResId) -> Option<ResId> {
+    let target = fleet.resources.get(id);
+    let same_kind: Vec<ResId> = declared(fleet)
+        .into_iter()
+        .filter(|&r| fleet.resources.get(r).kind == target.kind)
+        .collect();
+    let near = suggest(
+        &target.title,
+        same_kind.iter().map(|&r| &*fleet.resources.get(r).title),
+    )?;
+    same_kind
+        .into_iter()
+        .find(|&r| &*fleet.resources.get(r).title == near)
+}
+
+/// Every resource some layer declares, sorted, once each.
+fn declared(fleet: &Fleet) -> Vec<ResId> {
     let mut declared: Vec<ResId> = fleet
         .layers
         .iter()
@@ -441,11 +471,7 @@ pub fn nearest_declared(fleet: &Fleet, id: &ResourceId) -> Option<ResId> {
         .collect();
     declared.sort_unstable();
     declared.dedup();
-    let text = id.to_string();
-    let near = nearest(&text, declared.iter().map(|&r| fleet.resources.text(r)))?;
     declared
-        .into_iter()
-        .find(|&r| fleet.resources.text(r) == near)
 }
 
 #[cfg(test)]

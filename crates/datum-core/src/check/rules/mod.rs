@@ -162,6 +162,34 @@ mod tests {
     }
 
     #[test]
+    fn a_misspelt_requires_entry_suggests_the_declared_resource_only_when_near() {
+        let r = |entry: &str| {
+            MemReader::new()
+                .file("datum.yaml", FLEET)
+                .file("hosts.yaml", host("web-001", "{role: web}"))
+                .file(
+                    "a/layer.yaml",
+                    layer(
+                        30,
+                        "{role: web}",
+                        &format!(
+                            "  Package[nginx]: {{}}\n  Service[postgresql]: {{}}\n  Service[nginx]:\n    requires: [\"{entry}\"]\n"
+                        ),
+                    ),
+                )
+        };
+        let near = rendered(&r("Package[ngnix]")).concat();
+        assert!(
+            near.contains("hint: did you mean Package[nginx]? Otherwise declare Package[ngnix]"),
+            "{near}"
+        );
+        // Service[postgresql] is near in text, but of another type.
+        let far = rendered(&r("Package[postgresql]")).concat();
+        assert!(far.contains("names Package[postgresql]"), "{far}");
+        assert!(!far.contains("did you mean"), "{far}");
+    }
+
+    #[test]
     fn a_held_back_host_matching_both_layers_is_no_latent_overlap() {
         // web-001 matches both layers, but a broken layer holds it back, so
         // no conflict is reported for it; "no host matches both" would be false.
