@@ -9,17 +9,19 @@ use crate::testkit::{FLEET, host, layer};
 
 const WEB: &str = "  Package[nginx]: {}\n  File[conf]:\n    path: /etc/nginx.conf\n    mode: \"0640\"\n    source: files/nginx.conf\n    requires: Package[nginx]\n";
 
+/// The hosts of [`base`]: web-001, web-002, web-003, db-001.
+fn base_hosts() -> String {
+    host("web-001", "{role: web}")
+        + &host("web-002", "{role: web}")
+        + &host("web-003", "{role: web}")
+        + &host("db-001", "{role: db}")
+}
+
 /// web-001 (with a host override of the mode), web-002, web-003, db-001.
 fn base() -> MemReader {
     MemReader::new()
         .file("datum.yaml", FLEET)
-        .file(
-            "hosts.yaml",
-            host("web-001", "{role: web}")
-                + &host("web-002", "{role: web}")
-                + &host("web-003", "{role: web}")
-                + &host("db-001", "{role: db}"),
-        )
+        .file("hosts.yaml", base_hosts())
         .file("files/nginx.conf", "worker_processes 1;\n")
         .file("roles/web/layer.yaml", layer(30, "{role: web}", WEB))
         .file(
@@ -193,11 +195,7 @@ fn an_added_host_that_fails_shows_its_error_with_the_new_sides_lines() {
     let new = base()
         .file(
             "hosts.yaml",
-            host("web-001", "{role: web}")
-                + &host("web-002", "{role: web}")
-                + &host("web-003", "{role: web}")
-                + &host("db-001", "{role: db}")
-                + &host("web-004", "{role: web, tier: tls}"),
+            base_hosts() + &host("web-004", "{role: web, tier: tls}"),
         )
         .file(
             "roles/tls/layer.yaml",
