@@ -225,6 +225,27 @@ fn an_added_host_that_fails_shows_its_error_with_the_new_sides_lines() {
 }
 
 #[test]
+fn an_error_drawn_in_a_diff_is_escaped() {
+    // A conflicting layer in a directory whose name holds ESC and a newline.
+    let new = base().file(
+        "evil\u{1b}[2J\n/layer.yaml",
+        layer(30, "{role: web}", "  File[conf]:\n    mode: \"0600\"\n"),
+    );
+    let text = text_of(&base(), &new);
+    let bad: Vec<char> = text
+        .chars()
+        .filter(|&c| c.is_control() && c != '\n')
+        .collect();
+    assert!(bad.is_empty(), "{bad:?}:\n{text}");
+    assert!(
+        text.contains(
+            "    --> evil\\u{1b}[2J\\n/layer.yaml:8:11\n       |\n     8 |     mode: \"0600\"\n"
+        ),
+        "{text}"
+    );
+}
+
+#[test]
 fn requires_entries_resources_labels_and_hosts() {
     // db-001 and web-003 go, web-004 comes, web-002 gains a label.
     let new = base()
