@@ -9,17 +9,19 @@ use crate::testkit::{FLEET, host, layer};
 
 const WEB: &str = "  Package[nginx]: {}\n  File[conf]:\n    path: /etc/nginx.conf\n    mode: \"0640\"\n    source: files/nginx.conf\n    requires: Package[nginx]\n";
 
+/// The hosts of [`base`]: web-001, web-002, web-003, db-001.
+fn base_hosts() -> String {
+    host("web-001", "{role: web}")
+        + &host("web-002", "{role: web}")
+        + &host("web-003", "{role: web}")
+        + &host("db-001", "{role: db}")
+}
+
 /// web-001 (with a host override of the mode), web-002, web-003, db-001.
 fn base() -> MemReader {
     MemReader::new()
         .file("datum.yaml", FLEET)
-        .file(
-            "hosts.yaml",
-            host("web-001", "{role: web}")
-                + &host("web-002", "{role: web}")
-                + &host("web-003", "{role: web}")
-                + &host("db-001", "{role: db}"),
-        )
+        .file("hosts.yaml", base_hosts())
         .file("files/nginx.conf", "worker_processes 1;\n")
         .file("roles/web/layer.yaml", layer(30, "{role: web}", WEB))
         .file(
@@ -169,13 +171,77 @@ fn an_introduced_conflict_is_reported_with_its_hosts_and_a_fixed_one_too() {
          0640  roles/web      precedence 30\n    \
          0600  roles/web-tls  precedence 30\n    \
          both layers match hosts web-001, web-002, web-003 at equal precedence\n    \
-         --> roles/web/layer.yaml:10:11\n    \
-         --> roles/web-tls/layer.yaml:8:11\n"
+         --> roles/web/layer.yaml:10:11\n       \
+         |\n    \
+         10 |     mode: \"0640\"\n       \
+         |           ^^^^^^\n    \
+         --> roles/web-tls/layer.yaml:8:11\n       \
+         |\n     \
+         8 |     mode: \"0600\"\n       \
+         |           ^^^^^^\n    \
+         = hint: give the layer that should win a higher precedence, or narrow a matcher so the layers no longer overlap\n"
     );
     let back = text_of(&new, &base());
     assert!(
         back.contains("resolves now (3 hosts): web-001, web-002, web-003\n  fixed: conflicting values for File[conf].mode\n"),
         "{back}"
+    );
+}
+
+#[test]
+fn an_added_host_that_fails_shows_its_error_with_the_new_sides_lines() {
+    // web-004 comes with a layer only it matches, which conflicts with
+    // roles/web; the old side has neither, so every line is the new side's.
+    let new = base()
+        .file(
+            "hosts.yaml",
+            base_hosts() + &host("web-004", "{role: web, tier: tls}"),
+        )
+        .file(
+            "roles/tls/layer.yaml",
+            layer(30, "{tier: tls}", "  File[conf]:\n    mode: \"0600\"\n"),
+        );
+    let text = text_of(&base(), &new);
+    assert_eq!(
+        text,
+        "old: old\nnew: new\n0 hosts change, 1 added, 0 removed, 4 unchanged, 1 failing\n\n\
+         added\n  \
+         web-004  role=web  tier=tls\n    \
+         does not resolve\n      \
+         error: conflicting values for File[conf].mode\n        \
+         0600  roles/tls  precedence 30\n        \
+         0640  roles/web  precedence 30\n        \
+         both layers match host web-004 at equal precedence\n        \
+         --> roles/tls/layer.yaml:8:11\n           \
+         |\n         \
+         8 |     mode: \"0600\"\n           \
+         |           ^^^^^^\n        \
+         --> roles/web/layer.yaml:10:11\n           \
+         |\n        \
+         10 |     mode: \"0640\"\n           \
+         |           ^^^^^^\n        \
+         = hint: give the layer that should win a higher precedence, or narrow a matcher so the layers no longer overlap\n"
+    );
+}
+
+#[test]
+fn an_error_drawn_in_a_diff_is_escaped() {
+    // A conflicting layer in a directory whose name holds ESC and a newline.
+    let new = base().file(
+        "evil\u{1b}[2J\n/layer.yaml",
+        layer(30, "{role: web}", "  File[conf]:\n    mode: \"0600\"\n"),
+    );
+    let text = text_of(&base(), &new);
+    let bad: Vec<char> = text
+        .chars()
+        .filter(|&c| c.is_control() && c != '\n')
+        .collect();
+    assert!(bad.is_empty(), "{bad:?}:\n{text}");
+    assert!(
+        text.contains(
+            "    --> evil\\u{1b}[2J\\n/layer.yaml:8:11\n       |\n     8 |     mode: \"0600\"\n"
+        ),
+        "{text}"
     );
 }
 

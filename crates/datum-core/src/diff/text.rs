@@ -16,9 +16,10 @@
 //! Hosts that change the same way share one section. A value's layers read
 //! `roles/web` when the same layer is responsible on both sides, and
 //! `roles/web → hosts/web-001` when responsibility moves. Sensitive content
-//! prints as `(sensitive)`. Every line is escaped ([`crate::printable`]):
-//! a name or value holding a control character cannot add lines or act on
-//! the terminal.
+//! prints as `(sensitive)`. An error is drawn as `datum check` draws it,
+//! each place with its line, indented under its host or section. Every
+//! line is escaped ([`crate::printable`]): a name or value holding a
+//! control character cannot add lines or act on the terminal.
 
 use std::io::{self, Write};
 
@@ -242,23 +243,21 @@ fn layers(old: &FieldSide, new: &FieldSide) -> String {
     }
 }
 
-/// An error as a block: `error: message`, its table, where it is.
+/// An error drawn as `check` draws it (its table, each place with the
+/// line it is on, notes, hint), every line indented by `indent` to sit
+/// under its host or section. `fleet` is the side the error is on: the
+/// lines shown are that side's text.
 fn failure_lines(
     w: &mut dyn Write,
     fleet: &Fleet,
     d: &Diagnostic,
     indent: usize,
 ) -> io::Result<()> {
+    let mut drawn = Vec::new();
+    d.render(&fleet.files, false, &mut drawn)?;
     let pad = " ".repeat(indent);
-    write_line(w, &format!("{pad}error: {}", d.message))?;
-    for l in &d.body {
-        write_line(w, &format!("{pad}  {l}"))?;
-    }
-    for label in d.primary.iter().chain(&d.secondary) {
-        write_line(
-            w,
-            &format!("{pad}  --> {}", fleet.files.location(label.span)),
-        )?;
+    for line in String::from_utf8_lossy(&drawn).lines() {
+        write_line(w, format!("{pad}{line}").trim_end())?;
     }
     Ok(())
 }
