@@ -14,6 +14,7 @@ use nix::sys::termios::{tcgetattr, tcsetattr};
 use zeroize::Zeroizing;
 
 use crate::command_error::{CommandError, Result};
+use datum_apply::provider::exec::shown;
 
 /// Tries before giving up, as ssh allows.
 pub const ATTEMPTS: usize = 3;
@@ -73,17 +74,21 @@ fn read_error(e: ReadIdentityError) -> CommandError {
 /// A protected key and no terminal to ask on: what can be used instead.
 fn no_terminal(path: &Path, by: Protection, e: &io::Error) -> CommandError {
     let key = path.display();
+    let quoted = shown(&[key.to_string()]);
+    // mktemp makes the copy 0600 under a name nobody can plant first; the
+    // redirection keeps that mode (`age -o` would make it 0644).
+    let scratch = r#"umask 077; k=$(mktemp -p "${XDG_RUNTIME_DIR:-/dev/shm}")"#;
     let copy = match by {
         Protection::SshKey => {
-            format!("cp {key} /dev/shm/key && ssh-keygen -p -N '' -f /dev/shm/key")
+            format!(r#"{scratch} && cat {quoted} > "$k" && ssh-keygen -p -N '' -f "$k""#)
         }
-        Protection::AgeFile => format!("age -d -o /dev/shm/key {key}"),
+        Protection::AgeFile => format!(r#"{scratch} && age -d {quoted} > "$k""#),
     };
     CommandError::failed(format!(
         "identity {key} is protected by a passphrase, and there is no terminal to ask for it ({e})"
     ))
     .hint(format!(
-        "run this from a terminal; without one, give an age identity file or a copy of the key without a passphrase on a memory file system, removed after use (`{copy}`); an SSH agent is not used"
+        "run this from a terminal; without one, give an age identity file or a copy of the key without a passphrase on a memory file system, removed after use (`{copy}`, then `DATUM_IDENTITY=\"$k\"`, and `rm -f \"$k\"` after); an SSH agent is not used"
     ))
 }
 
@@ -140,6 +145,9 @@ impl Drop for Restore<'_> {
 impl Terminal {
     fn open() -> io::Result<Terminal> {
         let tty = File::options().read(true).write(true).open("/dev/tty")?;
+        // Opened but no terminal after all (some containers): no way to
+        // turn echo off, so the same as none.
+        tcgetattr(&tty).map_err(io::Error::from)?;
         Ok(Terminal { tty })
     }
 
@@ -176,7 +184,12 @@ impl Terminal {
             match end {
                 End::Enter => break,
                 End::Signal(signal) => {
-                    // The terminal is back as it was: now act on the key.
+                    // The terminal is back as it was: now act on the key,
+                    // with nothing typed left in memory (Ctrl-\ may dump
+                    // core where cores are kept).
+                    if signal != Signal::SIGTSTP {
+                        zeroize::Zeroize::zeroize(&mut *line);
+                    }
                     let _ = raise(signal);
                     if signal != Signal::SIGTSTP {
                         return Err(AskError::Interrupted);

@@ -123,6 +123,9 @@ impl Reader for Creating<'_> {
     fn list_payloads(&self, dir: &str) -> std::result::Result<Vec<String>, ReadError> {
         self.inner.list_payloads(dir)
     }
+    fn is_ignored(&self, path: &str) -> bool {
+        self.inner.is_ignored(path)
+    }
     fn read_source(&self, path: &str, limit: u64) -> std::result::Result<Vec<u8>, SourceError> {
         match self.inner.read_source(path, limit) {
             Err(SourceError::Missing) if self.path.as_deref() == Some(path) => Ok(Vec::new()),
@@ -460,11 +463,21 @@ fn scratch_dir() -> PathBuf {
     let set = |name| std::env::var_os(name).filter(|v| !v.is_empty());
     if set("TMPDIR").is_none()
         && let Some(runtime) = set("XDG_RUNTIME_DIR").map(PathBuf::from)
-        && runtime.is_dir()
+        && private_to_us(&runtime)
     {
         return runtime;
     }
     std::env::temp_dir()
+}
+
+/// A directory this user owns and nobody else may enter: a runtime
+/// directory inherited from another user (`su`, `sudo -E`) is not one, and
+/// its owner could swap the scratch directory made in it.
+fn private_to_us(dir: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt as _;
+    std::fs::symlink_metadata(dir).is_ok_and(|m| {
+        m.is_dir() && m.uid() == nix::unistd::geteuid().as_raw() && m.mode() & 0o077 == 0
+    })
 }
 
 /// Overwrites the file with zeros in place (no truncation, which would

@@ -188,7 +188,8 @@ fn without_a_terminal_a_protected_key_is_refused_naming_the_ways_out() {
         "run this from a terminal",
         "an age identity file",
         "a copy of the key without a passphrase on a memory file system",
-        "ssh-keygen -p -N '' -f /dev/shm/key",
+        r#"umask 077; k=$(mktemp -p "${XDG_RUNTIME_DIR:-/dev/shm}") && cat "#,
+        r#" > "$k" && ssh-keygen -p -N '' -f "$k""#,
         "an SSH agent is not used",
     ] {
         assert!(run.stderr.contains(way_out), "{way_out}: {}", run.stderr);

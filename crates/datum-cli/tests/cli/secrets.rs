@@ -515,6 +515,17 @@ fn edit_prefers_the_runtime_directory_when_tmpdir_is_unset() {
         ("TMPDIR", None),
         ("XDG_RUNTIME_DIR", Some(runtime.as_path())),
     ];
+    // A runtime directory others may enter (one inherited through `su` or
+    // `sudo -E` is another's) is passed over for the system's.
+    fs::set_permissions(&runtime, fs::Permissions::from_mode(0o755)).unwrap();
+    let run = f.edit(&f.key("admin"), &editor, &env);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let path = PathBuf::from(fs::read_to_string(kept.join("path")).unwrap());
+    assert_ne!(path.parent().unwrap().parent().unwrap(), runtime);
+    // Private to this user, as systemd makes it: used.
+    fs::set_permissions(&runtime, fs::Permissions::from_mode(0o700)).unwrap();
+    fs::remove_dir_all(&kept).unwrap();
+    fs::create_dir_all(&kept).unwrap();
     let run = f.edit(&f.key("admin"), &editor, &env);
     assert_eq!(run.code, 0, "{}", run.stderr);
     let path = PathBuf::from(fs::read_to_string(kept.join("path")).unwrap());
