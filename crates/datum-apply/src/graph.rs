@@ -94,6 +94,19 @@ impl Cycle {
     }
 }
 
+/// Which items item `i` comes after, directly or through others, by the
+/// edges of a [`Plan`]'s `deps`.
+pub fn upstream(deps: &[Vec<(usize, Why)>], i: usize) -> Vec<bool> {
+    let mut seen = vec![false; deps.len()];
+    let mut stack: Vec<usize> = deps[i].iter().map(|&(d, _)| d).collect();
+    while let Some(d) = stack.pop() {
+        if !std::mem::replace(&mut seen[d], true) {
+            stack.extend(deps[d].iter().map(|&(e, _)| e));
+        }
+    }
+    seen
+}
+
 /// Orders the items (given sorted by id), or gives every cycle, one per
 /// knot of resources that wait on each other.
 pub fn plan(items: &[Item]) -> Result<Plan, Vec<Cycle>> {

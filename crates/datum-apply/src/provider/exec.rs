@@ -168,7 +168,7 @@ impl Execs {
             }
         }
         let not_yet = (cx.noop && !first.is_empty())
-            .then(|| format!("{} would change first", first.join(", ")));
+            .then(|| format!("{} would change first", shortened(first)));
         let guards = [
             ("onlyif", spec.onlyif.as_ref(), true),
             ("unless", spec.unless.as_ref(), false),
@@ -477,9 +477,25 @@ impl Capture {
     }
 }
 
+/// `A, B, C and 4 more`: what would change first, kept to a line.
+fn shortened(ids: &[&str]) -> String {
+    const SHOWN: usize = 3;
+    if ids.len() <= SHOWN + 1 {
+        return ids.join(", ");
+    }
+    format!("{} and {} more", ids[..SHOWN].join(", "), ids.len() - SHOWN)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn what_would_change_first_is_kept_to_a_line() {
+        assert_eq!(shortened(&["A", "B"]), "A, B");
+        assert_eq!(shortened(&["A", "B", "C", "D"]), "A, B, C, D");
+        assert_eq!(shortened(&["A", "B", "C", "D", "E"]), "A, B, C and 2 more");
+    }
 
     fn inv(argv: &[&str]) -> Invocation {
         Invocation {

@@ -420,11 +420,22 @@ fn noop_does_not_ask_guards_before_what_would_change_first() {
     unless: [db-newer]
     user: deploy
     requires: File[marker]
+  Exec[indirect]:
+    command: [deploy-it]
+    unless: [db-newer]
+    requires: File[marker]
 "
     ));
     let (summary, outcomes) = run(&items, &p, &root, true);
     assert!(taken(&log).is_empty(), "a guard was asked");
-    assert_eq!((summary.would_change, summary.unchanged), (6, 1));
+    assert_eq!((summary.would_change, summary.unchanged), (7, 1));
+    // File[marker] is unchanged, but what it comes after would change.
+    assert_eq!(
+        status_of(&outcomes, "Exec[indirect]").notes,
+        [
+            "`unless` not asked under --noop (db-newer): User[deploy] would change first, and a real run asks it after that"
+        ]
+    );
     let n = status_of(&outcomes, "Exec[newaliases]");
     assert_eq!(
         n.changes,
@@ -461,9 +472,12 @@ fn noop_does_not_ask_guards_before_what_would_change_first() {
         .filter(|i| i.id != "User[deploy]")
         .collect();
     let (summary, outcomes) = run(&items, &p, &root, true);
-    assert_eq!((summary.would_change, summary.unchanged), (0, 6));
+    assert_eq!((summary.would_change, summary.unchanged), (0, 7));
     // The refresh is not due: nothing is asked for it.
-    assert_eq!(taken(&log), ["run db-newer", "run db-newer"]);
+    assert_eq!(
+        taken(&log),
+        ["run db-newer", "run db-newer", "run db-newer"]
+    );
     assert!(status_of(&outcomes, "Exec[newaliases]").notes.is_empty());
 }
 
@@ -695,7 +709,7 @@ fn an_exec_runs_after_its_user_and_the_directory_it_runs_in() {
     assert_eq!(
         status_of(&outcomes, "Exec[a-in]").notes,
         [
-            "`onlyif` not asked under --noop (ready-in): Directory[app] would change first, and a real run asks it after that"
+            "`onlyif` not asked under --noop (ready-in): Directory[app], Package[zz-app] would change first, and a real run asks it after that"
         ]
     );
     let (summary, outcomes) = run(&items, &p, &root, false);
