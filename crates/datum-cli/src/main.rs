@@ -18,6 +18,7 @@ static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 mod command_error;
 mod commands;
+mod editor;
 mod exit;
 mod paint;
 mod passphrase;

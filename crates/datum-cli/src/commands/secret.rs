@@ -17,6 +17,7 @@ use datum_core::reader::{DirReader, ReadError, Reader, SourceError};
 
 use crate::GlobalArgs;
 use crate::command_error::{CommandError, Result};
+use crate::editor::Edited;
 use crate::exit::Status;
 use crate::root;
 use crate::ui::Ui;
@@ -222,26 +223,21 @@ impl<'f> Cx<'f> {
             .map_err(|e| io("create", e))?;
         out.write_all(old.as_bytes()).map_err(|e| io("write", e))?;
         drop(out);
-        let editor = std::env::var("VISUAL")
-            .ok()
-            .filter(|e| !e.trim().is_empty())
-            .or_else(|| {
-                std::env::var("EDITOR")
-                    .ok()
-                    .filter(|e| !e.trim().is_empty())
-            })
-            .unwrap_or_else(|| "vi".to_owned());
-        let status = std::process::Command::new("sh")
-            .arg("-c")
-            .arg(format!("{editor} \"$1\""))
-            .arg("sh")
-            .arg(file)
-            .status()
-            .map_err(|e| CommandError::failed(format!("cannot run the editor `{editor}`: {e}")))?;
-        if !status.success() {
-            return Err(CommandError::failed(format!(
-                "the editor `{editor}` exited with {status}; {rel} is unchanged"
-            )));
+        let (editor, edited) = crate::editor::edit(file).map_err(|(editor, e)| {
+            CommandError::failed(format!("cannot run the editor `{editor}`: {e}"))
+        })?;
+        match edited {
+            Edited::Stopped(signal) => {
+                return Err(CommandError::failed(format!(
+                    "stopped by {signal} while the editor `{editor}` ran; {rel} is unchanged and the scratch copy is wiped"
+                )));
+            }
+            Edited::Exited(status) if !status.success() => {
+                return Err(CommandError::failed(format!(
+                    "the editor `{editor}` exited with {status}; {rel} is unchanged"
+                )));
+            }
+            Edited::Exited(_) => {}
         }
         let new = Plaintext::read_from(
             std::fs::File::open(file).map_err(|e| io("read", e))?,
