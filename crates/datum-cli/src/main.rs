@@ -20,6 +20,7 @@ mod command_error;
 mod commands;
 mod editor;
 mod exit;
+mod held;
 mod paint;
 mod passphrase;
 mod root;

@@ -8,16 +8,25 @@ use std::io::{self, Read as _, Write as _};
 use std::path::Path;
 
 use datum_secrets::{Identity, IdentityError, KeyFile, Protection, ReadIdentityError};
+use std::os::fd::AsFd as _;
+
+use nix::errno::Errno;
+use nix::poll::{PollFd, PollFlags, poll};
 use nix::sys::signal::{Signal, raise};
 use nix::sys::termios::{LocalFlags, SetArg, SpecialCharacterIndices as Cc, Termios};
 use nix::sys::termios::{tcgetattr, tcsetattr};
+use signal_hook::consts::{SIGALRM, SIGHUP, SIGTERM};
 use zeroize::Zeroizing;
 
 use crate::command_error::{CommandError, Result};
+use crate::held::Held;
 use datum_apply::provider::exec::shown;
 
 /// Tries before giving up, as ssh allows.
 pub const ATTEMPTS: usize = 3;
+
+/// How often a held-off signal is looked for while waiting for a key.
+const HELD_CHECK_MS: u16 = 100;
 
 /// No passphrase is longer; the buffer never grows, so never leaves a copy.
 const MAX_PASSPHRASE: usize = 1024;
@@ -168,6 +177,8 @@ impl Terminal {
         quiet.control_chars[Cc::VTIME as usize] = 0;
         let keys = Keys::of(&saved);
         let mut line = Zeroizing::new(Vec::with_capacity(MAX_PASSPHRASE));
+        // Killed with echo off, Datum would leave the terminal so.
+        let held = Held::catch(&[SIGHUP, SIGTERM, SIGALRM]).map_err(AskError::Io)?;
         loop {
             let restore = Restore {
                 tty: &self.tty,
@@ -178,7 +189,7 @@ impl Terminal {
             (&self.tty)
                 .write_all(prompt.as_bytes())
                 .map_err(AskError::Io)?;
-            let end = read_line(&self.tty, &keys, &mut line);
+            let end = read_line(&self.tty, &keys, &mut line, &held);
             let _ = (&self.tty).write_all(b"\n");
             drop(restore);
             match end {
@@ -189,6 +200,12 @@ impl Terminal {
                     // core where cores are kept).
                     if signal != Signal::SIGTSTP {
                         zeroize::Zeroize::zeroize(&mut *line);
+                    }
+                    if held.received().is_some() {
+                        // Its default action, now that nothing is left to undo.
+                        drop(held);
+                        let _ = raise(signal);
+                        return Err(AskError::Interrupted);
                     }
                     let _ = raise(signal);
                     if signal != Signal::SIGTSTP {
@@ -245,10 +262,21 @@ enum End {
 
 /// Reads one byte at a time into `line`, which never grows past its
 /// capacity. End of input counts as Enter on an empty line.
-fn read_line(mut tty: &File, keys: &Keys, line: &mut Vec<u8>) -> End {
+/// A hang-up or termination held off meanwhile ends the line, checked
+/// every [`HELD_CHECK_MS`] while nothing is typed.
+fn read_line(mut tty: &File, keys: &Keys, line: &mut Vec<u8>, held: &Held) -> End {
     let is = |byte: u8, key: u8| key != 0 && byte == key;
     let mut byte = Zeroizing::new([0u8; 1]);
     loop {
+        if let Some(signal) = held.received().and_then(|s| Signal::try_from(s).ok()) {
+            return End::Signal(signal);
+        }
+        let mut ready = [PollFd::new(tty.as_fd(), PollFlags::POLLIN)];
+        match poll(&mut ready, HELD_CHECK_MS) {
+            Ok(0) | Err(Errno::EINTR) => continue,
+            Ok(_) => {}
+            Err(e) => return End::Failed(AskError::Io(e.into())),
+        }
         match tty.read(&mut *byte) {
             Ok(0) => {
                 line.clear();

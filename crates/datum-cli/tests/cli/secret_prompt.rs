@@ -135,6 +135,23 @@ fn ctrl_c_at_the_prompt_restores_the_terminal_and_interrupts() {
 }
 
 #[test]
+fn a_hang_up_or_termination_at_the_prompt_restores_the_terminal_first() {
+    let (f, alice) = protected();
+    let sealed = fs::read(f.fleet().join("secrets/db.age")).unwrap();
+    for (signal, number) in [("TERM", 15), ("HUP", 1)] {
+        let mut s = on_terminal(&f, &["edit", "secrets/db.age"], &alice);
+        s.expect(&prompt(&alice));
+        s.send("half typ");
+        assert!(!s.echoes());
+        s.kill(signal);
+        let end = s.finish();
+        assert_eq!(end.signal, Some(number), "SIG{signal}: {}", end.run.stderr);
+        assert!(end.echoes, "SIG{signal}: the terminal echoes again");
+        assert_eq!(fs::read(f.fleet().join("secrets/db.age")).unwrap(), sealed);
+    }
+}
+
+#[test]
 fn an_empty_line_gives_up_without_another_try() {
     let (f, alice) = protected();
     for give_up in ["\n", "\x04"] {
