@@ -86,6 +86,7 @@ struct IdentityArg {
 }
 
 pub fn run(ui: &mut Ui, global: &GlobalArgs, args: Args) -> Result<Status> {
+    no_core_dumps();
     let root = root::locate(ui, global)?;
     let reader = DirReader::new(&root)?;
     // A secret being created may already be named by a layer: it counts as
@@ -464,6 +465,16 @@ fn scratch_dir() -> PathBuf {
         return runtime;
     }
     std::env::temp_dir()
+}
+
+/// Plaintext and passphrases pass through this process's memory: no core
+/// file may keep them (Ctrl-\, a crash), and no other process of the same
+/// user may read that memory (ptrace). Best effort: a failure leaves the
+/// system's settings.
+fn no_core_dumps() {
+    use nix::sys::resource::{Resource, setrlimit};
+    let _ = setrlimit(Resource::RLIMIT_CORE, 0, 0);
+    let _ = nix::sys::prctl::set_dumpable(false);
 }
 
 /// A directory this user owns and nobody else may enter: a runtime

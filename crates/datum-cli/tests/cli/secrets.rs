@@ -519,6 +519,27 @@ fn a_signal_while_the_editor_runs_never_leaves_the_plaintext_behind() {
 }
 
 #[test]
+fn secret_commands_leave_no_core_file() {
+    let f = Fleet::new();
+    assert_eq!(f.encrypt(PLAINTEXT).code, 0);
+    let kept = f.tmp.path().join("kept");
+    fs::create_dir_all(&kept).unwrap();
+    let editor = f.editor(
+        "limits.sh",
+        &format!(
+            "p=$PPID\nwhile [ \"$(cat /proc/$p/comm)\" != datum ]; do p=$(cut -d' ' -f4 /proc/$p/stat); done\n\
+             grep 'Max core file size' /proc/$p/limits > {}/core",
+            kept.display()
+        ),
+    );
+    let run = f.edit(&f.key("admin"), &editor, &[]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let core = fs::read_to_string(kept.join("core")).unwrap();
+    let words: Vec<&str> = core.split_whitespace().collect();
+    assert_eq!(words[words.len() - 3..], ["0", "0", "bytes"], "{core}");
+}
+
+#[test]
 fn edit_keeps_the_plaintext_in_a_private_directory_and_zeroes_the_file() {
     let f = Fleet::new();
     assert_eq!(f.encrypt(PLAINTEXT).code, 0);
