@@ -395,8 +395,16 @@ impl Runner for SystemRunner {
         let _ = done_rx.recv_timeout(Duration::from_secs(1));
         let capture = capture.lock().unwrap_or_else(|e| e.into_inner());
         let (output, omitted) = capture.text();
-        let launchers = launcher.as_deref().map(|l| [l, ENV]);
-        if let Some(said) = launchers.and_then(|l| not_started(&l, exit, &output)) {
+        // chroot starts `env` when it moves to the working directory, and
+        // `env` the command; else chroot starts the command.
+        let program = inv.argv.first().map_or("", String::as_str);
+        let with_env = inv.cwd.as_deref().is_some_and(|c| c != "/");
+        let launchers: Vec<(&str, &str)> = match launcher.as_deref() {
+            None => Vec::new(),
+            Some(chroot) if with_env => vec![(chroot, ENV), (ENV, program)],
+            Some(chroot) => vec![(chroot, program)],
+        };
+        if let Some(said) = not_started(&launchers, exit, &output) {
             return Err(Failure::new(format!("cannot run `{what}`: {said}")));
         }
         Ok(Ran {
@@ -411,17 +419,24 @@ impl Runner for SystemRunner {
 const ENV: &str = "/usr/bin/env";
 
 /// What `chroot`, or the `env` run inside it, said when it could not start
-/// the command: they exit 125 (they failed), 126 (it cannot be run) or 127
-/// (it is not there), and their message, behind their name, comes first.
-/// Any other end is the command's own.
-fn not_started<'o>(launchers: &[&str], exit: Exit, output: &'o str) -> Option<&'o str> {
-    let Exit::Code(125..=127) = exit else {
+/// what it launches: each launcher with what it launches. They exit 125
+/// when they themselves failed, 126 (cannot be run) or 127 (not there)
+/// naming what they launched; their message, behind their name, comes
+/// first. Any other end is the command's own: a script whose `#!/usr/bin/env
+/// python3` finds no python3 says `env: 'python3'`, and that is its answer.
+fn not_started<'o>(launchers: &[(&str, &str)], exit: Exit, output: &'o str) -> Option<&'o str> {
+    let Exit::Code(code @ 125..=127) = exit else {
         return None;
     };
     let first = output.lines().next()?;
     launchers
         .iter()
-        .any(|l| first.strip_prefix(l).is_some_and(|r| r.starts_with(": ")))
+        .any(|(launcher, launched)| {
+            first
+                .strip_prefix(launcher)
+                .and_then(|r| r.strip_prefix(": "))
+                .is_some_and(|said| code == 125 || said.contains(launched))
+        })
         .then_some(first)
 }
 
@@ -621,7 +636,7 @@ mod tests {
 
     #[test]
     fn what_chroot_or_env_says_when_the_command_cannot_start_is_told_apart() {
-        let l = ["/usr/sbin/chroot", ENV];
+        let l = [("/usr/sbin/chroot", ENV), (ENV, "migrate")];
         let refused =
             "/usr/sbin/chroot: cannot change root directory to '/r': Operation not permitted\n";
         assert_eq!(
@@ -644,6 +659,17 @@ mod tests {
             None
         );
         assert_eq!(not_started(&l, Exit::Code(125), ""), None);
+        // What the command itself runs through env is its own answer.
+        let interpreter = "/usr/bin/env: 'python3': No such file or directory\n";
+        assert_eq!(not_started(&l, Exit::Code(127), interpreter), None);
+        let l = [("/usr/sbin/chroot", "/usr/bin/env")];
+        assert_eq!(not_started(&l, Exit::Code(127), interpreter), None);
+        let gone =
+            "/usr/sbin/chroot: failed to run command '/usr/bin/env': No such file or directory\n";
+        assert_eq!(
+            not_started(&l, Exit::Code(127), gone),
+            Some(gone.trim_end())
+        );
     }
 
     #[test]
