@@ -140,6 +140,11 @@ pub enum SourceError {
     TooLarge { size: u64, limit: u64 },
     #[error("cannot be read: {0}")]
     Io(String),
+    /// The path, or where its symbolic links lead, is one the repository's
+    /// `.gitignore` rules ignore: a commit would not hold it (or would only
+    /// by `git add -f`), so no reader reads it.
+    #[error("is ignored by a `.gitignore` file")]
+    Ignored,
 }
 
 /// The bytes of a fleet repository.
@@ -166,7 +171,9 @@ pub trait Reader: Sync {
 
     /// Reads a `source` payload named by a normalised relative path, refusing
     /// one larger than `limit` bytes. Symbolic links are followed only while
-    /// they stay inside the fleet root.
+    /// they stay inside the fleet root. A path [`Reader::is_ignored`], or
+    /// one whose links lead to such a path, is refused as
+    /// [`SourceError::Ignored`] whether or not the store holds it.
     fn read_source(&self, path: &str, limit: u64) -> Result<Vec<u8>, SourceError>;
 
     /// Every file below the directory `dir` (a normalised relative path),
@@ -266,6 +273,31 @@ impl DirReader {
         let target = fs::canonicalize(self.root.join(path))
             .map_or_else(|_| path.to_owned(), |p| p.display().to_string());
         SourceError::Escapes { target }
+    }
+
+    /// Whether the file opened for `path` is, once its symbolic links are
+    /// followed, at a path the `.gitignore` rules ignore.
+    fn leads_to_ignored(&self, file: &fs::File, path: &str) -> bool {
+        #[cfg(target_os = "linux")]
+        let real = {
+            use std::os::fd::AsRawFd;
+            fs::read_link(format!("/proc/self/fd/{}", file.as_raw_fd()))
+        };
+        #[cfg(not(target_os = "linux"))]
+        let real = {
+            let _ = file;
+            fs::canonicalize(self.root.join(path))
+        };
+        let Ok(real) = real else {
+            return false;
+        };
+        match real.strip_prefix(&self.root).map(|rel| rel.to_str()) {
+            Ok(Some(rel)) => {
+                let rel = rel.replace(std::path::MAIN_SEPARATOR, "/");
+                rel != path && self.is_ignored(&rel)
+            }
+            _ => false,
+        }
     }
 }
 
@@ -388,14 +420,26 @@ impl Reader for DirReader {
     }
 
     fn read_source(&self, path: &str, limit: u64) -> Result<Vec<u8>, SourceError> {
+        if self.is_ignored(path) {
+            return Err(SourceError::Ignored);
+        }
         let file = match open_beneath(&self.root, path) {
             Ok(file) => file,
             Err(Beneath::Escapes) => return Err(self.escape(path)),
-            Err(Beneath::Io(e)) if e.kind() == std::io::ErrorKind::NotFound => {
+            // A path that continues below a file names nothing, as in a commit.
+            Err(Beneath::Io(e))
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
+                ) =>
+            {
                 return Err(SourceError::Missing);
             }
             Err(Beneath::Io(e)) => return Err(SourceError::Io(e.to_string())),
         };
+        if self.leads_to_ignored(&file, path) {
+            return Err(SourceError::Ignored);
+        }
         read_within(file, limit)
     }
 }
