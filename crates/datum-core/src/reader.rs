@@ -275,6 +275,44 @@ impl DirReader {
         SourceError::Escapes { target }
     }
 
+    /// Where `path` stops existing, resolved one component at a time as
+    /// the git reader resolves it, when a symbolic link was followed on the
+    /// way there: a link into an ignored path that git left out of a commit
+    /// is refused alike both ways. Only for the message, never opened.
+    fn missing_past_link(&self, path: &str) -> Option<String> {
+        let mut todo: Vec<String> = path.split('/').rev().map(str::to_owned).collect();
+        let mut done: Vec<String> = Vec::new();
+        let mut hops = 0;
+        while let Some(component) = todo.pop() {
+            match component.as_str() {
+                "" | "." => continue,
+                ".." => {
+                    done.pop()?;
+                    continue;
+                }
+                _ => done.push(component),
+            }
+            let here = done.join("/");
+            let meta = match fs::symlink_metadata(self.root.join(&here)) {
+                Ok(meta) => meta,
+                Err(_) => return (hops > 0).then_some(here),
+            };
+            if meta.is_symlink() {
+                hops += 1;
+                let target = fs::read_link(self.root.join(&here)).ok()?;
+                let target = target.to_str().filter(|t| !t.starts_with('/'))?;
+                if hops > 40 {
+                    return None;
+                }
+                done.pop();
+                todo.extend(target.split('/').rev().map(str::to_owned));
+            } else if !meta.is_dir() {
+                return None;
+            }
+        }
+        None
+    }
+
     /// Whether the file opened for `path` is, once its symbolic links are
     /// followed, at a path the `.gitignore` rules ignore.
     fn leads_to_ignored(&self, file: &fs::File, path: &str) -> bool {
@@ -433,7 +471,10 @@ impl Reader for DirReader {
                     std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
                 ) =>
             {
-                return Err(SourceError::Missing);
+                return Err(match self.missing_past_link(path) {
+                    Some(here) if self.is_ignored(&here) => SourceError::Ignored,
+                    _ => SourceError::Missing,
+                });
             }
             Err(Beneath::Io(e)) => return Err(SourceError::Io(e.to_string())),
         };

@@ -290,11 +290,15 @@ impl Reader for GitReader {
             }
             done.push(component);
             let here = done.join("/");
-            // Where a link leads, an ignored path is refused when the commit
-            // holds it, as `DirReader` refuses it in a checkout.
+            // Where a link leads, an ignored path is refused, committed or
+            // not, as `DirReader` refuses it in a checkout.
             let ignored = hops > 0 && self.ignores.ignore(&here);
             let Some(entry) = self.entries.get(&here) else {
-                return Err(SourceError::Missing);
+                return Err(if ignored {
+                    SourceError::Ignored
+                } else {
+                    SourceError::Missing
+                });
             };
             let last = todo.iter().all(|c| c.is_empty() || c == ".");
             match entry.kind {
