@@ -46,6 +46,7 @@
 //! - [`fuzz`]: the fuzzing harness, shared by `fuzz/` and the property tests.
 #![forbid(unsafe_code)]
 
+mod beneath;
 pub mod bundle;
 pub mod check;
 pub mod diagnostic;

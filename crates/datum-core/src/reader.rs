@@ -8,6 +8,7 @@
 //! kernel (`openat2` with `RESOLVE_BENEATH`), and read from that descriptor,
 //! so no link swapped in between a check and a read can lead outside.
 
+use crate::beneath::{Beneath, open_beneath};
 use std::collections::BTreeMap;
 use std::fs;
 use std::io::{self, Read as _};
@@ -140,6 +141,11 @@ pub enum SourceError {
     TooLarge { size: u64, limit: u64 },
     #[error("cannot be read: {0}")]
     Io(String),
+    /// The path, or where its symbolic links lead, is one the repository's
+    /// `.gitignore` rules ignore: a commit would not hold it (or would only
+    /// by `git add -f`), so no reader reads it.
+    #[error("is ignored by a `.gitignore` file")]
+    Ignored,
 }
 
 /// The bytes of a fleet repository.
@@ -166,7 +172,9 @@ pub trait Reader: Sync {
 
     /// Reads a `source` payload named by a normalised relative path, refusing
     /// one larger than `limit` bytes. Symbolic links are followed only while
-    /// they stay inside the fleet root.
+    /// they stay inside the fleet root. A path [`Reader::is_ignored`], or
+    /// one whose links lead to such a path, is refused as
+    /// [`SourceError::Ignored`] whether or not the store holds it.
     fn read_source(&self, path: &str, limit: u64) -> Result<Vec<u8>, SourceError>;
 
     /// Every file below the directory `dir` (a normalised relative path),
@@ -267,74 +275,69 @@ impl DirReader {
             .map_or_else(|_| path.to_owned(), |p| p.display().to_string());
         SourceError::Escapes { target }
     }
-}
 
-/// Why a path could not be opened beneath a directory.
-#[derive(Debug)]
-enum Beneath {
-    /// It leads out, by `..`, an absolute path or a symbolic link.
-    Escapes,
-    Io(std::io::Error),
-}
+    /// Where `path` stops existing, resolved one component at a time as
+    /// the git reader resolves it, when a symbolic link was followed on the
+    /// way there: a link into an ignored path that git left out of a commit
+    /// is refused alike both ways. Only for the message, never opened.
+    fn missing_past_link(&self, path: &str) -> Option<String> {
+        let mut todo: Vec<String> = path.split('/').rev().map(str::to_owned).collect();
+        let mut done: Vec<String> = Vec::new();
+        let mut hops = 0;
+        while let Some(component) = todo.pop() {
+            match component.as_str() {
+                "" | "." => continue,
+                ".." => {
+                    done.pop()?;
+                    continue;
+                }
+                _ => done.push(component),
+            }
+            let here = done.join("/");
+            let meta = match fs::symlink_metadata(self.root.join(&here)) {
+                Ok(meta) => meta,
+                Err(_) => return (hops > 0).then_some(here),
+            };
+            if meta.is_symlink() {
+                hops += 1;
+                let target = fs::read_link(self.root.join(&here)).ok()?;
+                let target = target.to_str().filter(|t| !t.starts_with('/'))?;
+                if hops > 40 {
+                    return None;
+                }
+                done.pop();
+                todo.extend(target.split('/').rev().map(str::to_owned));
+            } else if !meta.is_dir() {
+                return None;
+            }
+        }
+        None
+    }
 
-/// Opens `path` for reading, resolved by the kernel beneath `root`: `..`
-/// and symbolic links may move about inside the root but never out, and
-/// the check and the open are one step. Devices and FIFOs are opened
-/// without blocking so the caller can refuse them.
-#[cfg(target_os = "linux")]
-fn open_beneath(root: &Path, path: &str) -> Result<fs::File, Beneath> {
-    use nix::errno::Errno;
-    use nix::fcntl::{OFlag, OpenHow, ResolveFlag, openat2};
-    let dir = fs::File::open(root).map_err(Beneath::Io)?;
-    let how = OpenHow::new()
-        .flags(OFlag::O_RDONLY | OFlag::O_CLOEXEC | OFlag::O_NOCTTY | OFlag::O_NONBLOCK)
-        .resolve(ResolveFlag::RESOLVE_BENEATH | ResolveFlag::RESOLVE_NO_MAGICLINKS);
-    // The kernel answers EAGAIN when a rename raced the resolution and it
-    // cannot be sure `..` stayed inside; asking again is the documented cure.
-    let mut tries = 0;
-    loop {
-        match openat2(&dir, path, how) {
-            Ok(fd) => return Ok(fs::File::from(fd)),
-            Err(Errno::EAGAIN) if tries < 64 => tries += 1,
-            Err(Errno::EXDEV) => return Err(Beneath::Escapes),
-            // Kernels before 5.6, and sandboxes that filter the call.
-            Err(Errno::ENOSYS | Errno::EPERM) => return open_checked(root, path),
-            Err(e) => return Err(Beneath::Io(e.into())),
+    /// Whether the file opened for `path` is, once its symbolic links are
+    /// followed, at a path the `.gitignore` rules ignore.
+    fn leads_to_ignored(&self, file: &fs::File, path: &str) -> bool {
+        #[cfg(target_os = "linux")]
+        let real = {
+            use std::os::fd::AsRawFd;
+            fs::read_link(format!("/proc/self/fd/{}", file.as_raw_fd()))
+        };
+        #[cfg(not(target_os = "linux"))]
+        let real = {
+            let _ = file;
+            fs::canonicalize(self.root.join(path))
+        };
+        let Ok(real) = real else {
+            return false;
+        };
+        match real.strip_prefix(&self.root).map(|rel| rel.to_str()) {
+            Ok(Some(rel)) => {
+                let rel = rel.replace(std::path::MAIN_SEPARATOR, "/");
+                rel != path && self.is_ignored(&rel)
+            }
+            _ => false,
         }
     }
-}
-
-#[cfg(not(target_os = "linux"))]
-fn open_beneath(root: &Path, path: &str) -> Result<fs::File, Beneath> {
-    open_checked(root, path)
-}
-
-/// Without `openat2`: resolve the path, refuse it outside the root, open
-/// the result without following a final link, then check where the open
-/// descriptor really is (a link swapped in between shows there).
-fn open_checked(root: &Path, path: &str) -> Result<fs::File, Beneath> {
-    let real = fs::canonicalize(root.join(path)).map_err(Beneath::Io)?;
-    if !real.starts_with(root) {
-        return Err(Beneath::Escapes);
-    }
-    let mut options = fs::OpenOptions::new();
-    options.read(true);
-    #[cfg(target_os = "linux")]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        options.custom_flags(nix::libc::O_NOFOLLOW | nix::libc::O_NONBLOCK);
-    }
-    let file = options.open(&real).map_err(Beneath::Io)?;
-    #[cfg(target_os = "linux")]
-    {
-        use std::os::fd::AsRawFd;
-        let opened =
-            fs::read_link(format!("/proc/self/fd/{}", file.as_raw_fd())).map_err(Beneath::Io)?;
-        if !opened.starts_with(root) {
-            return Err(Beneath::Escapes);
-        }
-    }
-    Ok(file)
 }
 
 impl Reader for DirReader {
@@ -388,14 +391,29 @@ impl Reader for DirReader {
     }
 
     fn read_source(&self, path: &str, limit: u64) -> Result<Vec<u8>, SourceError> {
+        if self.is_ignored(path) {
+            return Err(SourceError::Ignored);
+        }
         let file = match open_beneath(&self.root, path) {
             Ok(file) => file,
             Err(Beneath::Escapes) => return Err(self.escape(path)),
-            Err(Beneath::Io(e)) if e.kind() == std::io::ErrorKind::NotFound => {
-                return Err(SourceError::Missing);
+            // A path that continues below a file names nothing, as in a commit.
+            Err(Beneath::Io(e))
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
+                ) =>
+            {
+                return Err(match self.missing_past_link(path) {
+                    Some(here) if self.is_ignored(&here) => SourceError::Ignored,
+                    _ => SourceError::Missing,
+                });
             }
             Err(Beneath::Io(e)) => return Err(SourceError::Io(e.to_string())),
         };
+        if self.leads_to_ignored(&file, path) {
+            return Err(SourceError::Ignored);
+        }
         read_within(file, limit)
     }
 }
@@ -539,6 +557,7 @@ pub fn resolve_inside(path: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::beneath::open_checked;
 
     #[test]
     fn a_file_system_error_keeps_its_io_error_as_source() {

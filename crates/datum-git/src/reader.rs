@@ -267,6 +267,9 @@ impl Reader for GitReader {
                 target: path.to_owned(),
             });
         }
+        if self.ignores.ignore(path) {
+            return Err(SourceError::Ignored);
+        }
         let mut todo: Vec<String> = path.split('/').rev().map(str::to_owned).collect();
         let mut done: Vec<String> = Vec::new();
         let mut hops = 0;
@@ -287,11 +290,19 @@ impl Reader for GitReader {
             }
             done.push(component);
             let here = done.join("/");
+            // Where a link leads, an ignored path is refused, committed or
+            // not, as `DirReader` refuses it in a checkout.
+            let ignored = hops > 0 && self.ignores.ignore(&here);
             let Some(entry) = self.entries.get(&here) else {
-                return Err(SourceError::Missing);
+                return Err(if ignored {
+                    SourceError::Ignored
+                } else {
+                    SourceError::Missing
+                });
             };
             let last = todo.iter().all(|c| c.is_empty() || c == ".");
             match entry.kind {
+                Kind::Dir | Kind::File if ignored && last => return Err(SourceError::Ignored),
                 Kind::Dir => {}
                 Kind::File if last => return self.payload(*entry, limit),
                 // A path that continues below a file names nothing.

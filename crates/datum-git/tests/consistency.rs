@@ -1,6 +1,7 @@
 //! For any committed tree, discovery at the commit equals `DirReader`'s
 //! discovery on a checkout of that commit, and so do the files listed below
-//! a directory (`templates/`) and which paths the `.gitignore` rules ignore.
+//! a directory (`templates/`), which paths the `.gitignore` rules ignore,
+//! and what reading a `source` payload gives.
 
 mod common;
 
@@ -269,6 +270,12 @@ fn same_payloads(git: &dyn Reader, dir: &dyn Reader) -> Result<(), TestCaseError
         for name in NAMES.iter().chain(&["new.j2"]) {
             let path = in_fleet(d, name);
             prop_assert_eq!(git.is_ignored(&path), dir.is_ignored(&path), "{}", path);
+            same_source(git, dir, &path)?;
+        }
+    }
+    for (link, _) in LINKS {
+        for below in ["", "/x.yaml", "/keep.yaml"] {
+            same_source(git, dir, &format!("{link}{below}"))?;
         }
     }
     Ok(())
@@ -281,6 +288,14 @@ proptest! {
     fn git_discovery_equals_dir_discovery(t in tree()) {
         check(&t)?;
     }
+}
+
+/// A `source` payload reads the same bytes, or fails the same way, both
+/// ways: an ignored one is refused even though it was committed.
+fn same_source(git: &dyn Reader, dir: &dyn Reader, path: &str) -> Result<(), TestCaseError> {
+    let read = |r: &dyn Reader| r.read_source(path, 1 << 20);
+    prop_assert_eq!(read(git), read(dir), "source {}", path);
+    Ok(())
 }
 
 /// The diagnostics of a fleet loaded through `reader`, as printed.
@@ -336,5 +351,63 @@ fn an_ignored_template_is_refused_alike_in_the_work_tree_and_a_commit() {
                 && from_git.contains("change the rule that matches `templates/motd.j2`"),
             "{from_git}"
         );
+    }
+}
+
+/// A `source` payload the `.gitignore` ignores is refused alike in the work
+/// tree and a commit, whether git left it out or it was force-added: named
+/// directly, or through a link that is not ignored itself. A missing
+/// payload suggests no ignored file.
+#[test]
+fn an_ignored_source_is_refused_alike_in_the_work_tree_and_a_commit() {
+    for force in [false, true] {
+        let f = Fixture::new();
+        f.write(
+            "fleet/datum.yaml",
+            "datum: v1alpha1\ntype: Fleet\nname: t\n",
+        );
+        f.write(
+            "fleet/hosts.yaml",
+            "datum: v1alpha1\ntype: Host\nname: web-001\n",
+        );
+        f.write(
+            "fleet/base.yaml",
+            "datum: v1alpha1\ntype: Layer\nname: base\nprecedence: 0\nmatch: {}\nresources:\n  \
+             File[key]:\n    path: /etc/key\n    source: files/key.pem\n  \
+             File[typo]:\n    path: /etc/typo\n    source: files/key.pen\n  \
+             File[current]:\n    path: /etc/current\n    source: files/current\n",
+        );
+        f.write("fleet/files/key.pem", "secret\n");
+        f.write("fleet/files/notes.txt", "notes\n");
+        f.symlink("key.pem", "fleet/files/current");
+        f.write("fleet/files/.gitignore", "*.pem\n");
+        if force {
+            f.commit_all("everything, the ignored payload too");
+        } else {
+            f.git(&["add", "-A"]);
+            f.git(&["commit", "-q", "-m", "what git does not ignore"]);
+        }
+        let fleet = f.repo.join("fleet");
+        let repo = Repo::discover(&fleet).unwrap();
+        let git = repo.reader(&repo.resolve("HEAD").unwrap()).unwrap();
+        let dir = DirReader::new(&fleet).unwrap();
+        let from_git = diagnostics(&git);
+        assert_eq!(from_git, diagnostics(&dir), "git add -f: {force}");
+        let mut expected = vec![
+            "error: source `files/key.pem` is ignored by a `.gitignore` file\n",
+            "--> base.yaml:9:13",
+            "change the rule that matches `files/key.pem`, and commit the file",
+            "error: source `files/key.pen` does not exist\n",
+        ];
+        expected.extend([
+            "error: source `files/current` is ignored by a `.gitignore` file\n",
+            "--> base.yaml:15:13",
+            "`files/current` is a symbolic link to a path a rule matches",
+        ]);
+        for e in &expected {
+            assert!(from_git.contains(e), "{e:?} in {from_git}");
+        }
+        assert_eq!(from_git.matches("error:").count(), 3, "{from_git}");
+        assert!(!from_git.contains("did you mean"), "{from_git}");
     }
 }

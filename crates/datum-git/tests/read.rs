@@ -4,7 +4,7 @@
 mod common;
 
 use common::{Fixture, sorted};
-use datum_core::reader::{ReadError, Reader};
+use datum_core::reader::{ReadError, Reader, SourceError};
 use datum_git::{GitError, GitReader, Repo};
 
 const FLEET: &str = "datum: v1alpha1\ntype: Fleet\nname: example\n";
@@ -403,10 +403,10 @@ fn gitignore_at_root_in_subdirectories_and_above_the_fleet() {
             "top-anchored.yaml",
         ]
     );
-    // Ignored files remain readable as sources.
+    // An ignored file is no source, even committed (as a checkout reads it).
     assert_eq!(
-        r.read_source("build/out.yaml", u64::MAX).unwrap(),
-        b"datum: v1alpha1\n"
+        r.read_source("build/out.yaml", u64::MAX),
+        Err(SourceError::Ignored)
     );
 }
 

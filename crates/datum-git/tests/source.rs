@@ -180,6 +180,7 @@ fn shape(r: &Result<Vec<u8>, SourceError>) -> String {
         Err(SourceError::Escapes { .. }) => "Escapes".into(),
         Err(SourceError::Io(_)) => "Io".into(),
         Err(SourceError::TooLarge { .. }) => "TooLarge".into(),
+        Err(SourceError::Ignored) => "Ignored".into(),
     }
 }
 

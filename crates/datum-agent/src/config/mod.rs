@@ -213,7 +213,7 @@ struct Keys {
     report_url: Option<String>,
     metrics: Option<PathBuf>,
     identity: Option<PathBuf>,
-    ca_file: Option<PathBuf>,
+    ca_file: Option<(Span, Option<PathBuf>)>,
 }
 
 /// Collects every mistake before giving up.
@@ -245,6 +245,7 @@ impl Cx {
         self.top = root.span();
         let keys = self.keys(root);
         let source = self.source(&keys);
+        self.ca_file_reach(&keys, source.as_ref());
         let schedule = self.schedule(keys.interval, keys.jitter);
         Some(Config {
             source: source?,
@@ -256,7 +257,7 @@ impl Cx {
                 .metrics
                 .unwrap_or_else(|| PathBuf::from(metrics::DEFAULT_PATH)),
             identity: keys.identity,
-            ca_file: keys.ca_file,
+            ca_file: keys.ca_file.and_then(|(_, p)| p),
         })
     }
 
@@ -276,7 +277,7 @@ impl Cx {
                 "report_url" => keys.report_url = self.report_url(value),
                 "metrics" => keys.metrics = self.abs_path(key, value),
                 "identity" => keys.identity = self.abs_path(key, value),
-                "ca_file" => keys.ca_file = self.abs_path(key, value),
+                "ca_file" => keys.ca_file = Some((key_span, self.abs_path(key, value))),
                 _ => {
                     let hint = match suggest(key, KEYS.iter().copied()) {
                         Some(near) => format!("did you mean `{near}`?"),
@@ -584,6 +585,34 @@ mod tests {
         ] {
             let err = parse_text(text).unwrap_err();
             assert!(err.contains(expected), "{text:?}: {err}");
+        }
+    }
+
+    /// git's transport does not read `ca_file`: set for nothing but an
+    /// `https://` remote, it is refused at its key, naming the remote; with
+    /// an `https://` `report_url`, or no `https://` remote, it is kept.
+    #[test]
+    fn ca_file_for_nothing_but_an_https_git_remote_is_refused() {
+        let err = parse_text(
+            "git:\n  remotes: [/srv/fleet.git, 'HTTPS://git.example.net/f.git']\n\
+             report_url: http://r.example.net/in\nca_file: /etc/datum/ca.pem\n",
+        )
+        .unwrap_err();
+        for expected in [
+            "error: `ca_file` is not used for the git remote `HTTPS://git.example.net/f.git`\n",
+            "agent.yaml:4:1",
+            "which `ca_file` does not reach",
+        ] {
+            assert!(err.contains(expected), "{expected}\n{err}");
+        }
+        assert_eq!(err.matches("error:").count(), 1, "{err}");
+        for text in [
+            "git: {remotes: ['https://g.example.net/f.git']}\nreport_url: https://r.example.net/in\n",
+            "git: {remotes: ['ssh://g.example.net/f.git', /srv/f.git]}\n",
+            "bundle: {url: 'https://c.example.net/{host}.bundle'}\npublic_keys: /k\n",
+        ] {
+            let c = parse_text(&format!("{text}ca_file: /etc/datum/ca.pem\n")).unwrap();
+            assert_eq!(c.ca_file.as_deref(), Some(Path::new("/etc/datum/ca.pem")));
         }
     }
 

@@ -4,7 +4,7 @@
 use datum_core::schema::normalise_rel_path;
 use datum_core::settings::{Node, Value};
 
-use super::{Cx, HINT_MODE, Source};
+use super::{Cx, HINT_MODE, Keys, Source};
 use crate::fetch::GitSource;
 use crate::http;
 
@@ -161,5 +161,31 @@ impl Cx {
                 None
             }
         }
+    }
+
+    /// `ca_file` is refused when all it could serve is an `https://` git
+    /// remote: git's transport does not read it, so the operator's CA would
+    /// silently not be the one trusted. With an `https://` `report_url` it
+    /// has that to serve, and is kept.
+    pub(super) fn ca_file_reach(&mut self, keys: &Keys, source: Option<&Source>) {
+        let (Some((span, Some(_))), Some(Source::Git { source, .. })) = (&keys.ca_file, source)
+        else {
+            return;
+        };
+        let https = |url: &str| {
+            url.get(..8)
+                .is_some_and(|s| s.eq_ignore_ascii_case("https://"))
+        };
+        if keys.report_url.as_deref().is_some_and(https) {
+            return;
+        }
+        let Some(remote) = source.remotes().iter().find(|r| https(r)) else {
+            return;
+        };
+        self.error(
+            *span,
+            format!("`ca_file` is not used for the git remote `{remote}`"),
+            "git fetches over its own transport, which `ca_file` does not reach (it serves https:// bundle URLs and `report_url`): give the git server a certificate from a public CA or fetch over ssh://, and remove `ca_file`",
+        );
     }
 }

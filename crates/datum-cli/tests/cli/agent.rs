@@ -872,3 +872,24 @@ fn a_ca_file_that_cannot_be_used_refuses_the_run_naming_it() {
     assert_eq!(run.code, 2, "{}", run.stderr);
     assert!(host.path("/srv/app").exists());
 }
+
+/// git's transport does not read `ca_file`: a configuration where it could
+/// serve nothing but an `https://` remote is refused before anything runs.
+#[test]
+fn a_ca_file_for_an_https_git_remote_is_refused_naming_both() {
+    let host = Host::new();
+    host.config(
+        "git:\n  remotes: ['https://git.example.net/fleet.git']\nca_file: /etc/datum/ca.pem\n",
+    );
+    let run = host.agent(&[]);
+    assert_eq!(run.code, 1, "{}", run.stdout);
+    let path = host.path("/etc/datum/agent.yaml");
+    for expected in [
+        format!("{}:3:1", path.display()),
+        "`ca_file` is not used for the git remote `https://git.example.net/fleet.git`".to_owned(),
+        "is not a valid agent configuration (1 error)".to_owned(),
+    ] {
+        assert!(run.stderr.contains(&expected), "{expected}\n{}", run.stderr);
+    }
+    assert!(!host.path("/var/lib/datum/reports").exists());
+}

@@ -27,13 +27,7 @@ impl Assembler {
                 .filter_map(|(f, p, span)| Some((f, p.to_owned(), span, failed.get(p)?.clone())))
                 .collect();
             for (field, p, span, e) in bad {
-                let hint = match e {
-                    SourceError::Missing => match nearest_file(reader, &p) {
-                        Some(near) => format!("did you mean `{near}`? {}", source_hint(&e)),
-                        None => source_hint(&e).to_owned(),
-                    },
-                    _ => source_hint(&e).to_owned(),
-                };
+                let hint = source_hint(reader, &p, &e);
                 self.diags.push(
                     Diagnostic::error(Code::InvalidSource, format!("{field} `{p}` {e}"))
                         .at(span, field.name())
@@ -126,19 +120,36 @@ fn nearest_file(reader: &dyn Reader, path: &str) -> Option<String> {
     suggest(path, files.iter().map(String::as_str)).map(str::to_owned)
 }
 
-fn source_hint(e: &SourceError) -> &'static str {
+/// What to do about a payload that cannot be read.
+fn source_hint(reader: &dyn Reader, path: &str, e: &SourceError) -> String {
     match e {
         SourceError::Missing => {
-            "source paths are relative to the fleet root (the directory holding datum.yaml); check the name, and that the file is committed"
+            let hint = "source paths are relative to the fleet root (the directory holding datum.yaml); check the name, and that the file is committed";
+            match nearest_file(reader, path) {
+                Some(near) => format!("did you mean `{near}`? {hint}"),
+                None => hint.to_owned(),
+            }
         }
         SourceError::Escapes { .. } => {
-            "payloads must live inside the fleet repository; copy the file in instead of linking to it"
+            "payloads must live inside the fleet repository; copy the file in instead of linking to it".to_owned()
         }
-        SourceError::NotAFile => "source names a file; a Directory resource manages directories",
+        SourceError::NotAFile => {
+            "source names a file; a Directory resource manages directories".to_owned()
+        }
         SourceError::TooLarge { .. } => {
-            "raise `limits: {source_bytes: N}` in datum.yaml if the file belongs in the repository"
+            "raise `limits: {source_bytes: N}` in datum.yaml if the file belongs in the repository".to_owned()
         }
-        SourceError::Io(_) => "check the file's permissions",
+        SourceError::Io(_) => "check the file's permissions".to_owned(),
+        SourceError::Ignored => {
+            let what = if reader.is_ignored(path) {
+                format!("change the rule that matches `{path}`")
+            } else {
+                format!("`{path}` is a symbolic link to a path a rule matches: change that rule")
+            };
+            format!(
+                "Datum reads no file `.gitignore` ignores, so that the working tree and a commit give the same fleet: {what}, and commit the file"
+            )
+        }
     }
 }
 
