@@ -6,33 +6,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-/// Runs `command`; a failure stops the test with its output.
-pub fn ok(command: &mut Command) -> String {
-    let out = command
-        .output()
-        .unwrap_or_else(|e| panic!("{command:?}: {e}"));
-    assert!(
-        out.status.success(),
-        "{command:?} failed: {}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
-}
-
-/// `git` without the machine's configuration, with fixed identities.
-pub fn git(dir: &Path) -> Command {
-    let mut c = Command::new("git");
-    c.current_dir(dir)
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("GIT_AUTHOR_NAME", "Ops")
-        .env("GIT_AUTHOR_EMAIL", "ops@example.net")
-        .env("GIT_COMMITTER_NAME", "Ops")
-        .env("GIT_COMMITTER_EMAIL", "ops@example.net")
-        .args(["-c", "init.defaultBranch=main"]);
-    c
-}
+pub use datum_testkit::command::{git, ok};
 
 /// A key pair written by `ssh-keygen -t ed25519`.
 pub struct Key {
