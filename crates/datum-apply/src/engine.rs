@@ -334,6 +334,16 @@ impl Run<'_> {
     }
 
     /// Which of `ids` changed earlier in this run, in their order.
+    /// The resources item `i` comes after, directly or not, that changed
+    /// (or would) in this run, in the order of the items (by id).
+    fn changed_upstream(&self, i: usize) -> Vec<&str> {
+        let before = graph::upstream(self.deps, i);
+        (0..self.items.len())
+            .filter(|&d| before[d] && self.changed[d])
+            .map(|d| self.items[d].id.as_str())
+            .collect()
+    }
+
     fn changed_among<'i>(&self, ids: &'i [String]) -> Vec<&'i str> {
         ids.iter()
             .filter(|id| {
@@ -488,13 +498,14 @@ impl Run<'_> {
             };
             outcome.changes.push(Change::set("refresh", cause));
         }
-        // Under --noop, what would change before it (a real run asks the
-        // guards after that, not of the machine as it is).
-        let first: Vec<&str> = self.deps[i]
-            .iter()
-            .filter(|&&(d, _)| self.noop && self.changed[d])
-            .map(|&(d, _)| self.items[d].id.as_str())
-            .collect();
+        // Under --noop, what would change before it, directly or through
+        // what it comes after (a real run asks the guards after that, not
+        // of the machine as it is).
+        let first = if self.noop {
+            self.changed_upstream(i)
+        } else {
+            Vec::new()
+        };
         let ex = self.providers.exec.examine(spec, &self.cx(), &first)?;
         let Examined { changes, notes } = ex;
         outcome.notes = notes;

@@ -1,7 +1,8 @@
 //! The order resources are applied in: the edges the manifest states
 //! (`requires`, `restart_on`, `run_on`) and the ones the resources imply (a path after
 //! the Directory resource holding it, a File or Directory after the User and
-//! Group that own it, a User after its groups), sorted topologically with
+//! Group that own it, a User after its groups, an Exec after the User it
+//! runs as and the Directory it runs in), sorted topologically with
 //! ties broken by resource id. When no order exists, the cycles come from
 //! `datum_core::graph`, the routine resolution names its cycles with.
 
@@ -28,6 +29,11 @@ pub enum Why {
     Group,
     /// A User after the Group resources of its `group` and `groups`.
     Member,
+    /// An Exec after the User resource named by its `user`.
+    RunsAs,
+    /// An Exec after the Directory resource managing its `cwd`, or the
+    /// nearest one above it.
+    WorksIn,
 }
 
 impl Why {
@@ -42,6 +48,8 @@ impl Why {
             Why::Owner => "is owned by",
             Why::Group => "has the group of",
             Why::Member => "is a member of",
+            Why::RunsAs => "runs as",
+            Why::WorksIn => "runs in",
         }
     }
 }
@@ -84,6 +92,19 @@ impl Cycle {
         }
         ids.join(" -> ")
     }
+}
+
+/// Which items item `i` comes after, directly or through others, by the
+/// edges of a [`Plan`]'s `deps`.
+pub fn upstream(deps: &[Vec<(usize, Why)>], i: usize) -> Vec<bool> {
+    let mut seen = vec![false; deps.len()];
+    let mut stack: Vec<usize> = deps[i].iter().map(|&(d, _)| d).collect();
+    while let Some(d) = stack.pop() {
+        if !std::mem::replace(&mut seen[d], true) {
+            stack.extend(deps[d].iter().map(|&(e, _)| e));
+        }
+    }
+    seen
 }
 
 /// Orders the items (given sorted by id), or gives every cycle, one per
@@ -174,6 +195,15 @@ fn edges(items: &[Item]) -> Vec<Vec<(usize, Why)>> {
                 add(groups.get(g.as_str()), Why::Member);
             }
         }
+        if let Desired::Exec(e) = &it.desired {
+            add(e.user.as_deref().and_then(|u| users.get(u)), Why::RunsAs);
+            let cwd = e.cwd.as_deref().and_then(|c| {
+                std::iter::once(c)
+                    .chain(ancestors(c))
+                    .find_map(|a| dirs.get(a))
+            });
+            add(cwd, Why::WorksIn);
+        }
         deps.push(mine.into_iter().collect());
     }
     deps
@@ -211,7 +241,9 @@ fn cycles(items: &[Item], deps: &[Vec<(usize, Why)>]) -> Vec<Cycle> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::spec::{DirectorySpec, Ensure, FileSpec, GroupSpec, ServiceSpec, UserSpec};
+    use crate::spec::{
+        DirectorySpec, Ensure, ExecSpec, FileSpec, GroupSpec, ServiceSpec, UserSpec,
+    };
 
     fn item(id: &str, desired: Desired) -> Item {
         Item {
@@ -289,6 +321,24 @@ mod tests {
                 name: id.into(),
                 running: None,
                 enabled: None,
+            }),
+        )
+    }
+
+    fn exec(id: &str, user: Option<&str>, cwd: Option<&str>) -> Item {
+        item(
+            id,
+            Desired::Exec(ExecSpec {
+                command: vec!["true".into()],
+                shell: false,
+                creates: None,
+                unless: None,
+                onlyif: None,
+                refresh_only: false,
+                timeout: std::time::Duration::from_secs(300),
+                user: user.map(Into::into),
+                cwd: cwd.map(Into::into),
+                environment: vec![],
             }),
         )
     }
@@ -389,6 +439,70 @@ mod tests {
                 "Group[zz-primary]",
                 "User[zed]",
                 "File[a]"
+            ]
+        );
+    }
+
+    #[test]
+    fn an_exec_waits_for_its_user_and_the_directory_it_runs_in() {
+        // Each Exec sorts before what it waits for (the Directory, owned by
+        // the User, comes after it); /srv/app/sub is not managed, so the
+        // Exec in it waits for /srv/app.
+        let mut d = dir("Directory[z]", "/srv/app");
+        if let Desired::Directory(s) = &mut d.desired {
+            s.owner = Some("zed".into());
+        }
+        let items = sorted(vec![
+            exec("Exec[a-here]", Some("zed"), Some("/srv/app")),
+            exec("Exec[a-below]", None, Some("/srv/app/sub")),
+            exec("Exec[a-free]", Some("nobody"), Some("/opt")),
+            d,
+            user("User[zed]", "zed", None, &[]),
+        ]);
+        let plan = plan(&items).unwrap();
+        assert_eq!(
+            ids(&items, &plan),
+            [
+                "Exec[a-free]",
+                "User[zed]",
+                "Directory[z]",
+                "Exec[a-below]",
+                "Exec[a-here]"
+            ]
+        );
+        let at = |id: &str| items.iter().position(|i| i.id == id).unwrap();
+        assert_eq!(
+            plan.deps[at("Exec[a-here]")],
+            [
+                (at("Directory[z]"), Why::WorksIn),
+                (at("User[zed]"), Why::RunsAs)
+            ]
+        );
+        assert_eq!(
+            plan.deps[at("Exec[a-below]")],
+            [(at("Directory[z]"), Why::WorksIn)]
+        );
+    }
+
+    #[test]
+    fn a_cycle_through_an_execs_user_or_cwd_names_the_edge() {
+        let mut u = user("User[deploy]", "deploy", None, &[]);
+        u.requires = vec!["Exec[make-home]".into()];
+        let mut d = dir("Directory[app]", "/srv/app");
+        d.requires = vec!["Exec[build]".into()];
+        let items = sorted(vec![
+            u,
+            exec("Exec[make-home]", Some("deploy"), None),
+            d,
+            exec("Exec[build]", None, Some("/srv/app/src")),
+        ]);
+        let cycles = plan(&items).unwrap_err();
+        let shown: Vec<String> = cycles.iter().map(ToString::to_string).collect();
+        assert_eq!(
+            shown,
+            [
+                "Directory[app] requires Exec[build], Exec[build] runs in Directory[app]",
+                "Exec[make-home] runs as User[deploy], User[deploy] requires Exec[make-home]"
             ]
         );
     }

@@ -18,7 +18,9 @@ static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 mod command_error;
 mod commands;
+mod editor;
 mod exit;
+mod held;
 mod paint;
 mod passphrase;
 mod root;

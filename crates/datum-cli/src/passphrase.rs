@@ -8,15 +8,25 @@ use std::io::{self, Read as _, Write as _};
 use std::path::Path;
 
 use datum_secrets::{Identity, IdentityError, KeyFile, Protection, ReadIdentityError};
+use std::os::fd::AsFd as _;
+
+use nix::errno::Errno;
+use nix::poll::{PollFd, PollFlags, poll};
 use nix::sys::signal::{Signal, raise};
 use nix::sys::termios::{LocalFlags, SetArg, SpecialCharacterIndices as Cc, Termios};
 use nix::sys::termios::{tcgetattr, tcsetattr};
+use signal_hook::consts::{SIGALRM, SIGHUP, SIGTERM};
 use zeroize::Zeroizing;
 
 use crate::command_error::{CommandError, Result};
+use crate::held::Held;
+use datum_apply::provider::exec::shown;
 
 /// Tries before giving up, as ssh allows.
 pub const ATTEMPTS: usize = 3;
+
+/// How often a held-off signal is looked for while waiting for a key.
+const HELD_CHECK_MS: u16 = 100;
 
 /// No passphrase is longer; the buffer never grows, so never leaves a copy.
 const MAX_PASSPHRASE: usize = 1024;
@@ -73,17 +83,21 @@ fn read_error(e: ReadIdentityError) -> CommandError {
 /// A protected key and no terminal to ask on: what can be used instead.
 fn no_terminal(path: &Path, by: Protection, e: &io::Error) -> CommandError {
     let key = path.display();
+    let quoted = shown(&[key.to_string()]);
+    // mktemp makes the copy 0600 under a name nobody can plant first; the
+    // redirection keeps that mode (`age -o` would make it 0644).
+    let scratch = r#"umask 077; k=$(mktemp -p "${XDG_RUNTIME_DIR:-/dev/shm}")"#;
     let copy = match by {
         Protection::SshKey => {
-            format!("cp {key} /dev/shm/key && ssh-keygen -p -N '' -f /dev/shm/key")
+            format!(r#"{scratch} && cat {quoted} > "$k" && ssh-keygen -p -N '' -f "$k""#)
         }
-        Protection::AgeFile => format!("age -d -o /dev/shm/key {key}"),
+        Protection::AgeFile => format!(r#"{scratch} && age -d {quoted} > "$k""#),
     };
     CommandError::failed(format!(
         "identity {key} is protected by a passphrase, and there is no terminal to ask for it ({e})"
     ))
     .hint(format!(
-        "run this from a terminal; without one, give an age identity file or a copy of the key without a passphrase on a memory file system, removed after use (`{copy}`); an SSH agent is not used"
+        "run this from a terminal; without one, give an age identity file or a copy of the key without a passphrase on a memory file system, removed after use (`{copy}`, then `DATUM_IDENTITY=\"$k\"`, and `rm -f \"$k\"` after); an SSH agent is not used"
     ))
 }
 
@@ -140,6 +154,9 @@ impl Drop for Restore<'_> {
 impl Terminal {
     fn open() -> io::Result<Terminal> {
         let tty = File::options().read(true).write(true).open("/dev/tty")?;
+        // Opened but no terminal after all (some containers): no way to
+        // turn echo off, so the same as none.
+        tcgetattr(&tty).map_err(io::Error::from)?;
         Ok(Terminal { tty })
     }
 
@@ -160,6 +177,8 @@ impl Terminal {
         quiet.control_chars[Cc::VTIME as usize] = 0;
         let keys = Keys::of(&saved);
         let mut line = Zeroizing::new(Vec::with_capacity(MAX_PASSPHRASE));
+        // Killed with echo off, Datum would leave the terminal so.
+        let held = Held::catch(&[SIGHUP, SIGTERM, SIGALRM]).map_err(AskError::Io)?;
         loop {
             let restore = Restore {
                 tty: &self.tty,
@@ -170,13 +189,24 @@ impl Terminal {
             (&self.tty)
                 .write_all(prompt.as_bytes())
                 .map_err(AskError::Io)?;
-            let end = read_line(&self.tty, &keys, &mut line);
+            let end = read_line(&self.tty, &keys, &mut line, &held);
             let _ = (&self.tty).write_all(b"\n");
             drop(restore);
             match end {
                 End::Enter => break,
                 End::Signal(signal) => {
-                    // The terminal is back as it was: now act on the key.
+                    // The terminal is back as it was: now act on the key,
+                    // with nothing typed left in memory (Ctrl-\ may dump
+                    // core where cores are kept).
+                    if signal != Signal::SIGTSTP {
+                        zeroize::Zeroize::zeroize(&mut *line);
+                    }
+                    if held.received().is_some() {
+                        // Its default action, now that nothing is left to undo.
+                        drop(held);
+                        let _ = raise(signal);
+                        return Err(AskError::Interrupted);
+                    }
                     let _ = raise(signal);
                     if signal != Signal::SIGTSTP {
                         return Err(AskError::Interrupted);
@@ -232,10 +262,21 @@ enum End {
 
 /// Reads one byte at a time into `line`, which never grows past its
 /// capacity. End of input counts as Enter on an empty line.
-fn read_line(mut tty: &File, keys: &Keys, line: &mut Vec<u8>) -> End {
+/// A hang-up or termination held off meanwhile ends the line, checked
+/// every [`HELD_CHECK_MS`] while nothing is typed.
+fn read_line(mut tty: &File, keys: &Keys, line: &mut Vec<u8>, held: &Held) -> End {
     let is = |byte: u8, key: u8| key != 0 && byte == key;
     let mut byte = Zeroizing::new([0u8; 1]);
     loop {
+        if let Some(signal) = held.received().and_then(|s| Signal::try_from(s).ok()) {
+            return End::Signal(signal);
+        }
+        let mut ready = [PollFd::new(tty.as_fd(), PollFlags::POLLIN)];
+        match poll(&mut ready, HELD_CHECK_MS) {
+            Ok(0) | Err(Errno::EINTR) => continue,
+            Ok(_) => {}
+            Err(e) => return End::Failed(AskError::Io(e.into())),
+        }
         match tty.read(&mut *byte) {
             Ok(0) => {
                 line.clear();

@@ -147,10 +147,11 @@ impl Execs {
     ///
     /// Under `--noop` the guards are asked too (never the command), with a
     /// note of each answer; but not while `first` (the resources this one
-    /// comes after that would change in this run), its user or its `cwd`
-    /// are still to come: a guard asked now would see the machine as it
-    /// is, not as a real run would leave it, so the command is counted as
-    /// due, with a note saying why the guards were not asked.
+    /// comes after that would change in this run, its User and the
+    /// Directory of its `cwd` among them) are still to come: a guard asked
+    /// now would see the machine as it is, not as a real run would leave
+    /// it, so the command is counted as due, with a note saying why the
+    /// guards were not asked.
     pub fn examine(
         &self,
         spec: &ExecSpec,
@@ -166,11 +167,8 @@ impl Execs {
                 Err(e) => return Err(Failure::new(format!("cannot look at {path}: {e}"))),
             }
         }
-        let not_yet = if cx.noop {
-            not_yet(spec, cx, first)
-        } else {
-            None
-        };
+        let not_yet = (cx.noop && !first.is_empty())
+            .then(|| format!("{} would change first", shortened(first)));
         let guards = [
             ("onlyif", spec.onlyif.as_ref(), true),
             ("unless", spec.unless.as_ref(), false),
@@ -219,23 +217,6 @@ impl Execs {
     pub fn run(&self, spec: &ExecSpec) -> Result<Ran, Failure> {
         self.runner.run(&self.invocation(spec, &spec.command))
     }
-}
-
-/// Why, in a noop run, an Exec's guard commands would not see what a real
-/// run would show them: a resource it comes after would change first, or
-/// its user or working directory would only then exist.
-fn not_yet(spec: &ExecSpec, cx: &Context<'_>, first: &[&str]) -> Option<String> {
-    let mut why = Vec::new();
-    if !first.is_empty() {
-        why.push(format!("{} would change first", first.join(", ")));
-    }
-    if let Some(user) = spec.user.as_ref().filter(|u| cx.pending.users.contains(*u)) {
-        why.push(format!("user {user} would be added first"));
-    }
-    if let Some(cwd) = spec.cwd.as_ref().filter(|d| cx.pending.paths.contains(*d)) {
-        why.push(format!("{cwd} would be created first"));
-    }
-    (!why.is_empty()).then(|| why.join("; "))
 }
 
 /// Runs commands on this machine: on `/`, or chrooted into the `--root`
@@ -496,9 +477,25 @@ impl Capture {
     }
 }
 
+/// `A, B, C and 4 more`: what would change first, kept to a line.
+fn shortened(ids: &[&str]) -> String {
+    const SHOWN: usize = 3;
+    if ids.len() <= SHOWN + 1 {
+        return ids.join(", ");
+    }
+    format!("{} and {} more", ids[..SHOWN].join(", "), ids.len() - SHOWN)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn what_would_change_first_is_kept_to_a_line() {
+        assert_eq!(shortened(&["A", "B"]), "A, B");
+        assert_eq!(shortened(&["A", "B", "C", "D"]), "A, B, C, D");
+        assert_eq!(shortened(&["A", "B", "C", "D", "E"]), "A, B, C and 2 more");
+    }
 
     fn inv(argv: &[&str]) -> Invocation {
         Invocation {

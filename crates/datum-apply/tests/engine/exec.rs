@@ -420,11 +420,22 @@ fn noop_does_not_ask_guards_before_what_would_change_first() {
     unless: [db-newer]
     user: deploy
     requires: File[marker]
+  Exec[indirect]:
+    command: [deploy-it]
+    unless: [db-newer]
+    requires: File[marker]
 "
     ));
     let (summary, outcomes) = run(&items, &p, &root, true);
     assert!(taken(&log).is_empty(), "a guard was asked");
-    assert_eq!((summary.would_change, summary.unchanged), (6, 1));
+    assert_eq!((summary.would_change, summary.unchanged), (7, 1));
+    // File[marker] is unchanged, but what it comes after would change.
+    assert_eq!(
+        status_of(&outcomes, "Exec[indirect]").notes,
+        [
+            "`unless` not asked under --noop (db-newer): User[deploy] would change first, and a real run asks it after that"
+        ]
+    );
     let n = status_of(&outcomes, "Exec[newaliases]");
     assert_eq!(
         n.changes,
@@ -450,7 +461,7 @@ fn noop_does_not_ask_guards_before_what_would_change_first() {
     assert_eq!(
         status_of(&outcomes, "Exec[as-deploy]").notes,
         [
-            "`unless` not asked under --noop (db-newer): user deploy would be added first, and a real run asks it after that"
+            "`unless` not asked under --noop (db-newer): User[deploy] would change first, and a real run asks it after that"
         ]
     );
     // Once nothing before them would change, the guards are asked.
@@ -461,9 +472,12 @@ fn noop_does_not_ask_guards_before_what_would_change_first() {
         .filter(|i| i.id != "User[deploy]")
         .collect();
     let (summary, outcomes) = run(&items, &p, &root, true);
-    assert_eq!((summary.would_change, summary.unchanged), (0, 6));
+    assert_eq!((summary.would_change, summary.unchanged), (0, 7));
     // The refresh is not due: nothing is asked for it.
-    assert_eq!(taken(&log), ["run db-newer", "run db-newer"]);
+    assert_eq!(
+        taken(&log),
+        ["run db-newer", "run db-newer", "run db-newer"]
+    );
     assert!(status_of(&outcomes, "Exec[newaliases]").notes.is_empty());
 }
 
@@ -654,4 +668,116 @@ fn creates_is_looked_at_inside_the_root_links_included() {
     let (summary, _) = run(&items, &p, &root, false);
     assert_eq!(summary.changed, 1, "the file outside the root counted");
     assert_eq!(taken(&log), ["run init"]);
+}
+
+/// Two Execs sorting before what they wait for: one runs as a user the
+/// run adds, one in a directory it creates (which waits for a package).
+const AS_AND_IN: &str = "
+  Exec[a-as]:
+    command: [as-deploy]
+    onlyif: [ready-as]
+    user: deploy
+  Exec[a-in]:
+    command: [in-app]
+    onlyif: [ready-in]
+    cwd: /etc/app/work
+  User[deploy]:
+    name: deploy
+  Directory[app]:
+    path: /etc/app
+    requires: Package[zz-app]
+  Package[zz-app]:
+    ensure: installed
+";
+
+#[test]
+fn an_exec_runs_after_its_user_and_the_directory_it_runs_in() {
+    let (dir, root, log) = scene();
+    let runner = FakeRunner::new(&log);
+    let p = with_runner(&root, &log, &runner);
+    let items = fleet_items(AS_AND_IN);
+    // Under --noop, their guards wait for what they come after.
+    let (summary, outcomes) = run(&items, &p, &root, true);
+    assert!(taken(&log).is_empty(), "a guard was asked");
+    assert_eq!(summary.would_change, 5);
+    assert_eq!(
+        status_of(&outcomes, "Exec[a-as]").notes,
+        [
+            "`onlyif` not asked under --noop (ready-as): User[deploy] would change first, and a real run asks it after that"
+        ]
+    );
+    assert_eq!(
+        status_of(&outcomes, "Exec[a-in]").notes,
+        [
+            "`onlyif` not asked under --noop (ready-in): Directory[app], Package[zz-app] would change first, and a real run asks it after that"
+        ]
+    );
+    let (summary, outcomes) = run(&items, &p, &root, false);
+    assert_eq!(summary.changed, 5);
+    let order: Vec<&str> = outcomes.iter().map(|o| o.id.as_str()).collect();
+    assert_eq!(
+        order,
+        [
+            "Package[zz-app]",
+            "Directory[app]",
+            "Exec[a-in]",
+            "User[deploy]",
+            "Exec[a-as]"
+        ]
+    );
+    assert_eq!(
+        taken(&log),
+        [
+            "install zz-app",
+            "run ready-in",
+            "run in-app",
+            "useradd deploy",
+            "run ready-as",
+            "run as-deploy"
+        ]
+    );
+    assert!(dir.path().join("etc/app").is_dir());
+}
+
+#[test]
+fn a_cycle_through_an_execs_user_or_cwd_is_reported_and_nothing_runs() {
+    let (dir, root, log) = scene();
+    let p = with_runner(&root, &log, &FakeRunner::new(&log));
+    // The user and the directory wait for the very Execs that wait for them.
+    let items = fleet_items(
+        "
+  Exec[a-as]:
+    command: [as-deploy]
+    creates: /etc/as-done
+    user: deploy
+  Exec[a-in]:
+    command: [in-app]
+    creates: /etc/in-done
+    cwd: /etc/app/work
+  User[deploy]:
+    name: deploy
+    requires: Exec[a-as]
+  Directory[app]:
+    path: /etc/app
+    requires: Exec[a-in]
+  File[free]:
+    path: /etc/free
+    content: \"x\\n\"
+",
+    );
+    let mut c = Collect::default();
+    let err = apply("app-001", &items, &p, &root, &Options::default(), &mut c).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "resources wait on each other in 2 cycles; nothing was applied
+  Directory[app] -> Exec[a-in] -> Directory[app]
+    Directory[app] requires Exec[a-in]
+    Exec[a-in] runs in Directory[app]
+  Exec[a-as] -> User[deploy] -> Exec[a-as]
+    Exec[a-as] runs as User[deploy]
+    User[deploy] requires Exec[a-as]"
+    );
+    assert!(taken(&log).is_empty() && c.outcomes.is_empty());
+    assert!(!dir.path().join("etc/app").exists());
+    assert!(!dir.path().join("etc/free").exists());
 }

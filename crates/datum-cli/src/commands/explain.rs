@@ -2,6 +2,7 @@
 
 use std::io::{self, Write};
 
+use datum_apply::provider::exec::shown;
 use datum_core::explain::{Explanation, Target, json, text};
 
 use super::{ReportFormat, parse_target, resolve_host};
@@ -93,7 +94,10 @@ fn host(args: &Args) -> Result<&str> {
             Err(CommandError::usage(format!(
                 "explain takes one resource or field, and the host as --host: `{first}` and `{second}` given"
             ))
-            .hint(format!("datum explain '{id}' --host {host}")))
+            .hint(format!(
+                "datum explain {}",
+                shown(&[id.to_owned(), "--host".to_owned(), host.to_owned()])
+            )))
         }
         (None, _, None) => Err(CommandError::usage("name the host to explain with --host")),
     }

@@ -17,6 +17,7 @@ use datum_core::reader::{DirReader, ReadError, Reader, SourceError};
 
 use crate::GlobalArgs;
 use crate::command_error::{CommandError, Result};
+use crate::editor::Edited;
 use crate::exit::Status;
 use crate::root;
 use crate::ui::Ui;
@@ -123,6 +124,9 @@ impl Reader for Creating<'_> {
     fn list_payloads(&self, dir: &str) -> std::result::Result<Vec<String>, ReadError> {
         self.inner.list_payloads(dir)
     }
+    fn is_ignored(&self, path: &str) -> bool {
+        self.inner.is_ignored(path)
+    }
     fn read_source(&self, path: &str, limit: u64) -> std::result::Result<Vec<u8>, SourceError> {
         match self.inner.read_source(path, limit) {
             Err(SourceError::Missing) if self.path.as_deref() == Some(path) => Ok(Vec::new()),
@@ -219,26 +223,21 @@ impl<'f> Cx<'f> {
             .map_err(|e| io("create", e))?;
         out.write_all(old.as_bytes()).map_err(|e| io("write", e))?;
         drop(out);
-        let editor = std::env::var("VISUAL")
-            .ok()
-            .filter(|e| !e.trim().is_empty())
-            .or_else(|| {
-                std::env::var("EDITOR")
-                    .ok()
-                    .filter(|e| !e.trim().is_empty())
-            })
-            .unwrap_or_else(|| "vi".to_owned());
-        let status = std::process::Command::new("sh")
-            .arg("-c")
-            .arg(format!("{editor} \"$1\""))
-            .arg("sh")
-            .arg(file)
-            .status()
-            .map_err(|e| CommandError::failed(format!("cannot run the editor `{editor}`: {e}")))?;
-        if !status.success() {
-            return Err(CommandError::failed(format!(
-                "the editor `{editor}` exited with {status}; {rel} is unchanged"
-            )));
+        let (editor, edited) = crate::editor::edit(file).map_err(|(editor, e)| {
+            CommandError::failed(format!("cannot run the editor `{editor}`: {e}"))
+        })?;
+        match edited {
+            Edited::Stopped(signal) => {
+                return Err(CommandError::failed(format!(
+                    "stopped by {signal} while the editor `{editor}` ran; {rel} is unchanged and the scratch copy is wiped"
+                )));
+            }
+            Edited::Exited(status) if !status.success() => {
+                return Err(CommandError::failed(format!(
+                    "the editor `{editor}` exited with {status}; {rel} is unchanged"
+                )));
+            }
+            Edited::Exited(_) => {}
         }
         let new = Plaintext::read_from(
             std::fs::File::open(file).map_err(|e| io("read", e))?,
@@ -460,11 +459,21 @@ fn scratch_dir() -> PathBuf {
     let set = |name| std::env::var_os(name).filter(|v| !v.is_empty());
     if set("TMPDIR").is_none()
         && let Some(runtime) = set("XDG_RUNTIME_DIR").map(PathBuf::from)
-        && runtime.is_dir()
+        && private_to_us(&runtime)
     {
         return runtime;
     }
     std::env::temp_dir()
+}
+
+/// A directory this user owns and nobody else may enter: a runtime
+/// directory inherited from another user (`su`, `sudo -E`) is not one, and
+/// its owner could swap the scratch directory made in it.
+fn private_to_us(dir: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt as _;
+    std::fs::symlink_metadata(dir).is_ok_and(|m| {
+        m.is_dir() && m.uid() == nix::unistd::geteuid().as_raw() && m.mode() & 0o077 == 0
+    })
 }
 
 /// Overwrites the file with zeros in place (no truncation, which would

@@ -96,6 +96,16 @@ impl Session {
     }
 
     /// Types `text` into the terminal.
+    /// Sends `signal` (`TERM`, `HUP`) to the program, as `kill` does.
+    pub fn kill(&self, signal: &str) {
+        let status = Command::new("kill")
+            .arg(format!("-{signal}"))
+            .arg(self.child.id().to_string())
+            .status()
+            .unwrap();
+        assert!(status.success());
+    }
+
     pub fn send(&mut self, text: &str) {
         self.master.write_all(text.as_bytes()).unwrap();
     }

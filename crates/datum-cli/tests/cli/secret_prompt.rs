@@ -135,6 +135,23 @@ fn ctrl_c_at_the_prompt_restores_the_terminal_and_interrupts() {
 }
 
 #[test]
+fn a_hang_up_or_termination_at_the_prompt_restores_the_terminal_first() {
+    let (f, alice) = protected();
+    let sealed = fs::read(f.fleet().join("secrets/db.age")).unwrap();
+    for (signal, number) in [("TERM", 15), ("HUP", 1)] {
+        let mut s = on_terminal(&f, &["edit", "secrets/db.age"], &alice);
+        s.expect(&prompt(&alice));
+        s.send("half typ");
+        assert!(!s.echoes());
+        s.kill(signal);
+        let end = s.finish();
+        assert_eq!(end.signal, Some(number), "SIG{signal}: {}", end.run.stderr);
+        assert!(end.echoes, "SIG{signal}: the terminal echoes again");
+        assert_eq!(fs::read(f.fleet().join("secrets/db.age")).unwrap(), sealed);
+    }
+}
+
+#[test]
 fn an_empty_line_gives_up_without_another_try() {
     let (f, alice) = protected();
     for give_up in ["\n", "\x04"] {
@@ -188,7 +205,8 @@ fn without_a_terminal_a_protected_key_is_refused_naming_the_ways_out() {
         "run this from a terminal",
         "an age identity file",
         "a copy of the key without a passphrase on a memory file system",
-        "ssh-keygen -p -N '' -f /dev/shm/key",
+        r#"umask 077; k=$(mktemp -p "${XDG_RUNTIME_DIR:-/dev/shm}") && cat "#,
+        r#" > "$k" && ssh-keygen -p -N '' -f "$k""#,
         "an SSH agent is not used",
     ] {
         assert!(run.stderr.contains(way_out), "{way_out}: {}", run.stderr);

@@ -463,6 +463,61 @@ fn spying_editor(f: &Fleet, kept: &Path, status: u8) -> PathBuf {
     )
 }
 
+/// An editor that signals Datum (found by walking up from its parent) with
+/// `signal` while it runs, keeps a hard link to its file in `kept`, then
+/// saves a change and exits 0.
+fn signalling_editor(f: &Fleet, kept: &Path, signal: &str) -> PathBuf {
+    let k = kept.display();
+    f.editor(
+        &format!("signal-{signal}.sh"),
+        &format!(
+            "p=$PPID\nwhile [ \"$(cat /proc/$p/comm)\" != datum ]; do p=$(cut -d' ' -f4 /proc/$p/stat); done\n\
+             ln \"$1\" {k}/link\nkill -{signal} $p\nsleep 0.2\n\
+             printf '%s' '-more' >> \"$1\"\nexit 0"
+        ),
+    )
+}
+
+#[test]
+fn a_signal_while_the_editor_runs_never_leaves_the_plaintext_behind() {
+    let f = Fleet::new();
+    assert_eq!(f.encrypt(PLAINTEXT).code, 0);
+    let scratch = f.tmp.path().join("scratch");
+    fs::create_dir_all(&scratch).unwrap();
+    let sealed = fs::read(f.fleet().join("secrets/db.age")).unwrap();
+    // A hang-up or termination: the edit is dropped, the copy wiped.
+    for signal in ["HUP", "TERM"] {
+        let kept = f.tmp.path().join(format!("kept-{signal}"));
+        fs::create_dir_all(&kept).unwrap();
+        let editor = signalling_editor(&f, &kept, signal);
+        let run = f.edit(&f.key("admin"), &editor, &[("TMPDIR", Some(&scratch))]);
+        assert_eq!(run.code, 1, "{}", run.stderr);
+        assert!(
+            run.stderr.contains(&format!(
+                "stopped by SIG{signal} while the editor `{}` ran; secrets/db.age is unchanged",
+                editor.display()
+            )),
+            "{}",
+            run.stderr
+        );
+        let linked = fs::read(kept.join("link")).unwrap();
+        assert!(
+            !linked.is_empty() && linked.iter().all(|b| *b == 0),
+            "{linked:?}"
+        );
+        assert_eq!(fs::read_dir(&scratch).unwrap().count(), 0);
+        assert_eq!(fs::read(f.fleet().join("secrets/db.age")).unwrap(), sealed);
+    }
+    // Ctrl-C reaches the editor too, which may well carry on: Datum does.
+    let kept = f.tmp.path().join("kept-INT");
+    fs::create_dir_all(&kept).unwrap();
+    let editor = signalling_editor(&f, &kept, "INT");
+    let run = f.edit(&f.key("admin"), &editor, &[("TMPDIR", Some(&scratch))]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(f.decrypted(), format!("{PLAINTEXT}-more"));
+    assert_eq!(fs::read_dir(&scratch).unwrap().count(), 0);
+}
+
 #[test]
 fn edit_keeps_the_plaintext_in_a_private_directory_and_zeroes_the_file() {
     let f = Fleet::new();
@@ -515,6 +570,17 @@ fn edit_prefers_the_runtime_directory_when_tmpdir_is_unset() {
         ("TMPDIR", None),
         ("XDG_RUNTIME_DIR", Some(runtime.as_path())),
     ];
+    // A runtime directory others may enter (one inherited through `su` or
+    // `sudo -E` is another's) is passed over for the system's.
+    fs::set_permissions(&runtime, fs::Permissions::from_mode(0o755)).unwrap();
+    let run = f.edit(&f.key("admin"), &editor, &env);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let path = PathBuf::from(fs::read_to_string(kept.join("path")).unwrap());
+    assert_ne!(path.parent().unwrap().parent().unwrap(), runtime);
+    // Private to this user, as systemd makes it: used.
+    fs::set_permissions(&runtime, fs::Permissions::from_mode(0o700)).unwrap();
+    fs::remove_dir_all(&kept).unwrap();
+    fs::create_dir_all(&kept).unwrap();
     let run = f.edit(&f.key("admin"), &editor, &env);
     assert_eq!(run.code, 0, "{}", run.stderr);
     let path = PathBuf::from(fs::read_to_string(kept.join("path")).unwrap());
