@@ -1,35 +1,13 @@
 //! Helpers shared by the integration tests: keys made by the real
-//! `ssh-keygen`, and commands whose failure stops the test with their output.
+//! `ssh-keygen` and git work trees (the commands they run come from
+//! `datum_testkit::command`).
 
 #![allow(dead_code)] // each test binary uses its own share of these
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::Command;
 
-/// Runs `command`, feeding `stdin`, and returns its output whatever its status.
-pub fn run(command: &mut Command, stdin: &[u8]) -> Output {
-    use std::io::Write;
-    let mut child = command
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap_or_else(|e| panic!("cannot start {command:?}: {e}"));
-    child.stdin.take().unwrap().write_all(stdin).unwrap();
-    child.wait_with_output().unwrap()
-}
-
-/// Runs `command` and returns its stdout; a failure panics with stderr.
-pub fn ok(command: &mut Command) -> String {
-    let output = run(command, b"");
-    assert!(
-        output.status.success(),
-        "{command:?} failed: {}{}",
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    );
-    String::from_utf8(output.stdout).unwrap()
-}
+pub use datum_testkit::command::{git, ok, run};
 
 /// A key pair written by `ssh-keygen` in `dir`.
 pub struct Key {
@@ -65,22 +43,6 @@ impl Key {
             .arg(self.private.with_extension("pub")));
         line.split_whitespace().nth(1).unwrap().to_owned()
     }
-}
-
-/// `git` with no user or system configuration and fixed identities, so
-/// tests do not depend on the machine.
-pub fn git(dir: &Path) -> Command {
-    let mut command = Command::new("git");
-    command
-        .current_dir(dir)
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("GIT_AUTHOR_NAME", "Ops")
-        .env("GIT_AUTHOR_EMAIL", "ops@example.net")
-        .env("GIT_COMMITTER_NAME", "Ops")
-        .env("GIT_COMMITTER_EMAIL", "ops@example.net")
-        .args(["-c", "init.defaultBranch=main"]);
-    command
 }
 
 /// A work tree whose commits tests push to bare remotes.

@@ -2,7 +2,7 @@ use std::time::{Duration, Instant};
 
 use datum_agent::http::{self, FetchError, FetchOptions, Location};
 
-use crate::server::{Reply, down, response, serve};
+use datum_testkit::http::{Reply, down, response, serve};
 
 fn opts(max_bytes: u64) -> FetchOptions {
     FetchOptions {

@@ -4,5 +4,4 @@
 mod http;
 mod metrics;
 mod report;
-mod server;
 mod tls;

@@ -1,11 +1,9 @@
-use std::collections::BTreeMap;
 use std::fs;
 use std::os::unix::fs::PermissionsExt;
 
 use datum_agent::metrics;
 use datum_agent::report::{Counts, Mode, RunId, RunRecord, Timestamp};
-use openmetrics_parser::prometheus::parse_prometheus;
-use openmetrics_parser::{PrometheusType, PrometheusValue};
+use datum_testkit::metrics::{labels, parse};
 
 fn record() -> RunRecord {
     RunRecord {
@@ -29,62 +27,6 @@ fn record() -> RunRecord {
         resources: serde_json::Value::Null,
         exit_status: 6,
     }
-}
-
-/// A metric family as a real exposition-format parser reads it.
-#[derive(Debug, PartialEq)]
-struct Family {
-    kind: String,
-    help: String,
-    samples: BTreeMap<Vec<(String, String)>, f64>,
-}
-
-fn parse(text: &str) -> BTreeMap<String, Family> {
-    let exposition = parse_prometheus(text).unwrap_or_else(|e| panic!("{e:?} in\n{text}"));
-    let mut out = BTreeMap::new();
-    for (name, family) in exposition.families {
-        let mut samples = BTreeMap::new();
-        for s in family.iter_samples() {
-            let labels = s
-                .get_labelset()
-                .unwrap()
-                .iter()
-                .map(|(k, v)| (k.clone(), v.clone()))
-                .collect();
-            let value = match &s.value {
-                PrometheusValue::Gauge(n) | PrometheusValue::Unknown(n) => n.as_f64(),
-                PrometheusValue::Counter(c) => c.value.as_f64(),
-                other => panic!("unexpected value {other:?}"),
-            };
-            samples.insert(labels, value);
-        }
-        let kind = match family.family_type {
-            PrometheusType::Counter => "counter",
-            PrometheusType::Gauge => "gauge",
-            _ => "other",
-        };
-        out.insert(
-            name,
-            Family {
-                kind: kind.into(),
-                help: family.help.clone(),
-                samples,
-            },
-        );
-    }
-    out
-}
-
-fn one(f: &Family) -> f64 {
-    assert_eq!(f.samples.len(), 1, "{f:?}");
-    f.samples[&Vec::new()]
-}
-
-fn labels(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
-    pairs
-        .iter()
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .collect()
 }
 
 #[test]
@@ -113,11 +55,11 @@ fn every_metric_is_there_with_help_type_and_value() {
         };
         assert_eq!(f.kind, want, "{name}");
     }
-    assert_eq!(one(&m["datum_last_run_timestamp_seconds"]), 1_767_225_602.5);
-    assert_eq!(one(&m["datum_last_run_exit_status"]), 6.0);
-    assert_eq!(one(&m["datum_fetch_failures_total"]), 3.0);
-    assert_eq!(one(&m["datum_run_duration_seconds"]), 2.5);
-    assert_eq!(one(&m["datum_last_run_cached_input"]), 0.0);
+    assert_eq!(m["datum_last_run_timestamp_seconds"].one(), 1_767_225_602.5);
+    assert_eq!(m["datum_last_run_exit_status"].one(), 6.0);
+    assert_eq!(m["datum_fetch_failures_total"].one(), 3.0);
+    assert_eq!(m["datum_run_duration_seconds"].one(), 2.5);
+    assert_eq!(m["datum_last_run_cached_input"].one(), 0.0);
     let resources = &m["datum_resources"].samples;
     let by_status: Vec<(&str, f64)> = [
         ("changed", 2.0),
@@ -166,7 +108,7 @@ fn the_file_is_replaced_whole_and_readable_by_the_collector() {
     metrics::write(&path, &r).unwrap();
     let text = fs::read_to_string(&path).unwrap();
     assert_eq!(text, metrics::render(&r));
-    assert_eq!(one(&parse(&text)["datum_last_run_cached_input"]), 1.0);
+    assert_eq!(parse(&text)["datum_last_run_cached_input"].one(), 1.0);
     let mode = fs::metadata(&path).unwrap().permissions().mode();
     assert_eq!(mode & 0o777, 0o644);
     let names: Vec<_> = fs::read_dir(dir.path()).unwrap().collect();

@@ -9,7 +9,7 @@ use datum_agent::report::{
 };
 use serde_json::json;
 
-use crate::server::{Reply, down, response, serve};
+use datum_testkit::http::{Reply, down, response, serve};
 
 /// A run that started at `secs` past 2026-01-01T00:00:00Z.
 fn record(reports: &Reports, secs: u64) -> RunRecord {

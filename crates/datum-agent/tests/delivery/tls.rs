@@ -11,7 +11,7 @@ use datum_agent::http::{self, FetchError, FetchOptions};
 use datum_agent::report::{Mode, Timestamp};
 use rcgen::{BasicConstraints, CertificateParams, DnType, IsCa, Issuer, KeyPair, KeyUsagePurpose};
 
-use crate::server::{response, serve_tls};
+use datum_testkit::http::{response, serve_tls};
 
 /// A private CA's certificate (PEM), and a server certificate for
 /// 127.0.0.1 it signed (DER) with the server's key (PKCS#8 DER).

@@ -11,12 +11,12 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use openmetrics_parser::prometheus::parse_prometheus;
-use openmetrics_parser::{PrometheusType, PrometheusValue};
+use datum_testkit::http::FileServer as Server;
+use datum_testkit::metrics::{Family, labels as label};
 use serde_json::{Value, json};
 
 use crate::common::{Run, datum, fixture};
-use crate::delivery::{Key, Repo, Server, git, ok};
+use crate::delivery::{Key, Repo, git, ok};
 use crate::secret_fleet::{Fleet as SecretFleet, PLAINTEXT, contains, files_under};
 
 /// A machine under a temporary root, named `web-001`.
@@ -81,58 +81,8 @@ impl Host {
     }
 
     fn metrics(&self) -> BTreeMap<String, Family> {
-        parse_metrics(&self.read("/var/lib/prometheus/node-exporter/datum.prom"))
+        datum_testkit::metrics::parse(&self.read("/var/lib/prometheus/node-exporter/datum.prom"))
     }
-}
-
-/// A metric family as a real exposition-format parser reads it.
-#[derive(Debug)]
-struct Family {
-    kind: &'static str,
-    samples: BTreeMap<Vec<(String, String)>, f64>,
-}
-
-impl Family {
-    fn one(&self) -> f64 {
-        assert_eq!(self.samples.len(), 1, "{self:?}");
-        self.samples[&Vec::new()]
-    }
-}
-
-fn parse_metrics(text: &str) -> BTreeMap<String, Family> {
-    let exposition = parse_prometheus(text).unwrap_or_else(|e| panic!("{e:?} in\n{text}"));
-    let mut out = BTreeMap::new();
-    for (name, family) in exposition.families {
-        let mut samples = BTreeMap::new();
-        for s in family.iter_samples() {
-            let labels = s
-                .get_labelset()
-                .unwrap()
-                .iter()
-                .map(|(k, v)| (k.clone(), v.clone()))
-                .collect();
-            let value = match &s.value {
-                PrometheusValue::Gauge(n) | PrometheusValue::Unknown(n) => n.as_f64(),
-                PrometheusValue::Counter(c) => c.value.as_f64(),
-                other => panic!("unexpected value {other:?}"),
-            };
-            samples.insert(labels, value);
-        }
-        let kind = match family.family_type {
-            PrometheusType::Counter => "counter",
-            PrometheusType::Gauge => "gauge",
-            _ => "other",
-        };
-        out.insert(name, Family { kind, samples });
-    }
-    out
-}
-
-fn label(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
-    pairs
-        .iter()
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .collect()
 }
 
 /// Seconds since the epoch of an RFC 3339 UTC time, as the report writes it.

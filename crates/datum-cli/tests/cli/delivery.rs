@@ -1,44 +1,12 @@
 //! What the bundle and agent tests share: a small fleet committed to git
-//! with fixed identities and dates, keys made by the real `ssh-keygen`, and
-//! a static HTTP server on 127.0.0.1 serving a directory and taking POSTs.
+//! with fixed identities and dates, and keys made by the real `ssh-keygen`
+//! (the HTTP server they use is `datum_testkit::http::FileServer`).
 
 use std::fs;
-use std::io::{Read, Write};
-use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
-use std::thread;
-use std::time::Duration;
 
-/// Runs `command`; a failure stops the test with its output.
-pub fn ok(command: &mut Command) -> String {
-    let out = command
-        .output()
-        .unwrap_or_else(|e| panic!("{command:?}: {e}"));
-    assert!(
-        out.status.success(),
-        "{command:?} failed: {}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
-}
-
-/// `git` without the machine's configuration, with fixed identities.
-pub fn git(dir: &Path) -> Command {
-    let mut c = Command::new("git");
-    c.current_dir(dir)
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("GIT_AUTHOR_NAME", "Ops")
-        .env("GIT_AUTHOR_EMAIL", "ops@example.net")
-        .env("GIT_COMMITTER_NAME", "Ops")
-        .env("GIT_COMMITTER_EMAIL", "ops@example.net")
-        .args(["-c", "init.defaultBranch=main"]);
-    c
-}
+pub use datum_testkit::command::{git, ok};
 
 /// A key pair written by `ssh-keygen -t ed25519`.
 pub struct Key {
@@ -180,111 +148,4 @@ impl Repo {
         fs::create_dir_all(path).unwrap();
         ok(git(path).args(["init", "-q", "--bare"]));
     }
-}
-
-/// A request line and its body.
-pub type Request = (String, Vec<u8>);
-
-/// A file server on 127.0.0.1 serving `dir` to GETs and answering POSTs
-/// with 204, recording every request, until dropped.
-pub struct Server {
-    /// `http://127.0.0.1:PORT`
-    pub base: String,
-    stop: Arc<AtomicBool>,
-    /// Every request received: its request line and body.
-    pub requests: Arc<Mutex<Vec<Request>>>,
-    handle: Option<thread::JoinHandle<()>>,
-}
-
-impl Server {
-    pub fn serve(dir: &Path) -> Server {
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        listener.set_nonblocking(true).unwrap();
-        let base = format!("http://{}", listener.local_addr().unwrap());
-        let stop = Arc::new(AtomicBool::new(false));
-        let requests = Arc::new(Mutex::new(Vec::new()));
-        let (dir, flag, seen) = (dir.to_owned(), stop.clone(), requests.clone());
-        let handle = thread::spawn(move || {
-            while !flag.load(Ordering::Relaxed) {
-                match listener.accept() {
-                    Ok((stream, _)) => answer(stream, &dir, &seen),
-                    Err(_) => thread::sleep(Duration::from_millis(5)),
-                }
-            }
-        });
-        Server {
-            base,
-            stop,
-            requests,
-            handle: Some(handle),
-        }
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        self.stop.store(true, Ordering::Relaxed);
-        if let Some(h) = self.handle.take() {
-            let _ = h.join();
-        }
-    }
-}
-
-fn answer(mut stream: TcpStream, dir: &Path, seen: &Mutex<Vec<Request>>) {
-    let _ = stream.set_nonblocking(false);
-    let _ = stream.set_read_timeout(Some(Duration::from_secs(5)));
-    let mut bytes = Vec::new();
-    let mut buf = [0u8; 4096];
-    let head_end = loop {
-        if let Some(i) = bytes.windows(4).position(|w| w == b"\r\n\r\n") {
-            break i + 4;
-        }
-        match stream.read(&mut buf) {
-            Ok(0) | Err(_) => break bytes.len(),
-            Ok(n) => bytes.extend(&buf[..n]),
-        }
-    };
-    let head = String::from_utf8_lossy(&bytes[..head_end]).into_owned();
-    let length = head
-        .lines()
-        .find_map(|l| {
-            let (k, v) = l.split_once(':')?;
-            k.eq_ignore_ascii_case("content-length")
-                .then(|| v.trim().parse::<usize>().ok())?
-        })
-        .unwrap_or(0);
-    let mut body = bytes[head_end..].to_vec();
-    while body.len() < length {
-        match stream.read(&mut buf) {
-            Ok(0) | Err(_) => break,
-            Ok(n) => body.extend(&buf[..n]),
-        }
-    }
-    let line = head.lines().next().unwrap_or_default().to_owned();
-    seen.lock().unwrap().push((line.clone(), body));
-    let path = line.split(' ').nth(1).unwrap_or("/");
-    let reply = if line.starts_with("POST ") {
-        b"HTTP/1.1 204 No Content\r\nConnection: close\r\n\r\n".to_vec()
-    } else {
-        let file = dir.join(path.trim_start_matches('/'));
-        match (
-            line.starts_with("GET "),
-            path.contains(".."),
-            fs::read(&file),
-        ) {
-            (true, false, Ok(body)) => {
-                let mut r = format!(
-                    "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
-                    body.len()
-                )
-                .into_bytes();
-                r.extend(body);
-                r
-            }
-            _ => {
-                b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n".to_vec()
-            }
-        }
-    };
-    let _ = stream.write_all(&reply);
 }

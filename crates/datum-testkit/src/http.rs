@@ -1,11 +1,16 @@
-//! A one-thread HTTP server on 127.0.0.1 that answers each connection with
-//! the next canned reply and records what it was sent; over TLS too.
+//! HTTP servers on 127.0.0.1 for the tests: one that answers each
+//! connection with the next canned reply and records what it was sent
+//! (over TLS too), and one that serves a directory and takes POSTs.
 
+use std::fs;
 use std::io::{Read, Write};
-use std::net::TcpListener;
+use std::net::{TcpListener, TcpStream};
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 use std::thread::{self, JoinHandle};
 use std::time::Duration;
-
+/// What the scripted [`Server`] does with one connection.
 pub enum Reply {
     /// These bytes, then close.
     Send(Vec<u8>),
@@ -19,6 +24,8 @@ pub struct Request {
     pub body: Vec<u8>,
 }
 
+/// The scripted server: the replies given to [`serve`] or [`serve_tls`],
+/// one a connection, in order.
 pub struct Server {
     /// `http://127.0.0.1:PORT`
     pub base: String,
@@ -32,6 +39,7 @@ impl Server {
     }
 }
 
+/// Serves HTTP: each connection gets the next reply.
 pub fn serve(replies: Vec<Reply>) -> Server {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let base = format!("http://{}", listener.local_addr().unwrap());
@@ -114,6 +122,8 @@ pub fn serve_tls(chain: Vec<Vec<u8>>, key: Vec<u8>, replies: Vec<Vec<u8>>) -> Se
     Server { base, handle }
 }
 
+/// Reads one request: its head up to the blank line, then the
+/// `Content-Length` bytes of body (less when the peer stops sending).
 fn read_request(stream: &mut impl Read) -> Request {
     let mut bytes = Vec::new();
     let mut buf = [0u8; 4096];
@@ -143,4 +153,78 @@ fn read_request(stream: &mut impl Read) -> Request {
         }
     }
     Request { head, body }
+}
+
+/// A request line and its body.
+pub type Line = (String, Vec<u8>);
+
+/// A file server on 127.0.0.1 serving a directory to GETs and answering
+/// POSTs with 204, recording every request, until dropped.
+pub struct FileServer {
+    /// `http://127.0.0.1:PORT`
+    pub base: String,
+    stop: Arc<AtomicBool>,
+    /// Every request received: its request line and body.
+    pub requests: Arc<Mutex<Vec<Line>>>,
+    handle: Option<JoinHandle<()>>,
+}
+
+impl FileServer {
+    /// Serves `dir` until the server is dropped.
+    pub fn serve(dir: &Path) -> FileServer {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.set_nonblocking(true).unwrap();
+        let base = format!("http://{}", listener.local_addr().unwrap());
+        let stop = Arc::new(AtomicBool::new(false));
+        let requests = Arc::new(Mutex::new(Vec::new()));
+        let (dir, flag, seen) = (dir.to_owned(), stop.clone(), requests.clone());
+        let handle = thread::spawn(move || {
+            while !flag.load(Ordering::Relaxed) {
+                match listener.accept() {
+                    Ok((stream, _)) => answer(stream, &dir, &seen),
+                    Err(_) => thread::sleep(Duration::from_millis(5)),
+                }
+            }
+        });
+        FileServer {
+            base,
+            stop,
+            requests,
+            handle: Some(handle),
+        }
+    }
+}
+
+impl Drop for FileServer {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(h) = self.handle.take() {
+            let _ = h.join();
+        }
+    }
+}
+
+/// One [`FileServer`] connection: the file a GET names (200), 204 to a
+/// POST, 404 to anything else.
+fn answer(mut stream: TcpStream, dir: &Path, seen: &Mutex<Vec<Line>>) {
+    let _ = stream.set_nonblocking(false);
+    let _ = stream.set_read_timeout(Some(Duration::from_secs(5)));
+    let Request { head, body } = read_request(&mut stream);
+    let line = head.lines().next().unwrap_or_default().to_owned();
+    seen.lock().unwrap().push((line.clone(), body));
+    let path = line.split(' ').nth(1).unwrap_or("/");
+    let reply = if line.starts_with("POST ") {
+        b"HTTP/1.1 204 No Content\r\nConnection: close\r\n\r\n".to_vec()
+    } else {
+        let file = dir.join(path.trim_start_matches('/'));
+        match (
+            line.starts_with("GET "),
+            path.contains(".."),
+            fs::read(&file),
+        ) {
+            (true, false, Ok(body)) => response("200 OK", &body),
+            _ => response("404 Not Found", b""),
+        }
+    };
+    let _ = stream.write_all(&reply);
 }
