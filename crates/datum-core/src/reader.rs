@@ -462,7 +462,12 @@ impl MemReader {
 
 impl Reader for MemReader {
     fn list_payloads(&self, dir: &str) -> Result<Vec<String>, ReadError> {
-        let prefix = format!("{dir}/");
+        // `""` is the whole fleet.
+        let prefix = if dir.is_empty() {
+            String::new()
+        } else {
+            format!("{dir}/")
+        };
         Ok(self
             .files
             .keys()

@@ -210,7 +210,12 @@ impl GitReader {
 
 impl Reader for GitReader {
     fn list_payloads(&self, dir: &str) -> Result<Vec<String>, ReadError> {
-        let prefix = format!("{dir}/");
+        // `""` is the whole fleet.
+        let prefix = if dir.is_empty() {
+            String::new()
+        } else {
+            format!("{dir}/")
+        };
         Ok(self
             .payloads
             .iter()

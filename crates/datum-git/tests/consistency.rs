@@ -308,6 +308,37 @@ fn diagnostics(reader: &dyn Reader) -> String {
     String::from_utf8(out).unwrap()
 }
 
+/// A `source` in a directory that does not exist is looked for in the
+/// whole fleet, by both readers: the suggestion is the same.
+#[test]
+fn a_source_in_a_missing_directory_gets_the_same_suggestion_from_both_readers() {
+    let f = Fixture::new();
+    f.write(
+        "fleet/datum.yaml",
+        "datum: v1alpha1\ntype: Fleet\nname: t\n",
+    );
+    f.write(
+        "fleet/hosts.yaml",
+        "datum: v1alpha1\ntype: Host\nname: web-001\n",
+    );
+    f.write(
+        "fleet/base.yaml",
+        "datum: v1alpha1\ntype: Layer\nname: base\nprecedence: 0\nmatch: {}\nresources:\n  \
+         File[notes]:\n    path: /etc/notes\n    source: file/notes.txt\n",
+    );
+    f.write("fleet/files/notes.txt", "notes\n");
+    f.commit_all("a typo in a directory name");
+    let fleet = f.repo.join("fleet");
+    let repo = Repo::discover(&fleet).unwrap();
+    let git = repo.reader(&repo.resolve("HEAD").unwrap()).unwrap();
+    let from_git = diagnostics(&git);
+    assert_eq!(from_git, diagnostics(&DirReader::new(&fleet).unwrap()));
+    assert!(
+        from_git.contains("did you mean `files/notes.txt`?"),
+        "{from_git}"
+    );
+}
+
 /// A template the `.gitignore` ignores is no template, in the working tree
 /// as in a commit: whether git left it out (`git add -A`) or it was
 /// committed anyway (`git add -f`), both readers refuse the File naming it
