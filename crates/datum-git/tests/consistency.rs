@@ -299,6 +299,25 @@ fn same_source(git: &dyn Reader, dir: &dyn Reader, path: &str) -> Result<(), Tes
 }
 
 /// The diagnostics of a fleet loaded through `reader`, as printed.
+/// `fleet/`: datum.yaml, one host (web-001) and `base.yaml`, a layer
+/// matching every host whose `resources:` body is `resources`.
+fn base_fleet(f: &Fixture, resources: &str) {
+    f.write(
+        "fleet/datum.yaml",
+        "datum: v1alpha1\ntype: Fleet\nname: t\n",
+    );
+    f.write(
+        "fleet/hosts.yaml",
+        "datum: v1alpha1\ntype: Host\nname: web-001\n",
+    );
+    f.write(
+        "fleet/base.yaml",
+        format!(
+            "datum: v1alpha1\ntype: Layer\nname: base\nprecedence: 0\nmatch: {{}}\nresources:\n{resources}"
+        ),
+    );
+}
+
 fn diagnostics(reader: &dyn Reader) -> String {
     let fleet = datum_core::loader::load(reader).unwrap();
     let mut out = Vec::new();
@@ -313,17 +332,9 @@ fn diagnostics(reader: &dyn Reader) -> String {
 #[test]
 fn a_source_in_a_missing_directory_gets_the_same_suggestion_from_both_readers() {
     let f = Fixture::new();
-    f.write(
-        "fleet/datum.yaml",
-        "datum: v1alpha1\ntype: Fleet\nname: t\n",
-    );
-    f.write(
-        "fleet/hosts.yaml",
-        "datum: v1alpha1\ntype: Host\nname: web-001\n",
-    );
-    f.write(
-        "fleet/base.yaml",
-        "datum: v1alpha1\ntype: Layer\nname: base\nprecedence: 0\nmatch: {}\nresources:\n  \
+    base_fleet(
+        &f,
+        "  \
          File[notes]:\n    path: /etc/notes\n    source: file/notes.txt\n",
     );
     f.write("fleet/files/notes.txt", "notes\n");
@@ -347,17 +358,9 @@ fn a_source_in_a_missing_directory_gets_the_same_suggestion_from_both_readers() 
 fn an_ignored_template_is_refused_alike_in_the_work_tree_and_a_commit() {
     for force in [false, true] {
         let f = Fixture::new();
-        f.write(
-            "fleet/datum.yaml",
-            "datum: v1alpha1\ntype: Fleet\nname: t\n",
-        );
-        f.write(
-            "fleet/hosts.yaml",
-            "datum: v1alpha1\ntype: Host\nname: web-001\n",
-        );
-        f.write(
-            "fleet/base.yaml",
-            "datum: v1alpha1\ntype: Layer\nname: base\nprecedence: 0\nmatch: {}\nresources:\n  \
+        base_fleet(
+            &f,
+            "  \
              File[motd]:\n    path: /etc/motd\n    template: templates/motd.j2\n",
         );
         f.write("fleet/templates/motd.j2", "hello {{ host }}\n");
@@ -393,17 +396,9 @@ fn an_ignored_template_is_refused_alike_in_the_work_tree_and_a_commit() {
 fn an_ignored_source_is_refused_alike_in_the_work_tree_and_a_commit() {
     for force in [false, true] {
         let f = Fixture::new();
-        f.write(
-            "fleet/datum.yaml",
-            "datum: v1alpha1\ntype: Fleet\nname: t\n",
-        );
-        f.write(
-            "fleet/hosts.yaml",
-            "datum: v1alpha1\ntype: Host\nname: web-001\n",
-        );
-        f.write(
-            "fleet/base.yaml",
-            "datum: v1alpha1\ntype: Layer\nname: base\nprecedence: 0\nmatch: {}\nresources:\n  \
+        base_fleet(
+            &f,
+            "  \
              File[key]:\n    path: /etc/key\n    source: files/key.pem\n  \
              File[typo]:\n    path: /etc/typo\n    source: files/key.pen\n  \
              File[current]:\n    path: /etc/current\n    source: files/current\n",
