@@ -35,8 +35,11 @@ impl Session {
     /// Starts `datum ARGS` in a new session on a new pty, with `env`.
     pub fn start(args: &[&str], env: &[(&str, &std::path::Path)]) -> Session {
         let pty = openpty(None, None).unwrap();
-        let mut cmd = Command::new("setsid");
-        cmd.arg("-c")
+        // Signals start with their default actions, as on a terminal: a
+        // test run from a background job inherits SIGINT and SIGQUIT
+        // ignored, and Ctrl-C at the prompt would then not end Datum.
+        let mut cmd = Command::new("env");
+        cmd.args(["--default-signal=INT,QUIT,TSTP", "setsid", "-c"])
             .arg(env!("CARGO_BIN_EXE_datum"))
             .args(args)
             .env_remove("DATUM_FLEET")
