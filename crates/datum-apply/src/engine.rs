@@ -2,7 +2,10 @@
 //! order observe, compare, and change only what differs, skipping what
 //! comes after a failure, restarting services whose configuration changed.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
+
+use datum_core::hint::Hinted;
 
 use crate::graph::{self, Cycle};
 use crate::provider::{Context, Examined, Failure, Pending, Providers, Restarted};
@@ -56,6 +59,20 @@ impl Guarded<'_> {
             && let Err(e) = f(self.inner)
         {
             self.error = Some(e);
+        }
+    }
+}
+
+/// Another run holding the lock is the one trouble with something to do
+/// about it.
+impl Hinted for ApplyError {
+    fn hint(&self) -> Option<Cow<'static, str>> {
+        match self {
+            ApplyError::State(StateError::Locked { .. }) => Some(
+                "wait for that run to finish; the lock is released when it ends, even if it is killed"
+                    .into(),
+            ),
+            _ => None,
         }
     }
 }

@@ -11,12 +11,14 @@
 //! the state) are read only as regular files, never through a link, and no
 //! more than a few kilobytes of them.
 
+use std::borrow::Cow;
 use std::ffi::OsString;
 use std::fmt;
 use std::fs::{File, Metadata};
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 
+use datum_core::hint::Hinted;
 use nix::errno::Errno;
 use nix::fcntl::{OFlag, openat};
 use nix::sys::stat::{Mode, mkdirat};
@@ -486,7 +488,7 @@ pub fn trust_fleet(dir: &str, owner: u32, mode: u32, runner: Runner) -> Result<(
 
 /// Why this machine has no name to go by.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
-pub enum HostError {
+pub enum HostNameError {
     #[error("cannot read {path}: {message}")]
     Unreadable { path: String, message: String },
     #[error("{path} is empty")]
@@ -497,6 +499,12 @@ pub enum HostError {
     Invalid { path: String, problem: String },
     #[error("cannot read the system hostname: {0}")]
     Hostname(String),
+}
+
+impl Hinted for HostNameError {
+    fn hint(&self) -> Option<Cow<'static, str>> {
+        Some("name the host with --host NAME".into())
+    }
 }
 
 /// Which host a machine is, and where that came from.
@@ -519,7 +527,7 @@ pub const HOST_FILE_LIMIT: u64 = 1024;
 /// through a link at its name, every directory above it resolved inside
 /// the root), at most [`HOST_FILE_LIMIT`] bytes, and must hold one valid
 /// host name; what it holds otherwise is never repeated.
-pub fn host_name(explicit: Option<&str>, root: &Root) -> Result<Identity, HostError> {
+pub fn host_name(explicit: Option<&str>, root: &Root) -> Result<Identity, HostNameError> {
     if let Some(name) = explicit {
         return Ok(Identity {
             name: name.to_owned(),
@@ -531,27 +539,27 @@ pub fn host_name(explicit: Option<&str>, root: &Root) -> Result<Identity, HostEr
         Ok(Some(bytes)) => bytes,
         Ok(None) => {
             return nix::unistd::gethostname()
-                .map_err(|e| HostError::Hostname(e.to_string()))
+                .map_err(|e| HostNameError::Hostname(e.to_string()))
                 .map(|h| Identity {
                     name: h.to_string_lossy().into_owned(),
                     from: "the system hostname".into(),
                 });
         }
         Err(e) => {
-            return Err(HostError::Unreadable {
+            return Err(HostNameError::Unreadable {
                 path,
                 message: e.to_string(),
             });
         }
     };
-    let invalid = |problem: &str| HostError::Invalid {
+    let invalid = |problem: &str| HostNameError::Invalid {
         path: path.clone(),
         problem: problem.to_owned(),
     };
     let text = std::str::from_utf8(&bytes).map_err(|_| invalid("it is not UTF-8 text"))?;
     let name = text.trim();
     if name.is_empty() {
-        return Err(HostError::Empty { path });
+        return Err(HostNameError::Empty { path });
     }
     if name.lines().count() > 1 || name.contains(char::is_whitespace) {
         return Err(invalid("it holds more than one word"));
@@ -664,6 +672,9 @@ mod tests {
         );
         assert_eq!(name(Some("db-001")), "db-001");
         fs::write(dir.path().join("etc/datum/host"), "\n").unwrap();
-        assert!(matches!(host_name(None, &r), Err(HostError::Empty { .. })));
+        assert!(matches!(
+            host_name(None, &r),
+            Err(HostNameError::Empty { .. })
+        ));
     }
 }

@@ -2,8 +2,8 @@
 
 use std::process::ExitCode;
 
-/// An exit status. Commands end with one; errors carry a kind that gives
-/// theirs ([`crate::command_error::ErrorKind::status`]).
+/// An exit status. Commands end with one; an error's kind gives theirs
+/// (the error module maps kinds to statuses; this one knows no errors).
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct Status(u8);
 
@@ -30,6 +30,10 @@ impl Status {
     /// `apply`: changes were made (or are pending, under `--noop`) and some
     /// resources failed.
     pub const APPLY_CHANGED_AND_FAILED: Status = Status(6);
+    /// A bug in Datum (EX_SOFTWARE from sysexits.h): a promise of its own
+    /// broken, never a problem of the fleet, the machine or the command
+    /// line, so that no script mistakes one for the other.
+    pub const INTERNAL: Status = Status(70);
 }
 
 impl Status {
@@ -59,8 +63,24 @@ mod tests {
             Status::APPLY_CHANGED,
             Status::APPLY_FAILED,
             Status::APPLY_CHANGED_AND_FAILED,
+            Status::INTERNAL,
         ] {
             assert_ne!(Status::USAGE, other);
+        }
+    }
+
+    #[test]
+    fn a_bug_is_ex_software_and_collides_with_no_other_status() {
+        assert_eq!(Status::INTERNAL, Status(70));
+        for other in [
+            Status::OK,
+            Status::FAILED,
+            Status::CHANGED,
+            Status::APPLY_CHANGED,
+            Status::APPLY_FAILED,
+            Status::APPLY_CHANGED_AND_FAILED,
+        ] {
+            assert_ne!(Status::INTERNAL, other);
         }
     }
 }

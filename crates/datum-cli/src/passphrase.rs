@@ -71,13 +71,7 @@ pub fn open_identities(path: &Path) -> Result<Vec<Identity>> {
 }
 
 fn read_error(e: ReadIdentityError) -> CommandError {
-    let hint = match &e {
-        ReadIdentityError::Invalid { source, .. } => source.hint(),
-        _ => "check the path given to --identity (or DATUM_IDENTITY)",
-    };
-    CommandError::failed(e.to_string())
-        .with_source(e)
-        .hint(hint)
+    CommandError::from(e)
 }
 
 /// A protected key and no terminal to ask on: what can be used instead.

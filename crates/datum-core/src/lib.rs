@@ -43,6 +43,8 @@
 //!   document (the agent's configuration), with the same rules and places.
 //! - [`json_schema`]: the JSON Schema editors check documents with,
 //!   generated from the decoder's keys and the [`schema`] table.
+//! - [`hint`]: [`hint::Hinted`], what every library error of every crate
+//!   suggests and whose doing it is ([`hint::Fault`]), for the binary to map.
 //! - [`fuzz`]: the fuzzing harness, shared by `fuzz/` and the property tests.
 #![forbid(unsafe_code)]
 
@@ -58,6 +60,7 @@ pub mod explain;
 pub mod fleet;
 pub mod fuzz;
 pub mod graph;
+pub mod hint;
 pub mod host;
 pub mod intern;
 pub mod json_schema;

@@ -12,6 +12,7 @@ use std::io::{self, Write};
 use crate::emit::Tree;
 use crate::explain::nearest_declared;
 use crate::fleet::{Fleet, HostId, LayerId, ResId};
+use crate::hint::Hinted;
 use crate::manifest::value_tree;
 use crate::report::{align, display_text, display_value};
 use crate::resolve::{FleetResolution, Resolution};
@@ -77,12 +78,13 @@ pub struct UnsetVar {
     pub nearest: Option<String>,
 }
 
-impl UnsetVar {
-    pub fn hint(&self) -> String {
-        match &self.nearest {
-            Some(n) => format!("did you mean vars.{n}?"),
-            None => "a layer sets vars under `vars:`".to_owned(),
-        }
+/// The var name nearest to the one asked about.
+impl Hinted for UnsetVar {
+    fn hint(&self) -> Option<Cow<'static, str>> {
+        Some(match &self.nearest {
+            Some(n) => format!("did you mean vars.{n}?").into(),
+            None => "a layer sets vars under `vars:`".into(),
+        })
     }
 }
 
@@ -162,13 +164,13 @@ pub struct Undeclared {
     pub nearest: Option<String>,
 }
 
-impl Undeclared {
-    /// The declared id nearest to the one asked about.
-    pub fn hint(&self) -> String {
-        match &self.nearest {
-            Some(n) => format!("did you mean {n}?"),
-            None => "no layer declares any resource yet".to_owned(),
-        }
+/// The declared id nearest to the one asked about.
+impl Hinted for Undeclared {
+    fn hint(&self) -> Option<Cow<'static, str>> {
+        Some(match &self.nearest {
+            Some(n) => format!("did you mean {n}?").into(),
+            None => "no layer declares any resource yet".into(),
+        })
     }
 }
 

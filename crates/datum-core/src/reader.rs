@@ -9,6 +9,7 @@
 //! so no link swapped in between a check and a read can lead outside.
 
 use crate::beneath::{Beneath, open_beneath};
+use crate::hint::Hinted;
 use std::collections::BTreeMap;
 use std::fs;
 use std::io::{self, Read as _};
@@ -127,6 +128,8 @@ impl PartialEq for ReadError {
 }
 
 impl Eq for ReadError {}
+
+impl Hinted for ReadError {}
 
 /// Why a `source` payload cannot be read.
 #[derive(Debug, thiserror::Error, Clone, PartialEq, Eq)]

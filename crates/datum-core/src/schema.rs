@@ -3,7 +3,10 @@
 //! The order of [`Kind::fields`] is the schema order: manifests and explain
 //! print fields in it.
 
+use std::borrow::Cow;
 use std::fmt;
+
+use crate::hint::Hinted;
 
 mod suggestion;
 pub use suggestion::{COMPARED_MAX, edit_distance, nearest, suggest};
@@ -402,23 +405,25 @@ impl ResourceId {
     }
 }
 
-impl IdError {
-    /// What a valid id looks like, or the nearest type.
-    pub fn hint(&self) -> String {
-        match self {
+/// What a valid id looks like, or the nearest type.
+impl Hinted for IdError {
+    fn hint(&self) -> Option<Cow<'static, str>> {
+        Some(match self {
             IdError::Shape { .. } => {
                 "a resource id is Type[title], such as Package[nginx] or File[motd]".into()
             }
             IdError::UnknownKind { nearest, .. } => match nearest {
-                Some(n) => format!("did you mean `{n}`? The types are {}", kind_list()),
-                None => format!("the types are {}", kind_list()),
+                Some(n) => format!("did you mean `{n}`? The types are {}", kind_list()).into(),
+                None => format!("the types are {}", kind_list()).into(),
             },
             IdError::Title { .. } => {
                 "a title is non-empty text without brackets, control characters or surrounding spaces".into()
             }
-        }
+        })
     }
+}
 
+impl IdError {
     /// The same error for the id written inside a longer `text` (a
     /// `Type[title].field` target): the message quotes all of it.
     pub fn within(self, text: &str) -> IdError {
@@ -564,13 +569,14 @@ mod tests {
         let shape = ResourceId::parse("nginx").unwrap_err();
         assert_eq!(shape.to_string(), "`nginx` is not a resource id");
         assert_eq!(
-            shape.hint(),
-            "a resource id is Type[title], such as Package[nginx] or File[motd]"
+            shape.hint().as_deref(),
+            Some("a resource id is Type[title], such as Package[nginx] or File[motd]")
         );
         let kind = ResourceId::parse("Fiel[x]").unwrap_err();
         assert_eq!(kind.to_string(), "unknown resource type `Fiel`");
         assert!(
             kind.hint()
+                .unwrap()
                 .starts_with("did you mean `File`? The types are ")
         );
         assert_eq!(

@@ -10,11 +10,13 @@
 
 mod resources;
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use datum_apply::spec::{Item, items_of};
 use datum_core::bundle::{self, Bundle, BundleError, Commit, Decoded, ManifestFormat};
 use datum_core::emit;
+use datum_core::hint::Hinted;
 use datum_core::manifest::Manifest;
 use datum_core::reader::{ReadError, Reader, SourceError};
 use datum_core::schema::Field;
@@ -157,21 +159,21 @@ pub enum OpenError {
     WrongHost { bundle: String, host: String },
 }
 
-impl OpenError {
-    /// What would fix it.
-    pub fn hint(&self) -> &'static str {
-        match self {
-            OpenError::Damaged(e) => e
-                .hint()
-                .unwrap_or("make the bundle again with `datum bundle` and fetch it again"),
-            OpenError::Unsigned => {
-                "make bundles with `datum bundle --sign-key KEY`, by a key the public keys file lists"
-            }
-            OpenError::Signature(e) => e.hint(),
-            OpenError::WrongHost { .. } => {
-                "a host applies only its own bundle: check the host the bundle was made for, and this host's name (/etc/datum/host, else the system hostname)"
-            }
+/// What would fix it.
+impl Hinted for OpenError {
+    fn hint(&self) -> Option<Cow<'static, str>> {
+        Some(match self {
+        OpenError::Damaged(e) => e
+            .hint()
+            .unwrap_or("make the bundle again with `datum bundle` and fetch it again".into()),
+        OpenError::Unsigned => {
+            "make bundles with `datum bundle --sign-key KEY`, by a key the public keys file lists".into()
         }
+        OpenError::Signature(e) => return e.hint(),
+        OpenError::WrongHost { .. } => {
+            "a host applies only its own bundle: check the host the bundle was made for, and this host's name (/etc/datum/host, else the system hostname)".into()
+        }
+    })
     }
 }
 

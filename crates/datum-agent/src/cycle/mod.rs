@@ -22,6 +22,7 @@ use datum_apply::engine::{ApplyError, Options};
 use datum_apply::root::Root;
 use datum_apply::spec::Item;
 use datum_apply::{HumanReporter, JsonReporter, Providers, Summary};
+use datum_core::hint::Hinted;
 
 use crate::ca::CaFile;
 use crate::config::{Config, Source};
@@ -71,6 +72,11 @@ fn refusal(message: impl Into<String>, hint: impl Into<String>) -> Refusal {
         message: message.into(),
         hint: hint.into(),
     }
+}
+
+/// A refusal saying what `e` says, with its hint.
+fn refused(e: &impl Hinted) -> Refusal {
+    refusal(e.to_string(), e.hint().unwrap_or_default())
 }
 
 /// What a run did.
@@ -196,7 +202,7 @@ impl Agent {
                 );
                 Ok(None)
             }
-            Err(e) => Err(refusal(e.to_string(), e.hint())),
+            Err(e) => Err(refused(&e)),
         }
     }
 
@@ -206,7 +212,7 @@ impl Agent {
         };
         AllowedSigners::read(&self.path(path))
             .map(Some)
-            .map_err(|e| refusal(e.to_string(), e.hint()))
+            .map_err(|e| refused(&e))
     }
 
     /// The CAs of `ca_file`, read afresh each run (so a renewed CA needs
@@ -217,7 +223,7 @@ impl Agent {
         };
         CaFile::read(&self.path(path))
             .map(Some)
-            .map_err(|e| refusal(e.to_string(), e.hint()))
+            .map_err(|e| refused(&e))
     }
 
     fn policy(&self) -> Policy {

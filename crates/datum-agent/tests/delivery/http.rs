@@ -1,3 +1,4 @@
+use datum_core::hint::Hinted as _;
 use std::time::{Duration, Instant};
 
 use datum_agent::http::{self, FetchError, FetchOptions, Location};

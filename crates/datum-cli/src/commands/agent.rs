@@ -6,7 +6,7 @@ use std::hash::{BuildHasher, RandomState};
 use std::path::PathBuf;
 use std::time::{Duration, SystemTime};
 
-use datum_agent::config::{self, ConfigError};
+use datum_agent::config;
 use datum_agent::cycle::{Agent, REPORTS, RunOptions, RunOutcome};
 use datum_agent::report::{Reports, Timestamp};
 use datum_apply::root::{Root, host_name};
@@ -69,7 +69,7 @@ pub fn run(ui: &mut Ui, _global: &GlobalArgs, args: Args) -> Result<Status> {
         if let Some((files, diags)) = e.diagnostics() {
             ui.diagnostics(files, diags);
         }
-        config_error(e)
+        CommandError::from(e)
     })?;
     let identity = host_name(args.host.as_deref(), &machine)?;
     let agent = Agent {
@@ -86,13 +86,6 @@ pub fn run(ui: &mut Ui, _global: &GlobalArgs, args: Args) -> Result<Status> {
         return Ok(show(ui, &outcome));
     }
     run_loop(ui, &agent, args.allow_rollback)
-}
-
-fn config_error(e: ConfigError) -> CommandError {
-    let hint = e.hint();
-    CommandError::failed(e.to_string())
-        .with_source(e)
-        .hint(hint)
 }
 
 /// Prints the run's end and gives its status.

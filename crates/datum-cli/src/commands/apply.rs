@@ -13,6 +13,7 @@ use datum_agent::sshsig::AllowedSigners;
 use datum_apply::root::{Identity, Root, host_name};
 use datum_apply::spec::{Item, items};
 use datum_apply::{HumanReporter, JsonReporter, Providers, Reporter, Summary};
+use datum_core::hint::Hinted as _;
 use datum_core::host::HostError;
 use datum_core::manifest::Manifest;
 
@@ -226,12 +227,7 @@ fn bundle_items(
     identity: &Identity,
 ) -> Result<(Vec<Item>, Option<String>)> {
     let signers = match keys {
-        Some(path) => Some(AllowedSigners::read(path).map_err(|e| {
-            let hint = e.hint();
-            CommandError::failed(e.to_string())
-                .with_source(e)
-                .hint(hint)
-        })?),
+        Some(path) => Some(AllowedSigners::read(path)?),
         None => None,
     };
     let bytes = http::read_file(file, FetchOptions::default().max_bytes)
@@ -241,7 +237,8 @@ fn bundle_items(
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_secs() as i64);
     let refused = |e: OpenError| {
-        let mut err = CommandError::failed(format!("refusing {name}: {e}")).hint(e.hint());
+        let mut err = CommandError::failed(format!("refusing {name}: {e}"))
+            .hint(e.hint().unwrap_or_default());
         if matches!(e, OpenError::WrongHost { .. }) && identity.from != "--host" {
             err = err.hint(format!(
                 "this host's name `{}` came from {}; --host NAME names another",

@@ -58,12 +58,7 @@ pub struct Args {
 
 pub fn run(ui: &mut Ui, global: &GlobalArgs, args: Args) -> Result<Status> {
     let key = match &args.sign_key {
-        Some(path) => Some(SigningKey::read(path).map_err(|e| {
-            let hint = e.hint();
-            CommandError::failed(e.to_string())
-                .with_source(e)
-                .hint(hint)
-        })?),
+        Some(path) => Some(SigningKey::read(path)?),
         None => None,
     };
     let dir = root::find(global.fleet.as_deref())?;
