@@ -23,6 +23,9 @@
 //! - [`config`]: `/etc/datum/agent.yaml`, read into a [`config::Config`].
 //! - [`cycle`]: one run of the agent ([`cycle::Agent::run_once`]): fetch,
 //!   verify, refuse going back, apply, record, report.
+//! - [`local`]: `datum apply`'s run: a bundle file opened with the agent's
+//!   checks ([`local::open_bundle_file`]), applied, and recorded as the
+//!   agent records its runs ([`local::apply`]).
 //! - [`http`]: bundle mode: one URL or path to bytes, bounded in size and time.
 //! - [`ca`]: `ca_file`, the CAs trusted for HTTPS instead of the platform's.
 //! - [`report`]: run records under `/var/lib/datum/reports`, and posting them.
@@ -44,6 +47,7 @@ pub mod cycle;
 pub mod fetch;
 pub mod gitsig;
 pub mod http;
+pub mod local;
 pub mod metrics;
 pub mod repo;
 pub mod report;

@@ -431,15 +431,62 @@ pub struct Runner {
 }
 
 impl Runner {
-    /// This process: its effective uid, and `SUDO_UID` when it is root.
-    pub fn current() -> Runner {
-        let euid = nix::unistd::geteuid().as_raw();
-        let invoking = std::env::var("SUDO_UID")
-            .ok()
+    /// A process of effective uid `euid` whose environment holds
+    /// `sudo_uid` (`SUDO_UID`, read by the caller): the user who ran sudo
+    /// counts only when the runner is root.
+    pub fn new(euid: u32, sudo_uid: Option<&str>) -> Runner {
+        let invoking = sudo_uid
             .and_then(|u| u.parse::<u32>().ok())
             .filter(|_| euid == 0);
         Runner { euid, invoking }
     }
+}
+
+/// Why a run as root does not apply the fleet directory.
+#[derive(Debug, thiserror::Error)]
+pub enum FleetTrustError {
+    #[error("cannot inspect the fleet directory {dir}: {source}")]
+    Inspect {
+        dir: String,
+        #[source]
+        source: io::Error,
+    },
+    #[error("refusing to apply as root: {0}")]
+    Untrusted(#[source] Untrusted),
+}
+
+impl Hinted for FleetTrustError {
+    fn hint(&self) -> Option<Cow<'static, str>> {
+        self.hints().into_iter().next()
+    }
+
+    fn hints(&self) -> Vec<Cow<'static, str>> {
+        match self {
+            FleetTrustError::Inspect { .. } => Vec::new(),
+            FleetTrustError::Untrusted(_) => vec![
+                "whoever can change the fleet can run anything as root through it; make root its owner and `chmod o-w` it".into(),
+                "--trust-fleet applies it anyway".into(),
+            ],
+        }
+    }
+}
+
+/// A run as root (applying the machine itself) refuses a fleet directory
+/// that someone other than root, or the user who ran sudo, could have
+/// changed ([`trust_fleet`] on its owner and mode); any other run trusts
+/// it.
+pub fn check_fleet(dir: &Path, runner: Runner) -> Result<(), FleetTrustError> {
+    use std::os::unix::fs::MetadataExt as _;
+    if runner.euid != 0 {
+        return Ok(());
+    }
+    let shown = dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf());
+    let shown = shown.display().to_string();
+    let meta = std::fs::metadata(dir).map_err(|source| FleetTrustError::Inspect {
+        dir: shown.clone(),
+        source,
+    })?;
+    trust_fleet(&shown, meta.uid(), meta.mode(), runner).map_err(FleetTrustError::Untrusted)
 }
 
 /// Why a fleet directory is not trusted by a root run.
@@ -580,6 +627,36 @@ pub fn host_name(explicit: Option<&str>, root: &Root) -> Result<Identity, HostNa
 mod tests {
     use super::*;
     use std::fs;
+    use std::os::unix::fs::PermissionsExt as _;
+
+    #[test]
+    fn the_sudo_user_counts_only_for_a_run_as_root() {
+        assert_eq!(Runner::new(0, Some("1000")).invoking, Some(1000));
+        assert_eq!(Runner::new(0, Some("nobody")).invoking, None);
+        assert_eq!(Runner::new(0, None).invoking, None);
+        assert_eq!(Runner::new(1000, Some("1000")).invoking, None);
+    }
+
+    #[test]
+    fn a_fleet_is_checked_only_for_a_run_as_root() {
+        let dir = tempfile::tempdir().unwrap();
+        fs::set_permissions(dir.path(), fs::Permissions::from_mode(0o777)).unwrap();
+        assert!(check_fleet(dir.path(), Runner::new(1000, None)).is_ok());
+        let e = check_fleet(dir.path(), Runner::new(0, None)).unwrap_err();
+        assert!(
+            e.to_string().starts_with("refusing to apply as root: "),
+            "{e}"
+        );
+        assert_eq!(e.hints().len(), 2);
+        let gone = dir.path().join("gone");
+        let e = check_fleet(&gone, Runner::new(0, None)).unwrap_err();
+        assert!(
+            e.to_string()
+                .starts_with("cannot inspect the fleet directory "),
+            "{e}"
+        );
+        assert!(e.hints().is_empty());
+    }
 
     #[test]
     fn a_root_run_trusts_only_fleets_of_root_or_the_sudo_user_not_writable_by_all() {

@@ -134,20 +134,22 @@ impl From<io::Error> for CommandError {
     }
 }
 
-/// `From` for each library error a command meets, through
-/// [`CommandError::hinted`]. (A blanket impl over [`Hinted`] would collide
-/// with the one for `io::Error`.)
+/// `From` for each error a command meets, through
+/// [`CommandError::hinted`]: the library errors below, and the binary's own
+/// typed errors where they are declared. (A blanket impl over [`Hinted`]
+/// would collide with the one for `io::Error`.)
 macro_rules! from_hinted {
     ($($error:ty),* $(,)?) => {
         $(
-            impl From<$error> for CommandError {
-                fn from(e: $error) -> CommandError {
-                    CommandError::hinted(e)
+            impl From<$error> for $crate::command_error::CommandError {
+                fn from(e: $error) -> $crate::command_error::CommandError {
+                    $crate::command_error::CommandError::hinted(e)
                 }
             }
         )*
     };
 }
+pub(crate) use from_hinted;
 
 from_hinted!(
     datum_core::reader::ReadError,
@@ -161,6 +163,8 @@ from_hinted!(
     datum_git::GitError,
     datum_apply::engine::ApplyError,
     datum_apply::root::HostNameError,
+    datum_apply::root::FleetTrustError,
+    datum_agent::local::BundleFileError,
     datum_agent::config::ConfigError,
     datum_agent::sshsig::AllowedSignersError,
     datum_agent::sshsig::KeyError,

@@ -33,13 +33,21 @@ fn is_executable(p: &Path) -> bool {
 /// the test is skipped. Under [`REQUIRE`], a missing tool panics: the
 /// test fails rather than pass without running.
 pub fn installed(names: &[&str]) -> bool {
-    let (found, missing): (Vec<_>, Vec<_>) =
-        names.iter().map(|n| (*n, which(n))).partition(|(_, p)| p.is_some());
+    let (found, missing): (Vec<_>, Vec<_>) = names
+        .iter()
+        .map(|n| (*n, which(n)))
+        .partition(|(_, p)| p.is_some());
     for (name, path) in &found {
-        eprintln!("using {name}: {}", path.as_ref().map_or(String::new(), |p| p.display().to_string()));
+        eprintln!(
+            "using {name}: {}",
+            path.as_ref()
+                .map_or(String::new(), |p| p.display().to_string())
+        );
     }
     let missing: Vec<&str> = missing.into_iter().map(|(n, _)| n).collect();
-    settle(missing.is_empty(), || format!("{} not installed", missing.join(", ")))
+    settle(missing.is_empty(), || {
+        format!("{} not installed", missing.join(", "))
+    })
 }
 
 /// Whether the test runs as root, for one that needs to be (to own files

@@ -14,6 +14,7 @@ mod bundle;
 mod git;
 mod record;
 
+use std::ffi::OsString;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -58,6 +59,9 @@ pub struct Agent {
     /// The host's name, by apply's rules.
     pub host: String,
     pub options: RunOptions,
+    /// Where apply finds the machine's own tools: Datum's own PATH, read by
+    /// the binary ([`Providers::system`]).
+    pub search: Option<OsString>,
 }
 
 /// Why nothing was applied.
@@ -240,7 +244,7 @@ impl Agent {
         log: &mut Log,
         out: &mut dyn Write,
     ) -> Result<(Summary, serde_json::Value), Refusal> {
-        let providers = Providers::system(&self.root);
+        let providers = Providers::system(&self.root, self.search.as_deref());
         let options = Options {
             noop: self.options.noop,
             identity: self

@@ -7,7 +7,7 @@
 //! changed) is the engine's to decide; this module is asked only once it is.
 
 use std::collections::VecDeque;
-use std::ffi::OsString;
+use std::ffi::{OsStr, OsString};
 use std::io::Read;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::{Path, PathBuf};
@@ -125,9 +125,13 @@ impl Execs {
         Execs { root, runner }
     }
 
-    /// The real runner, for `root`.
-    pub fn system(root: &Root) -> Execs {
-        Execs::new(root.clone(), Box::new(SystemRunner::new(root.clone())))
+    /// The real runner, for `root`, finding the machine's own tools in
+    /// `search` ([`SystemRunner::new`]).
+    pub fn system(root: &Root, search: Option<&OsStr>) -> Execs {
+        Execs::new(
+            root.clone(),
+            Box::new(SystemRunner::new(root.clone(), search)),
+        )
     }
 
     fn invocation(&self, spec: &ExecSpec, line: &[String]) -> Invocation {
@@ -225,6 +229,8 @@ impl Execs {
 /// process group, which is killed when the time runs out.
 pub struct SystemRunner {
     root: Root,
+    /// Where the machine's own tools (`chroot`) are found.
+    search: OsString,
 }
 
 /// An account a command runs as.
@@ -235,8 +241,14 @@ struct Account {
 }
 
 impl SystemRunner {
-    pub fn new(root: Root) -> SystemRunner {
-        SystemRunner { root }
+    /// The runner for `root`. The tool that enters a root is the
+    /// machine's, found in `search`: the PATH Datum itself runs with, read
+    /// by the binary (the usual Debian one, [`PATH`], without it).
+    pub fn new(root: Root, search: Option<&OsStr>) -> SystemRunner {
+        SystemRunner {
+            root,
+            search: search.map_or_else(|| OsString::from(PATH), OsStr::to_owned),
+        }
     }
 
     /// `user` in the root's accounts (under `--root`, its `/etc/passwd`).
@@ -294,7 +306,7 @@ impl SystemRunner {
                 cmd
             }
             Some(dir) => {
-                let chroot = find_program("chroot").ok_or_else(|| {
+                let chroot = find_program(&self.search, "chroot").ok_or_else(|| {
                     Failure::new("cannot run the command under --root: no `chroot` program in PATH")
                 })?;
                 let mut cmd = Command::new(chroot);
@@ -319,11 +331,10 @@ impl SystemRunner {
     }
 }
 
-/// A program found in the PATH Datum itself runs with (the tool that
-/// enters the root is the machine's, not the root's).
-fn find_program(name: &str) -> Option<PathBuf> {
-    let path = std::env::var_os("PATH").unwrap_or_else(|| OsString::from(PATH));
-    std::env::split_paths(&path)
+/// A program found in `search` (the tool that enters the root is the
+/// machine's, not the root's).
+fn find_program(search: &OsStr, name: &str) -> Option<PathBuf> {
+    std::env::split_paths(search)
         .map(|dir| dir.join(name))
         .find(|p| is_executable(p))
 }
@@ -523,7 +534,7 @@ mod tests {
     }
 
     fn system() -> SystemRunner {
-        SystemRunner::new(Root::system())
+        SystemRunner::new(Root::system(), None)
     }
 
     #[test]
@@ -568,30 +579,52 @@ mod tests {
     #[test]
     fn a_command_past_its_time_is_killed_with_what_it_started() {
         let dir = tempfile::tempdir().unwrap();
-        let marker = dir.path().join("late");
+        let pid_file = dir.path().join("background");
+        // A background child that would hold the output pipe for 1000 s.
         let mut i = inv(&[
             "/bin/sh",
             "-c",
             &format!(
-                "(sleep 2; touch {}) & echo started; sleep 30",
-                marker.display()
+                "sleep 1000 & echo $! > {}; echo started; sleep 1000",
+                pid_file.display()
             ),
         ]);
         i.timeout = Duration::from_millis(300);
-        let start = Instant::now();
-        let ran = system().run(&i).unwrap();
+        // Bounded, not timed: the run must come back, however slow the
+        // machine; only a run that waits for the pipe hangs here.
+        let (done, ran) = std::sync::mpsc::channel();
+        std::thread::spawn(move || done.send(system().run(&i)));
+        let ran = ran
+            .recv_timeout(Duration::from_secs(120))
+            .expect("the run waited for its background child")
+            .unwrap();
         assert_eq!(ran.exit, Exit::TimedOut(Duration::from_millis(300)));
         assert_eq!(ran.output, "started\n");
-        assert!(
-            start.elapsed() < Duration::from_secs(5),
-            "{:?}",
-            start.elapsed()
-        );
-        std::thread::sleep(Duration::from_millis(2500));
-        assert!(
-            !marker.exists(),
-            "the background child outlived the timeout"
-        );
+        // Killed, it is gone (or a zombie) within moments; alive, it would
+        // sleep for 1000 s: 60 s tells the two apart on any machine.
+        let pid = std::fs::read_to_string(&pid_file).unwrap();
+        let pid = pid.trim();
+        let waited = Instant::now();
+        while running(pid) && waited.elapsed() < Duration::from_secs(60) {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        if running(pid) {
+            let _ = std::process::Command::new("kill")
+                .args(["-9", pid])
+                .status();
+            panic!("the background child outlived the timeout");
+        }
+    }
+
+    /// Whether process `pid` exists and is not a zombie (killed, waiting to
+    /// be reaped by whoever inherited it).
+    fn running(pid: &str) -> bool {
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+            return false;
+        };
+        // `PID (COMM) STATE ...`: the state follows the last `)`.
+        let state = stat.rsplit(')').next().unwrap_or_default().trim_start();
+        !state.starts_with('Z') && !state.starts_with('X')
     }
 
     #[test]
@@ -690,7 +723,7 @@ mod tests {
             "app:x:2001:2002::/srv/app:/bin/sh\n",
         )
         .unwrap();
-        let r = SystemRunner::new(Root::at(dir.path()));
+        let r = SystemRunner::new(Root::at(dir.path()), None);
         let mut i = inv(&["migrate", "--all"]);
         i.user = Some("app".into());
         i.cwd = Some("/srv/app".into());

@@ -107,8 +107,9 @@ pub struct Providers {
 impl Providers {
     /// The real providers for a machine: the filesystem, dpkg (apt on the
     /// running system), systemd, the shadow tools, and commands run on the
-    /// machine (chrooted under `--root`).
-    pub fn system(root: &Root) -> Providers {
+    /// machine (chrooted under `--root`, by the `chroot` found in `search`:
+    /// Datum's own PATH, read by the binary).
+    pub fn system(root: &Root, search: Option<&std::ffi::OsStr>) -> Providers {
         Providers {
             file: Box::new(fs::Files::new(root.clone())),
             directory: Box::new(fs::Directories::new(root.clone())),
@@ -117,7 +118,7 @@ impl Providers {
             service: Box::new(systemd::Systemd::new(root.clone())),
             user: Box::new(shadow::Users::new(root.clone())),
             group: Box::new(shadow::Groups::new(root.clone())),
-            exec: exec::Execs::system(root),
+            exec: exec::Execs::system(root, search),
         }
     }
 }

@@ -11,9 +11,9 @@ use datum_agent::cycle::{Agent, REPORTS, RunOptions, RunOutcome};
 use datum_agent::report::{Reports, Timestamp};
 use datum_apply::root::{Root, host_name};
 
-use crate::GlobalArgs;
 use crate::command_error::{CommandError, Result};
 use crate::exit::Status;
+use crate::settings::Settings;
 use crate::ui::Ui;
 
 /// Converge this host on its own: fetch its configuration from git or as a
@@ -56,7 +56,7 @@ pub struct Args {
     allow_rollback: bool,
 }
 
-pub fn run(ui: &mut Ui, _global: &GlobalArgs, args: Args) -> Result<Status> {
+pub fn run(ui: &mut Ui, settings: &Settings, args: Args) -> Result<Status> {
     let machine = match &args.root {
         Some(dir) => Root::at(super::apply::root_dir(dir)?),
         None => Root::system(),
@@ -80,6 +80,7 @@ pub fn run(ui: &mut Ui, _global: &GlobalArgs, args: Args) -> Result<Status> {
             noop: args.noop,
             allow_rollback: args.allow_rollback,
         },
+        search: settings.path.clone(),
     };
     if args.once {
         let outcome = agent.run_once(ui.stdout());
@@ -134,6 +135,7 @@ fn run_loop(ui: &mut Ui, agent: &Agent, allow_rollback: bool) -> Result<Status> 
             root: agent.root.clone(),
             host: agent.host.clone(),
             options: agent_options,
+            search: agent.search.clone(),
         };
         let outcome = run.run_once(ui.stdout());
         show(ui, &outcome);

@@ -18,10 +18,10 @@ use datum_git::{GitError, Repo, Revision};
 use rayon::prelude::*;
 
 use super::resolve_host;
-use crate::GlobalArgs;
 use crate::command_error::{CommandError, Result};
 use crate::exit::Status;
 use crate::root;
+use crate::settings::Settings;
 use crate::ui::Ui;
 
 /// Write a host's bundle: its manifest, exactly the payload files the
@@ -56,12 +56,12 @@ pub struct Args {
     rev: Option<String>,
 }
 
-pub fn run(ui: &mut Ui, global: &GlobalArgs, args: Args) -> Result<Status> {
+pub fn run(ui: &mut Ui, settings: &Settings, args: Args) -> Result<Status> {
     let key = match &args.sign_key {
         Some(path) => Some(SigningKey::read(path)?),
         None => None,
     };
-    let dir = root::find(global.fleet.as_deref())?;
+    let dir = root::find(settings)?;
     let (fleet, reader, revision) = load(&dir, args.rev.as_deref())?;
     let commit = revision.as_ref().map(|r| Commit {
         id: r.id(),

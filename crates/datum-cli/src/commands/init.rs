@@ -7,9 +7,9 @@ use std::path::{Path, PathBuf};
 use datum_core::emit;
 use datum_core::json_schema;
 
-use crate::GlobalArgs;
 use crate::command_error::{CommandError, Result};
 use crate::exit::Status;
+use crate::settings::Settings;
 use crate::ui::Ui;
 
 /// Create a minimal fleet: datum.yaml declaring labels, a base layer, a
@@ -106,7 +106,7 @@ fn with_modeline(path: &str, text: &str) -> String {
     format!("# yaml-language-server: $schema={up}{SCHEMA_FILE}\n{text}")
 }
 
-pub fn run(ui: &mut Ui, _global: &GlobalArgs, args: Args) -> Result<Status> {
+pub fn run(ui: &mut Ui, _settings: &Settings, args: Args) -> Result<Status> {
     let dir = &args.dir;
     if dir.exists() && !dir.is_dir() {
         return Err(CommandError::usage(format!(

@@ -7,10 +7,11 @@ use std::path::{Path, PathBuf};
 use clap::CommandFactory;
 use clap_mangen::Man;
 
+use crate::Cli;
 use crate::command_error::{CommandError, Result};
 use crate::exit::Status;
+use crate::settings::Settings;
 use crate::ui::Ui;
-use crate::{Cli, GlobalArgs};
 
 /// Print datum's manual page, or write one page per command into a
 /// directory.
@@ -25,7 +26,7 @@ pub struct Args {
     out: Option<PathBuf>,
 }
 
-pub fn run(ui: &mut Ui, _global: &GlobalArgs, args: Args) -> Result<Status> {
+pub fn run(ui: &mut Ui, _settings: &Settings, args: Args) -> Result<Status> {
     let pages = pages();
     match args.out {
         None => {
