@@ -12,8 +12,8 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use datum_apply::Summary;
-use datum_apply::disk::{Attrs, write_atomic_in};
 use datum_apply::root::{Refused, Root};
+use datum_fs::{Attrs, write_atomic_in};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use crate::http::{self, FetchError, FetchOptions};

@@ -18,11 +18,9 @@
 //! - [`refresh`]: the refreshes owed to `refresh_only` Execs, beside them.
 //! - [`root`]: `/` or the `--root` directory, its accounts, and the host's name.
 //! - [`confine`]: every path resolved inside the root, links included.
-//! - [`disk`]: atomic, link-refusing filesystem operations.
 #![forbid(unsafe_code)]
 
 pub mod confine;
-pub mod disk;
 pub mod engine;
 pub mod graph;
 pub mod provider;

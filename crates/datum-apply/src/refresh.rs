@@ -11,7 +11,8 @@ use std::collections::BTreeSet;
 
 use datum_core::schema::{Kind, ResourceId};
 
-use crate::disk::Attrs;
+use datum_fs::Attrs;
+
 use crate::root::Root;
 use crate::state::{STATE_DIR, StateError};
 

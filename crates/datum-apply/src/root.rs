@@ -23,7 +23,7 @@ use nix::sys::stat::{Mode, mkdirat};
 use nix::unistd::{Gid, Group, Uid, User};
 
 use crate::confine::Confined;
-use crate::disk::{self, Attrs};
+use datum_fs::Attrs;
 
 /// Where `/` is.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -153,10 +153,10 @@ impl Root {
         Ok(last)
     }
 
-    /// Replaces `abs` (inside the root) atomically, see [`disk::write_atomic`].
+    /// Replaces `abs` (inside the root) atomically, see [`datum_fs::write_atomic`].
     pub fn write_atomic(&self, abs: &str, bytes: &[u8], attrs: Attrs) -> io::Result<()> {
         let (dir, name) = self.parent(abs)?;
-        disk::write_atomic_in(&dir, &name, bytes, attrs)
+        datum_fs::write_atomic_in(&dir, &name, bytes, attrs)
     }
 
     /// The names in the directory `abs` (resolved inside the root), sorted;
@@ -333,27 +333,6 @@ impl fmt::Display for Refused {
 
 impl std::error::Error for Refused {}
 
-/// What kind of thing a file is, for messages.
-pub fn kind_of(m: &Metadata) -> &'static str {
-    use std::os::unix::fs::FileTypeExt;
-    let t = m.file_type();
-    if t.is_symlink() {
-        "a symbolic link"
-    } else if t.is_dir() {
-        "a directory"
-    } else if t.is_file() {
-        "a file"
-    } else if t.is_fifo() {
-        "a FIFO"
-    } else if t.is_char_device() || t.is_block_device() {
-        "a device"
-    } else if t.is_socket() {
-        "a socket"
-    } else {
-        "a special file"
-    }
-}
-
 /// [`Root::read_small`] for the entry `name` of the open directory `dir`.
 pub fn read_small_in(
     dir: &File,
@@ -378,7 +357,7 @@ pub fn read_small_in(
 fn read_regular(file: File, limit: u64) -> Result<Vec<u8>, Refused> {
     let meta = file.metadata().map_err(Refused::Io)?;
     if !meta.is_file() {
-        return Err(Refused::NotRegular(kind_of(&meta)));
+        return Err(Refused::NotRegular(datum_fs::kind_of(&meta)));
     }
     if meta.len() > limit {
         return Err(Refused::TooLarge(limit));

@@ -10,11 +10,11 @@ use std::io;
 use std::path::PathBuf;
 use std::sync::OnceLock;
 
+use datum_fs::Attrs;
 use datum_secrets::{
     DecryptError, Identity, IdentityError, ReadIdentityError, decrypt, read_identities,
 };
 
-use crate::disk::{self, Attrs};
 use crate::provider::Failure;
 use crate::report::Change;
 use crate::root::Root;
@@ -142,7 +142,7 @@ impl Secrets {
             mode: Some(0o600),
             ..Attrs::default()
         };
-        disk::write_atomic(&self.record, text.as_bytes(), attrs).map_err(|e| {
+        datum_fs::write_atomic(&self.record, text.as_bytes(), attrs).map_err(|e| {
             Failure::new(format!(
                 "applied, but cannot record the secret's hash in {}: {e}",
                 self.record.display()

@@ -14,8 +14,9 @@ use nix::errno::Errno;
 use nix::fcntl::{Flock, FlockArg, OFlag, openat};
 use nix::sys::stat::Mode;
 
-use crate::disk::{self, Attrs};
-use crate::root::{Refused, Root, kind_of, read_small_in};
+use datum_fs::Attrs;
+
+use crate::root::{Refused, Root, read_small_in};
 
 /// The state directory, relative to the root.
 pub const STATE_DIR: &str = "/var/lib/datum";
@@ -111,7 +112,7 @@ impl State {
         if !noop && let Some(dir) = &dir {
             // Only this run may be writing here now: what an earlier,
             // killed one left half written goes.
-            disk::remove_stale_temps(dir, Some("restarts".as_ref()))
+            datum_fs::remove_stale_temps(dir, Some("restarts".as_ref()))
                 .map_err(io_err(shown.clone()))?;
         }
         Ok(State {
@@ -162,7 +163,7 @@ impl State {
             mode: Some(0o644),
             ..Attrs::default()
         };
-        disk::write_atomic_in(dir, "restarts".as_ref(), text.as_bytes(), attrs)
+        datum_fs::write_atomic_in(dir, "restarts".as_ref(), text.as_bytes(), attrs)
             .map_err(|source| StateError::Io { path, source })
     }
 }
@@ -187,7 +188,7 @@ fn open_lock(dir: &File, noop: bool) -> Result<Option<File>, Refused> {
     };
     let meta = file.metadata().map_err(Refused::Io)?;
     if !meta.is_file() {
-        return Err(Refused::NotRegular(kind_of(&meta)));
+        return Err(Refused::NotRegular(datum_fs::kind_of(&meta)));
     }
     Ok(Some(file))
 }

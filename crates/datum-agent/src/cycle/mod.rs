@@ -297,7 +297,7 @@ fn save_bundle(root: &Root, bytes: &[u8]) -> io::Result<()> {
         .parent()
         .map_or("/".to_owned(), |d| d.to_string_lossy().into_owned());
     root.create_dir_all(&dir, 0o755)?;
-    let attrs = datum_apply::disk::Attrs {
+    let attrs = datum_fs::Attrs {
         mode: Some(0o600),
         ..Default::default()
     };

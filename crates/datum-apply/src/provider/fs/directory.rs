@@ -6,14 +6,13 @@ use nix::sys::stat::{Mode, mkdirat};
 use nix::unistd::{UnlinkatFlags, unlinkat};
 
 use super::owned::ids;
-use super::{
-    NEW_DIR_MODE, change_attrs, check_parent, io_failure, lstat, parent, sync_parent, what_is,
-};
-use crate::disk::Attrs;
+use super::{NEW_DIR_MODE, change_attrs, check_parent, io_failure, lstat, parent, sync_parent};
 use crate::provider::{Context, Examined, Failure, Provider, has};
 use crate::report::Change;
 use crate::root::Root;
 use crate::spec::{DirectorySpec, Ensure};
+use datum_fs::Attrs;
+use datum_fs::kind_of;
 
 pub struct Directories {
     root: Root,
@@ -36,7 +35,7 @@ impl Provider<DirectorySpec> for Directories {
                     return Err(Failure::new(format!(
                         "{} is {}, not a directory; Datum does not remove it",
                         s.path,
-                        what_is(&m)
+                        kind_of(&m)
                     )));
                 }
                 ex.changes.push(Change::new("ensure", "present", "absent"));
@@ -52,7 +51,7 @@ impl Provider<DirectorySpec> for Directories {
                     return Err(Failure::new(format!(
                         "{} is {}, not a directory; Datum does not replace it",
                         s.path,
-                        what_is(&m)
+                        kind_of(&m)
                     )));
                 }
                 ex.changes.extend(s.owned().differences(root, cx, &m)?);

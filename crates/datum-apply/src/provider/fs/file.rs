@@ -12,13 +12,14 @@ use super::content::{compare, content_change};
 use super::owned::ids;
 use super::{
     NEW_FILE_MODE, Swept, check_parent, hard_links, io_failure, lstat, open_nofollow, parent,
-    read_link, remove, what_is,
+    read_link, remove,
 };
-use crate::disk::{self, Attrs};
 use crate::provider::{Context, Examined, Failure, Provider, has};
 use crate::report::Change;
 use crate::root::Root;
 use crate::spec::{Ensure, FileSpec};
+use datum_fs::Attrs;
+use datum_fs::kind_of;
 
 pub struct Files {
     root: Root,
@@ -46,7 +47,7 @@ impl Provider<FileSpec> for Files {
                 return Err(Failure::new(format!(
                     "{} is {}, not a file; Datum does not replace it",
                     s.path,
-                    what_is(&m)
+                    kind_of(&m)
                 )));
             }
             (Ensure::Present, Some(m)) if m.is_file() && m.nlink() > 1 => {
@@ -80,7 +81,7 @@ impl Provider<FileSpec> for Files {
             };
             let bytes = s.content.as_deref().unwrap_or_default();
             let (dir, name) = parent(root, &s.path)?;
-            return disk::write_atomic_in(&dir, &name, bytes, attrs)
+            return datum_fs::write_atomic_in(&dir, &name, bytes, attrs)
                 .map_err(|e| io_failure(&s.path, "write", e));
         }
         s.owned().set_changed(root, &s.path, false, changes)

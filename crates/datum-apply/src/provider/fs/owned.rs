@@ -5,11 +5,11 @@ use std::fs::Metadata;
 use std::os::unix::fs::MetadataExt;
 
 use super::{change_attrs, mode_text};
-use crate::disk::Attrs;
 use crate::provider::{Context, Failure, has};
 use crate::report::Change;
 use crate::root::Root;
 use crate::spec::{DirectorySpec, FileSpec};
+use datum_fs::Attrs;
 
 /// Where names are looked up, for messages.
 fn db_place(root: &Root, file: &str) -> String {

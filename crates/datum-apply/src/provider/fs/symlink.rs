@@ -1,12 +1,12 @@
 //! The Symlink provider: a symbolic link and where it points, replaced
 //! atomically.
 
-use super::{Swept, check_parent, io_failure, lstat, parent, read_link, remove, what_is};
-use crate::disk;
+use super::{Swept, check_parent, io_failure, lstat, parent, read_link, remove};
 use crate::provider::{Context, Examined, Failure, Provider};
 use crate::report::Change;
 use crate::root::Root;
 use crate::spec::{Ensure, SymlinkSpec};
+use datum_fs::kind_of;
 
 pub struct Symlinks {
     root: Root,
@@ -44,7 +44,7 @@ impl Provider<SymlinkSpec> for Symlinks {
                 return Err(Failure::new(format!(
                     "{} is {}, not a symbolic link; Datum does not {} it",
                     s.path,
-                    what_is(&m),
+                    kind_of(&m),
                     if s.ensure == Ensure::Absent {
                         "remove"
                     } else {
@@ -77,7 +77,7 @@ impl Provider<SymlinkSpec> for Symlinks {
             return remove(root, &s.path);
         }
         let (dir, name) = parent(root, &s.path)?;
-        disk::symlink_atomic_in(&dir, &name, &s.target)
+        datum_fs::symlink_atomic_in(&dir, &name, &s.target)
             .map_err(|e| io_failure(&s.path, "create the symbolic link", e))
     }
 }
