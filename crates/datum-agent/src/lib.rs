@@ -24,6 +24,8 @@
 //! - [`cycle`]: one run of the agent ([`cycle::Agent::run_once`]): fetch,
 //!   verify, refuse going back, apply, record, report.
 //! - [`http`]: bundle mode: one URL or path to bytes, bounded in size and time.
+//! - [`file`]: a local file's bytes, bounded in size (a bundle path, the
+//!   configuration, the CA file).
 //! - [`ca`]: `ca_file`, the CAs trusted for HTTPS instead of the platform's.
 //! - [`report`]: run records under `/var/lib/datum/reports`, and posting them.
 //! - [`metrics`]: the Prometheus textfile-collector file.
@@ -42,6 +44,7 @@ mod cause;
 pub mod config;
 pub mod cycle;
 pub mod fetch;
+pub mod file;
 pub mod gitsig;
 pub mod http;
 pub mod metrics;

@@ -24,9 +24,6 @@ use crate::state::STATE_DIR;
 /// The key a host decrypts with unless told otherwise: its SSH host key.
 pub const DEFAULT_IDENTITY: &str = "/etc/ssh/ssh_host_ed25519_key";
 
-/// A secret File's mode when the manifest gives none.
-pub const SECRET_MODE: u32 = 0o600;
-
 /// What a run knows about secrets: the host's key (read once, when the
 /// first secret needs it) and the hashes recorded by earlier runs.
 pub struct Secrets {

@@ -73,6 +73,9 @@ impl std::fmt::Debug for Content {
     }
 }
 
+/// A secret File's mode when the manifest gives none.
+pub const SECRET_MODE: u32 = 0o600;
+
 /// A File's `secret`: its path in the fleet, the ciphertext and its hash.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SecretSpec {
@@ -351,7 +354,7 @@ impl Fields<'_> {
                     owner: self.text(Field::Owner),
                     group: self.text(Field::Group),
                     // A secret's file is private unless the manifest says otherwise.
-                    mode: mode.or(secret.as_ref().map(|_| crate::secret::SECRET_MODE)),
+                    mode: mode.or(secret.as_ref().map(|_| SECRET_MODE)),
                     content,
                     sensitive: self.flag(Field::Sensitive) || secret.is_some(),
                     secret,
