@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use crate::graph::{self, Cycle};
 use crate::provider::{Context, Examined, Failure, Pending, Providers, Restarted};
 use crate::refresh::Refreshes;
-use crate::report::{Change, Outcome, Reporter, RunInfo, Status, Summary};
+use crate::report::{Attribute, Change, Outcome, Reporter, RunInfo, Status, Summary};
 use crate::root::Root;
 use crate::secret::Secrets;
 use crate::spec::{Desired, Ensure, ExecSpec, Item};
@@ -378,7 +378,7 @@ impl Run<'_> {
         let Examined { mut changes, notes } = ex;
         if let (Desired::File(f), true) = (&item.desired, self.noop)
             && let Some(change) = self.secrets.noop_change(f)
-            && !changes.iter().any(|c| c.attribute == "content")
+            && !changes.iter().any(|c| c.attribute == Attribute::Content)
         {
             changes.push(change);
         }
@@ -433,10 +433,13 @@ impl Run<'_> {
             None
         };
         // Starting or stopping it now, or wanting it stopped, makes a restart moot.
-        let moot = spec.running == Some(false) || crate::provider::has(&outcome.changes, "ensure");
+        let moot = spec.running == Some(false)
+            || crate::provider::has(&outcome.changes, Attribute::Ensure);
         if self.noop {
             if let (Some(cause), false) = (&cause, moot) {
-                outcome.changes.push(Change::set("restart", cause.as_str()));
+                outcome
+                    .changes
+                    .push(Change::set(Attribute::Restart, cause.as_str()));
             }
             if !outcome.changes.is_empty() {
                 outcome.status = Status::WouldChange;
@@ -453,7 +456,7 @@ impl Run<'_> {
                 self.owe_refreshes(i)?;
                 match self.providers.service.restart(spec)? {
                     Restarted::Yes => {
-                        outcome.changes.push(Change::set("restart", cause));
+                        outcome.changes.push(Change::set(Attribute::Restart, cause));
                         outcome.status = Status::Changed;
                     }
                     Restarted::NotRunning(why) => {
@@ -496,7 +499,7 @@ impl Run<'_> {
             } else {
                 return Ok(());
             };
-            outcome.changes.push(Change::set("refresh", cause));
+            outcome.changes.push(Change::set(Attribute::Refresh, cause));
         }
         // Under --noop, what would change before it, directly or through
         // what it comes after (a real run asks the guards after that, not

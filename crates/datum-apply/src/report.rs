@@ -7,10 +7,86 @@ use std::io::{self, Write};
 use datum_core::emit::{self, Tree};
 use datum_core::printable::escape;
 
+/// What a [`Change`] changes: an attribute of a resource, or what a run
+/// does to it. Examine lists them and converge reads them back, so an
+/// attribute is one of these, never a string a typo could miss: neither a
+/// misspelt attribute nor a string compiles.
+///
+/// ```compile_fail
+/// let _ = datum_apply::report::Attribute::Esnure;
+/// ```
+///
+/// ```compile_fail
+/// datum_apply::provider::has(&[], "ensure");
+/// ```
+#[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Attribute {
+    /// Present or absent (installed, running).
+    Ensure,
+    /// What stands at a File's path, when it is not a file (a link).
+    Type,
+    /// A File's hard links: one with several is replaced by a new file.
+    Links,
+    Content,
+    Mode,
+    Owner,
+    Group,
+    /// A Symlink's target.
+    Target,
+    /// A Package's version.
+    Version,
+    /// Whether a Service starts at boot.
+    Enabled,
+    Uid,
+    Gid,
+    /// A User's supplementary groups.
+    Groups,
+    Home,
+    Shell,
+    /// An Exec's command, run.
+    Run,
+    /// A Service restarted.
+    Restart,
+    /// A `refresh_only` Exec due to run.
+    Refresh,
+}
+
+impl Attribute {
+    /// The name output shows (`mode 0644 -> 0600`, `"attribute": "mode"`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Attribute::Ensure => "ensure",
+            Attribute::Type => "type",
+            Attribute::Links => "links",
+            Attribute::Content => "content",
+            Attribute::Mode => "mode",
+            Attribute::Owner => "owner",
+            Attribute::Group => "group",
+            Attribute::Target => "target",
+            Attribute::Version => "version",
+            Attribute::Enabled => "enabled",
+            Attribute::Uid => "uid",
+            Attribute::Gid => "gid",
+            Attribute::Groups => "groups",
+            Attribute::Home => "home",
+            Attribute::Shell => "shell",
+            Attribute::Run => "run",
+            Attribute::Restart => "restart",
+            Attribute::Refresh => "refresh",
+        }
+    }
+}
+
+impl std::fmt::Display for Attribute {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
 /// One attribute that differs: `mode 0644 -> 0600`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Change {
-    pub attribute: &'static str,
+    pub attribute: Attribute,
     /// The value found; `None` when there is nothing to show (a new file's mode).
     pub from: Option<String>,
     /// The value wanted; `None` when there is nothing to show.
@@ -20,7 +96,7 @@ pub struct Change {
 }
 
 impl Change {
-    pub fn new(attribute: &'static str, from: impl Into<String>, to: impl Into<String>) -> Change {
+    pub fn new(attribute: Attribute, from: impl Into<String>, to: impl Into<String>) -> Change {
         Change {
             attribute,
             from: Some(from.into()),
@@ -30,7 +106,7 @@ impl Change {
     }
 
     /// An attribute set on something being created: `mode 0644`.
-    pub fn set(attribute: &'static str, to: impl Into<String>) -> Change {
+    pub fn set(attribute: Attribute, to: impl Into<String>) -> Change {
         Change {
             attribute,
             from: None,
@@ -45,7 +121,7 @@ impl Change {
             (Some(f), Some(t)) => format!("{} {f} -> {t}", self.attribute),
             (None, Some(t)) => format!("{} {t}", self.attribute),
             (Some(f), None) => format!("{} {f} -> (none)", self.attribute),
-            (None, None) => self.attribute.to_owned(),
+            (None, None) => self.attribute.name().to_owned(),
         }
     }
 }
@@ -339,7 +415,7 @@ fn outcome_tree(o: &Outcome) -> Tree<'_> {
         .changes
         .iter()
         .map(|c| {
-            let mut ct = Tree::map().with("attribute", Tree::str(c.attribute));
+            let mut ct = Tree::map().with("attribute", Tree::str(c.attribute.name()));
             if let Some(f) = &c.from {
                 ct.push("from", Tree::str(f.as_str()));
             }
@@ -400,11 +476,11 @@ mod tests {
             resources: 3,
         })
         .unwrap();
-        let mut content = Change::new("content", "12 bytes", "14 bytes");
+        let mut content = Change::new(Attribute::Content, "12 bytes", "14 bytes");
         content.diff = Some("--- a\n+++ b\n@@ -1 +1 @@\n-old\n+new\n".into());
         r.resource(&outcome(
             Status::Changed,
-            vec![Change::new("mode", "0644", "0600"), content],
+            vec![Change::new(Attribute::Mode, "0644", "0600"), content],
             None,
         ))
         .unwrap();

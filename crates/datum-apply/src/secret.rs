@@ -16,7 +16,7 @@ use datum_secrets::{
 };
 
 use crate::provider::Failure;
-use crate::report::Change;
+use crate::report::{Attribute, Change};
 use crate::root::Root;
 use crate::spec::{Content, FileSpec};
 use crate::state::STATE_DIR;
@@ -110,7 +110,7 @@ impl Secrets {
         }
         let short = |sha: &str| format!("secret sha256 {}", &sha[..sha.len().min(16)]);
         Some(Change {
-            attribute: "content",
+            attribute: Attribute::Content,
             from: Some(before.map_or_else(|| "never applied".to_owned(), |s| short(s))),
             to: Some(format!(
                 "{} (not decrypted under --noop)",

@@ -23,7 +23,7 @@ use datum_apply::provider::{
     Context, Examined, Failure, Provider, Providers, Restarted, ServiceProvider, has,
 };
 use datum_apply::report::{
-    Change, HumanReporter, JsonReporter, Outcome, Reporter, RunInfo, Status, Summary,
+    Attribute, Change, HumanReporter, JsonReporter, Outcome, Reporter, RunInfo, Status, Summary,
 };
 use datum_apply::root::Root;
 use datum_apply::spec::{GroupSpec, Item, PackageSpec, ServiceSpec, UserSpec, items};
@@ -73,7 +73,8 @@ impl Named {
     fn examine(&self, name: &str) -> Result<Examined, Failure> {
         let mut ex = Examined::default();
         if !self.present.borrow().contains(name) {
-            ex.changes.push(Change::new("ensure", "absent", "present"));
+            ex.changes
+                .push(Change::new(Attribute::Ensure, "absent", "present"));
         }
         Ok(ex)
     }
@@ -148,8 +149,11 @@ impl Provider<ServiceSpec> for FakeServices {
         if let Some(want) = s.running
             && want != have
         {
-            ex.changes
-                .push(Change::new("ensure", have.to_string(), want.to_string()));
+            ex.changes.push(Change::new(
+                Attribute::Ensure,
+                have.to_string(),
+                want.to_string(),
+            ));
         }
         Ok(ex)
     }
@@ -160,7 +164,7 @@ impl Provider<ServiceSpec> for FakeServices {
         changes: &[Change],
         _: &Context<'_>,
     ) -> Result<(), Failure> {
-        if has(changes, "ensure") {
+        if has(changes, Attribute::Ensure) {
             let verb = if s.running == Some(true) {
                 "start"
             } else {
@@ -342,7 +346,7 @@ fn noop_examines_everything_and_converges_nothing() {
     // A service that would start needs no restart besides.
     assert_eq!(
         status_of(&outcomes, "Service[app]").changes,
-        [Change::new("ensure", "false", "true")]
+        [Change::new(Attribute::Ensure, "false", "true")]
     );
 }
 
@@ -362,7 +366,7 @@ fn a_service_restarts_when_its_configuration_changed_and_only_then() {
     assert_eq!(*log.borrow(), ["install app", "restart app"]);
     assert_eq!(
         status_of(&outcomes, "Service[app]").changes,
-        [Change::set("restart", "File[app-conf] changed")]
+        [Change::set(Attribute::Restart, "File[app-conf] changed")]
     );
     log.borrow_mut().clear();
     let (summary, _) = run(&items, &p, &root, false);
@@ -374,7 +378,7 @@ fn a_service_restarts_when_its_configuration_changed_and_only_then() {
     assert_eq!(noop.would_change, 2);
     assert_eq!(
         status_of(&outcomes, "Service[app]").changes,
-        [Change::set("restart", "File[app-conf] changed")]
+        [Change::set(Attribute::Restart, "File[app-conf] changed")]
     );
     assert!(log.borrow().is_empty());
     run(&items, &p, &root, false);
@@ -452,7 +456,7 @@ fn a_failed_restart_stays_owed_and_happens_on_the_next_run() {
     assert_eq!(
         status_of(&outcomes, "Service[app]").changes,
         [Change::set(
-            "restart",
+            Attribute::Restart,
             "owed by an earlier run that did not finish"
         )]
     );
@@ -548,7 +552,7 @@ fn a_restart_owed_by_a_killed_run_happens_on_the_next_one() {
     assert_eq!(
         status_of(&outcomes, "Service[app]").changes,
         [Change::set(
-            "restart",
+            Attribute::Restart,
             "owed by an earlier run that did not finish"
         )]
     );

@@ -16,7 +16,7 @@ use std::sync::{Arc, Mutex, mpsc};
 use std::time::{Duration, Instant};
 
 use super::{Context, Examined, Failure};
-use crate::report::{Change, CommandOutput};
+use crate::report::{Attribute, Change, CommandOutput};
 use crate::root::Root;
 use crate::spec::ExecSpec;
 
@@ -208,8 +208,10 @@ impl Execs {
                 return Ok(ex);
             }
         }
-        ex.changes
-            .push(Change::set("run", shown(&spec.argv(&spec.command))));
+        ex.changes.push(Change::set(
+            Attribute::Run,
+            shown(&spec.argv(&spec.command)),
+        ));
         Ok(ex)
     }
 

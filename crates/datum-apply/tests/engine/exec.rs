@@ -108,7 +108,10 @@ fn creates_runs_the_command_until_the_path_exists() {
     let o = status_of(&outcomes, "Exec[init-db]");
     assert_eq!(
         o.changes,
-        [Change::set("run", "/usr/local/bin/init-db --fresh")]
+        [Change::set(
+            Attribute::Run,
+            "/usr/local/bin/init-db --fresh"
+        )]
     );
     assert_eq!(
         o.command,
@@ -263,8 +266,8 @@ fn a_refresh_only_exec_runs_when_what_it_runs_on_changed_and_only_then() {
     assert_eq!(
         status_of(&outcomes, "Exec[newaliases]").changes,
         [
-            Change::set("refresh", "File[aliases] changed"),
-            Change::set("run", "newaliases")
+            Change::set(Attribute::Refresh, "File[aliases] changed"),
+            Change::set(Attribute::Run, "newaliases")
         ]
     );
     assert_eq!(taken(&log), ["run newaliases"]);
@@ -373,7 +376,7 @@ fn noop_asks_the_guards_and_never_runs_the_command() {
     );
     let c = status_of(&outcomes, "Exec[c]");
     assert_eq!(c.status, Status::WouldChange);
-    assert_eq!(c.changes, [Change::set("run", "do-c")]);
+    assert_eq!(c.changes, [Change::set(Attribute::Run, "do-c")]);
     assert_eq!(
         c.notes,
         ["`unless` asked under --noop (check-c): exit 1, so it lets the command run"]
@@ -440,8 +443,8 @@ fn noop_does_not_ask_guards_before_what_would_change_first() {
     assert_eq!(
         n.changes,
         [
-            Change::set("refresh", "File[aliases] changed"),
-            Change::set("run", "newaliases")
+            Change::set(Attribute::Refresh, "File[aliases] changed"),
+            Change::set(Attribute::Run, "newaliases")
         ]
     );
     assert_eq!(
@@ -540,7 +543,10 @@ fn a_failed_refresh_stays_owed_and_runs_on_the_next_run() {
     assert_eq!(noop.would_change, 1);
     assert_eq!(
         status_of(&outcomes, "Exec[newaliases]").changes[0],
-        Change::set("refresh", "owed by an earlier run that did not finish")
+        Change::set(
+            Attribute::Refresh,
+            "owed by an earlier run that did not finish"
+        )
     );
     taken(&log);
     let (summary, _) = run(&items, &p, &root, false);
@@ -647,7 +653,10 @@ fn a_refresh_owed_by_a_killed_run_happens_on_the_next_one() {
     assert_eq!((summary.changed, summary.unchanged), (1, 1));
     assert_eq!(
         status_of(&outcomes, "Exec[newaliases]").changes[0],
-        Change::set("refresh", "owed by an earlier run that did not finish")
+        Change::set(
+            Attribute::Refresh,
+            "owed by an earlier run that did not finish"
+        )
     );
     assert_eq!(taken(&log), ["run newaliases"]);
     let (summary, _) = run(&fleet_items(ALIASES), &p, &root, false);

@@ -15,7 +15,7 @@ use super::{
     read_link, remove,
 };
 use crate::provider::{Context, Examined, Failure, Provider, has};
-use crate::report::Change;
+use crate::report::{Attribute, Change};
 use crate::root::Root;
 use crate::spec::{Ensure, FileSpec};
 use datum_fs::Attrs;
@@ -64,8 +64,13 @@ impl Provider<FileSpec> for Files {
         if s.ensure == Ensure::Absent {
             return remove(root, &s.path);
         }
-        let replace = ["ensure", "type", "content", "links"];
-        if replace.iter().any(|a| has(changes, a)) {
+        let replace = [
+            Attribute::Ensure,
+            Attribute::Type,
+            Attribute::Content,
+            Attribute::Links,
+        ];
+        if replace.into_iter().any(|a| has(changes, a)) {
             // Attributes the manifest leaves out are kept from the file being
             // replaced; a new file gets the defaults.
             let existing = lstat(root, &s.path)?.filter(Metadata::is_file);
@@ -101,7 +106,7 @@ fn removal(s: &FileSpec, m: &Metadata) -> Result<Vec<Change>, Failure> {
     } else {
         "present"
     };
-    Ok(vec![Change::new("ensure", from, "absent")])
+    Ok(vec![Change::new(Attribute::Ensure, from, "absent")])
 }
 
 /// A file with other names: replaced by a new file when the manifest gives
@@ -116,7 +121,7 @@ fn hard_linked(
     match &s.content {
         Some(want) => {
             let mut changes = vec![Change::new(
-                "links",
+                Attribute::Links,
                 format!("{} hard links", m.nlink()),
                 "1 (replaced by a new file)",
             )];
@@ -162,13 +167,13 @@ fn new_file(
         // by the file; whatever it points to is not touched.
         let target = read_link(root, &s.path)?;
         changes.push(Change::new(
-            "type",
+            Attribute::Type,
             format!("symbolic link to {target}"),
             "file",
         ));
     } else {
         check_parent(root, &s.path, cx)?;
-        changes.push(Change::new("ensure", "absent", "present"));
+        changes.push(Change::new(Attribute::Ensure, "absent", "present"));
     }
     if let Some(c) = &s.content {
         changes.push(content_change(&s.path, None, c, s.sensitive));

@@ -3,7 +3,7 @@
 
 use super::{Swept, check_parent, io_failure, lstat, parent, read_link, remove};
 use crate::provider::{Context, Examined, Failure, Provider};
-use crate::report::Change;
+use crate::report::{Attribute, Change};
 use crate::root::Root;
 use crate::spec::{Ensure, SymlinkSpec};
 use datum_fs::kind_of;
@@ -37,8 +37,11 @@ impl Provider<SymlinkSpec> for Symlinks {
         match (s.ensure, meta, current) {
             (Ensure::Absent, None, _) => {}
             (Ensure::Absent, Some(_), Some(t)) => {
-                ex.changes
-                    .push(Change::new("ensure", format!("present (to {t})"), "absent"));
+                ex.changes.push(Change::new(
+                    Attribute::Ensure,
+                    format!("present (to {t})"),
+                    "absent",
+                ));
             }
             (_, Some(m), None) => {
                 return Err(Failure::new(format!(
@@ -54,12 +57,15 @@ impl Provider<SymlinkSpec> for Symlinks {
             }
             (Ensure::Present, None, _) => {
                 check_parent(root, &s.path, cx)?;
-                ex.changes.push(Change::new("ensure", "absent", "present"));
-                ex.changes.push(Change::set("target", s.target.as_str()));
+                ex.changes
+                    .push(Change::new(Attribute::Ensure, "absent", "present"));
+                ex.changes
+                    .push(Change::set(Attribute::Target, s.target.as_str()));
             }
             (Ensure::Present, Some(_), Some(t)) => {
                 if t != s.target {
-                    ex.changes.push(Change::new("target", t, s.target.as_str()));
+                    ex.changes
+                        .push(Change::new(Attribute::Target, t, s.target.as_str()));
                 }
             }
         }
