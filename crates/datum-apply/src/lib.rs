@@ -14,8 +14,8 @@
 //!   ([`report::HumanReporter`], [`report::JsonReporter`]).
 //! - [`secret`]: a File's secret, decrypted with the host's key in a real
 //!   run, compared by ciphertext hash under `--noop`.
-//! - [`state`]: the lock and the restarts owed, under `/var/lib/datum`.
-//! - [`refresh`]: the refreshes owed to `refresh_only` Execs, beside them.
+//! - [`state`]: the lock, and the restarts and refreshes owed, under
+//!   `/var/lib/datum`.
 //! - [`root`]: `/` or the `--root` directory, its accounts, and the host's name.
 //! - [`confine`]: every path resolved inside the root, links included.
 #![forbid(unsafe_code)]
@@ -24,7 +24,6 @@ pub mod confine;
 pub mod engine;
 pub mod graph;
 pub mod provider;
-pub mod refresh;
 pub mod report;
 pub mod root;
 pub mod secret;

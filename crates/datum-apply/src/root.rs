@@ -482,8 +482,37 @@ pub enum HostError {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Identity {
     pub name: String,
-    /// `--host`, the file it was read from, or `the system hostname`.
-    pub from: String,
+    pub from: NameSource,
+}
+
+/// Where a machine's host name came from; shown as `--host`, the file's
+/// path, or `the system hostname`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum NameSource {
+    /// Given on the command line (`--host`).
+    Flag,
+    /// Read from the host file ([`HOST_FILE`]), at this path on the machine.
+    File(PathBuf),
+    /// The system hostname.
+    Hostname,
+}
+
+impl NameSource {
+    /// Whether the operator named the host: a name they gave is theirs to
+    /// fix, one Datum found is worth saying where it came from.
+    pub fn is_flag(&self) -> bool {
+        matches!(self, NameSource::Flag)
+    }
+}
+
+impl fmt::Display for NameSource {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            NameSource::Flag => f.write_str("--host"),
+            NameSource::File(path) => write!(f, "{}", path.display()),
+            NameSource::Hostname => f.write_str("the system hostname"),
+        }
+    }
 }
 
 /// Where the host's name is kept, inside the root.
@@ -502,10 +531,11 @@ pub fn host_name(explicit: Option<&str>, root: &Root) -> Result<Identity, HostEr
     if let Some(name) = explicit {
         return Ok(Identity {
             name: name.to_owned(),
-            from: "--host".into(),
+            from: NameSource::Flag,
         });
     }
-    let path = root.path(HOST_FILE).display().to_string();
+    let file = root.path(HOST_FILE);
+    let path = file.display().to_string();
     let bytes = match root.read_small(HOST_FILE, HOST_FILE_LIMIT) {
         Ok(Some(bytes)) => bytes,
         Ok(None) => {
@@ -513,7 +543,7 @@ pub fn host_name(explicit: Option<&str>, root: &Root) -> Result<Identity, HostEr
                 .map_err(|e| HostError::Hostname(e.to_string()))
                 .map(|h| Identity {
                     name: h.to_string_lossy().into_owned(),
-                    from: "the system hostname".into(),
+                    from: NameSource::Hostname,
                 });
         }
         Err(e) => {
@@ -543,7 +573,7 @@ pub fn host_name(explicit: Option<&str>, root: &Root) -> Result<Identity, HostEr
     }
     Ok(Identity {
         name: name.to_owned(),
-        from: path,
+        from: NameSource::File(file),
     })
 }
 
@@ -630,17 +660,16 @@ mod tests {
         let name = |explicit| host_name(explicit, &r).unwrap().name;
         assert_eq!(name(Some("web-009")), "web-009");
         let system = nix::unistd::gethostname().unwrap();
-        assert_eq!(host_name(None, &r).unwrap().from, "the system hostname");
+        assert_eq!(host_name(None, &r).unwrap().from, NameSource::Hostname);
+        assert_eq!(NameSource::Hostname.to_string(), "the system hostname");
+        assert_eq!(host_name(Some("x"), &r).unwrap().from.to_string(), "--host");
         assert_eq!(name(None), system.to_string_lossy());
         fs::create_dir_all(dir.path().join("etc/datum")).unwrap();
         fs::write(dir.path().join("etc/datum/host"), "  web-001 \n").unwrap();
         assert_eq!(name(None), "web-001");
-        assert!(
-            host_name(None, &r)
-                .unwrap()
-                .from
-                .ends_with("/etc/datum/host")
-        );
+        let from = host_name(None, &r).unwrap().from;
+        assert_eq!(from, NameSource::File(dir.path().join("etc/datum/host")));
+        assert!(from.to_string().ends_with("/etc/datum/host"));
         assert_eq!(name(Some("db-001")), "db-001");
         fs::write(dir.path().join("etc/datum/host"), "\n").unwrap();
         assert!(matches!(host_name(None, &r), Err(HostError::Empty { .. })));

@@ -19,6 +19,7 @@ use super::{Context, Examined, Failure};
 use crate::report::{Attribute, Change, CommandOutput};
 use crate::root::Root;
 use crate::spec::ExecSpec;
+use datum_core::schema::ResourceId;
 
 /// The PATH a command runs with: the usual Debian one, never the caller's.
 pub const PATH: &str = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
@@ -156,7 +157,7 @@ impl Execs {
         &self,
         spec: &ExecSpec,
         cx: &Context<'_>,
-        first: &[&str],
+        first: &[&ResourceId],
     ) -> Result<Examined, Failure> {
         let mut ex = Examined::default();
         if let Some(path) = &spec.creates {
@@ -495,12 +496,18 @@ impl Capture {
 }
 
 /// `A, B, C and 4 more`: what would change first, kept to a line.
-fn shortened(ids: &[&str]) -> String {
+fn shortened<T: std::fmt::Display>(ids: &[T]) -> String {
     const SHOWN: usize = 3;
+    let joined = |ids: &[T]| {
+        ids.iter()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
     if ids.len() <= SHOWN + 1 {
-        return ids.join(", ");
+        return joined(ids);
     }
-    format!("{} and {} more", ids[..SHOWN].join(", "), ids.len() - SHOWN)
+    format!("{} and {} more", joined(&ids[..SHOWN]), ids.len() - SHOWN)
 }
 
 #[cfg(test)]

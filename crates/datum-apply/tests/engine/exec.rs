@@ -472,7 +472,7 @@ fn noop_does_not_ask_guards_before_what_would_change_first() {
     fs::write(dir.path().join("etc/transport"), "relay\n").unwrap();
     let items: Vec<Item> = items
         .into_iter()
-        .filter(|i| i.id != "User[deploy]")
+        .filter(|i| i.id.to_string() != "User[deploy]")
         .collect();
     let (summary, outcomes) = run(&items, &p, &root, true);
     assert_eq!((summary.would_change, summary.unchanged), (0, 7));

@@ -114,7 +114,7 @@ pub fn run(ui: &mut Ui, global: &GlobalArgs, args: Args) -> Result<Status> {
         let not_found = e
             .source_as::<HostError>()
             .is_some_and(HostError::is_not_found);
-        if not_found && identity.from != "--host" {
+        if not_found && !identity.from.is_flag() {
             ui.note(&format!(
                 "the host name `{}` came from {}; --host NAME names another",
                 identity.name, identity.from
@@ -242,7 +242,7 @@ fn bundle_items(
         .map_or(0, |d| d.as_secs() as i64);
     let refused = |e: OpenError| {
         let mut err = CommandError::failed(format!("refusing {name}: {e}")).hint(e.hint());
-        if matches!(e, OpenError::WrongHost { .. }) && identity.from != "--host" {
+        if matches!(e, OpenError::WrongHost { .. }) && !identity.from.is_flag() {
             err = err.hint(format!(
                 "this host's name `{}` came from {}; --host NAME names another",
                 identity.name, identity.from
