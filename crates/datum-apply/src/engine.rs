@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use crate::graph::{self, Cycle};
 use crate::provider::{Context, Examined, Failure, Pending, Providers, Restarted};
-use crate::report::{Attribute, Change, Outcome, Reporter, RunInfo, Status, Summary};
+use crate::report::{Attribute, Change, Outcome, Reason, Reporter, RunInfo, Status, Summary};
 use crate::root::Root;
 use crate::secret::Secrets;
 use crate::spec::{Desired, Ensure, ExecSpec, Item};
@@ -279,15 +279,10 @@ fn skipped(item: &Item, dep: &Item, dep_status: Status) -> Outcome {
         changes: vec![],
         notes: vec![],
         command: None,
-        reason: Some(format!(
-            "{} {}",
-            dep.id,
-            if dep_status == Status::Failed {
-                "failed"
-            } else {
-                "was skipped"
-            }
-        )),
+        reason: Some(Reason::After {
+            id: dep.id.clone(),
+            failed: dep_status == Status::Failed,
+        }),
     }
 }
 
@@ -327,7 +322,7 @@ impl Run<'_> {
         };
         if let Err(f) = result {
             outcome.status = Status::Failed;
-            outcome.reason = Some(f.0);
+            outcome.reason = Some(Reason::Failed(f.0));
         }
         outcome
     }
@@ -526,10 +521,7 @@ impl Run<'_> {
         outcome.command = Some(ran.report());
         if !ran.exit.success() {
             // The command line is the `run` change beside this.
-            return Err(Failure::new(format!(
-                "the command failed: {}",
-                ran.exit.describe()
-            )));
+            return Err(Failure::new(format!("the command failed: {}", ran.exit)));
         }
         outcome.status = Status::Changed;
         self.settle_refresh(&id)
@@ -593,7 +585,7 @@ fn converge(
             if ran.exit.success() {
                 Ok(())
             } else {
-                Err(Failure::new(ran.exit.describe()))
+                Err(Failure::new(ran.exit.to_string()))
             }
         }),
     }

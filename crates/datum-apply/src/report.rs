@@ -2,10 +2,13 @@
 //! through a [`Reporter`] (the terminal is one reporter, the JSON report
 //! another, as ripgrep's `Sink` separates searching from printing).
 
+use std::fmt;
 use std::io::{self, Write};
+use std::time::Duration;
 
 use datum_core::emit::{self, Tree};
 use datum_core::printable::escape;
+use datum_core::schema::ResourceId;
 
 /// What a [`Change`] changes: an attribute of a resource, or what a run
 /// does to it. Examine lists them and converge reads them back, so an
@@ -168,18 +171,69 @@ pub struct Outcome {
     /// What was not done and why (`running` under `--root`, say).
     pub notes: Vec<String>,
     /// Why it failed, or which resource's failure skipped it.
-    pub reason: Option<String>,
+    pub reason: Option<Reason>,
     /// The command an Exec ran: how it ended, and what it printed.
     pub command: Option<CommandOutput>,
+}
+
+/// Why a resource did not converge.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Reason {
+    /// It failed ([`Status::Failed`]): what went wrong.
+    Failed(String),
+    /// A resource it comes after failed, or was skipped itself
+    /// ([`Status::Skipped`]).
+    After { id: ResourceId, failed: bool },
+}
+
+impl fmt::Display for Reason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Reason::Failed(why) => f.write_str(why),
+            Reason::After { id, failed: true } => write!(f, "{id} failed"),
+            Reason::After { id, failed: false } => write!(f, "{id} was skipped"),
+        }
+    }
+}
+
+/// How a command ended.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Exit {
+    Code(i32),
+    Signal(i32),
+    /// Killed, with everything it started, when its time ran out.
+    TimedOut(Duration),
+}
+
+impl Exit {
+    pub fn success(self) -> bool {
+        self == Exit::Code(0)
+    }
+
+    /// The exit status, when it exited.
+    pub fn code(self) -> Option<i32> {
+        match self {
+            Exit::Code(c) => Some(c),
+            _ => None,
+        }
+    }
+}
+
+/// `exit 3`, `killed by signal 9`, `timed out after 300 s`.
+impl fmt::Display for Exit {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Exit::Code(c) => write!(f, "exit {c}"),
+            Exit::Signal(s) => write!(f, "killed by signal {s}"),
+            Exit::TimedOut(t) => write!(f, "timed out after {} s", t.as_secs()),
+        }
+    }
 }
 
 /// How a command ended and what it printed, cut short.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CommandOutput {
-    /// `exit 0`, `exit 3`, `killed by signal 9`, `timed out after 300 s`.
-    pub exit: String,
-    /// The exit status, when it exited.
-    pub code: Option<i32>,
+    pub exit: Exit,
     /// Standard output and error as they came, interleaved: the first and
     /// the last few KiB, with a line saying how much is left out between.
     pub output: String,
@@ -307,8 +361,10 @@ impl<W: Write> Reporter for HumanReporter<W> {
         } else {
             format!("{} {}", o.id, o.summary)
         };
-        match (&o.reason, o.status) {
-            (Some(r), Status::Skipped) => writeln!(self.out, "{}: {head}: {r}", o.status.name())?,
+        match &o.reason {
+            Some(r @ Reason::After { .. }) => {
+                writeln!(self.out, "{}: {head}: {r}", o.status.name())?
+            }
             _ => writeln!(self.out, "{}: {head}", o.status.name())?,
         }
         for c in &o.changes {
@@ -325,8 +381,8 @@ impl<W: Write> Reporter for HumanReporter<W> {
                 writeln!(self.out, "  | {}", escape(l))?;
             }
         }
-        if let (Some(r), Status::Failed) = (&o.reason, o.status) {
-            writeln!(self.out, "  error: {r}")?;
+        if let Some(Reason::Failed(why)) = &o.reason {
+            writeln!(self.out, "  error: {why}")?;
         }
         for n in &o.notes {
             writeln!(self.out, "  note: {n}")?;
@@ -433,11 +489,11 @@ fn outcome_tree(o: &Outcome) -> Tree<'_> {
         t.push("notes", Tree::strs(o.notes.iter().map(String::as_str)));
     }
     if let Some(r) = &o.reason {
-        t.push("reason", Tree::str(r.as_str()));
+        t.push("reason", Tree::str(r.to_string()));
     }
     if let Some(c) = &o.command {
-        let mut ct = Tree::map().with("exit", Tree::str(c.exit.as_str()));
-        if let Some(code) = c.code {
+        let mut ct = Tree::map().with("exit", Tree::str(c.exit.to_string()));
+        if let Some(code) = c.exit.code() {
             ct.push("code", Tree::Int(code.into()));
         }
         ct.push("output", Tree::str(c.output.as_str()));
@@ -454,14 +510,14 @@ fn outcome_tree(o: &Outcome) -> Tree<'_> {
 mod tests {
     use super::*;
 
-    fn outcome(status: Status, changes: Vec<Change>, reason: Option<&str>) -> Outcome {
+    fn outcome(status: Status, changes: Vec<Change>, reason: Option<Reason>) -> Outcome {
         Outcome {
             id: "File[motd]".into(),
             summary: "/etc/motd".into(),
             status,
             changes,
             notes: vec![],
-            reason: reason.map(Into::into),
+            reason,
             command: None,
         }
     }
@@ -486,10 +542,21 @@ mod tests {
         .unwrap();
         r.resource(&outcome(Status::Unchanged, vec![], None))
             .unwrap();
-        r.resource(&outcome(Status::Failed, vec![], Some("boom")))
-            .unwrap();
-        r.resource(&outcome(Status::Skipped, vec![], Some("File[a] failed")))
-            .unwrap();
+        r.resource(&outcome(
+            Status::Failed,
+            vec![],
+            Some(Reason::Failed("boom".into())),
+        ))
+        .unwrap();
+        r.resource(&outcome(
+            Status::Skipped,
+            vec![],
+            Some(Reason::After {
+                id: ResourceId::parse("File[a]").unwrap(),
+                failed: true,
+            }),
+        ))
+        .unwrap();
         let mut s = Summary::default();
         for st in [
             Status::Changed,

@@ -269,6 +269,11 @@ fn status_of<'a>(outcomes: &'a [Outcome], id: &str) -> &'a Outcome {
     outcomes.iter().find(|o| o.id == id).unwrap()
 }
 
+/// An outcome's reason as the reports print it.
+fn reason(o: &Outcome) -> Option<String> {
+    o.reason.as_ref().map(ToString::to_string)
+}
+
 const APP: &str = "
   Package[app]:
     ensure: installed
@@ -302,17 +307,17 @@ fn a_failed_resource_skips_its_dependents_and_independent_ones_go_on() {
     let (summary, outcomes) = run(&items, &p, &root, false);
     assert_eq!(status_of(&outcomes, "Package[app]").status, Status::Failed);
     assert_eq!(
-        status_of(&outcomes, "Package[app]").reason.as_deref(),
+        reason(status_of(&outcomes, "Package[app]")).as_deref(),
         Some("app would not install")
     );
     let conf = status_of(&outcomes, "File[app-conf]");
     assert_eq!(
-        (conf.status, conf.reason.as_deref()),
+        (conf.status, reason(conf).as_deref()),
         (Status::Skipped, Some("Package[app] failed"))
     );
     let svc = status_of(&outcomes, "Service[app]");
     assert_eq!(
-        (svc.status, svc.reason.as_deref()),
+        (svc.status, reason(svc).as_deref()),
         (Status::Skipped, Some("File[app-conf] was skipped"))
     );
     assert_eq!(
@@ -426,7 +431,7 @@ fn a_failed_restart_stays_owed_and_happens_on_the_next_run() {
     let (summary, outcomes) = run(&items, &failing, &root, false);
     assert_eq!((summary.changed, summary.failed), (2, 1));
     assert_eq!(
-        status_of(&outcomes, "Service[app]").reason.as_deref(),
+        reason(status_of(&outcomes, "Service[app]")).as_deref(),
         Some("app did not come back")
     );
     assert_eq!(

@@ -16,6 +16,7 @@ use std::sync::{Arc, Mutex, mpsc};
 use std::time::{Duration, Instant};
 
 use super::{Context, Examined, Failure};
+pub use crate::report::Exit;
 use crate::report::{Attribute, Change, CommandOutput};
 use crate::root::Root;
 use crate::spec::ExecSpec;
@@ -42,30 +43,6 @@ pub struct Invocation {
     pub timeout: Duration,
 }
 
-/// How a command ended.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub enum Exit {
-    Code(i32),
-    Signal(i32),
-    /// Killed, with everything it started, when its time ran out.
-    TimedOut(Duration),
-}
-
-impl Exit {
-    pub fn success(self) -> bool {
-        self == Exit::Code(0)
-    }
-
-    /// `exit 3`, `killed by signal 9`, `timed out after 300 s`.
-    pub fn describe(self) -> String {
-        match self {
-            Exit::Code(c) => format!("exit {c}"),
-            Exit::Signal(s) => format!("killed by signal {s}"),
-            Exit::TimedOut(t) => format!("timed out after {} s", t.as_secs()),
-        }
-    }
-}
-
 /// A command that ran: how it ended and what it printed.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Ran {
@@ -80,11 +57,7 @@ pub struct Ran {
 impl Ran {
     pub fn report(&self) -> CommandOutput {
         CommandOutput {
-            exit: self.exit.describe(),
-            code: match self.exit {
-                Exit::Code(c) => Some(c),
-                _ => None,
-            },
+            exit: self.exit,
             output: self.output.clone(),
             omitted: self.omitted,
         }
@@ -188,10 +161,7 @@ impl Execs {
                 .run(&self.invocation(spec, line))
                 .map_err(|f| Failure::new(format!("`{name}` ({what}) did not start: {f}")))?;
             if let Exit::TimedOut(_) = ran.exit {
-                return Err(Failure::new(format!(
-                    "`{name}` ({what}) {}",
-                    ran.exit.describe()
-                )));
+                return Err(Failure::new(format!("`{name}` ({what}) {}", ran.exit)));
             }
             let allows = ran.exit.success() == run_if;
             if cx.noop {
@@ -202,7 +172,7 @@ impl Execs {
                 };
                 ex.notes.push(format!(
                     "`{name}` asked under --noop ({what}): {}, so {answer}",
-                    ran.exit.describe()
+                    ran.exit
                 ));
             }
             if !allows {
@@ -543,7 +513,7 @@ mod tests {
         assert_eq!(ran.exit, Exit::Code(3));
         assert_eq!(ran.output, "out\nerr\n");
         assert_eq!(ran.omitted, 0);
-        assert_eq!(ran.report().exit, "exit 3");
+        assert_eq!(ran.report().exit.to_string(), "exit 3");
     }
 
     #[test]

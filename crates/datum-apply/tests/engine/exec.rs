@@ -116,8 +116,7 @@ fn creates_runs_the_command_until_the_path_exists() {
     assert_eq!(
         o.command,
         Some(CommandOutput {
-            exit: "exit 0".into(),
-            code: Some(0),
+            exit: Exit::Code(0),
             output: "initialised\n".into(),
             omitted: 0
         })
@@ -242,7 +241,7 @@ fn a_shell_command_is_handed_to_sh_and_user_cwd_environment_and_timeout_pass_thr
     }
     let o = status_of(&outcomes, "Exec[reload]");
     assert_eq!(o.status, Status::Failed);
-    assert_eq!(o.reason.as_deref(), Some("the command failed: exit 1"));
+    assert_eq!(reason(o).as_deref(), Some("the command failed: exit 1"));
 }
 
 const ALIASES: &str = "
@@ -318,19 +317,18 @@ fn a_failing_command_fails_its_exec_with_its_output_and_skips_what_requires_it()
     );
     let m = status_of(&outcomes, "Exec[migrate]");
     assert_eq!(m.status, Status::Failed);
-    assert_eq!(m.reason.as_deref(), Some("the command failed: exit 3"));
+    assert_eq!(reason(m).as_deref(), Some("the command failed: exit 3"));
     assert_eq!(
         m.command,
         Some(CommandOutput {
-            exit: "exit 3".into(),
-            code: Some(3),
+            exit: Exit::Code(3),
             output: "applying 0042\nerror: database is locked\n".into(),
             omitted: 0
         })
     );
     let conf = status_of(&outcomes, "File[app-conf]");
     assert_eq!(
-        (conf.status, conf.reason.as_deref()),
+        (conf.status, reason(conf).as_deref()),
         (Status::Skipped, Some("Exec[migrate] failed"))
     );
     assert!(!dir.path().join("etc/app.conf").exists());
@@ -513,7 +511,7 @@ fn a_guard_that_does_not_start_or_times_out_fails_the_noop_plan() {
     for noop in [true, false] {
         let (summary, outcomes) = run(&items, &p, &root, noop);
         assert_eq!((summary.failed, summary.skipped), (2, 1), "noop {noop}");
-        let reason = |id: &str| status_of(&outcomes, id).reason.clone().unwrap();
+        let reason = |id: &str| reason(status_of(&outcomes, id)).unwrap();
         assert_eq!(
             reason("Exec[a]"),
             "`unless` (check-a) did not start: user app does not exist"
