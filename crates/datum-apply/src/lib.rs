@@ -18,7 +18,11 @@
 //!   `/var/lib/datum`.
 //! - [`root`]: `/` or the `--root` directory, its accounts, and the host's name.
 //! - [`confine`]: every path resolved inside the root, links included.
-#![forbid(unsafe_code)]
+//! - [`spawn`]: a command entering the root as its user, in its own process.
+//!
+//! `unsafe` is denied here, and allowed on one function: the steps a
+//! command takes between fork and exec ([`spawn::Entry::prepare`]).
+#![deny(unsafe_code)]
 
 pub mod confine;
 pub mod engine;
@@ -27,6 +31,7 @@ pub mod provider;
 pub mod report;
 pub mod root;
 pub mod secret;
+pub mod spawn;
 pub mod spec;
 pub mod state;
 
