@@ -37,5 +37,5 @@ pub mod state;
 
 pub use engine::{ApplyError, Options, apply};
 pub use provider::Providers;
-pub use report::{HumanReporter, JsonReporter, Reporter, Status, Summary};
+pub use report::{HumanReporter, JsonReporter, Reporter, RunStatus, Status, Summary};
 pub use root::Root;

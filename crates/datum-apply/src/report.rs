@@ -302,6 +302,49 @@ impl Summary {
     }
 }
 
+/// How a run ended, as `datum apply` and the agent both exit (SPEC §7):
+/// changes and failures as two bits a monitor can test (2 and 4), or
+/// nothing applied at all.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum RunStatus {
+    /// Nothing changed (or would), nothing failed: 0.
+    Unchanged,
+    /// Changes made, or pending under `--noop`: 2.
+    Changed,
+    /// Some resources failed, or were skipped after a failure: 4.
+    Failed,
+    /// Both: 6.
+    ChangedAndFailed,
+    /// Nothing was applied (the host did not resolve, the input was
+    /// refused, a cycle, the lock): 1.
+    NotApplied,
+}
+
+impl RunStatus {
+    /// The number the process exits with, and the run report records.
+    pub const fn code(self) -> u8 {
+        match self {
+            RunStatus::Unchanged => 0,
+            RunStatus::NotApplied => 1,
+            RunStatus::Changed => 2,
+            RunStatus::Failed => 4,
+            RunStatus::ChangedAndFailed => 6,
+        }
+    }
+}
+
+impl Summary {
+    /// How a run that applied this ended.
+    pub fn status(&self) -> RunStatus {
+        match (self.changes(), self.failures()) {
+            (false, false) => RunStatus::Unchanged,
+            (true, false) => RunStatus::Changed,
+            (false, true) => RunStatus::Failed,
+            (true, true) => RunStatus::ChangedAndFailed,
+        }
+    }
+}
+
 /// Receives a run as it happens.
 pub trait Reporter {
     fn start(&mut self, run: &RunInfo) -> io::Result<()>;
@@ -585,5 +628,20 @@ skipped: File[motd] /etc/motd: File[a] failed
 summary: 1 changed, 1 failed, 1 skipped, 1 unchanged
 "
         );
+    }
+
+    #[test]
+    fn changes_and_failures_are_two_bits_of_the_status() {
+        let mut s = Summary::default();
+        assert_eq!(s.status().code(), 0);
+        s.count(Status::WouldChange);
+        assert_eq!(s.status(), RunStatus::Changed);
+        assert_eq!(s.status().code(), 2);
+        s.count(Status::Skipped);
+        assert_eq!(s.status().code(), 6);
+        let mut f = Summary::default();
+        f.count(Status::Failed);
+        assert_eq!(f.status().code(), 4);
+        assert_eq!(RunStatus::NotApplied.code(), 1);
     }
 }
