@@ -29,6 +29,8 @@
 //! - [`ca`]: `ca_file`, the CAs trusted for HTTPS instead of the platform's.
 //! - [`report`]: run records under `/var/lib/datum/reports`, and posting them.
 //! - [`metrics`]: the Prometheus textfile-collector file.
+//! - `calendar`: UTC dates to and from seconds since the epoch (`jiff`),
+//!   for report times and allowed-signers validity.
 //! - [`schedule`]: when the next cycle runs: interval, per-host splay,
 //!   jitter and backoff.
 //!
@@ -40,6 +42,7 @@
 
 pub mod bundle;
 pub mod ca;
+mod calendar;
 mod cause;
 pub mod config;
 pub mod cycle;
