@@ -58,12 +58,6 @@ pub struct Examined {
     pub notes: Vec<String>,
 }
 
-impl Examined {
-    pub fn has(&self, attribute: Attribute) -> bool {
-        has(&self.changes, attribute)
-    }
-}
-
 /// Whether a list of changes touches an attribute.
 ///
 /// ```
