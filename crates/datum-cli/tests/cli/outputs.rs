@@ -51,111 +51,101 @@ fn names(dir: &Path) -> Vec<String> {
     names
 }
 
+/// A directory a command writes into twice: first `clean` (empty), then
+/// `dir`, where a link to a file of `outside` stands at every name the
+/// first run wrote and at `.<name>.tmp` beside it.
+struct Planted {
+    clean: PathBuf,
+    dir: PathBuf,
+    outside: PathBuf,
+    files: Vec<String>,
+    targets: Vec<PathBuf>,
+}
+
+impl Planted {
+    /// Runs `write` into `clean`, then plants the links in `dir`.
+    fn new(tmp: &Path, write: impl Fn(&Path) -> Run) -> Planted {
+        let mut p = Planted {
+            clean: tmp.join("clean"),
+            dir: tmp.join("out"),
+            outside: tmp.join("outside"),
+            files: Vec::new(),
+            targets: Vec::new(),
+        };
+        for d in [&p.dir, &p.outside] {
+            fs::create_dir(d).unwrap();
+        }
+        let run = write(&p.clean);
+        assert_eq!(run.code, 0, "{}", run.stderr);
+        p.files = names(&p.clean);
+        assert!(p.files.len() > 1, "{:?}", p.files);
+        for f in p.files.clone() {
+            p.plant(&f);
+            p.plant(&format!(".{f}.tmp"));
+        }
+        p
+    }
+
+    fn plant(&mut self, name: &str) {
+        let target = plant(&self.dir, &self.outside, name);
+        self.targets.push(target);
+    }
+
+    /// Every target is untouched, and `dir` holds what `clean` does.
+    fn check(&self) {
+        untouched(&self.targets);
+        for f in &self.files {
+            replaced(&self.dir, f, &fs::read(self.clean.join(f)).unwrap());
+        }
+    }
+}
+
 #[test]
 fn render_all_never_writes_through_a_link_at_an_output_or_a_temporary_name() {
     let tmp = tempfile::tempdir().unwrap();
-    let fleet = example("fleet");
-    let (clean, dir, outside) = (
-        tmp.path().join("clean"),
-        tmp.path().join("out"),
-        tmp.path().join("outside"),
-    );
-    for d in [&dir, &outside] {
-        fs::create_dir(d).unwrap();
-    }
-    let render = |out: &Path| run_in(&fleet, &["render", "--all", "--out", out.to_str().unwrap()]);
-    assert_eq!(render(&clean).code, 0);
-    let files = names(&clean);
-    assert!(files.len() > 1, "{files:?}");
-    let mut targets = Vec::new();
-    for f in &files {
-        targets.push(plant(&dir, &outside, f));
-        targets.push(plant(&dir, &outside, &format!(".{f}.tmp")));
-    }
-    let run = render(&dir);
+    let render = |out: &Path| {
+        run_in(
+            &example("fleet"),
+            &["render", "--all", "--out", out.to_str().unwrap()],
+        )
+    };
+    let p = Planted::new(tmp.path(), render);
+    let run = render(&p.dir);
     assert_eq!(run.code, 0, "{}", run.stderr);
-    untouched(&targets);
-    for f in &files {
-        replaced(&dir, f, &fs::read(clean.join(f)).unwrap());
-    }
+    p.check();
 }
 
 #[test]
 fn bundle_never_writes_through_a_link_at_an_output_or_a_temporary_name() {
     let tmp = tempfile::tempdir().unwrap();
     let repo = Repo::new(&tmp.path().join("repo"));
-    let (clean, dir, outside) = (
-        tmp.path().join("clean"),
-        tmp.path().join("out"),
-        tmp.path().join("outside"),
-    );
-    for d in [&dir, &outside] {
-        fs::create_dir(d).unwrap();
-    }
-    let bundle_all = |out: &Path| {
-        run_in(
-            &repo.fleet(),
-            &["bundle", "--all", "--out", out.to_str().unwrap()],
-        )
-    };
-    assert_eq!(bundle_all(&clean).code, 0);
-    let files = names(&clean);
-    assert_eq!(files, ["db-001.bundle", "web-001.bundle"]);
-    let mut targets = Vec::new();
-    for f in &files {
-        targets.push(plant(&dir, &outside, f));
-        targets.push(plant(&dir, &outside, &format!(".{f}.tmp")));
-    }
-    let run = bundle_all(&dir);
+    let bundle = |args: &[&str]| run_in(&repo.fleet(), &[&["bundle"], args].concat());
+    let all = |out: &Path| bundle(&["--all", "--out", out.to_str().unwrap()]);
+    let mut p = Planted::new(tmp.path(), all);
+    assert_eq!(p.files, ["db-001.bundle", "web-001.bundle"]);
+    let run = all(&p.dir);
     assert_eq!(run.code, 0, "{}", run.stderr);
     // One host's bundle, to a file of its own.
-    targets.push(plant(&dir, &outside, "one.bundle"));
-    targets.push(plant(&dir, &outside, ".one.bundle.tmp"));
-    let one = run_in(
-        &repo.fleet(),
-        &[
-            "bundle",
-            "web-001",
-            "--out",
-            dir.join("one.bundle").to_str().unwrap(),
-        ],
-    );
-    assert_eq!(one.code, 0, "{}", one.stderr);
-    untouched(&targets);
-    for f in &files {
-        replaced(&dir, f, &fs::read(clean.join(f)).unwrap());
-    }
+    p.plant("one.bundle");
+    p.plant(".one.bundle.tmp");
+    let one = p.dir.join("one.bundle");
+    let run = bundle(&["web-001", "--out", one.to_str().unwrap()]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    p.check();
     replaced(
-        &dir,
+        &p.dir,
         "one.bundle",
-        &fs::read(clean.join("web-001.bundle")).unwrap(),
+        &fs::read(p.clean.join("web-001.bundle")).unwrap(),
     );
 }
 
 #[test]
 fn man_out_never_writes_through_a_link_at_a_page() {
     let tmp = tempfile::tempdir().unwrap();
-    let (clean, dir, outside) = (
-        tmp.path().join("clean"),
-        tmp.path().join("out"),
-        tmp.path().join("outside"),
-    );
-    for d in [&dir, &outside] {
-        fs::create_dir(d).unwrap();
-    }
     let man = |out: &Path| Run::from(datum().args(["man", "--out"]).arg(out).output().unwrap());
-    assert_eq!(man(&clean).code, 0);
-    let pages = names(&clean);
-    assert!(pages.contains(&"datum.1".to_owned()), "{pages:?}");
-    let mut targets = Vec::new();
-    for p in &pages {
-        targets.push(plant(&dir, &outside, p));
-        targets.push(plant(&dir, &outside, &format!(".{p}.tmp")));
-    }
-    let run = man(&dir);
+    let p = Planted::new(tmp.path(), man);
+    assert!(p.files.contains(&"datum.1".to_owned()), "{:?}", p.files);
+    let run = man(&p.dir);
     assert_eq!(run.code, 0, "{}", run.stderr);
-    untouched(&targets);
-    for p in &pages {
-        replaced(&dir, p, &fs::read(clean.join(p)).unwrap());
-    }
+    p.check();
 }
