@@ -27,9 +27,13 @@
 //!   checks ([`local::open_bundle_file`]), applied, and recorded as the
 //!   agent records its runs ([`local::apply`]).
 //! - [`http`]: bundle mode: one URL or path to bytes, bounded in size and time.
+//! - [`file`]: a local file's bytes, bounded in size (a bundle path, the
+//!   configuration, the CA file).
 //! - [`ca`]: `ca_file`, the CAs trusted for HTTPS instead of the platform's.
 //! - [`report`]: run records under `/var/lib/datum/reports`, and posting them.
 //! - [`metrics`]: the Prometheus textfile-collector file.
+//! - `calendar`: UTC dates to and from seconds since the epoch (`jiff`),
+//!   for report times and allowed-signers validity.
 //! - [`schedule`]: when the next cycle runs: interval, per-host splay,
 //!   jitter and backoff.
 //!
@@ -41,10 +45,12 @@
 
 pub mod bundle;
 pub mod ca;
+mod calendar;
 mod cause;
 pub mod config;
 pub mod cycle;
 pub mod fetch;
+pub mod file;
 pub mod gitsig;
 pub mod http;
 pub mod local;

@@ -10,7 +10,7 @@ use std::time::SystemTime;
 use datum_apply::engine::{ApplyError, Options};
 use datum_apply::root::{Identity, Root};
 use datum_apply::spec::Item;
-use datum_apply::{JsonReporter, Providers, Reporter, Summary};
+use datum_apply::{JsonReporter, Providers, Reporter, RunStatus, Summary};
 use datum_core::hint::Hinted;
 
 use crate::bundle::{self, ManifestError, OpenError};
@@ -68,7 +68,7 @@ impl Hinted for BundleFileError {
                 source, identity, ..
             } => {
                 let mut hints = source.hints();
-                if matches!(**source, OpenError::WrongHost { .. }) && identity.from != "--host" {
+                if matches!(**source, OpenError::WrongHost { .. }) && !identity.from.is_flag() {
                     hints.push(
                         format!(
                             "this host's name `{}` came from {}; --host NAME names another",
@@ -163,9 +163,9 @@ pub fn apply<R: Reporter>(
         other => other,
     };
     if let Some(origin) = record {
-        let (summary, notes, exit_status) = match &outcome {
-            Ok(summary) => (Some(summary.clone()), Vec::new(), cycle::status(summary)),
-            Err(e) => (None, vec![e.to_string()], 1),
+        let (summary, notes, status) = match &outcome {
+            Ok(summary) => (Some(summary.clone()), Vec::new(), summary.status()),
+            Err(e) => (None, vec![e.to_string()], RunStatus::NotApplied),
         };
         let resources = cycle::apply_report(if summary.is_some() { &json } else { &[] });
         let run = Run {
@@ -179,7 +179,7 @@ pub fn apply<R: Reporter>(
             notes,
             summary,
             resources,
-            exit_status,
+            status,
         };
         let metrics = Path::new(crate::metrics::DEFAULT_PATH);
         let (_, _, more) = publish(machine, run, metrics, None, None);

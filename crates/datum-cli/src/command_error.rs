@@ -161,6 +161,8 @@ from_hinted!(
     datum_core::query::UnsetVar,
     datum_core::explain::TargetError,
     datum_git::GitError,
+    datum_fs::manifests::RenderError,
+    datum_agent::bundle::BatchError,
     datum_apply::engine::ApplyError,
     datum_apply::root::HostNameError,
     datum_apply::root::FleetTrustError,

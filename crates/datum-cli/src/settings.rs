@@ -1,9 +1,10 @@
 //! The environment, read once before any command runs (as uv's
 //! `settings.rs` does): where the fleet is, the current directory, who runs
-//! Datum, the editor, where a secret's scratch copy goes, and the PATH the
-//! machine's tools are found in. Commands take what they need from here;
-//! nothing else in the binary, and nothing in the libraries, reads the
-//! environment.
+//! Datum, the editor, and where a secret's scratch copy goes. Commands take
+//! what they need from here; nothing else in the binary, and nothing in the
+//! libraries, reads the environment. (`PATH` is not read at all: apply
+//! starts commands with a fixed one, and the tools Datum runs itself are
+//! found by the system's own lookup.)
 
 use std::ffi::{OsStr, OsString};
 use std::io;
@@ -24,8 +25,6 @@ pub struct Settings {
     pub editor: String,
     /// Where `datum secret edit` makes its private directory.
     pub scratch: PathBuf,
-    /// `PATH`: where apply finds the machine's own tools (`chroot`).
-    pub path: Option<OsString>,
 }
 
 impl Settings {
@@ -64,7 +63,6 @@ impl Settings {
             runner: Runner::new(env.euid(), sudo_uid.as_deref().and_then(OsStr::to_str)),
             editor,
             scratch,
-            path: env.var("PATH"),
         }
     }
 
@@ -178,14 +176,5 @@ mod tests {
             settings(&[("XDG_RUNTIME_DIR", dir)], me).scratch,
             Path::new("/tmp")
         );
-    }
-
-    #[test]
-    fn path_is_kept_as_given() {
-        assert_eq!(
-            settings(&[("PATH", "/opt/bin")], 0).path,
-            Some("/opt/bin".into())
-        );
-        assert_eq!(settings(&[], 0).path, None);
     }
 }

@@ -550,16 +550,13 @@ fn change_text(change: &RecipientsChange) -> String {
 }
 
 /// Writes `bytes` to `path` through a temporary file beside it, renamed
-/// over it, so a reader sees the old file or the new one.
+/// over it, so a reader sees the old file or the new one; readable by its
+/// owner only.
 fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), StoreError> {
-    let err = |source| StoreError::Write {
-        path: path.to_path_buf(),
-        source,
-    };
-    let dir = path.parent().unwrap_or(Path::new("."));
-    let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(err)?;
-    tmp.write_all(bytes).map_err(err)?;
-    tmp.as_file().sync_all().map_err(err)?;
-    tmp.persist(path).map_err(|e| err(e.error))?;
-    Ok(())
+    datum_fs::write_atomic(path, bytes, datum_fs::Attrs::mode(0o600)).map_err(|source| {
+        StoreError::Write {
+            path: path.to_path_buf(),
+            source,
+        }
+    })
 }

@@ -3,11 +3,13 @@
 //! uses, signed when a key is given); [`open`] checks a bundle file (every
 //! check of [`datum_core::bundle::decode`], then the signature against the
 //! host's keys) and [`Opened::items`] reads its manifest back into what
-//! apply converges to.
+//! apply converges to; [`Batch::write_all`] fills a directory with every
+//! host's bundle (`bundle --all`).
 //!
 //! The byte layout is `datum_core::bundle`'s; this module adds what needs
 //! keys, files and the apply engine.
 
+mod many;
 mod resources;
 
 use std::borrow::Cow;
@@ -16,13 +18,14 @@ use std::collections::BTreeMap;
 use datum_apply::spec::{Item, items_of};
 use datum_core::bundle::{self, Bundle, BundleError, Commit, Decoded, ManifestFormat};
 use datum_core::emit;
-use datum_core::hint::Hinted;
+use datum_core::hint::{Fault, Hinted};
 use datum_core::manifest::Manifest;
 use datum_core::reader::{ReadError, Reader, SourceError};
 use datum_core::schema::Field;
 
 use crate::sshsig::{AllowedSigners, SignError, Signer, SigningKey, VerifyError};
 
+pub use many::{Batch, BatchError};
 pub use resources::{BundledResource, ManifestError, resources};
 
 /// The payloads of a fleet that manifests use, read once and shared by
@@ -79,6 +82,17 @@ pub enum MakeError {
     /// Signing failed.
     #[error("{0}")]
     Sign(#[from] SignError),
+}
+
+/// A payload the caller did not read is the caller's bug: every source
+/// and secret of the fleet is read before any bundle is made.
+impl Hinted for MakeError {
+    fn fault(&self) -> Fault {
+        match self {
+            MakeError::Unread { .. } => Fault::Internal,
+            _ => Fault::Failed,
+        }
+    }
 }
 
 /// The bundle file for the host of `manifest`: its manifest in YAML, the

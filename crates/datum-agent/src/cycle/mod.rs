@@ -14,7 +14,6 @@ mod bundle;
 mod git;
 mod record;
 
-use std::ffi::OsString;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -22,7 +21,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use datum_apply::engine::{ApplyError, Options};
 use datum_apply::root::Root;
 use datum_apply::spec::Item;
-use datum_apply::{HumanReporter, JsonReporter, Providers, Summary};
+use datum_apply::{HumanReporter, JsonReporter, Providers, RunStatus, Summary};
 use datum_core::hint::Hinted;
 
 use crate::ca::CaFile;
@@ -31,7 +30,7 @@ use crate::report::{Mode, RunRecord, Timestamp};
 use crate::rollback::{Applied, Policy, StateFile};
 use crate::sshsig::AllowedSigners;
 
-pub use record::{Run, Tee, apply_report, publish, status};
+pub use record::{Run, Tee, apply_report, publish};
 
 /// The agent's own repository (git mode), under the root.
 pub const REPO: &str = "/var/lib/datum/repo";
@@ -59,9 +58,6 @@ pub struct Agent {
     /// The host's name, by apply's rules.
     pub host: String,
     pub options: RunOptions,
-    /// Where apply finds the machine's own tools: Datum's own PATH, read by
-    /// the binary ([`Providers::system`]).
-    pub search: Option<OsString>,
 }
 
 /// Why nothing was applied.
@@ -87,7 +83,10 @@ fn refused(e: &impl Hinted) -> Refusal {
 #[derive(Debug)]
 pub struct RunOutcome {
     pub record: RunRecord,
-    /// Set when nothing was applied; the record's exit status is then 1.
+    /// How it ended, as the process exits and the record says.
+    pub status: RunStatus,
+    /// Set when nothing was applied (the status is then
+    /// [`RunStatus::NotApplied`]).
     pub refusal: Option<Refusal>,
     /// Problems that did not change the run (a report that could not be
     /// written or sent).
@@ -158,9 +157,9 @@ impl Agent {
             },
         };
         let fetch_failed = log.fetch_failed;
-        let exit_status = match (&summary, &refusal) {
-            (Some(s), None) => status(s),
-            _ => 1,
+        let status = match (&summary, &refusal) {
+            (Some(s), None) => s.status(),
+            _ => RunStatus::NotApplied,
         };
         if let Some(r) = &refusal {
             log.notes.push(r.message.clone());
@@ -176,7 +175,7 @@ impl Agent {
             notes: log.notes,
             summary,
             resources,
-            exit_status,
+            status,
         };
         let (record, report, warnings) = publish(
             &self.root,
@@ -187,6 +186,7 @@ impl Agent {
         );
         RunOutcome {
             record,
+            status,
             refusal,
             warnings,
             fetch_failed,
@@ -244,7 +244,7 @@ impl Agent {
         log: &mut Log,
         out: &mut dyn Write,
     ) -> Result<(Summary, serde_json::Value), Refusal> {
-        let providers = Providers::system(&self.root, self.search.as_deref());
+        let providers = Providers::system(&self.root);
         let options = Options {
             noop: self.options.noop,
             identity: self
@@ -307,7 +307,7 @@ fn save_bundle(root: &Root, bytes: &[u8]) -> io::Result<()> {
         .parent()
         .map_or("/".to_owned(), |d| d.to_string_lossy().into_owned());
     root.create_dir_all(&dir, 0o755)?;
-    let attrs = datum_apply::disk::Attrs {
+    let attrs = datum_fs::Attrs {
         mode: Some(0o600),
         ..Default::default()
     };

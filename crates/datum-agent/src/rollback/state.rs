@@ -16,9 +16,9 @@
 use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 
-use datum_apply::disk::Attrs;
 use datum_apply::root::{Refused, Root};
 use datum_core::hint::Hinted;
+use datum_fs::Attrs;
 
 use serde_json::{Value, json};
 

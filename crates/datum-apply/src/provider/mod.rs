@@ -14,7 +14,7 @@ pub mod systemd;
 
 use std::collections::BTreeSet;
 
-use crate::report::Change;
+use crate::report::{Attribute, Change};
 use crate::root::Root;
 use crate::spec::{
     DirectorySpec, FileSpec, GroupSpec, PackageSpec, ServiceSpec, SymlinkSpec, UserSpec,
@@ -58,14 +58,15 @@ pub struct Examined {
     pub notes: Vec<String>,
 }
 
-impl Examined {
-    pub fn has(&self, attribute: &str) -> bool {
-        has(&self.changes, attribute)
-    }
-}
-
 /// Whether a list of changes touches an attribute.
-pub fn has(changes: &[Change], attribute: &str) -> bool {
+///
+/// ```
+/// use datum_apply::report::{Attribute, Change};
+/// let changes = [Change::new(Attribute::Mode, "0644", "0600")];
+/// assert!(datum_apply::provider::has(&changes, Attribute::Mode));
+/// assert!(!datum_apply::provider::has(&[], Attribute::Ensure));
+/// ```
+pub fn has(changes: &[Change], attribute: Attribute) -> bool {
     changes.iter().any(|c| c.attribute == attribute)
 }
 
@@ -107,9 +108,8 @@ pub struct Providers {
 impl Providers {
     /// The real providers for a machine: the filesystem, dpkg (apt on the
     /// running system), systemd, the shadow tools, and commands run on the
-    /// machine (chrooted under `--root`, by the `chroot` found in `search`:
-    /// Datum's own PATH, read by the binary).
-    pub fn system(root: &Root, search: Option<&std::ffi::OsStr>) -> Providers {
+    /// machine (chrooted under `--root`).
+    pub fn system(root: &Root) -> Providers {
         Providers {
             file: Box::new(fs::Files::new(root.clone())),
             directory: Box::new(fs::Directories::new(root.clone())),
@@ -118,7 +118,7 @@ impl Providers {
             service: Box::new(systemd::Systemd::new(root.clone())),
             user: Box::new(shadow::Users::new(root.clone())),
             group: Box::new(shadow::Groups::new(root.clone())),
-            exec: exec::Execs::system(root, search),
+            exec: exec::Execs::system(root),
         }
     }
 }

@@ -56,7 +56,7 @@ pub struct Args {
     allow_rollback: bool,
 }
 
-pub fn run(ui: &mut Ui, settings: &Settings, args: Args) -> Result<Status> {
+pub fn run(ui: &mut Ui, _settings: &Settings, args: Args) -> Result<Status> {
     let machine = match &args.root {
         Some(dir) => Root::at(super::apply::root_dir(dir)?),
         None => Root::system(),
@@ -80,7 +80,6 @@ pub fn run(ui: &mut Ui, settings: &Settings, args: Args) -> Result<Status> {
             noop: args.noop,
             allow_rollback: args.allow_rollback,
         },
-        search: settings.path.clone(),
     };
     if args.once {
         let outcome = agent.run_once(ui.stdout());
@@ -99,13 +98,7 @@ fn show(ui: &mut Ui, outcome: &RunOutcome) -> Status {
     if let Some(r) = &outcome.refusal {
         ui.error(&CommandError::failed(r.message.clone()).hint(r.hint.clone()));
     }
-    match outcome.record.exit_status {
-        0 => Status::OK,
-        2 => Status::APPLY_CHANGED,
-        4 => Status::APPLY_FAILED,
-        6 => Status::APPLY_CHANGED_AND_FAILED,
-        _ => Status::FAILED,
-    }
+    outcome.status.into()
 }
 
 /// Runs at this host's slot every interval, forever. The first run comes
@@ -135,7 +128,6 @@ fn run_loop(ui: &mut Ui, agent: &Agent, allow_rollback: bool) -> Result<Status> 
             root: agent.root.clone(),
             host: agent.host.clone(),
             options: agent_options,
-            search: agent.search.clone(),
         };
         let outcome = run.run_once(ui.stdout());
         show(ui, &outcome);

@@ -8,7 +8,7 @@ use datum_agent::report::Mode;
 use datum_apply::engine::Options;
 use datum_apply::root::{Root, check_fleet, host_name};
 use datum_apply::spec::{Item, items};
-use datum_apply::{HumanReporter, JsonReporter, Providers, Summary};
+use datum_apply::{HumanReporter, JsonReporter, Providers};
 use datum_core::host::HostError;
 use datum_core::manifest::Manifest;
 
@@ -92,15 +92,7 @@ pub fn run(ui: &mut Ui, settings: &Settings, args: Args) -> Result<Status> {
             .map_or(0, |d| d.as_secs() as i64);
         let (items, origin) =
             local::open_bundle_file(file, args.public_keys.as_deref(), &identity, now)?;
-        return converge(
-            ui,
-            settings,
-            &identity.name,
-            &items,
-            &machine,
-            &args,
-            origin,
-        );
+        return converge(ui, &identity.name, &items, &machine, &args, origin);
     }
     let (fleet, reader) = root::open(ui, settings)?;
     if args.root.is_none() && !args.trust_fleet {
@@ -110,7 +102,7 @@ pub fn run(ui: &mut Ui, settings: &Settings, args: Args) -> Result<Status> {
         let not_found = e
             .source_as::<HostError>()
             .is_some_and(HostError::is_not_found);
-        if not_found && identity.from != "--host" {
+        if not_found && !identity.from.is_flag() {
             ui.note(&format!(
                 "the host name `{}` came from {}; --host NAME names another",
                 identity.name, identity.from
@@ -125,29 +117,20 @@ pub fn run(ui: &mut Ui, settings: &Settings, args: Args) -> Result<Status> {
         source: reader.root().display().to_string(),
         commit: None,
     };
-    converge(
-        ui,
-        settings,
-        &identity.name,
-        &items,
-        &machine,
-        &args,
-        origin,
-    )
+    converge(ui, &identity.name, &items, &machine, &args, origin)
 }
 
 /// Applies `items` as `host` and gives the status the outcome calls for;
 /// with --report, records the run.
 fn converge(
     ui: &mut Ui,
-    settings: &Settings,
     host: &str,
     items: &[Item],
     machine: &Root,
     args: &Args,
     origin: Origin,
 ) -> Result<Status> {
-    let providers = Providers::system(machine, settings.path.as_deref());
+    let providers = Providers::system(machine);
     let options = Options {
         noop: args.noop,
         identity: args.identity.clone(),
@@ -166,7 +149,7 @@ fn converge(
     for w in &applied.warnings {
         ui.warning(w);
     }
-    Ok(status(&applied.outcome?))
+    Ok(applied.outcome?.status().into())
 }
 
 /// `--root DIR`, which must be a directory.
@@ -175,14 +158,4 @@ pub(super) fn root_dir(dir: &Path) -> Result<PathBuf> {
         .ok()
         .filter(|d| d.is_dir())
         .ok_or_else(|| CommandError::usage(format!("--root {} is not a directory", dir.display())))
-}
-
-/// 0, 2, 4 or 6: changes and failures as two bits monitoring can test.
-fn status(summary: &Summary) -> Status {
-    match (summary.changes(), summary.failures()) {
-        (false, false) => Status::OK,
-        (true, false) => Status::APPLY_CHANGED,
-        (false, true) => Status::APPLY_FAILED,
-        (true, true) => Status::APPLY_CHANGED_AND_FAILED,
-    }
 }
