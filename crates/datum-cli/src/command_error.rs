@@ -5,6 +5,7 @@
 
 use std::error::Error as StdError;
 use std::io;
+use std::path::{Path, PathBuf};
 
 use datum_core::hint::{Fault, Hinted};
 
@@ -134,6 +135,28 @@ impl From<io::Error> for CommandError {
     }
 }
 
+/// A file or directory a command reads or writes itself (`init`'s starter
+/// files, `man --out`'s pages, the bundle `bundle --out` names).
+#[derive(Debug, thiserror::Error)]
+#[error("cannot {what} {}: {source}", path.display())]
+pub struct FileError {
+    /// What was being done: `read`, `create`, `write`.
+    pub what: &'static str,
+    pub path: PathBuf,
+    #[source]
+    pub source: io::Error,
+}
+
+impl FileError {
+    /// The error of doing `what` to `path`, for `map_err`.
+    pub fn of(what: &'static str, path: &Path) -> impl FnOnce(io::Error) -> FileError + use<> {
+        let path = path.to_path_buf();
+        move |source| FileError { what, path, source }
+    }
+}
+
+impl Hinted for FileError {}
+
 /// `From` for each error a command meets, through
 /// [`CommandError::hinted`]: the library errors below, and the binary's own
 /// typed errors where they are declared. (A blanket impl over [`Hinted`]
@@ -163,14 +186,17 @@ from_hinted!(
     datum_git::GitError,
     datum_fs::manifests::RenderError,
     datum_agent::bundle::BatchError,
+    datum_agent::bundle::MakeError,
     datum_apply::engine::ApplyError,
     datum_apply::root::HostNameError,
-    datum_apply::root::FleetTrustError,
+    datum_apply::trust::FleetTrustError,
     datum_agent::local::BundleFileError,
     datum_agent::config::ConfigError,
+    datum_agent::cycle::Refusal,
     datum_agent::sshsig::AllowedSignersError,
     datum_agent::sshsig::KeyError,
     datum_secrets::ReadIdentityError,
+    FileError,
 );
 
 #[cfg(test)]

@@ -10,7 +10,7 @@ use std::ffi::{OsStr, OsString};
 use std::io;
 use std::path::{Path, PathBuf};
 
-use datum_apply::root::Runner;
+use datum_apply::trust::Runner;
 
 /// What the commands need to know of the process they run in.
 #[derive(Debug)]

@@ -61,10 +61,18 @@ pub struct Agent {
 }
 
 /// Why nothing was applied.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
 pub struct Refusal {
     pub message: String,
     pub hint: String,
+}
+
+/// Every refusal says what to do, even as an empty line.
+impl Hinted for Refusal {
+    fn hint(&self) -> Option<std::borrow::Cow<'static, str>> {
+        Some(self.hint.clone().into())
+    }
 }
 
 fn refusal(message: impl Into<String>, hint: impl Into<String>) -> Refusal {

@@ -96,7 +96,7 @@ fn show(ui: &mut Ui, outcome: &RunOutcome) -> Status {
     let _ = writeln!(ui.stdout(), "report: {}", outcome.report.display());
     let _ = ui.flush();
     if let Some(r) = &outcome.refusal {
-        ui.error(&CommandError::failed(r.message.clone()).hint(r.hint.clone()));
+        ui.error(&CommandError::from(r.clone()));
     }
     outcome.status.into()
 }

@@ -16,7 +16,7 @@ use datum_fs::{Attrs, output_mode};
 use datum_git::{GitError, Repo, Revision};
 
 use super::resolve_host;
-use crate::command_error::{CommandError, Result};
+use crate::command_error::{CommandError, FileError, Result};
 use crate::exit::Status;
 use crate::root;
 use crate::settings::Settings;
@@ -69,8 +69,7 @@ pub fn run(ui: &mut Ui, settings: &Settings, args: Args) -> Result<Status> {
         reader.as_ref(),
         fleet.sources.keys().map(String::as_str),
         fleet.source_limit,
-    )
-    .map_err(|e| CommandError::failed(e.to_string()).with_source(e))?;
+    )?;
     let at = match &revision {
         Some(r) => format!(" at commit {}", r.short()),
         None => String::new(),
@@ -87,10 +86,8 @@ pub fn run(ui: &mut Ui, settings: &Settings, args: Args) -> Result<Status> {
             resolved.require_ok()?;
             let manifest = Manifest::new(&fleet, resolved.host, &resolved.resolution);
             let bytes = batch.make(&manifest)?;
-            datum_fs::write_atomic(&args.out, &bytes, Attrs::mode(output_mode())).map_err(|e| {
-                CommandError::failed(format!("cannot write {}: {e}", args.out.display()))
-                    .with_source(e)
-            })?;
+            datum_fs::write_atomic(&args.out, &bytes, Attrs::mode(output_mode()))
+                .map_err(FileError::of("write", &args.out))?;
             writeln!(
                 ui.stdout(),
                 "bundled {name}{at} into {}{}",
