@@ -5,6 +5,7 @@
 use std::io::{self, Write};
 
 use datum_core::emit::{self, Tree};
+use datum_core::present::{Plain, Styled, Tag};
 use datum_core::printable::escape;
 
 /// One attribute that differs: `mode 0644 -> 0600`.
@@ -36,16 +37,6 @@ impl Change {
             from: None,
             to: Some(to.into()),
             diff: None,
-        }
-    }
-
-    /// `mode 0644 -> 0600`, `mode 0644`, or just `content`.
-    pub fn line(&self) -> String {
-        match (&self.from, &self.to) {
-            (Some(f), Some(t)) => format!("{} {f} -> {t}", self.attribute),
-            (None, Some(t)) => format!("{} {t}", self.attribute),
-            (Some(f), None) => format!("{} {f} -> (none)", self.attribute),
-            (None, None) => self.attribute.to_owned(),
         }
     }
 }
@@ -184,22 +175,83 @@ pub trait Reporter {
 }
 
 /// The terminal: every resource that is not unchanged, with its changes and
-/// diffs, then a summary line.
-pub struct HumanReporter<W> {
-    out: W,
+/// diffs, then a summary line. Statuses, old and new values and the lines
+/// of a content diff are tagged with what they are, for a terminal to
+/// colour ([`Styled`]).
+pub struct HumanReporter<S> {
+    out: S,
 }
 
-impl<W: Write> HumanReporter<W> {
-    pub fn new(out: W) -> HumanReporter<W> {
-        HumanReporter { out }
+impl<W: Write> HumanReporter<Plain<W>> {
+    /// Plain text into `out`.
+    pub fn new(out: W) -> HumanReporter<Plain<W>> {
+        HumanReporter { out: Plain(out) }
     }
 
     pub fn into_inner(self) -> W {
-        self.out
+        self.out.0
     }
 }
 
-impl<W: Write> Reporter for HumanReporter<W> {
+impl<S: Styled> HumanReporter<S> {
+    /// Text into a writer that may show its tags (a terminal).
+    pub fn styled(out: S) -> HumanReporter<S> {
+        HumanReporter { out }
+    }
+}
+
+impl<S: Styled> HumanReporter<S> {
+    /// `  mode 0644 -> 0600`: what was found tagged removed, what is wanted added.
+    fn change(&mut self, c: &Change) -> io::Result<()> {
+        let out = &mut self.out;
+        write!(out, "  {}", c.attribute)?;
+        match (&c.from, &c.to) {
+            (Some(f), to) => {
+                write!(out, " ")?;
+                out.tagged(Tag::Removed, f)?;
+                write!(out, " -> ")?;
+                out.tagged(Tag::Added, to.as_deref().unwrap_or("(none)"))?;
+            }
+            (None, Some(t)) => write!(out, " {t}")?,
+            (None, None) => {}
+        }
+        writeln!(out)?;
+        if let Some(diff) = &c.diff {
+            for l in diff.lines() {
+                write!(out, "    ")?;
+                let tag = if l.starts_with("--- ") || l.starts_with("+++ ") {
+                    Some(Tag::Heading)
+                } else if l.starts_with("@@") {
+                    Some(Tag::Place)
+                } else if l.starts_with('+') {
+                    Some(Tag::Added)
+                } else if l.starts_with('-') {
+                    Some(Tag::Removed)
+                } else {
+                    None
+                };
+                match tag {
+                    Some(tag) => out.tagged(tag, l)?,
+                    None => write!(out, "{l}")?,
+                }
+                writeln!(out)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// How a status reads at the start of a resource's line.
+fn status_tag(status: Status) -> Option<Tag> {
+    match status {
+        Status::Changed | Status::WouldChange => Some(Tag::Changed),
+        Status::Failed => Some(Tag::Failure),
+        Status::Skipped => Some(Tag::Quiet),
+        Status::Unchanged => None,
+    }
+}
+
+impl<S: Styled> Reporter for HumanReporter<S> {
     fn start(&mut self, run: &RunInfo) -> io::Result<()> {
         let what = if run.noop { "noop for" } else { "applying" };
         let resources = match run.resources {
@@ -219,7 +271,8 @@ impl<W: Write> Reporter for HumanReporter<W> {
     }
 
     fn note(&mut self, text: &str) -> io::Result<()> {
-        writeln!(self.out, "note: {text}")
+        self.out.tagged(Tag::Note, "note:")?;
+        writeln!(self.out, " {text}")
     }
 
     fn resource(&mut self, o: &Outcome) -> io::Result<()> {
@@ -231,17 +284,17 @@ impl<W: Write> Reporter for HumanReporter<W> {
         } else {
             format!("{} {}", o.id, o.summary)
         };
+        let status = format!("{}:", o.status.name());
+        match status_tag(o.status) {
+            Some(tag) => self.out.tagged(tag, &status)?,
+            None => write!(self.out, "{status}")?,
+        }
         match (&o.reason, o.status) {
-            (Some(r), Status::Skipped) => writeln!(self.out, "{}: {head}: {r}", o.status.name())?,
-            _ => writeln!(self.out, "{}: {head}", o.status.name())?,
+            (Some(r), Status::Skipped) => writeln!(self.out, " {head}: {r}")?,
+            _ => writeln!(self.out, " {head}")?,
         }
         for c in &o.changes {
-            writeln!(self.out, "  {}", c.line())?;
-            if let Some(diff) = &c.diff {
-                for l in diff.lines() {
-                    writeln!(self.out, "    {l}")?;
-                }
-            }
+            self.change(c)?;
         }
         if let Some(c) = &o.command {
             writeln!(self.out, "  {}", c.exit)?;
@@ -250,16 +303,21 @@ impl<W: Write> Reporter for HumanReporter<W> {
             }
         }
         if let (Some(r), Status::Failed) = (&o.reason, o.status) {
-            writeln!(self.out, "  error: {r}")?;
+            write!(self.out, "  ")?;
+            self.out.tagged(Tag::Failure, "error:")?;
+            writeln!(self.out, " {r}")?;
         }
         for n in &o.notes {
-            writeln!(self.out, "  note: {n}")?;
+            write!(self.out, "  ")?;
+            self.out.tagged(Tag::Note, "note:")?;
+            writeln!(self.out, " {n}")?;
         }
         Ok(())
     }
 
     fn finish(&mut self, summary: &Summary) -> io::Result<()> {
-        writeln!(self.out, "summary: {}", summary.line())?;
+        self.out.tagged(Tag::Heading, "summary:")?;
+        writeln!(self.out, " {}", summary.line())?;
         self.out.flush()
     }
 }
@@ -390,9 +448,8 @@ mod tests {
         }
     }
 
-    #[test]
-    fn the_terminal_shows_changes_diffs_and_failures_but_not_unchanged_resources() {
-        let mut r = HumanReporter::new(Vec::new());
+    /// A run of four resources, one of each status but would-change.
+    fn report<S: Styled>(r: &mut HumanReporter<S>) {
         r.start(&RunInfo {
             host: "web-001".into(),
             root: None,
@@ -424,6 +481,12 @@ mod tests {
             s.count(st);
         }
         r.finish(&s).unwrap();
+    }
+
+    #[test]
+    fn the_terminal_shows_changes_diffs_and_failures_but_not_unchanged_resources() {
+        let mut r = HumanReporter::new(Vec::new());
+        report(&mut r);
         let text = String::from_utf8(r.into_inner()).unwrap();
         assert_eq!(
             text,
@@ -440,6 +503,47 @@ failed: File[motd] /etc/motd
   error: boom
 skipped: File[motd] /etc/motd: File[a] failed
 summary: 1 changed, 1 failed, 1 skipped, 1 unchanged
+"
+        );
+    }
+
+    /// Shows each tag as `<Tag|text>`.
+    struct Marked(Vec<u8>);
+
+    impl Write for Marked {
+        fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+            self.0.write(buf)
+        }
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+
+    impl Styled for Marked {
+        fn tagged(&mut self, tag: Tag, text: &str) -> io::Result<()> {
+            write!(self.0, "<{tag:?}|{text}>")
+        }
+    }
+
+    #[test]
+    fn statuses_old_and_new_values_and_diff_lines_are_tagged_for_a_terminal() {
+        let mut r = HumanReporter::styled(Marked(Vec::new()));
+        report(&mut r);
+        assert_eq!(
+            String::from_utf8(r.out.0).unwrap(),
+            "applying web-001: 3 resources
+<Changed|changed:> File[motd] /etc/motd
+  mode <Removed|0644> -> <Added|0600>
+  content <Removed|12 bytes> -> <Added|14 bytes>
+    <Heading|--- a>
+    <Heading|+++ b>
+    <Place|@@ -1 +1 @@>
+    <Removed|-old>
+    <Added|+new>
+<Failure|failed:> File[motd] /etc/motd
+  <Failure|error:> boom
+<Quiet|skipped:> File[motd] /etc/motd: File[a] failed
+<Heading|summary:> 1 changed, 1 failed, 1 skipped, 1 unchanged
 "
         );
     }

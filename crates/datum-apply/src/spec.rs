@@ -597,7 +597,7 @@ mod tests {
             );
         let fleet = loader::load(&reader).unwrap();
         let host = fleet.host_id("h").unwrap();
-        let res = fleet.resolve_host(host);
+        let res = datum_core::resolve::resolve_host(&fleet, host);
         assert!(res.is_ok(), "{:?}", res.problems);
         let m = Manifest::new(&fleet, host, &res);
         if vanish {

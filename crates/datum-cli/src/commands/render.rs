@@ -5,10 +5,11 @@ use std::fs;
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 
-use datum_core::check::{self, count};
+use datum_core::check;
 use datum_core::emit;
 use datum_core::fleet::{Fleet, HostId};
 use datum_core::manifest::Manifest;
+use datum_core::report::count;
 use datum_core::resolve::{FleetResolution, resolve_all};
 use rayon::prelude::*;
 

@@ -19,41 +19,46 @@
 //! prints as `(sensitive)`. An error is drawn as `datum check` draws it,
 //! each place with its line, indented under its host or section. Every
 //! line is escaped ([`crate::printable`]): a name or value holding a
-//! control character cannot add lines or act on the terminal.
+//! control character cannot add lines or act on the terminal. What a
+//! change adds, takes away or changes is tagged so, as is each section's
+//! heading by what it says of its hosts.
 
 use std::io::{self, Write};
 
-use super::{
-    FieldDiff, FieldSide, FleetDiff, Group, Kind, LabelChange, ManifestDiff, Presence,
-    ResourceDiff, Shown, Side,
-};
+use super::diagnostic::draw;
+use super::{Styled, Tag, Text, line, table};
 use crate::diagnostic::Diagnostic;
+use crate::diff::{
+    FieldDiff, FieldSide, FleetDiff, Group, Kind, LabelChange, ManifestDiff, Presence,
+    ResourceDiff, Shown, Side, failures,
+};
 use crate::fleet::{Fleet, HostId};
-use crate::printable::write_line;
-use crate::report::{align, display_value, host_list};
-use crate::selector::host_lines;
+use crate::printable::escape;
+use crate::report::{display_value, host_list};
 
 /// How many hex digits of a payload digest are shown.
 const DIGEST_SHOWN: usize = 12;
 
 /// Draws the diff, each line ending with a newline. `old` and `new` say
 /// what each side is (`HEAD (3f2a9c1)`, `working tree`).
-pub fn write(w: &mut dyn Write, d: &FleetDiff<'_>, old: &str, new: &str) -> io::Result<()> {
-    write_line(w, &format!("old: {old}"))?;
-    write_line(w, &format!("new: {new}"))?;
-    write_line(w, &d.summary())?;
+pub fn write(w: &mut dyn Styled, d: &FleetDiff<'_>, old: &str, new: &str) -> io::Result<()> {
+    line(w, "", format!("old: {old}"))?;
+    line(w, "", format!("new: {new}"))?;
+    line(w, "", d.summary())?;
     if let Some(side) = d.new
         && !d.added.is_empty()
     {
-        writeln!(w, "\nadded")?;
+        writeln!(w)?;
+        line(w, "", Text::tagged(Tag::Added, "added"))?;
         added(w, side, &d.added)?;
     }
     if let Some(side) = d.old
         && !d.removed.is_empty()
     {
-        writeln!(w, "\nremoved")?;
+        writeln!(w)?;
+        line(w, "", Text::tagged(Tag::Removed, "removed"))?;
         for &h in &d.removed {
-            write_line(w, &format!("  {}", side.fleet.host(h).name))?;
+            line(w, "  ", &*side.fleet.host(h).name)?;
         }
     }
     for g in &d.groups {
@@ -63,18 +68,17 @@ pub fn write(w: &mut dyn Write, d: &FleetDiff<'_>, old: &str, new: &str) -> io::
     Ok(())
 }
 
-/// [`write`] into a `String`, for tests and tools that keep the text.
+/// [`write()`] into a `String`, without tags, for tests and tools that keep
+/// the text.
 pub fn render(d: &FleetDiff<'_>, old: &str, new: &str) -> String {
-    let mut buf = Vec::new();
-    write(&mut buf, d, old, new).expect("writing to memory does not fail");
-    String::from_utf8(buf).expect("diff writes UTF-8")
+    super::to_string(|out| write(out, d, old, new))
 }
 
-fn added(w: &mut dyn Write, side: Side<'_>, hosts: &[HostId]) -> io::Result<()> {
+fn added(w: &mut dyn Styled, side: Side<'_>, hosts: &[HostId]) -> io::Result<()> {
     let fleet = side.fleet;
-    for (line, &h) in host_lines(fleet, hosts).into_iter().zip(hosts) {
-        write_line(w, &format!("  {line}"))?;
-        let failures = super::failures(side, h);
+    for (text, &h) in super::hosts::lines(fleet, hosts).into_iter().zip(hosts) {
+        line(w, "  ", text)?;
+        let failures = failures(side, h);
         if !failures.is_empty() {
             let name = [&*fleet.host(h).name];
             writeln!(w, "    does not resolve")?;
@@ -86,27 +90,27 @@ fn added(w: &mut dyn Write, side: Side<'_>, hosts: &[HostId]) -> io::Result<()> 
     Ok(())
 }
 
-/// The words a section starts with.
-fn heading(d: &FleetDiff<'_>, g: &Group<'_>) -> &'static str {
+/// The words a section starts with, and what they say of its hosts.
+fn heading(d: &FleetDiff<'_>, g: &Group<'_>) -> (&'static str, Tag) {
     let o = &d.outcomes[g.outcome];
     match d.group_kind(g) {
-        Kind::Breaks if o.old_fails => "fails with new errors",
-        Kind::Breaks => "fails to resolve now",
-        Kind::Changes => "changed",
-        Kind::Fixes if o.new_fails => "fails with fewer errors",
-        Kind::Fixes => "resolves now",
-        Kind::StillFails => "still fails",
+        Kind::Breaks if o.old_fails => ("fails with new errors", Tag::Failure),
+        Kind::Breaks => ("fails to resolve now", Tag::Failure),
+        Kind::Changes => ("changed", Tag::Changed),
+        Kind::Fixes if o.new_fails => ("fails with fewer errors", Tag::Failure),
+        Kind::Fixes => ("resolves now", Tag::Good),
+        Kind::StillFails => ("still fails", Tag::Failure),
     }
 }
 
-fn group(w: &mut dyn Write, d: &FleetDiff<'_>, g: &Group<'_>) -> io::Result<()> {
-    let hosts = if g.hosts.len() == 1 {
-        g.hosts[0].to_owned()
+fn group(w: &mut dyn Styled, d: &FleetDiff<'_>, g: &Group<'_>) -> io::Result<()> {
+    let (words, tag) = heading(d, g);
+    let head = if g.hosts.len() == 1 {
+        Text::tagged(tag, words).and(": ")
     } else {
-        format!("({} hosts): {}", g.hosts.len(), host_list(&g.hosts))
+        Text::tagged(tag, format!("{words} ({} hosts)", g.hosts.len())).and(": ")
     };
-    let sep = if g.hosts.len() == 1 { ": " } else { " " };
-    write_line(w, &format!("{}{sep}{hosts}", heading(d, g)))?;
+    line(w, "", head.and_tagged(Tag::Hosts, host_list(&g.hosts)))?;
     labels(w, &g.labels)?;
     let o = &d.outcomes[g.outcome];
     if let Some(new) = d.new {
@@ -115,57 +119,63 @@ fn group(w: &mut dyn Write, d: &FleetDiff<'_>, g: &Group<'_>) -> io::Result<()> 
         }
         for f in &o.persisting {
             let message = f.diagnostic(new.fleet, &g.hosts).message;
-            write_line(w, &format!("  still: {message}"))?;
+            line(
+                w,
+                "  ",
+                Text::tagged(Tag::Failure, "still:").and(format!(" {message}")),
+            )?;
         }
     }
     if let Some(old) = d.old {
         for f in &o.fixed {
             let message = f.diagnostic(old.fleet, &g.hosts).message;
-            write_line(w, &format!("  fixed: {message}"))?;
+            line(
+                w,
+                "  ",
+                Text::tagged(Tag::Good, "fixed:").and(format!(" {message}")),
+            )?;
         }
     }
     manifest(w, &o.manifest)
 }
 
-fn labels(w: &mut dyn Write, changes: &[LabelChange]) -> io::Result<()> {
+/// `old → new`, the old side tagged removed and the new added.
+fn change(old: String, new: String) -> Text {
+    Text::tagged(Tag::Removed, old)
+        .and(" → ")
+        .and_tagged(Tag::Added, new)
+}
+
+fn labels(w: &mut dyn Styled, changes: &[LabelChange]) -> io::Result<()> {
     if changes.is_empty() {
         return Ok(());
     }
     writeln!(w, "  labels")?;
-    let rows: Vec<Vec<String>> = changes
+    let rows: Vec<Vec<Text>> = changes
         .iter()
         .map(|c| {
             let side = |v: &Option<String>| v.clone().unwrap_or_else(|| "(none)".to_owned());
             vec![
-                c.key.clone(),
-                format!("{} → {}", side(&c.old), side(&c.new)),
+                Text::from(c.key.clone()),
+                change(side(&c.old), side(&c.new)),
             ]
         })
         .collect();
-    for l in align(&rows) {
-        write_line(w, &format!("    {l}"))?;
-    }
-    Ok(())
+    table(w, "    ", &rows)
 }
 
-fn manifest(w: &mut dyn Write, m: &ManifestDiff) -> io::Result<()> {
+fn manifest(w: &mut dyn Styled, m: &ManifestDiff) -> io::Result<()> {
     if !m.layers_added.is_empty() || !m.layers_removed.is_empty() || m.layers_order.is_some() {
         writeln!(w, "  layers")?;
         for l in &m.layers_added {
-            write_line(w, &format!("    + {l}"))?;
+            line(w, "    ", Text::tagged(Tag::Added, format!("+ {l}")))?;
         }
         for l in &m.layers_removed {
-            write_line(w, &format!("    - {l}"))?;
+            line(w, "    ", Text::tagged(Tag::Removed, format!("- {l}")))?;
         }
         if let Some(order) = &m.layers_order {
-            write_line(
-                w,
-                &format!(
-                    "    order  {} → {}",
-                    order.old.join(", "),
-                    order.new.join(", ")
-                ),
-            )?;
+            let order = change(order.old.join(", "), order.new.join(", "));
+            line(w, "    ", Text::from("order  ").then("", &order))?;
         }
     }
     for r in &m.resources {
@@ -174,48 +184,58 @@ fn manifest(w: &mut dyn Write, m: &ManifestDiff) -> io::Result<()> {
     Ok(())
 }
 
-fn resource(w: &mut dyn Write, r: &ResourceDiff) -> io::Result<()> {
-    let sign = match r.presence {
-        Presence::Added => "+",
-        Presence::Removed => "-",
-        Presence::Changed => "~",
-    };
-    let mut head = vec![format!("  {sign} {}", r.id)];
+fn resource(w: &mut dyn Styled, r: &ResourceDiff) -> io::Result<()> {
+    let mut head = vec![r.id.clone()];
     head.extend(r.summary.clone());
     if !r.layers.is_empty() {
         head.push(format!("from {}", r.layers.join(", ")));
     }
-    write_line(w, &head.join("  "))?;
-    let rows: Vec<Vec<String>> = r.fields.iter().map(|f| field_row(f, r.presence)).collect();
-    for l in align(&rows) {
-        write_line(w, &format!("      {l}"))?;
-    }
-    Ok(())
+    let head = head.join("  ");
+    let text = match r.presence {
+        Presence::Added => Text::tagged(Tag::Added, format!("+ {head}")),
+        Presence::Removed => Text::tagged(Tag::Removed, format!("- {head}")),
+        Presence::Changed => Text::tagged(Tag::Changed, "~").and(format!(" {head}")),
+    };
+    line(w, "  ", text)?;
+    let rows: Vec<Vec<Text>> = r.fields.iter().map(|f| field_row(f, r.presence)).collect();
+    table(w, "      ", &rows)
 }
 
-fn field_row(f: &FieldDiff, presence: Presence) -> Vec<String> {
-    let field = f.field.to_owned();
+fn field_row(f: &FieldDiff, presence: Presence) -> Vec<Text> {
+    let field = Text::from(f.field.to_owned());
     match (&f.old.value, &f.new.value) {
         (Shown::Absent, Shown::Entry(id)) => {
-            vec![field, format!("+ {id}"), f.new.layers.join(", ")]
+            vec![
+                field,
+                Text::from(format!("+ {id}")),
+                f.new.layers.join(", ").into(),
+            ]
         }
         (Shown::Entry(id), Shown::Absent) => {
-            vec![field, format!("- {id}"), f.old.layers.join(", ")]
+            vec![
+                field,
+                Text::from(format!("- {id}")),
+                f.old.layers.join(", ").into(),
+            ]
         }
         _ if presence == Presence::Added => {
-            vec![field, shown(&f.new.value), f.new.layers.join(", ")]
+            vec![
+                field,
+                shown(&f.new.value).into(),
+                f.new.layers.join(", ").into(),
+            ]
         }
         (Shown::Sensitive, Shown::Sensitive) => {
             vec![
                 field,
-                "(sensitive) changed".to_owned(),
-                layers(&f.old, &f.new),
+                Text::from("(sensitive) changed"),
+                layers(&f.old, &f.new).into(),
             ]
         }
         (a, b) => vec![
             field,
-            format!("{} → {}", shown(a), shown(b)),
-            layers(&f.old, &f.new),
+            change(shown(a), shown(b)),
+            layers(&f.old, &f.new).into(),
         ],
     }
 }
@@ -248,16 +268,86 @@ fn layers(old: &FieldSide, new: &FieldSide) -> String {
 /// under its host or section. `fleet` is the side the error is on: the
 /// lines shown are that side's text.
 fn failure_lines(
-    w: &mut dyn Write,
+    w: &mut dyn Styled,
     fleet: &Fleet,
     d: &Diagnostic,
     indent: usize,
 ) -> io::Result<()> {
-    let mut drawn = Vec::new();
-    d.render(&fleet.files, false, &mut drawn)?;
-    let pad = " ".repeat(indent);
-    for line in String::from_utf8_lossy(&drawn).lines() {
-        write_line(w, format!("{pad}{line}").trim_end())?;
+    let mut out = Indented {
+        inner: w,
+        pad: " ".repeat(indent),
+        line: Vec::new(),
+    };
+    draw(d, &fleet.files, &mut out)?;
+    if out.line.is_empty() {
+        return Ok(());
     }
-    Ok(())
+    out.end_line()?;
+    out.inner.write_all(b"\n")
+}
+
+/// A writer putting `pad` before every line it is given, each line's
+/// trailing blanks left out, and everything escaped once more: a drawing
+/// embedded in another report. It shows no tags of its own making, so a
+/// snippet is drawn plain, its severity tagged.
+struct Indented<'w> {
+    inner: &'w mut dyn Styled,
+    pad: String,
+    /// The pieces of the line being written.
+    line: Vec<(Option<Tag>, String)>,
+}
+
+impl Indented<'_> {
+    fn push(&mut self, tag: Option<Tag>, text: &str) -> io::Result<()> {
+        let mut rest = text;
+        while let Some(end) = rest.find('\n') {
+            self.line.push((tag, rest[..end].to_owned()));
+            self.end_line()?;
+            self.inner.write_all(b"\n")?;
+            rest = &rest[end + 1..];
+        }
+        if !rest.is_empty() {
+            self.line.push((tag, rest.to_owned()));
+        }
+        Ok(())
+    }
+
+    /// Writes the line so far (without its line end), if it has any text.
+    fn end_line(&mut self) -> io::Result<()> {
+        let pieces = std::mem::take(&mut self.line);
+        let whole: String = pieces.iter().map(|(_, t)| t.as_str()).collect();
+        let mut left = whole.trim_end().len();
+        if left == 0 {
+            return Ok(());
+        }
+        self.inner.write_all(self.pad.as_bytes())?;
+        for (tag, text) in pieces {
+            let text = &text[..text.len().min(left)];
+            left -= text.len();
+            let text = escape(text);
+            match tag {
+                _ if text.is_empty() => {}
+                Some(tag) => self.inner.tagged(tag, &text)?,
+                None => self.inner.write_all(text.as_bytes())?,
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Write for Indented<'_> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.push(None, &String::from_utf8_lossy(buf))?;
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+impl Styled for Indented<'_> {
+    fn tagged(&mut self, tag: Tag, text: &str) -> io::Result<()> {
+        self.push(Some(tag), text)
+    }
 }
