@@ -30,6 +30,9 @@ import pathlib
 import re
 import sys
 
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+from sizes import code_only  # noqa: E402  (the one comment and string blanker)
+
 # TEMPORARY, to be deleted by the lead when issue 23's other parts land: the
 # cycles other branches own. A cycle whose modules are all in one of these
 # sets is printed as "allowed" and does not fail the run; anything else
@@ -52,62 +55,14 @@ PATH_ATTR = re.compile(r'#\s*\[\s*path\s*=\s*"([^"]*)"\s*\]')
 PATH = re.compile(r"(?<![A-Za-z0-9_])(\$?crate|(?:super\s*::\s*)+|self)\s*::\s*")
 
 
-def blank(text, keep_docs):
-    """`text` with strings and comments blanked (newlines and offsets kept).
-
-    With `keep_docs`, the text of `///` and `//!` comments is kept, so their
-    intra-doc links are read."""
+def with_docs(text, code):
+    """`code` (`text` blanked by `code_only`) with the lines of `///` and
+    `//!` comments put back, so their intra-doc links are read."""
     out = []
-    i, n = 0, len(text)
-    while i < n:
-        c = text[i]
-        if text.startswith("//", i):
-            j = text.find("\n", i)
-            j = n if j < 0 else j
-            doc = text.startswith("///", i) or text.startswith("//!", i)
-            if keep_docs and doc and not text.startswith("////", i):
-                out.append("   " + text[i + 3:j])
-            else:
-                out.append(" " * (j - i))
-            i = j
-            continue
-        if text.startswith("/*", i):
-            depth, j = 1, i + 2
-            while j < n and depth:
-                if text.startswith("/*", j):
-                    depth, j = depth + 1, j + 2
-                elif text.startswith("*/", j):
-                    depth, j = depth - 1, j + 2
-                else:
-                    j += 1
-            out.append(re.sub(r"[^\n]", " ", text[i:j]))
-            i = j
-            continue
-        m = re.match(r'b?r(#*)"', text[i:i + 300])
-        if m and (i == 0 or not (text[i - 1].isalnum() or text[i - 1] == "_")):
-            end = '"' + m.group(1)
-            j = text.find(end, i + m.end())
-            j = n if j < 0 else j + len(end)
-            out.append(re.sub(r"[^\n]", " ", text[i:j]))
-            i = j
-            continue
-        if c == '"':
-            j = i + 1
-            while j < n and text[j] != '"':
-                j += 2 if text[j] == "\\" else 1
-            out.append(re.sub(r"[^\n]", " ", text[i:j + 1]))
-            i = j + 1
-            continue
-        if c == "'":
-            # A char literal ('x', '\n', '{'), not a lifetime ('a).
-            m = re.match(r"'(?:\\(?:u\{[0-9a-fA-F]+\}|x[0-9a-fA-F]{2}|.)|[^\\'])'", text[i:i + 12])
-            if m:
-                out.append(" " * m.end())
-                i += m.end()
-                continue
-        out.append(c)
-        i += 1
-    return "".join(out)
+    for line, blanked in zip(text.split("\n"), code.split("\n")):
+        doc = re.match(r"\s*//[/!](?!/)", line)
+        out.append(line if doc else blanked)
+    return "\n".join(out)
 
 
 def item_end(code, start):
@@ -223,8 +178,9 @@ def read_file(crate, path, module):
     """Record the edges written in `path`, the file of `module`, and read the
     files of the modules it declares."""
     text = path.read_text()
-    code = without_tests(blank(text, keep_docs=False))
-    docs = without_tests(blank(text, keep_docs=True))
+    blanked = code_only(text)
+    code = without_tests(blanked)
+    docs = without_tests(with_docs(text, blanked))
     top = module[0] if module else None
     inlines = inline_mods(code)
     for m in PATH.finditer(docs):

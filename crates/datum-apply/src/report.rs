@@ -507,27 +507,9 @@ summary: 1 changed, 1 failed, 1 skipped, 1 unchanged
         );
     }
 
-    /// Shows each tag as `<Tag|text>`.
-    struct Marked(Vec<u8>);
-
-    impl Write for Marked {
-        fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-            self.0.write(buf)
-        }
-        fn flush(&mut self) -> io::Result<()> {
-            Ok(())
-        }
-    }
-
-    impl Styled for Marked {
-        fn tagged(&mut self, tag: Tag, text: &str) -> io::Result<()> {
-            write!(self.0, "<{tag:?}|{text}>")
-        }
-    }
-
     #[test]
     fn statuses_old_and_new_values_and_diff_lines_are_tagged_for_a_terminal() {
-        let mut r = HumanReporter::styled(Marked(Vec::new()));
+        let mut r = HumanReporter::styled(datum_core::present::Marked(Vec::new()));
         report(&mut r);
         assert_eq!(
             String::from_utf8(r.out.0).unwrap(),

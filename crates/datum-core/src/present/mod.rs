@@ -121,6 +121,27 @@ impl<W: Write> Write for Plain<W> {
 
 impl<W: Write> Styled for Plain<W> {}
 
+/// A writer that shows each tag as `<Tag|text>`: what a test compares to
+/// see that a renderer tags what it should.
+#[derive(Debug, Default)]
+pub struct Marked<W>(pub W);
+
+impl<W: Write> Write for Marked<W> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.0.write(buf)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.0.flush()
+    }
+}
+
+impl<W: Write> Styled for Marked<W> {
+    fn tagged(&mut self, tag: Tag, text: &str) -> io::Result<()> {
+        write!(self.0, "<{tag:?}|{text}>")
+    }
+}
+
 /// Draws into a `String` with `draw`, dropping the tags: for tests and
 /// tools that keep the text.
 pub fn to_string(draw: impl FnOnce(&mut dyn Styled) -> io::Result<()>) -> String {

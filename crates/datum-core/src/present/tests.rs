@@ -1,7 +1,7 @@
 //! What each renderer tags: the parts of its lines a terminal colours,
 //! found from what the text says, never from how it reads.
 
-use std::io::{self, Write};
+use std::io;
 
 use super::*;
 use crate::check::check;
@@ -13,24 +13,6 @@ use crate::reader::MemReader;
 use crate::resolve::{FleetResolution, resolve_all, resolve_host};
 use crate::testkit::{FLEET, host};
 
-/// A writer that shows each tag as `<Tag|text>`.
-struct Marked(Vec<u8>);
-
-impl Write for Marked {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        self.0.write(buf)
-    }
-    fn flush(&mut self) -> io::Result<()> {
-        Ok(())
-    }
-}
-
-impl Styled for Marked {
-    fn tagged(&mut self, tag: Tag, text: &str) -> io::Result<()> {
-        write!(self.0, "<{tag:?}|{text}>")
-    }
-}
-
 #[test]
 fn a_table_lines_up_its_columns_and_tags_only_the_cells() {
     let rows = vec![
@@ -41,10 +23,8 @@ fn a_table_lines_up_its_columns_and_tags_only_the_cells() {
         ],
         vec![Text::from("path"), Text::from("/etc/motd"), Text::from("")],
     ];
-    let mut out = Marked(Vec::new());
-    table(&mut out, "  ", &rows).unwrap();
     assert_eq!(
-        String::from_utf8(out.0).unwrap(),
+        marked(|o| table(o, "  ", &rows)),
         "  mode  <Winner|0600>       x<Displaced|overrides 0640>\n  path  /etc/motd\n"
     );
     let plain = to_string(|o| table(o, "  ", &rows));
@@ -56,17 +36,8 @@ fn a_table_lines_up_its_columns_and_tags_only_the_cells() {
 
 #[test]
 fn what_a_fleet_wrote_is_escaped_tagged_or_not() {
-    let mut out = Marked(Vec::new());
-    line(
-        &mut out,
-        "",
-        Text::tagged(Tag::Hosts, "a\x1b[2J").and("\nb"),
-    )
-    .unwrap();
-    assert_eq!(
-        String::from_utf8(out.0).unwrap(),
-        "<Hosts|a\\u{1b}[2J>\\nb\n"
-    );
+    let text = Text::tagged(Tag::Hosts, "a\x1b[2J").and("\nb");
+    assert_eq!(marked(|o| line(o, "", text)), "<Hosts|a\\u{1b}[2J>\\nb\n");
 }
 
 /// Draws with `draw`, each tag shown as `<Tag|text>`.
