@@ -19,7 +19,11 @@
 //! - [`root`]: `/` or the `--root` directory, its accounts, and the host's name.
 //! - [`confine`]: every path resolved inside the root, links included.
 //! - [`disk`]: atomic, link-refusing filesystem operations.
-#![forbid(unsafe_code)]
+//! - [`spawn`]: a command entering the root as its user, in its own process.
+//!
+//! `unsafe` is denied here, and allowed on one function: the steps a
+//! command takes between fork and exec ([`spawn::Entry::prepare`]).
+#![deny(unsafe_code)]
 
 pub mod confine;
 pub mod disk;
@@ -30,6 +34,7 @@ pub mod refresh;
 pub mod report;
 pub mod root;
 pub mod secret;
+pub mod spawn;
 pub mod spec;
 pub mod state;
 

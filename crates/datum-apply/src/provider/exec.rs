@@ -1,16 +1,14 @@
 //! The Exec provider: an Exec's guards (`creates`, `onlyif`, `unless`),
 //! then its command, run through a [`Runner`] so tests put a fake in its
 //! place; [`SystemRunner`] is the real one (a timeout, output captured and
-//! cut short, `chroot` under `--root`).
+//! cut short, chrooted under `--root` by the command's own process).
 //!
 //! Whether a `refresh_only` Exec is due (one of its `run_on` resources
 //! changed) is the engine's to decide; this module is asked only once it is.
 
-use std::collections::VecDeque;
-use std::ffi::OsString;
+use std::collections::{BTreeMap, VecDeque};
 use std::io::Read;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
-use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex, mpsc};
 use std::time::{Duration, Instant};
@@ -18,7 +16,9 @@ use std::time::{Duration, Instant};
 use super::{Context, Examined, Failure};
 use crate::report::{Change, CommandOutput};
 use crate::root::Root;
+use crate::spawn::{Entry, Ids};
 use crate::spec::ExecSpec;
+use nix::fcntl::OFlag;
 
 /// The PATH a command runs with: the usual Debian one, never the caller's.
 pub const PATH: &str = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
@@ -220,18 +220,14 @@ impl Execs {
 }
 
 /// Runs commands on this machine: on `/`, or chrooted into the `--root`
-/// directory with the system's `chroot`. No input; standard output and
-/// error go to one pipe; the command and everything it starts share a
-/// process group, which is killed when the time runs out.
+/// directory. The command is the first program started: the chroot, the
+/// user change and the working directory are steps its own process takes
+/// before it runs ([`crate::spawn`]), so nothing of the fleet reaches a
+/// program of the host. No input; standard output and error go to one
+/// pipe; the command and everything it starts share a process group,
+/// which is killed when the time runs out.
 pub struct SystemRunner {
     root: Root,
-}
-
-/// An account a command runs as.
-struct Account {
-    uid: u32,
-    gid: u32,
-    home: String,
 }
 
 impl SystemRunner {
@@ -239,98 +235,140 @@ impl SystemRunner {
         SystemRunner { root }
     }
 
-    /// `user` in the root's accounts (under `--root`, its `/etc/passwd`).
-    fn account(&self, user: &str) -> Result<Account, Failure> {
+    /// `user` in the root's accounts (under `--root`, its `/etc/passwd`
+    /// and `/etc/group`): ids, supplementary groups as `initgroups` sets
+    /// them (the primary group, then every group listing the user), and
+    /// home.
+    fn account(&self, user: &str) -> Result<(Ids, String), Failure> {
         let cannot = |e: std::io::Error| Failure::new(format!("cannot look up user {user}: {e}"));
         let found = if self.root.dir().is_some() {
-            self.root
+            let Some(entry) = self
+                .root
                 .passwd()
                 .map_err(cannot)?
                 .into_iter()
                 .find(|e| e.name == user)
-                .map(|e| Account {
-                    uid: e.uid,
-                    gid: e.gid,
-                    home: e.home,
-                })
+            else {
+                return Err(Failure::new(format!("user {user} does not exist")));
+            };
+            let mut groups = vec![entry.gid];
+            for g in self.root.groups().map_err(cannot)? {
+                if g.members.iter().any(|m| m == user) && !groups.contains(&g.gid) {
+                    groups.push(g.gid);
+                }
+            }
+            let ids = Ids {
+                uid: entry.uid,
+                gid: entry.gid,
+                groups,
+            };
+            Some((ids, entry.home))
         } else {
-            nix::unistd::User::from_name(user)
-                .map_err(|e| cannot(e.into()))?
-                .map(|u| Account {
-                    uid: u.uid.as_raw(),
-                    gid: u.gid.as_raw(),
-                    home: u.dir.display().to_string(),
-                })
+            match nix::unistd::User::from_name(user).map_err(|e| cannot(e.into()))? {
+                None => None,
+                Some(u) => {
+                    let name = std::ffi::CString::new(user)
+                        .map_err(|_| Failure::new(format!("user {user} does not exist")))?;
+                    let groups = nix::unistd::getgrouplist(&name, u.gid)
+                        .map_err(|e| cannot(e.into()))?
+                        .into_iter()
+                        .map(|g| g.as_raw())
+                        .collect();
+                    let ids = Ids {
+                        uid: u.uid.as_raw(),
+                        gid: u.gid.as_raw(),
+                        groups,
+                    };
+                    Some((ids, u.dir.display().to_string()))
+                }
+            }
         };
         found.ok_or_else(|| Failure::new(format!("user {user} does not exist")))
     }
 
-    /// The command, ready to spawn: the base environment and `environment`,
-    /// the user, the working directory, and `chroot` under a root.
-    fn command(&self, inv: &Invocation) -> Result<Command, Failure> {
-        let account = inv.user.as_deref().map(|u| self.account(u)).transpose()?;
-        let mut env: Vec<(String, String)> = vec![("PATH".into(), PATH.into())];
-        if let (Some(user), Some(a)) = (&inv.user, &account) {
-            env.push(("HOME".into(), a.home.clone()));
-            env.push(("USER".into(), user.clone()));
-            env.push(("LOGNAME".into(), user.clone()));
+    /// The environment a command starts with, built from nothing: [`PATH`],
+    /// `HOME`, `USER` and `LOGNAME` for `user`, then the Exec's
+    /// `environment` (a name given there replaces the base one).
+    fn environment(inv: &Invocation, home: Option<&str>) -> Vec<(String, String)> {
+        let mut env: BTreeMap<&str, &str> = BTreeMap::from([("PATH", PATH)]);
+        if let (Some(user), Some(home)) = (&inv.user, home) {
+            env.insert("HOME", home);
+            env.insert("USER", user);
+            env.insert("LOGNAME", user);
         }
         for (name, value) in &inv.environment {
-            env.retain(|(n, _)| n != name);
-            env.push((name.clone(), value.clone()));
+            env.insert(name, value);
         }
+        env.into_iter()
+            .map(|(n, v)| (n.to_owned(), v.to_owned()))
+            .collect()
+    }
+
+    /// The working directory must be a directory inside the root (links
+    /// resolved there, as the command will see them): checked first, so a
+    /// command that cannot start is told apart from a missing directory.
+    fn check_cwd(&self, cwd: &str) -> Result<(), Failure> {
+        let opened = self
+            .root
+            .open(cwd, OFlag::O_DIRECTORY | OFlag::O_PATH, true);
+        opened.map(drop).map_err(|e| {
+            let inside = if self.root.dir().is_some() {
+                " inside the root"
+            } else {
+                ""
+            };
+            Failure::new(format!(
+                "the working directory {cwd}{inside} cannot be entered: {e}"
+            ))
+        })
+    }
+
+    /// The command, ready to spawn: its program and arguments, its
+    /// environment, and the steps that enter the root as its user.
+    fn command(&self, inv: &Invocation) -> Result<Command, Failure> {
+        let account = inv.user.as_deref().map(|u| self.account(u)).transpose()?;
+        let (ids, home) = account.map_or((None, None), |(ids, home)| (Some(ids), Some(home)));
         let cwd = inv.cwd.as_deref().unwrap_or("/");
+        self.check_cwd(cwd)?;
         let (program, rest) = inv
             .argv
             .split_first()
             .ok_or_else(|| Failure::new("the command is empty"))?;
-        let mut cmd = match self.root.dir() {
-            None => {
-                let mut cmd = Command::new(program);
-                cmd.args(rest).current_dir(cwd);
-                if let Some(a) = &account {
-                    cmd.uid(a.uid).gid(a.gid);
-                }
-                cmd
-            }
-            Some(dir) => {
-                let chroot = find_program("chroot").ok_or_else(|| {
-                    Failure::new("cannot run the command under --root: no `chroot` program in PATH")
-                })?;
-                let mut cmd = Command::new(chroot);
-                if let Some(a) = &account {
-                    cmd.arg(format!("--userspec={}:{}", a.uid, a.gid));
-                }
-                cmd.arg(dir);
-                // chroot starts in the new `/`; `env --chdir`, inside the
-                // root, moves to the working directory.
-                if cwd != "/" {
-                    cmd.args([ENV, &format!("--chdir={cwd}"), "--"]);
-                }
-                cmd.arg(program).args(rest);
-                cmd
-            }
-        };
-        cmd.env_clear()
-            .envs(env)
+        let entry = Entry::new(self.root.dir(), ids, cwd)
+            .ok_or_else(|| Failure::new("a path holds a NUL byte"))?;
+        let mut cmd = Command::new(program);
+        cmd.args(rest)
+            .env_clear()
+            .envs(Self::environment(inv, home.as_deref()))
             .stdin(Stdio::null())
             .process_group(0);
+        entry.prepare(&mut cmd);
         Ok(cmd)
     }
-}
 
-/// A program found in the PATH Datum itself runs with (the tool that
-/// enters the root is the machine's, not the root's).
-fn find_program(name: &str) -> Option<PathBuf> {
-    let path = std::env::var_os("PATH").unwrap_or_else(|| OsString::from(PATH));
-    std::env::split_paths(&path)
-        .map(|dir| dir.join(name))
-        .find(|p| is_executable(p))
-}
-
-fn is_executable(p: &Path) -> bool {
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+    /// Why a command did not start, from the error of its entry or exec.
+    fn not_started(&self, inv: &Invocation, e: &std::io::Error) -> String {
+        let program = inv.argv.first().map_or("", String::as_str);
+        let rooted = self.root.dir().is_some();
+        match e.raw_os_error() {
+            Some(libc::ENOENT) if program.contains('/') => {
+                let inside = if rooted { " inside the root" } else { "" };
+                format!("{program} does not exist{inside}")
+            }
+            Some(libc::ENOENT) => {
+                let inside = if rooted { " inside the root" } else { "" };
+                format!("no program `{program}` in PATH{inside} ({PATH})")
+            }
+            Some(libc::EPERM) if rooted => format!(
+                "not permitted to enter the root{} ({e}): commands under --root need Datum to run as root",
+                inv.user
+                    .as_deref()
+                    .map(|u| format!(" as {u}"))
+                    .unwrap_or_default()
+            ),
+            _ => e.to_string(),
+        }
+    }
 }
 
 impl Runner for SystemRunner {
@@ -338,18 +376,19 @@ impl Runner for SystemRunner {
         let what = shown(&inv.argv);
         let cannot = |e: std::io::Error| Failure::new(format!("cannot run `{what}`: {e}"));
         let (reader, writer) = std::io::pipe().map_err(cannot)?;
-        let mut launcher = None;
         let mut child = {
             let mut cmd = self.command(inv)?;
-            if self.root.dir().is_some() {
-                launcher = Some(cmd.get_program().to_string_lossy().into_owned());
-            }
             cmd.stdout(writer.try_clone().map_err(cannot)?)
                 .stderr(writer);
             // `cmd` holds the pipe's writing end: dropped with it at the end
             // of this block, so the reader sees the end once the command's
             // processes are done with it.
-            cmd.spawn().map_err(cannot)?
+            cmd.spawn().map_err(|e| {
+                Failure::new(format!(
+                    "cannot run `{what}`: {}",
+                    self.not_started(inv, &e)
+                ))
+            })?
         };
         let capture = Arc::new(Mutex::new(Capture::default()));
         let (done_tx, done_rx) = mpsc::channel();
@@ -395,49 +434,12 @@ impl Runner for SystemRunner {
         let _ = done_rx.recv_timeout(Duration::from_secs(1));
         let capture = capture.lock().unwrap_or_else(|e| e.into_inner());
         let (output, omitted) = capture.text();
-        // chroot starts `env` when it moves to the working directory, and
-        // `env` the command; else chroot starts the command.
-        let program = inv.argv.first().map_or("", String::as_str);
-        let with_env = inv.cwd.as_deref().is_some_and(|c| c != "/");
-        let launchers: Vec<(&str, &str)> = match launcher.as_deref() {
-            None => Vec::new(),
-            Some(chroot) if with_env => vec![(chroot, ENV), (ENV, program)],
-            Some(chroot) => vec![(chroot, program)],
-        };
-        if let Some(said) = not_started(&launchers, exit, &output) {
-            return Err(Failure::new(format!("cannot run `{what}`: {said}")));
-        }
         Ok(Ran {
             exit,
             output,
             omitted,
         })
     }
-}
-
-/// The `env` that moves into `cwd` inside a root.
-const ENV: &str = "/usr/bin/env";
-
-/// What `chroot`, or the `env` run inside it, said when it could not start
-/// what it launches: each launcher with what it launches. They exit 125
-/// when they themselves failed, 126 (cannot be run) or 127 (not there)
-/// naming what they launched; their message, behind their name, comes
-/// first. Any other end is the command's own: a script whose `#!/usr/bin/env
-/// python3` finds no python3 says `env: 'python3'`, and that is its answer.
-fn not_started<'o>(launchers: &[(&str, &str)], exit: Exit, output: &'o str) -> Option<&'o str> {
-    let Exit::Code(code @ 125..=127) = exit else {
-        return None;
-    };
-    let first = output.lines().next()?;
-    launchers
-        .iter()
-        .any(|(launcher, launched)| {
-            first
-                .strip_prefix(launcher)
-                .and_then(|r| r.strip_prefix(": "))
-                .is_some_and(|said| code == 125 || said.contains(launched))
-        })
-        .then_some(first)
 }
 
 /// Kills a command's process group: the command and all it started.
@@ -635,44 +637,6 @@ mod tests {
     }
 
     #[test]
-    fn what_chroot_or_env_says_when_the_command_cannot_start_is_told_apart() {
-        let l = [("/usr/sbin/chroot", ENV), (ENV, "migrate")];
-        let refused =
-            "/usr/sbin/chroot: cannot change root directory to '/r': Operation not permitted\n";
-        assert_eq!(
-            not_started(&l, Exit::Code(125), refused),
-            Some(refused.trim_end())
-        );
-        let missing = "/usr/bin/env: 'migrate': No such file or directory\n";
-        assert_eq!(
-            not_started(&l, Exit::Code(127), missing),
-            Some(missing.trim_end())
-        );
-        // The command's own ends and words are answers.
-        assert_eq!(not_started(&l, Exit::Code(1), refused), None);
-        assert_eq!(
-            not_started(&l, Exit::Code(127), "sh: 1: x: not found\n"),
-            None
-        );
-        assert_eq!(
-            not_started(&l, Exit::Code(126), "/usr/sbin/chrootx: no\n"),
-            None
-        );
-        assert_eq!(not_started(&l, Exit::Code(125), ""), None);
-        // What the command itself runs through env is its own answer.
-        let interpreter = "/usr/bin/env: 'python3': No such file or directory\n";
-        assert_eq!(not_started(&l, Exit::Code(127), interpreter), None);
-        let l = [("/usr/sbin/chroot", "/usr/bin/env")];
-        assert_eq!(not_started(&l, Exit::Code(127), interpreter), None);
-        let gone =
-            "/usr/sbin/chroot: failed to run command '/usr/bin/env': No such file or directory\n";
-        assert_eq!(
-            not_started(&l, Exit::Code(127), gone),
-            Some(gone.trim_end())
-        );
-    }
-
-    #[test]
     fn command_lines_are_shown_as_a_shell_would_read_them() {
         let argv: Vec<String> = ["/bin/sh", "-c", "a && b", "it's", ""]
             .iter()
@@ -681,59 +645,86 @@ mod tests {
         assert_eq!(shown(&argv), r"/bin/sh -c 'a && b' 'it'\''s' ''");
     }
 
-    #[test]
-    fn under_a_root_the_command_is_chrooted_with_the_roots_accounts() {
+    /// A machine root with a shell and a few programs, its accounts, and
+    /// `/srv/app` owned by nobody in particular.
+    fn machine() -> tempfile::TempDir {
         let dir = tempfile::tempdir().unwrap();
-        std::fs::create_dir(dir.path().join("etc")).unwrap();
+        datum_testkit::machine::install_programs(dir.path(), &["/bin/sh", "id", "pwd", "chroot"]);
+        std::fs::create_dir_all(dir.path().join("etc")).unwrap();
+        std::fs::create_dir_all(dir.path().join("srv/app")).unwrap();
         std::fs::write(
             dir.path().join("etc/passwd"),
-            "app:x:2001:2002::/srv/app:/bin/sh\n",
+            "root:x:0:0:root:/root:/bin/sh\napp:x:2001:2002::/srv/app:/bin/sh\n",
         )
         .unwrap();
+        std::fs::write(
+            dir.path().join("etc/group"),
+            "root:x:0:\napp:x:2002:\nlogs:x:2003:other,app\nweb:x:2004:other\n",
+        )
+        .unwrap();
+        dir
+    }
+
+    #[test]
+    fn under_a_root_the_command_runs_inside_it_as_its_user_with_its_groups() {
+        let dir = machine();
         let r = SystemRunner::new(Root::at(dir.path()));
-        let mut i = inv(&["migrate", "--all"]);
+        let mut i = inv(&[
+            "sh",
+            "-c",
+            "id -u; id -g; id -G; pwd; echo $HOME $USER $LOGNAME",
+        ]);
         i.user = Some("app".into());
         i.cwd = Some("/srv/app".into());
-        let cmd = r.command(&i).unwrap();
-        assert!(cmd.get_program().to_string_lossy().ends_with("/chroot"));
-        let args: Vec<String> = cmd
-            .get_args()
-            .map(|a| a.to_string_lossy().into_owned())
-            .collect();
+        let ran = r.run(&i).unwrap();
+        assert_eq!(ran.exit, Exit::Code(0), "{}", ran.output);
         assert_eq!(
-            args,
-            [
-                "--userspec=2001:2002".to_owned(),
-                dir.path().display().to_string(),
-                "/usr/bin/env".into(),
-                "--chdir=/srv/app".into(),
-                "--".into(),
-                "migrate".into(),
-                "--all".into()
-            ]
-        );
-        let env: Vec<(String, String)> = cmd
-            .get_envs()
-            .map(|(k, v)| {
-                (
-                    k.to_string_lossy().into_owned(),
-                    v.unwrap().to_string_lossy().into_owned(),
-                )
-            })
-            .collect();
-        assert_eq!(
-            env,
-            [
-                ("HOME".to_owned(), "/srv/app".to_owned()),
-                ("LOGNAME".into(), "app".into()),
-                ("PATH".into(), PATH.into()),
-                ("USER".into(), "app".into()),
-            ]
+            ran.output,
+            "2001\n2002\n2002 2003\n/srv/app\n/srv/app app app\n"
         );
         i.user = Some("nobody-here".into());
+        assert_eq!(r.run(&i).unwrap_err().0, "user nobody-here does not exist");
+    }
+
+    #[test]
+    fn under_a_root_a_command_running_as_root_cannot_chroot_again() {
+        let dir = machine();
+        let r = SystemRunner::new(Root::at(dir.path()));
+        let ran = r
+            .run(&inv(&["chroot", "/", "/bin/sh", "-c", "echo out"]))
+            .unwrap();
+        assert_eq!(ran.exit, Exit::Code(125), "{}", ran.output);
+        assert!(
+            ran.output.contains("Operation not permitted"),
+            "{}",
+            ran.output
+        );
+    }
+
+    #[test]
+    fn under_a_root_what_cannot_start_says_why() {
+        let dir = machine();
+        let r = SystemRunner::new(Root::at(dir.path()));
+        let err = r.run(&inv(&["migrate", "--all"])).unwrap_err();
         assert_eq!(
-            r.command(&i).unwrap_err().0,
-            "user nobody-here does not exist"
+            err.0,
+            format!(
+                "cannot run `migrate --all`: no program `migrate` in PATH inside the root ({PATH})"
+            )
+        );
+        let err = r.run(&inv(&["/opt/app/migrate"])).unwrap_err();
+        assert_eq!(
+            err.0,
+            "cannot run `/opt/app/migrate`: /opt/app/migrate does not exist inside the root"
+        );
+        let mut i = inv(&["pwd"]);
+        i.cwd = Some("/srv/missing".into());
+        let err = r.run(&i).unwrap_err();
+        assert!(
+            err.0.starts_with(
+                "the working directory /srv/missing inside the root cannot be entered: "
+            ),
+            "{err}"
         );
     }
 }

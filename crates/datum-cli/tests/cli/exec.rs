@@ -1,10 +1,11 @@
-//! `datum apply` with Execs under `--root`. The `chroot` the real runner
-//! calls is replaced, by a PATH entry, with a fake that logs each command
-//! line it is given to `ROOT/chroot.log` and runs the command on this
-//! machine in ROOT as its working directory (no privilege needed): so the
-//! commands of these fleets name paths inside the root relatively
-//! (`touch srv/ready` stands for `touch /srv/ready`). Everything else is
-//! the real binary: guards, refreshes, failures, noop, the report.
+//! `datum apply` with Execs under `--root`, chrooted for real into a
+//! machine root that holds this machine's `sh`, `test`, `touch`, `rm` and
+//! `cp` (with their libraries). Each is a wrapper that logs the command
+//! line it was started with to `ROOT/ran.log` (the outermost one only: a
+//! program a logged one starts is not logged) and runs the real program.
+//! Commands name paths inside the root relatively (`touch srv/ready`), as
+//! their working directory is the root's `/`. Everything else is the real
+//! binary: guards, refreshes, failures, noop, the report.
 
 use std::fs;
 use std::os::unix::fs::PermissionsExt;
@@ -12,15 +13,23 @@ use std::path::PathBuf;
 
 use crate::common::{Run, datum};
 
-const FAKE_CHROOT: &str = r#"#!/bin/sh
-# chroot(8) for tests: skip the options, log the command, run it in DIR.
-while [ "${1#--}" != "$1" ]; do shift; done
-dir=$1
-shift
-printf '%s\n' "$*" >> "$dir/chroot.log"
-cd "$dir" || exit 125
-exec "$@"
-"#;
+/// The programs the fleets below run, each with the path its wrapper has.
+const PROGRAMS: [(&str, &str); 6] = [
+    ("sh", "/usr/bin/sh"),
+    ("/bin/sh", "/bin/sh"),
+    ("test", "/usr/bin/test"),
+    ("touch", "/usr/bin/touch"),
+    ("rm", "/usr/bin/rm"),
+    ("cp", "/usr/bin/cp"),
+];
+
+/// Logs how it was started, unless a logged program started it, then runs
+/// the real program.
+fn wrapper(shown: &str, real: &str) -> String {
+    format!(
+        "#!/usr/lib/real/dash\n[ -n \"$DATUM_TEST_LOGGED\" ] || printf '%s\\n' \"{shown} $*\" >> /ran.log\nexport DATUM_TEST_LOGGED=1\nexec {real} \"$@\"\n"
+    )
+}
 
 /// A machine root, a fleet beside it, and a directory holding the fake chroot.
 struct Scene {
@@ -31,7 +40,7 @@ impl Scene {
     fn new(resources: &str) -> Scene {
         let dir = tempfile::tempdir().unwrap();
         let s = Scene { dir };
-        for d in ["root/etc", "root/srv", "bin", "fleet"] {
+        for d in ["root/etc", "root/srv", "fleet"] {
             fs::create_dir_all(s.dir.path().join(d)).unwrap();
         }
         fs::write(
@@ -39,9 +48,22 @@ impl Scene {
             "root:x:0:0:root:/root:/bin/sh\n",
         )
         .unwrap();
-        let chroot = s.dir.path().join("bin/chroot");
-        fs::write(&chroot, FAKE_CHROOT).unwrap();
-        fs::set_permissions(&chroot, fs::Permissions::from_mode(0o755)).unwrap();
+        let root = s.root();
+        datum_testkit::machine::install_program_at(&root, "/bin/sh", "/usr/lib/real/dash");
+        for (program, at) in PROGRAMS {
+            let name = program.rsplit('/').next().unwrap();
+            let real = format!("/usr/lib/real/{name}");
+            datum_testkit::machine::install_program_at(&root, program, &real);
+            let shown = if program.starts_with('/') {
+                program
+            } else {
+                name
+            };
+            let to = root.join(at.trim_start_matches('/'));
+            fs::create_dir_all(to.parent().unwrap()).unwrap();
+            fs::write(&to, wrapper(shown, &real)).unwrap();
+            fs::set_permissions(&to, fs::Permissions::from_mode(0o755)).unwrap();
+        }
         fs::write(
             s.fleet().join("datum.yaml"),
             "datum: v1alpha1\ntype: Fleet\nname: exec\n",
@@ -74,16 +96,10 @@ impl Scene {
         .unwrap();
     }
 
-    /// `datum apply --host app-001 --root ROOT ARGS`, with the fake chroot
-    /// first in PATH; the root's path in the output reads `[ROOT]`.
+    /// `datum apply --host app-001 --root ROOT ARGS`; the root's path in
+    /// the output reads `[ROOT]`.
     fn apply(&self, args: &[&str]) -> Run {
-        let path = format!(
-            "{}:{}",
-            self.dir.path().join("bin").display(),
-            std::env::var("PATH").unwrap_or_default()
-        );
         let out = datum()
-            .env("PATH", path)
             .args(["apply", "--host", "app-001", "--root"])
             .arg(self.root())
             .args(args)
@@ -101,19 +117,9 @@ impl Scene {
         }
     }
 
-    /// Makes the fake chroot fail as chroot(8) does for a user who may not
-    /// change the root: with its name, the reason, and exit 125.
-    fn refuse_chroot(&self) {
-        fs::write(
-            self.dir.path().join("bin/chroot"),
-            "#!/bin/sh\nwhile [ \"${1#--}\" != \"$1\" ]; do shift; done\necho \"$0: cannot change root directory to '$1': Operation not permitted\" >&2\nexit 125\n",
-        )
-        .unwrap();
-    }
-
-    /// The command lines the fake chroot ran since the last call.
+    /// The command lines run since the last call.
     fn ran(&self) -> Vec<String> {
-        let log = self.root().join("chroot.log");
+        let log = self.root().join("ran.log");
         let text = fs::read_to_string(&log).unwrap_or_default();
         let _ = fs::remove_file(&log);
         text.lines().map(str::to_owned).collect()
@@ -352,24 +358,95 @@ failed: Exec[as-ghost]
 }
 
 #[test]
-fn a_guard_chroot_cannot_start_fails_its_exec_instead_of_answering() {
-    let s = Scene::new(CONVERGING);
-    s.refuse_chroot();
-    let chroot = s.dir.path().join("bin/chroot").display().to_string();
+fn a_guard_that_cannot_start_fails_its_exec_instead_of_answering() {
+    let s = Scene::new(
+        "  Exec[seed]:\n    command: [rm, srv/needs-seed]\n    onlyif: [test, -e, srv/needs-seed]\n",
+    );
+    fs::remove_file(s.root().join("usr/bin/test")).unwrap();
     for args in [&["--noop"][..], &[]] {
         let run = s.apply(args);
         assert_eq!(run.code, 4, "{}{}", run.stdout, run.stderr);
-        let run = run.stdout.replace(&chroot, "[CHROOT]");
         assert!(
-            run.contains(
+            run.stdout.contains(
                 "failed: Exec[seed]
-  error: `onlyif` (test -e srv/needs-seed) did not start: cannot run `test -e srv/needs-seed`: [CHROOT]: cannot change root directory to '[ROOT]': Operation not permitted
+  error: `onlyif` (test -e srv/needs-seed) did not start: cannot run `test -e srv/needs-seed`: no program `test` in PATH inside the root (/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin)
 "
             ),
-            "{run}"
+            "{}",
+            run.stdout
         );
-        assert!(run.ends_with("summary: 2 failed\n"), "{run}");
+        assert!(
+            run.stdout.ends_with("summary: 1 failed\n"),
+            "{}",
+            run.stdout
+        );
     }
+}
+
+/// A shared library whose constructor creates `marker` wherever it is
+/// loaded: what an `LD_PRELOAD` would run.
+fn preload_library(dir: &std::path::Path, marker: &std::path::Path) -> PathBuf {
+    let c = dir.join("evil.c");
+    fs::write(
+        &c,
+        format!(
+            "#include <fcntl.h>\n#include <unistd.h>\n__attribute__((constructor)) static void planted(void) {{ int fd = open(\"{}\", O_CREAT | O_WRONLY, 0644); if (fd >= 0) close(fd); }}\n",
+            marker.display()
+        ),
+    )
+    .unwrap();
+    let so = dir.join("evil.so");
+    let built = std::process::Command::new("gcc")
+        .args(["-shared", "-fPIC", "-o"])
+        .arg(&so)
+        .arg(&c)
+        .status()
+        .expect("gcc runs (CI installs it)");
+    assert!(built.success());
+    so
+}
+
+#[test]
+fn an_execs_environment_reaches_only_the_command_inside_the_root() {
+    // LD_PRELOAD names a library outside the root. Set on a program of the
+    // host (chroot(8), as Datum once did), it would run as root there,
+    // before any chroot: the marker outside would appear. Set on the
+    // command itself, inside the root, the path names nothing there.
+    let outside = tempfile::tempdir().unwrap();
+    let marker = outside.path().join("ran-on-the-host");
+    let so = preload_library(outside.path(), &marker);
+    let resources = format!(
+        r#"  Exec[migrate]:
+    command: [touch, srv/migrated]
+    unless: [test, -e, srv/migrated]
+    environment: ["LD_PRELOAD={}"]
+"#,
+        so.display()
+    );
+    let s = Scene::new(&resources);
+    let noop = s.apply(&["--noop"]);
+    assert_eq!(noop.code, 2, "{}{}", noop.stdout, noop.stderr);
+    assert!(!marker.exists(), "the guard's environment reached the host");
+    let run = s.apply(&[]);
+    assert_eq!(run.code, 2, "{}{}", run.stdout, run.stderr);
+    assert!(s.exists("srv/migrated"));
+    assert!(
+        !marker.exists(),
+        "the command's environment reached the host"
+    );
+    // The same library inside the root, at the same path: the command
+    // loads it there, and what it does stays inside the root.
+    let inside = s.root().join(so.strip_prefix("/").unwrap());
+    fs::create_dir_all(inside.parent().unwrap()).unwrap();
+    fs::copy(&so, &inside).unwrap();
+    fs::remove_file(s.root().join("srv/migrated")).unwrap();
+    let run = s.apply(&[]);
+    assert_eq!(run.code, 2, "{}{}", run.stdout, run.stderr);
+    assert!(!marker.exists(), "the library ran on the host");
+    assert!(
+        s.root().join(marker.strip_prefix("/").unwrap()).exists(),
+        "the environment never reached the command"
+    );
 }
 
 #[test]
@@ -404,4 +481,37 @@ fn execs_that_do_not_say_when_they_run_are_refused_with_their_place() {
     assert_eq!(run.code, 1);
     assert!(s.ran().is_empty());
     assert!(!s.exists("etc/app.conf"));
+}
+
+#[test]
+fn a_run_that_may_not_enter_the_root_fails_each_exec_and_says_why() {
+    let s = Scene::new("  Exec[x]:\n    command: [touch, srv/x]\n    creates: /srv/x\n");
+    // Everything belongs to `nobody`, who runs Datum: files can be written,
+    // the root cannot be entered.
+    let chown = std::process::Command::new("chown")
+        .args(["-R", "65534:65534"])
+        .arg(s.dir.path())
+        .status()
+        .unwrap();
+    assert!(chown.success());
+    let out = std::process::Command::new("setpriv")
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+        .arg(assert_cmd::cargo::cargo_bin("datum"))
+        .args(["apply", "--host", "app-001", "--root"])
+        .arg(s.root())
+        .arg("--fleet")
+        .arg(s.fleet())
+        .env("NO_COLOR", "1")
+        .output()
+        .expect("setpriv runs");
+    let run = Run::from(out);
+    assert_eq!(run.code, 4, "{}{}", run.stdout, run.stderr);
+    assert!(
+        run.stdout.contains(
+            "  error: cannot run `touch srv/x`: not permitted to enter the root (Operation not permitted (os error 1)): commands under --root need Datum to run as root\n"
+        ),
+        "{}",
+        run.stdout
+    );
+    assert!(!s.exists("srv/x"));
 }
