@@ -18,7 +18,7 @@ A cycle is a strongly connected component of two or more modules. Each is
 printed with the edges that close it and where each is written:
 
     scripts/cycles.py              # every cycle; exit 1 if any
-    scripts/cycles.py --edges      # every edge of every crate, for reading
+    scripts/cycles.py --edges      # every crate's modules and edges, for reading
 
 It is a reader of Rust text, not a Rust parser: it blanks comments and
 strings, then matches brace pairs.
@@ -271,6 +271,7 @@ def main():
     total = failing = 0
     for crate in crates(args.root):
         if args.edges:
+            print(f"{crate.name}: modules: {' '.join(sorted(crate.modules))}")
             for (a, b), places in sorted(crate.edges.items()):
                 if b in crate.modules:
                     file, line = places[0]

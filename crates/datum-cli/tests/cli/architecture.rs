@@ -159,6 +159,68 @@ fn no_crate_imports_its_own_modules_in_a_cycle() {
     assert!(text.contains("of them not allowed: 0"), "{text}");
 }
 
+/// The layers docs/architecture.md draws for the core: each module with
+/// its layer's number.
+fn drawn_layers(map: &str) -> Vec<(String, u32)> {
+    let section = &map[map
+        .find("## Layers of the core")
+        .expect("the layers are drawn")..];
+    let drawing = section
+        .split("```")
+        .nth(1)
+        .expect("a drawing of the layers");
+    let mut out = Vec::new();
+    for line in drawing.lines().filter(|l| !l.trim().is_empty()) {
+        // `N  name  modules`, the columns two spaces or more apart.
+        let cols: Vec<&str> = line
+            .split("  ")
+            .map(str::trim)
+            .filter(|c| !c.is_empty())
+            .collect();
+        let [n, _name, modules] = cols[..] else {
+            panic!("a layer reads `N  name  modules`: {line:?}");
+        };
+        let n: u32 = n.parse().unwrap();
+        out.extend(modules.split(' ').map(|m| (m.to_owned(), n)));
+    }
+    out
+}
+
+#[test]
+fn the_core_uses_only_its_own_layer_and_those_below() {
+    let root = repo_root();
+    let map = fs::read_to_string(root.join("docs/architecture.md")).unwrap();
+    let layers = drawn_layers(&map);
+    let layer = |m: &str| layers.iter().find(|(x, _)| x == m).map(|&(_, n)| n);
+    let out = Command::new("python3")
+        .arg(root.join("scripts/cycles.py"))
+        .arg("--edges")
+        .output()
+        .unwrap();
+    let edges = String::from_utf8(out.stdout).unwrap();
+    let mut problems = Vec::new();
+    for line in edges.lines().filter_map(|l| l.strip_prefix("datum-core: ")) {
+        if let Some(modules) = line.strip_prefix("modules: ") {
+            for m in modules.split(' ').filter(|m| layer(m).is_none()) {
+                problems.push(format!("`{m}` is in no layer"));
+            }
+        } else if let Some((from, rest)) = line.split_once(" -> ") {
+            let to = rest.split(' ').next().unwrap();
+            if let (Some(a), Some(b)) = (layer(from), layer(to))
+                && b > a
+            {
+                problems.push(format!("{line}: layer {a} uses layer {b}"));
+            }
+        }
+    }
+    assert!(layers.len() > 30, "{layers:?}");
+    assert!(
+        problems.is_empty(),
+        "docs/architecture.md:\n{}",
+        problems.join("\n")
+    );
+}
+
 #[test]
 fn a_cycle_through_a_grouped_use_or_a_doc_link_is_found_and_test_code_is_not() {
     let tmp = tempfile::tempdir().unwrap();
