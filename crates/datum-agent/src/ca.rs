@@ -9,7 +9,7 @@ use rustls::RootCertStore;
 use rustls::pki_types::CertificateDer;
 use ureq::tls::{Certificate, PemItem, parse_pem};
 
-use crate::http;
+use crate::file;
 
 /// A CA file is a few certificates; a system bundle is under 300 KiB.
 const MAX_SIZE: u64 = 4 << 20;
@@ -70,12 +70,9 @@ impl CaError {
 impl CaFile {
     /// Reads the CA file at `path` (already under the agent's root).
     pub fn read(path: &Path) -> Result<CaFile, CaError> {
-        let bytes = http::read_file(path, MAX_SIZE).map_err(|e| CaError::Read {
+        let bytes = file::read_file(path, MAX_SIZE).map_err(|e| CaError::Read {
             path: path.to_owned(),
-            why: match e {
-                http::FetchError::File { source, .. } => source.to_string(),
-                other => other.to_string(),
-            },
+            why: e.into_io().to_string(),
         })?;
         CaFile::parse(path, &bytes)
     }

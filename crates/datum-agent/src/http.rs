@@ -4,8 +4,7 @@
 //! the transport to be trusted; without a signature it is not safe.
 
 use std::ffi::OsStr;
-use std::fs::File;
-use std::io::{self, Read};
+use std::io;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -14,6 +13,7 @@ use ureq::Agent;
 use ureq::tls::{RootCerts, TlsConfig};
 
 use crate::ca::CaFile;
+use crate::file::{self, FileError};
 
 /// Limits on one request.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -267,30 +267,21 @@ pub fn fetch(url: &str, opts: &FetchOptions) -> Result<Vec<u8>, FetchError> {
     }
 }
 
-/// The bytes of a local file, at most `max` of them.
+/// The bytes of a local file, at most `max` of them ([`file::read_file`]).
 pub fn read_file(path: &Path, max: u64) -> Result<Vec<u8>, FetchError> {
-    let fail = |source| FetchError::File {
-        path: path.to_owned(),
-        source,
-    };
-    let file = File::open(path).map_err(fail)?;
-    let too_large = || FetchError::TooLarge {
-        url: path.display().to_string(),
-        limit: max,
-    };
-    if file.metadata().map_err(fail)?.len() > max {
-        return Err(too_large());
+    file::read_file(path, max).map_err(FetchError::from)
+}
+
+impl From<FileError> for FetchError {
+    fn from(e: FileError) -> FetchError {
+        match e {
+            FileError::Read { path, source } => FetchError::File { path, source },
+            FileError::TooLarge { path, limit } => FetchError::TooLarge {
+                url: path.display().to_string(),
+                limit,
+            },
+        }
     }
-    // The length can change under us (or lie, for a device): read one
-    // byte past the limit to know.
-    let mut bytes = Vec::new();
-    file.take(max.saturating_add(1))
-        .read_to_end(&mut bytes)
-        .map_err(fail)?;
-    if bytes.len() as u64 > max {
-        return Err(too_large());
-    }
-    Ok(bytes)
 }
 
 fn agent(opts: &FetchOptions) -> Agent {

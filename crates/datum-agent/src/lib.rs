@@ -24,9 +24,13 @@
 //! - [`cycle`]: one run of the agent ([`cycle::Agent::run_once`]): fetch,
 //!   verify, refuse going back, apply, record, report.
 //! - [`http`]: bundle mode: one URL or path to bytes, bounded in size and time.
+//! - [`file`]: a local file's bytes, bounded in size (a bundle path, the
+//!   configuration, the CA file).
 //! - [`ca`]: `ca_file`, the CAs trusted for HTTPS instead of the platform's.
 //! - [`report`]: run records under `/var/lib/datum/reports`, and posting them.
 //! - [`metrics`]: the Prometheus textfile-collector file.
+//! - `calendar`: UTC dates to and from seconds since the epoch (`jiff`),
+//!   for report times and allowed-signers validity.
 //! - [`schedule`]: when the next cycle runs: interval, per-host splay,
 //!   jitter and backoff.
 //!
@@ -38,10 +42,12 @@
 
 pub mod bundle;
 pub mod ca;
+mod calendar;
 mod cause;
 pub mod config;
 pub mod cycle;
 pub mod fetch;
+pub mod file;
 pub mod gitsig;
 pub mod http;
 pub mod metrics;

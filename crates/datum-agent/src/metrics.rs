@@ -7,7 +7,7 @@ use std::fmt::Write as _;
 use std::io;
 use std::path::Path;
 
-use datum_apply::disk::{Attrs, write_atomic};
+use datum_fs::{Attrs, write_atomic};
 
 use crate::report::RunRecord;
 

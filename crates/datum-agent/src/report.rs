@@ -12,10 +12,11 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use datum_apply::Summary;
-use datum_apply::disk::{Attrs, write_atomic_in};
 use datum_apply::root::{Refused, Root};
+use datum_fs::{Attrs, write_atomic_in};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
+use crate::calendar::Utc;
 use crate::http::{self, FetchError, FetchOptions};
 
 /// How many runs the directory keeps.
@@ -227,31 +228,31 @@ impl Timestamp {
 
     /// `YYYY-MM-DDTHH:MM:SS.mmmZ`.
     pub fn rfc3339(&self) -> String {
-        let (date, time, ms) = self.parts();
+        let t = self.utc();
         format!(
-            "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{ms:03}Z",
-            date.0, date.1, date.2, time.0, time.1, time.2
+            "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:03}Z",
+            t.year,
+            t.month,
+            t.day,
+            t.hour,
+            t.minute,
+            t.second,
+            self.0.subsec_millis()
         )
     }
 
     /// `YYYYMMDDTHHMMSSZ`, for run ids and file names.
     fn compact(&self) -> String {
-        let (date, time, _) = self.parts();
+        let t = self.utc();
         format!(
             "{:04}{:02}{:02}T{:02}{:02}{:02}Z",
-            date.0, date.1, date.2, time.0, time.1, time.2
+            t.year, t.month, t.day, t.hour, t.minute, t.second
         )
     }
 
-    fn parts(&self) -> ((i64, u32, u32), (u64, u64, u64), u32) {
-        let secs = self.0.as_secs();
-        let day = secs / 86_400;
-        let rem = secs % 86_400;
-        (
-            civil_from_days(day as i64),
-            (rem / 3600, rem % 3600 / 60, rem % 60),
-            self.0.subsec_millis(),
-        )
+    fn utc(&self) -> Utc {
+        // At most LAST_MS, so always within the calendar.
+        Utc::from_seconds(self.0.as_secs() as i64).expect("a timestamp is at most 9999-12-31")
     }
 
     /// Reads `YYYY-MM-DDTHH:MM:SS[.fraction]Z` (UTC, as [`Timestamp::rfc3339`]
@@ -277,17 +278,16 @@ impl Timestamp {
                 .all(|c| c.is_ascii_digit())
                 .then(|| t.parse().ok())?
         };
-        let (y, mo, d) = (num(0..4)?, num(5..7)?, num(8..10)?);
-        let (h, mi, sec) = (num(11..13)?, num(14..16)?, num(17..19)?);
-        let valid = y >= 1970
-            && (1..=12).contains(&mo)
-            && (1..=days_in_month(y, mo)).contains(&d)
-            && h < 24
-            && mi < 60
-            && sec < 60;
-        if !valid {
-            return None;
-        }
+        let narrow = |n: u64| i8::try_from(n).ok();
+        let utc = Utc {
+            year: i16::try_from(num(0..4)?).ok()?,
+            month: narrow(num(5..7)?)?,
+            day: narrow(num(8..10)?)?,
+            hour: narrow(num(11..13)?)?,
+            minute: narrow(num(14..16)?)?,
+            second: narrow(num(17..19)?)?,
+        };
+        let secs = u64::try_from(utc.seconds()?).ok()?;
         let ms = match frac {
             None => 0,
             Some(f) if !f.is_empty() && f.bytes().all(|c| c.is_ascii_digit()) => {
@@ -295,10 +295,7 @@ impl Timestamp {
             }
             Some(_) => return None,
         };
-        let days = days_from_civil(y as i64, mo as u32, d as u32) as u64;
-        Some(Timestamp::from_millis(
-            (days * 86_400 + h * 3600 + mi * 60 + sec) * 1000 + ms,
-        ))
+        Some(Timestamp::from_millis(secs * 1000 + ms))
     }
 }
 
@@ -321,40 +318,6 @@ impl<'de> Deserialize<'de> for Timestamp {
         Timestamp::parse_rfc3339(&s)
             .ok_or_else(|| serde::de::Error::custom(format!("{s:?} is not an RFC 3339 UTC time")))
     }
-}
-
-fn days_in_month(y: u64, m: u64) -> u64 {
-    match m {
-        2 if y.is_multiple_of(4) && (!y.is_multiple_of(100) || y.is_multiple_of(400)) => 29,
-        2 => 28,
-        4 | 6 | 9 | 11 => 30,
-        _ => 31,
-    }
-}
-
-/// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's
-/// `days_from_civil`).
-fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let m = m as i64;
-    let doy = (153 * (if m > 2 { m - 3 } else { m + 9 }) + 2) / 5 + d as i64 - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146_097 + doe - 719_468
-}
-
-/// The date of a day count since 1970-01-01 (Hinnant's `civil_from_days`).
-fn civil_from_days(z: i64) -> (i64, u32, u32) {
-    let z = z + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    (yoe + era * 400 + i64::from(m <= 2), m, d)
 }
 
 /// A problem reading or writing the report directory.
@@ -551,8 +514,6 @@ mod tests {
     #[test]
     fn every_day_of_four_centuries_round_trips() {
         for day in (0..146_097 * 2).step_by(7) {
-            let (y, m, d) = civil_from_days(day);
-            assert_eq!(days_from_civil(y, m, d), day);
             let t = Timestamp::from_millis(day as u64 * 86_400_000 + 45_296_789);
             assert_eq!(Timestamp::parse_rfc3339(&t.rfc3339()), Some(t));
         }

@@ -35,10 +35,6 @@ pub enum ScheduleError {
         jitter: Duration,
         interval: Duration,
     },
-    #[error(
-        "the first retry must be between 1 second and the interval ({interval:?}), not {retry:?}"
-    )]
-    Retry { retry: Duration, interval: Duration },
 }
 
 impl Default for Schedule {
@@ -71,20 +67,6 @@ impl Schedule {
             });
         }
         Ok(Schedule { jitter, ..self })
-    }
-
-    /// The wait after the first failed fetch; it doubles with each further one.
-    pub fn with_first_retry(self, retry: Duration) -> Result<Schedule, ScheduleError> {
-        if !(MIN_INTERVAL..=self.interval).contains(&retry) {
-            return Err(ScheduleError::Retry {
-                retry,
-                interval: self.interval,
-            });
-        }
-        Ok(Schedule {
-            first_retry: retry,
-            ..self
-        })
     }
 
     pub fn interval(&self) -> Duration {
@@ -253,8 +235,6 @@ mod tests {
         assert_eq!(s.backoff(0), s.interval());
         assert_eq!(s.backoff(u32::MAX), s.interval());
         assert_eq!(s.backoff(33), s.interval());
-        let slow = s.with_first_retry(5 * MIN).unwrap();
-        assert_eq!(slow.backoff(2), 10 * MIN);
     }
 
     #[test]
@@ -285,8 +265,6 @@ mod tests {
         assert!(Schedule::new(MAX_INTERVAL + Duration::from_secs(1)).is_err());
         let s = Schedule::new(10 * MIN).unwrap();
         assert!(s.with_jitter(11 * MIN).is_err());
-        assert!(s.with_first_retry(Duration::ZERO).is_err());
-        assert!(s.with_first_retry(11 * MIN).is_err());
         let err = s.with_jitter(11 * MIN).unwrap_err().to_string();
         assert_eq!(
             err,

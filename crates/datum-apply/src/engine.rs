@@ -6,12 +6,12 @@ use std::collections::BTreeMap;
 
 use crate::graph::{self, Cycle};
 use crate::provider::{Context, Examined, Failure, Pending, Providers, Restarted};
-use crate::refresh::Refreshes;
-use crate::report::{Change, Outcome, Reporter, RunInfo, Status, Summary};
+use crate::report::{Attribute, Change, Outcome, Reason, Reporter, RunInfo, Status, Summary};
 use crate::root::Root;
 use crate::secret::Secrets;
 use crate::spec::{Desired, Ensure, ExecSpec, Item};
-use crate::state::{State, StateError};
+use crate::state::{Ledger, State, StateError};
+use datum_core::schema::ResourceId;
 
 /// How to run.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -107,17 +107,16 @@ pub fn apply(
         resources: items.len(),
     };
     reporter.with(|r| r.start(&info));
-    let by_id: BTreeMap<&str, usize> = items
+    let by_id: BTreeMap<&ResourceId, usize> = items
         .iter()
         .enumerate()
-        .map(|(i, it)| (it.id.as_str(), i))
+        .map(|(i, it)| (&it.id, i))
         .collect();
     let services = services(items);
     let restarted_by = restarted_by(items, &services, &by_id);
-    drop_stale_restarts(&mut state, &services, options.noop, &mut reporter)?;
-    let mut refreshes = Refreshes::open(root)?;
+    drop_stale_restarts(&mut state.restarts, &services, options.noop, &mut reporter)?;
     let refreshed_by = refreshed_by(items, &by_id);
-    drop_stale_refreshes(&mut refreshes, items, options.noop, &mut reporter)?;
+    drop_stale_refreshes(&mut state.refreshes, items, options.noop, &mut reporter)?;
 
     let mut run = Run {
         deps: &plan.deps,
@@ -131,7 +130,6 @@ pub fn apply(
         changed: vec![false; items.len()],
         pending: Pending::default(),
         restarted_by,
-        refreshes,
         refreshed_by,
     };
     let mut summary = Summary::default();
@@ -172,12 +170,12 @@ fn services(items: &[Item]) -> BTreeMap<&str, usize> {
 fn restarted_by<'a>(
     items: &'a [Item],
     services: &BTreeMap<&'a str, usize>,
-    by_id: &BTreeMap<&str, usize>,
+    by_id: &BTreeMap<&ResourceId, usize>,
 ) -> Vec<Vec<&'a str>> {
     let mut restarted_by: Vec<Vec<&str>> = vec![Vec::new(); items.len()];
     for (name, &s) in services {
         for id in &items[s].restart_on {
-            if let Some(&i) = by_id.get(id.as_str()) {
+            if let Some(&i) = by_id.get(id) {
                 restarted_by[i].push(name);
             }
         }
@@ -189,12 +187,12 @@ fn restarted_by<'a>(
 /// manifest no longer manages is dropped, with a note; a no-op run only
 /// says it would be.
 fn drop_stale_restarts(
-    state: &mut State,
+    restarts: &mut Ledger,
     services: &BTreeMap<&str, usize>,
     noop: bool,
     reporter: &mut Guarded<'_>,
 ) -> Result<(), StateError> {
-    let stale: Vec<String> = state
+    let stale: Vec<String> = restarts
         .owed()
         .iter()
         .filter(|name| !services.contains_key(name.as_str()))
@@ -211,22 +209,23 @@ fn drop_stale_restarts(
                 "a restart of {name} was owed, but no Service in the manifest manages it: dropped"
             );
             reporter.with(|r| r.note(&note));
-            state.settle(&name)?;
+            restarts.settle(&name)?;
         }
     }
     Ok(())
 }
 
-/// For each item, the `refresh_only` Execs (by id) that run when it changes.
-fn refreshed_by<'a>(items: &'a [Item], by_id: &BTreeMap<&str, usize>) -> Vec<Vec<&'a str>> {
-    let mut refreshed_by: Vec<Vec<&str>> = vec![Vec::new(); items.len()];
+/// For each item, the `refresh_only` Execs (by id, as the refreshes
+/// ledger writes them) that run when it changes.
+fn refreshed_by(items: &[Item], by_id: &BTreeMap<&ResourceId, usize>) -> Vec<Vec<String>> {
+    let mut refreshed_by = vec![Vec::new(); items.len()];
     for it in items {
         if !matches!(&it.desired, Desired::Exec(e) if e.refresh_only) {
             continue;
         }
         for id in &it.run_on {
-            if let Some(&i) = by_id.get(id.as_str()) {
-                refreshed_by[i].push(it.id.as_str());
+            if let Some(&i) = by_id.get(id) {
+                refreshed_by[i].push(it.id.to_string());
             }
         }
     }
@@ -237,7 +236,7 @@ fn refreshed_by<'a>(items: &'a [Item], by_id: &BTreeMap<&str, usize>) -> Vec<Vec
 /// no longer has as `refresh_only` is dropped, with a note; a no-op run
 /// only says it would be.
 fn drop_stale_refreshes(
-    refreshes: &mut Refreshes,
+    refreshes: &mut Ledger,
     items: &[Item],
     noop: bool,
     reporter: &mut Guarded<'_>,
@@ -247,7 +246,8 @@ fn drop_stale_refreshes(
         .iter()
         .filter(|id| {
             !items.iter().any(|it| {
-                it.id == **id && matches!(&it.desired, Desired::Exec(e) if e.refresh_only)
+                matches!(&it.desired, Desired::Exec(e) if e.refresh_only)
+                    && it.id.to_string() == **id
             })
         })
         .cloned()
@@ -273,21 +273,16 @@ fn drop_stale_refreshes(
 /// The outcome of `item`, skipped because `dep` failed or was skipped.
 fn skipped(item: &Item, dep: &Item, dep_status: Status) -> Outcome {
     Outcome {
-        id: item.id.clone(),
+        id: item.id.to_string(),
         summary: item.summary.clone(),
         status: Status::Skipped,
         changes: vec![],
         notes: vec![],
         command: None,
-        reason: Some(format!(
-            "{} {}",
-            dep.id,
-            if dep_status == Status::Failed {
-                "failed"
-            } else {
-                "was skipped"
-            }
-        )),
+        reason: Some(Reason::After {
+            id: dep.id.clone(),
+            failed: dep_status == Status::Failed,
+        }),
     }
 }
 
@@ -295,7 +290,7 @@ fn skipped(item: &Item, dep: &Item, dep_status: Status) -> Outcome {
 struct Run<'a> {
     /// What each item comes after ([`graph::Plan::deps`]).
     deps: &'a [Vec<(usize, graph::Why)>],
-    by_id: BTreeMap<&'a str, usize>,
+    by_id: BTreeMap<&'a ResourceId, usize>,
     items: &'a [Item],
     providers: &'a Providers,
     noop: bool,
@@ -306,15 +301,14 @@ struct Run<'a> {
     changed: Vec<bool>,
     pending: Pending,
     restarted_by: Vec<Vec<&'a str>>,
-    refreshes: Refreshes,
-    refreshed_by: Vec<Vec<&'a str>>,
+    refreshed_by: Vec<Vec<String>>,
 }
 
 impl Run<'_> {
     fn one(&mut self, i: usize) -> Outcome {
         let item = &self.items[i];
         let mut outcome = Outcome {
-            id: item.id.clone(),
+            id: item.id.to_string(),
             summary: item.summary.clone(),
             status: Status::Unchanged,
             changes: vec![],
@@ -328,7 +322,7 @@ impl Run<'_> {
         };
         if let Err(f) = result {
             outcome.status = Status::Failed;
-            outcome.reason = Some(f.0);
+            outcome.reason = Some(Reason::Failed(f.0));
         }
         outcome
     }
@@ -336,23 +330,23 @@ impl Run<'_> {
     /// Which of `ids` changed earlier in this run, in their order.
     /// The resources item `i` comes after, directly or not, that changed
     /// (or would) in this run, in the order of the items (by id).
-    fn changed_upstream(&self, i: usize) -> Vec<&str> {
+    fn changed_upstream(&self, i: usize) -> Vec<&ResourceId> {
         let before = graph::upstream(self.deps, i);
         (0..self.items.len())
             .filter(|&d| before[d] && self.changed[d])
-            .map(|d| self.items[d].id.as_str())
+            .map(|d| &self.items[d].id)
             .collect()
     }
 
-    fn changed_among<'i>(&self, ids: &'i [String]) -> Vec<&'i str> {
-        ids.iter()
-            .filter(|id| {
-                self.by_id
-                    .get(id.as_str())
-                    .is_some_and(|&d| self.changed[d])
-            })
-            .map(String::as_str)
-            .collect()
+    /// Which of `ids` changed earlier in this run, as `A, B changed`;
+    /// `None` when none did.
+    fn changed_among(&self, ids: &[ResourceId]) -> Option<String> {
+        let changed: Vec<String> = ids
+            .iter()
+            .filter(|id| self.by_id.get(id).is_some_and(|&d| self.changed[d]))
+            .map(ToString::to_string)
+            .collect();
+        (!changed.is_empty()).then(|| format!("{} changed", changed.join(", ")))
     }
 
     fn cx(&self) -> Context<'_> {
@@ -378,7 +372,7 @@ impl Run<'_> {
         let Examined { mut changes, notes } = ex;
         if let (Desired::File(f), true) = (&item.desired, self.noop)
             && let Some(change) = self.secrets.noop_change(f)
-            && !changes.iter().any(|c| c.attribute == "content")
+            && !changes.iter().any(|c| c.attribute == Attribute::Content)
         {
             changes.push(change);
         }
@@ -397,7 +391,7 @@ impl Run<'_> {
         }
         // Owed before the change, so a run that dies in between still restarts.
         let owed = self.restarted_by[i].clone();
-        self.state.owe(owed).map_err(|e| {
+        self.state.restarts.owe(owed).map_err(|e| {
             Failure::new(format!(
                 "cannot record the restarts this change makes owed: {e}"
             ))
@@ -424,19 +418,21 @@ impl Run<'_> {
         outcome: &mut Outcome,
     ) -> Result<(), Failure> {
         let item = &self.items[i];
-        let changed_deps = self.changed_among(&item.restart_on);
-        let cause = if !changed_deps.is_empty() {
-            Some(format!("{} changed", changed_deps.join(", ")))
-        } else if self.state.owed().contains(&spec.name) {
+        let cause = if let Some(changed) = self.changed_among(&item.restart_on) {
+            Some(changed)
+        } else if self.state.restarts.owed().contains(&spec.name) {
             Some("owed by an earlier run that did not finish".to_owned())
         } else {
             None
         };
         // Starting or stopping it now, or wanting it stopped, makes a restart moot.
-        let moot = spec.running == Some(false) || crate::provider::has(&outcome.changes, "ensure");
+        let moot = spec.running == Some(false)
+            || crate::provider::has(&outcome.changes, Attribute::Ensure);
         if self.noop {
             if let (Some(cause), false) = (&cause, moot) {
-                outcome.changes.push(Change::set("restart", cause.as_str()));
+                outcome
+                    .changes
+                    .push(Change::set(Attribute::Restart, cause.as_str()));
             }
             if !outcome.changes.is_empty() {
                 outcome.status = Status::WouldChange;
@@ -453,7 +449,7 @@ impl Run<'_> {
                 self.owe_refreshes(i)?;
                 match self.providers.service.restart(spec)? {
                     Restarted::Yes => {
-                        outcome.changes.push(Change::set("restart", cause));
+                        outcome.changes.push(Change::set(Attribute::Restart, cause));
                         outcome.status = Status::Changed;
                     }
                     Restarted::NotRunning(why) => {
@@ -464,6 +460,7 @@ impl Run<'_> {
                 }
             }
             self.state
+                .restarts
                 .settle(&spec.name)
                 .map_err(|e| Failure::new(format!("restarted, but cannot record it: {e}")))?;
         }
@@ -472,8 +469,8 @@ impl Run<'_> {
 
     /// Records, before item `i` changes, the refreshes its change owes.
     fn owe_refreshes(&mut self, i: usize) -> Result<(), Failure> {
-        let ids = self.refreshed_by[i].iter().copied();
-        self.refreshes.owe(ids).map_err(|e| {
+        let ids = self.refreshed_by[i].iter().map(String::as_str);
+        self.state.refreshes.owe(ids).map_err(|e| {
             Failure::new(format!(
                 "cannot record the refreshes this change makes owed: {e}"
             ))
@@ -486,17 +483,17 @@ impl Run<'_> {
     /// succeeds or a guard says it need not run.
     fn exec(&mut self, i: usize, spec: &ExecSpec, outcome: &mut Outcome) -> Result<(), Failure> {
         let item = &self.items[i];
-        let owed = self.refreshes.owed().contains(&item.id);
+        let id = item.id.to_string();
+        let owed = self.state.refreshes.owed().contains(&id);
         if spec.refresh_only {
-            let changed = self.changed_among(&item.run_on);
-            let cause = if !changed.is_empty() {
-                format!("{} changed", changed.join(", "))
+            let cause = if let Some(changed) = self.changed_among(&item.run_on) {
+                changed
             } else if owed {
                 "owed by an earlier run that did not finish".to_owned()
             } else {
                 return Ok(());
             };
-            outcome.changes.push(Change::set("refresh", cause));
+            outcome.changes.push(Change::set(Attribute::Refresh, cause));
         }
         // Under --noop, what would change before it, directly or through
         // what it comes after (a real run asks the guards after that, not
@@ -512,7 +509,7 @@ impl Run<'_> {
         if changes.is_empty() {
             // A guard says it need not run: a refresh owed is done with.
             outcome.changes.clear();
-            return self.settle_refresh(&item.id);
+            return self.settle_refresh(&id);
         }
         outcome.changes.extend(changes);
         if self.noop {
@@ -524,20 +521,18 @@ impl Run<'_> {
         outcome.command = Some(ran.report());
         if !ran.exit.success() {
             // The command line is the `run` change beside this.
-            return Err(Failure::new(format!(
-                "the command failed: {}",
-                ran.exit.describe()
-            )));
+            return Err(Failure::new(format!("the command failed: {}", ran.exit)));
         }
         outcome.status = Status::Changed;
-        self.settle_refresh(&item.id)
+        self.settle_refresh(&id)
     }
 
     fn settle_refresh(&mut self, id: &str) -> Result<(), Failure> {
         if self.noop {
             return Ok(());
         }
-        self.refreshes
+        self.state
+            .refreshes
             .settle(id)
             .map_err(|e| Failure::new(format!("ran, but cannot record it: {e}")))
     }
@@ -590,7 +585,7 @@ fn converge(
             if ran.exit.success() {
                 Ok(())
             } else {
-                Err(Failure::new(ran.exit.describe()))
+                Err(Failure::new(ran.exit.to_string()))
             }
         }),
     }

@@ -10,6 +10,8 @@ use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap};
 use std::fmt;
 
+use datum_core::schema::ResourceId;
+
 use crate::spec::{Desired, Item};
 
 /// Why one resource comes after another.
@@ -67,7 +69,7 @@ pub struct Plan {
 /// why it waits for the next, and the last waits for the first.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Cycle {
-    pub steps: Vec<(String, Why)>,
+    pub steps: Vec<(ResourceId, Why)>,
 }
 
 impl fmt::Display for Cycle {
@@ -86,8 +88,8 @@ impl fmt::Display for Cycle {
 impl Cycle {
     /// `A -> B -> A`.
     pub fn chain(&self) -> String {
-        let mut ids: Vec<&str> = self.steps.iter().map(|(id, _)| id.as_str()).collect();
-        if let Some(first) = ids.first().copied() {
+        let mut ids: Vec<String> = self.steps.iter().map(|(id, _)| id.to_string()).collect();
+        if let Some(first) = ids.first().cloned() {
             ids.push(first);
         }
         ids.join(" -> ")
@@ -108,9 +110,11 @@ pub fn upstream(deps: &[Vec<(usize, Why)>], i: usize) -> Vec<bool> {
 }
 
 /// Orders the items (given sorted by id), or gives every cycle, one per
-/// knot of resources that wait on each other.
+/// knot of resources that wait on each other. Ties are broken by the id
+/// as written (`Type[title]`), the order a manifest lists resources in.
 pub fn plan(items: &[Item]) -> Result<Plan, Vec<Cycle>> {
     let deps = edges(items);
+    let written: Vec<String> = items.iter().map(|it| it.id.to_string()).collect();
     let n = items.len();
     let mut waiting: Vec<usize> = deps.iter().map(Vec::len).collect();
     let mut dependents: Vec<Vec<usize>> = vec![Vec::new(); n];
@@ -121,7 +125,7 @@ pub fn plan(items: &[Item]) -> Result<Plan, Vec<Cycle>> {
     }
     let mut ready: BinaryHeap<Reverse<(&str, usize)>> = (0..n)
         .filter(|&i| waiting[i] == 0)
-        .map(|i| Reverse((items[i].id.as_str(), i)))
+        .map(|i| Reverse((written[i].as_str(), i)))
         .collect();
     let mut order = Vec::with_capacity(n);
     while let Some(Reverse((_, i))) = ready.pop() {
@@ -129,7 +133,7 @@ pub fn plan(items: &[Item]) -> Result<Plan, Vec<Cycle>> {
         for &j in &dependents[i] {
             waiting[j] -= 1;
             if waiting[j] == 0 {
-                ready.push(Reverse((items[j].id.as_str(), j)));
+                ready.push(Reverse((written[j].as_str(), j)));
             }
         }
     }
@@ -141,10 +145,10 @@ pub fn plan(items: &[Item]) -> Result<Plan, Vec<Cycle>> {
 
 /// Every edge, as `deps[later] = [(earlier, why)]`.
 fn edges(items: &[Item]) -> Vec<Vec<(usize, Why)>> {
-    let by_id: BTreeMap<&str, usize> = items
+    let by_id: BTreeMap<&ResourceId, usize> = items
         .iter()
         .enumerate()
-        .map(|(i, it)| (it.id.as_str(), i))
+        .map(|(i, it)| (&it.id, i))
         .collect();
     let mut dirs = BTreeMap::new();
     let mut users = BTreeMap::new();
@@ -175,13 +179,13 @@ fn edges(items: &[Item]) -> Vec<Vec<(usize, Why)>> {
             }
         };
         for id in &it.requires {
-            add(by_id.get(id.as_str()), Why::Requires);
+            add(by_id.get(id), Why::Requires);
         }
         for id in &it.restart_on {
-            add(by_id.get(id.as_str()), Why::RestartOn);
+            add(by_id.get(id), Why::RestartOn);
         }
         for id in &it.run_on {
-            add(by_id.get(id.as_str()), Why::RunOn);
+            add(by_id.get(id), Why::RunOn);
         }
         if let Some(path) = it.desired.path() {
             let parent = ancestors(path).find_map(|a| dirs.get(a));
@@ -226,7 +230,11 @@ fn ancestors(path: &str) -> impl Iterator<Item = &str> {
 /// knot (strongly connected set), the shortest cycle through its first id.
 /// Items are sorted by id, so node numbers order cycles and ties by id.
 fn cycles(items: &[Item], deps: &[Vec<(usize, Why)>]) -> Vec<Cycle> {
-    debug_assert!(items.windows(2).all(|w| w[0].id < w[1].id));
+    debug_assert!(
+        items
+            .windows(2)
+            .all(|w| w[0].id.to_string() < w[1].id.to_string())
+    );
     datum_core::graph::shortest_cycles(deps)
         .into_iter()
         .map(|steps| Cycle {
@@ -245,9 +253,13 @@ mod tests {
         DirectorySpec, Ensure, ExecSpec, FileSpec, GroupSpec, ServiceSpec, UserSpec,
     };
 
-    fn item(id: &str, desired: Desired) -> Item {
+    fn id(text: &str) -> ResourceId {
+        ResourceId::parse(text).unwrap()
+    }
+
+    fn item(text: &str, desired: Desired) -> Item {
         Item {
-            id: id.into(),
+            id: id(text),
             summary: String::new(),
             desired,
             requires: vec![],
@@ -344,12 +356,16 @@ mod tests {
     }
 
     fn sorted(mut items: Vec<Item>) -> Vec<Item> {
-        items.sort_by(|a, b| a.id.cmp(&b.id));
+        // As a manifest lists them: by the id as written.
+        items.sort_by_key(|it| it.id.to_string());
         items
     }
 
     fn ids(items: &[Item], plan: &Plan) -> Vec<String> {
-        plan.order.iter().map(|&i| items[i].id.clone()).collect()
+        plan.order
+            .iter()
+            .map(|&i| items[i].id.to_string())
+            .collect()
     }
 
     #[test]
@@ -366,26 +382,26 @@ mod tests {
     #[test]
     fn requires_and_restart_on_come_first() {
         let mut a = file("File[a]", "/a");
-        a.requires = vec!["Service[z]".into()];
+        a.requires = vec![id("Service[z]")];
         let mut s = service("Service[m]");
-        s.restart_on = vec!["File[a]".into()];
+        s.restart_on = vec![id("File[a]")];
         let items = sorted(vec![a, s, service("Service[z]")]);
         let plan = plan(&items).unwrap();
         assert_eq!(ids(&items, &plan), ["Service[z]", "File[a]", "Service[m]"]);
-        let m = items.iter().position(|i| i.id == "Service[m]").unwrap();
-        let a = items.iter().position(|i| i.id == "File[a]").unwrap();
+        let m = items.iter().position(|i| i.id == id("Service[m]")).unwrap();
+        let a = items.iter().position(|i| i.id == id("File[a]")).unwrap();
         assert_eq!(plan.deps[m], [(a, Why::RestartOn)]);
     }
 
     #[test]
     fn an_exec_runs_after_what_it_runs_on() {
         let mut x = service("Service[x]");
-        x.run_on = vec!["File[z]".into()];
+        x.run_on = vec![id("File[z]")];
         let items = sorted(vec![x, file("File[z]", "/z")]);
         let plan = plan(&items).unwrap();
         assert_eq!(ids(&items, &plan), ["File[z]", "Service[x]"]);
-        let x = items.iter().position(|i| i.id == "Service[x]").unwrap();
-        let z = items.iter().position(|i| i.id == "File[z]").unwrap();
+        let x = items.iter().position(|i| i.id == id("Service[x]")).unwrap();
+        let z = items.iter().position(|i| i.id == id("File[z]")).unwrap();
         assert_eq!(plan.deps[x], [(z, Why::RunOn)]);
     }
 
@@ -411,8 +427,11 @@ mod tests {
                 "File[elsewhere]"
             ]
         );
-        let deep = items.iter().position(|i| i.id == "File[deep]").unwrap();
-        let srv = items.iter().position(|i| i.id == "Directory[srv]").unwrap();
+        let deep = items.iter().position(|i| i.id == id("File[deep]")).unwrap();
+        let srv = items
+            .iter()
+            .position(|i| i.id == id("Directory[srv]"))
+            .unwrap();
         assert_eq!(plan.deps[deep], [(srv, Why::Parent)]);
     }
 
@@ -470,7 +489,7 @@ mod tests {
                 "Exec[a-here]"
             ]
         );
-        let at = |id: &str| items.iter().position(|i| i.id == id).unwrap();
+        let at = |text: &str| items.iter().position(|i| i.id == id(text)).unwrap();
         assert_eq!(
             plan.deps[at("Exec[a-here]")],
             [
@@ -487,9 +506,9 @@ mod tests {
     #[test]
     fn a_cycle_through_an_execs_user_or_cwd_names_the_edge() {
         let mut u = user("User[deploy]", "deploy", None, &[]);
-        u.requires = vec!["Exec[make-home]".into()];
+        u.requires = vec![id("Exec[make-home]")];
         let mut d = dir("Directory[app]", "/srv/app");
-        d.requires = vec!["Exec[build]".into()];
+        d.requires = vec![id("Exec[build]")];
         let items = sorted(vec![
             u,
             exec("Exec[make-home]", Some("deploy"), None),
@@ -512,7 +531,7 @@ mod tests {
         // The directory requires a file inside it: the file waits for its
         // directory, the directory for the file.
         let mut d = dir("Directory[app]", "/srv/app");
-        d.requires = vec!["File[conf]".into()];
+        d.requires = vec![id("File[conf]")];
         let items = sorted(vec![
             d,
             file("File[conf]", "/srv/app/conf"),
@@ -533,17 +552,17 @@ mod tests {
     #[test]
     fn each_knot_is_reported_once_and_downstream_resources_are_not_blamed() {
         let mut a = service("Service[a]");
-        a.requires = vec!["Service[b]".into()];
+        a.requires = vec![id("Service[b]")];
         let mut b = service("Service[b]");
-        b.requires = vec!["Service[c]".into()];
+        b.requires = vec![id("Service[c]")];
         let mut c = service("Service[c]");
-        c.requires = vec!["Service[a]".into()];
+        c.requires = vec![id("Service[a]")];
         let mut after = service("Service[d]");
-        after.requires = vec!["Service[a]".into()];
+        after.requires = vec![id("Service[a]")];
         let mut x = service("Service[x]");
-        x.requires = vec!["Service[y]".into()];
+        x.requires = vec![id("Service[y]")];
         let mut y = service("Service[y]");
-        y.restart_on = vec!["Service[x]".into()];
+        y.restart_on = vec![id("Service[x]")];
         let items = sorted(vec![a, b, c, after, x, y]);
         let cycles = plan(&items).unwrap_err();
         let chains: Vec<String> = cycles.iter().map(Cycle::chain).collect();

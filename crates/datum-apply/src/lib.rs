@@ -14,11 +14,10 @@
 //!   ([`report::HumanReporter`], [`report::JsonReporter`]).
 //! - [`secret`]: a File's secret, decrypted with the host's key in a real
 //!   run, compared by ciphertext hash under `--noop`.
-//! - [`state`]: the lock and the restarts owed, under `/var/lib/datum`.
-//! - [`refresh`]: the refreshes owed to `refresh_only` Execs, beside them.
+//! - [`state`]: the lock, and the restarts and refreshes owed, under
+//!   `/var/lib/datum`.
 //! - [`root`]: `/` or the `--root` directory, its accounts, and the host's name.
 //! - [`confine`]: every path resolved inside the root, links included.
-//! - [`disk`]: atomic, link-refusing filesystem operations.
 //! - [`spawn`]: a command entering the root as its user, in its own process.
 //!
 //! `unsafe` is denied here, and allowed on one function: the steps a
@@ -26,11 +25,9 @@
 #![deny(unsafe_code)]
 
 pub mod confine;
-pub mod disk;
 pub mod engine;
 pub mod graph;
 pub mod provider;
-pub mod refresh;
 pub mod report;
 pub mod root;
 pub mod secret;
@@ -40,5 +37,5 @@ pub mod state;
 
 pub use engine::{ApplyError, Options, apply};
 pub use provider::Providers;
-pub use report::{HumanReporter, JsonReporter, Reporter, Status, Summary};
+pub use report::{HumanReporter, JsonReporter, Reporter, RunStatus, Status, Summary};
 pub use root::Root;

@@ -2,16 +2,95 @@
 //! through a [`Reporter`] (the terminal is one reporter, the JSON report
 //! another, as ripgrep's `Sink` separates searching from printing).
 
+use std::fmt;
 use std::io::{self, Write};
+use std::time::Duration;
 
 use datum_core::emit::{self, Tree};
 use datum_core::present::{Plain, Styled, Tag};
 use datum_core::printable::escape;
+use datum_core::schema::ResourceId;
+
+/// What a [`Change`] changes: an attribute of a resource, or what a run
+/// does to it. Examine lists them and converge reads them back, so an
+/// attribute is one of these, never a string a typo could miss: neither a
+/// misspelt attribute nor a string compiles.
+///
+/// ```compile_fail
+/// let _ = datum_apply::report::Attribute::Esnure;
+/// ```
+///
+/// ```compile_fail
+/// datum_apply::provider::has(&[], "ensure");
+/// ```
+#[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Attribute {
+    /// Present or absent (installed, running).
+    Ensure,
+    /// What stands at a File's path, when it is not a file (a link).
+    Type,
+    /// A File's hard links: one with several is replaced by a new file.
+    Links,
+    Content,
+    Mode,
+    Owner,
+    Group,
+    /// A Symlink's target.
+    Target,
+    /// A Package's version.
+    Version,
+    /// Whether a Service starts at boot.
+    Enabled,
+    Uid,
+    Gid,
+    /// A User's supplementary groups.
+    Groups,
+    Home,
+    Shell,
+    /// An Exec's command, run.
+    Run,
+    /// A Service restarted.
+    Restart,
+    /// A `refresh_only` Exec due to run.
+    Refresh,
+}
+
+impl Attribute {
+    /// The name output shows (`mode 0644 -> 0600`, `"attribute": "mode"`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Attribute::Ensure => "ensure",
+            Attribute::Type => "type",
+            Attribute::Links => "links",
+            Attribute::Content => "content",
+            Attribute::Mode => "mode",
+            Attribute::Owner => "owner",
+            Attribute::Group => "group",
+            Attribute::Target => "target",
+            Attribute::Version => "version",
+            Attribute::Enabled => "enabled",
+            Attribute::Uid => "uid",
+            Attribute::Gid => "gid",
+            Attribute::Groups => "groups",
+            Attribute::Home => "home",
+            Attribute::Shell => "shell",
+            Attribute::Run => "run",
+            Attribute::Restart => "restart",
+            Attribute::Refresh => "refresh",
+        }
+    }
+}
+
+impl std::fmt::Display for Attribute {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
 
 /// One attribute that differs: `mode 0644 -> 0600`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Change {
-    pub attribute: &'static str,
+    pub attribute: Attribute,
     /// The value found; `None` when there is nothing to show (a new file's mode).
     pub from: Option<String>,
     /// The value wanted; `None` when there is nothing to show.
@@ -21,7 +100,7 @@ pub struct Change {
 }
 
 impl Change {
-    pub fn new(attribute: &'static str, from: impl Into<String>, to: impl Into<String>) -> Change {
+    pub fn new(attribute: Attribute, from: impl Into<String>, to: impl Into<String>) -> Change {
         Change {
             attribute,
             from: Some(from.into()),
@@ -31,7 +110,7 @@ impl Change {
     }
 
     /// An attribute set on something being created: `mode 0644`.
-    pub fn set(attribute: &'static str, to: impl Into<String>) -> Change {
+    pub fn set(attribute: Attribute, to: impl Into<String>) -> Change {
         Change {
             attribute,
             from: None,
@@ -83,18 +162,69 @@ pub struct Outcome {
     /// What was not done and why (`running` under `--root`, say).
     pub notes: Vec<String>,
     /// Why it failed, or which resource's failure skipped it.
-    pub reason: Option<String>,
+    pub reason: Option<Reason>,
     /// The command an Exec ran: how it ended, and what it printed.
     pub command: Option<CommandOutput>,
+}
+
+/// Why a resource did not converge.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Reason {
+    /// It failed ([`Status::Failed`]): what went wrong.
+    Failed(String),
+    /// A resource it comes after failed, or was skipped itself
+    /// ([`Status::Skipped`]).
+    After { id: ResourceId, failed: bool },
+}
+
+impl fmt::Display for Reason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Reason::Failed(why) => f.write_str(why),
+            Reason::After { id, failed: true } => write!(f, "{id} failed"),
+            Reason::After { id, failed: false } => write!(f, "{id} was skipped"),
+        }
+    }
+}
+
+/// How a command ended.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Exit {
+    Code(i32),
+    Signal(i32),
+    /// Killed, with everything it started, when its time ran out.
+    TimedOut(Duration),
+}
+
+impl Exit {
+    pub fn success(self) -> bool {
+        self == Exit::Code(0)
+    }
+
+    /// The exit status, when it exited.
+    pub fn code(self) -> Option<i32> {
+        match self {
+            Exit::Code(c) => Some(c),
+            _ => None,
+        }
+    }
+}
+
+/// `exit 3`, `killed by signal 9`, `timed out after 300 s`.
+impl fmt::Display for Exit {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Exit::Code(c) => write!(f, "exit {c}"),
+            Exit::Signal(s) => write!(f, "killed by signal {s}"),
+            Exit::TimedOut(t) => write!(f, "timed out after {} s", t.as_secs()),
+        }
+    }
 }
 
 /// How a command ended and what it printed, cut short.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CommandOutput {
-    /// `exit 0`, `exit 3`, `killed by signal 9`, `timed out after 300 s`.
-    pub exit: String,
-    /// The exit status, when it exited.
-    pub code: Option<i32>,
+    pub exit: Exit,
     /// Standard output and error as they came, interleaved: the first and
     /// the last few KiB, with a line saying how much is left out between.
     pub output: String,
@@ -159,6 +289,49 @@ impl Summary {
             "no resources".into()
         } else {
             parts.join(", ")
+        }
+    }
+}
+
+/// How a run ended, as `datum apply` and the agent both exit (SPEC §7):
+/// changes and failures as two bits a monitor can test (2 and 4), or
+/// nothing applied at all.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum RunStatus {
+    /// Nothing changed (or would), nothing failed: 0.
+    Unchanged,
+    /// Changes made, or pending under `--noop`: 2.
+    Changed,
+    /// Some resources failed, or were skipped after a failure: 4.
+    Failed,
+    /// Both: 6.
+    ChangedAndFailed,
+    /// Nothing was applied (the host did not resolve, the input was
+    /// refused, a cycle, the lock): 1.
+    NotApplied,
+}
+
+impl RunStatus {
+    /// The number the process exits with, and the run report records.
+    pub const fn code(self) -> u8 {
+        match self {
+            RunStatus::Unchanged => 0,
+            RunStatus::NotApplied => 1,
+            RunStatus::Changed => 2,
+            RunStatus::Failed => 4,
+            RunStatus::ChangedAndFailed => 6,
+        }
+    }
+}
+
+impl Summary {
+    /// How a run that applied this ended.
+    pub fn status(&self) -> RunStatus {
+        match (self.changes(), self.failures()) {
+            (false, false) => RunStatus::Unchanged,
+            (true, false) => RunStatus::Changed,
+            (false, true) => RunStatus::Failed,
+            (true, true) => RunStatus::ChangedAndFailed,
         }
     }
 }
@@ -289,8 +462,8 @@ impl<S: Styled> Reporter for HumanReporter<S> {
             Some(tag) => self.out.tagged(tag, &status)?,
             None => write!(self.out, "{status}")?,
         }
-        match (&o.reason, o.status) {
-            (Some(r), Status::Skipped) => writeln!(self.out, " {head}: {r}")?,
+        match &o.reason {
+            Some(r @ Reason::After { .. }) => writeln!(self.out, " {head}: {r}")?,
             _ => writeln!(self.out, " {head}")?,
         }
         for c in &o.changes {
@@ -302,10 +475,10 @@ impl<S: Styled> Reporter for HumanReporter<S> {
                 writeln!(self.out, "  | {}", escape(l))?;
             }
         }
-        if let (Some(r), Status::Failed) = (&o.reason, o.status) {
+        if let Some(Reason::Failed(why)) = &o.reason {
             write!(self.out, "  ")?;
             self.out.tagged(Tag::Failure, "error:")?;
-            writeln!(self.out, " {r}")?;
+            writeln!(self.out, " {why}")?;
         }
         for n in &o.notes {
             write!(self.out, "  ")?;
@@ -397,7 +570,7 @@ fn outcome_tree(o: &Outcome) -> Tree<'_> {
         .changes
         .iter()
         .map(|c| {
-            let mut ct = Tree::map().with("attribute", Tree::str(c.attribute));
+            let mut ct = Tree::map().with("attribute", Tree::str(c.attribute.name()));
             if let Some(f) = &c.from {
                 ct.push("from", Tree::str(f.as_str()));
             }
@@ -415,11 +588,11 @@ fn outcome_tree(o: &Outcome) -> Tree<'_> {
         t.push("notes", Tree::strs(o.notes.iter().map(String::as_str)));
     }
     if let Some(r) = &o.reason {
-        t.push("reason", Tree::str(r.as_str()));
+        t.push("reason", Tree::str(r.to_string()));
     }
     if let Some(c) = &o.command {
-        let mut ct = Tree::map().with("exit", Tree::str(c.exit.as_str()));
-        if let Some(code) = c.code {
+        let mut ct = Tree::map().with("exit", Tree::str(c.exit.to_string()));
+        if let Some(code) = c.exit.code() {
             ct.push("code", Tree::Int(code.into()));
         }
         ct.push("output", Tree::str(c.output.as_str()));
@@ -436,14 +609,14 @@ fn outcome_tree(o: &Outcome) -> Tree<'_> {
 mod tests {
     use super::*;
 
-    fn outcome(status: Status, changes: Vec<Change>, reason: Option<&str>) -> Outcome {
+    fn outcome(status: Status, changes: Vec<Change>, reason: Option<Reason>) -> Outcome {
         Outcome {
             id: "File[motd]".into(),
             summary: "/etc/motd".into(),
             status,
             changes,
             notes: vec![],
-            reason: reason.map(Into::into),
+            reason,
             command: None,
         }
     }
@@ -457,20 +630,31 @@ mod tests {
             resources: 3,
         })
         .unwrap();
-        let mut content = Change::new("content", "12 bytes", "14 bytes");
+        let mut content = Change::new(Attribute::Content, "12 bytes", "14 bytes");
         content.diff = Some("--- a\n+++ b\n@@ -1 +1 @@\n-old\n+new\n".into());
         r.resource(&outcome(
             Status::Changed,
-            vec![Change::new("mode", "0644", "0600"), content],
+            vec![Change::new(Attribute::Mode, "0644", "0600"), content],
             None,
         ))
         .unwrap();
         r.resource(&outcome(Status::Unchanged, vec![], None))
             .unwrap();
-        r.resource(&outcome(Status::Failed, vec![], Some("boom")))
-            .unwrap();
-        r.resource(&outcome(Status::Skipped, vec![], Some("File[a] failed")))
-            .unwrap();
+        r.resource(&outcome(
+            Status::Failed,
+            vec![],
+            Some(Reason::Failed("boom".into())),
+        ))
+        .unwrap();
+        r.resource(&outcome(
+            Status::Skipped,
+            vec![],
+            Some(Reason::After {
+                id: ResourceId::parse("File[a]").unwrap(),
+                failed: true,
+            }),
+        ))
+        .unwrap();
         let mut s = Summary::default();
         for st in [
             Status::Changed,
@@ -505,6 +689,21 @@ skipped: File[motd] /etc/motd: File[a] failed
 summary: 1 changed, 1 failed, 1 skipped, 1 unchanged
 "
         );
+    }
+
+    #[test]
+    fn changes_and_failures_are_two_bits_of_the_status() {
+        let mut s = Summary::default();
+        assert_eq!(s.status().code(), 0);
+        s.count(Status::WouldChange);
+        assert_eq!(s.status(), RunStatus::Changed);
+        assert_eq!(s.status().code(), 2);
+        s.count(Status::Skipped);
+        assert_eq!(s.status().code(), 6);
+        let mut f = Summary::default();
+        f.count(Status::Failed);
+        assert_eq!(f.status().code(), 4);
+        assert_eq!(RunStatus::NotApplied.code(), 1);
     }
 
     #[test]

@@ -23,7 +23,7 @@ use nix::sys::stat::{Mode, mkdirat};
 use nix::unistd::{Gid, Group, Uid, User};
 
 use crate::confine::Confined;
-use crate::disk::{self, Attrs};
+use datum_fs::Attrs;
 
 /// Where `/` is.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -153,10 +153,10 @@ impl Root {
         Ok(last)
     }
 
-    /// Replaces `abs` (inside the root) atomically, see [`disk::write_atomic`].
+    /// Replaces `abs` (inside the root) atomically, see [`datum_fs::write_atomic`].
     pub fn write_atomic(&self, abs: &str, bytes: &[u8], attrs: Attrs) -> io::Result<()> {
         let (dir, name) = self.parent(abs)?;
-        disk::write_atomic_in(&dir, &name, bytes, attrs)
+        datum_fs::write_atomic_in(&dir, &name, bytes, attrs)
     }
 
     /// The names in the directory `abs` (resolved inside the root), sorted;
@@ -333,27 +333,6 @@ impl fmt::Display for Refused {
 
 impl std::error::Error for Refused {}
 
-/// What kind of thing a file is, for messages.
-pub fn kind_of(m: &Metadata) -> &'static str {
-    use std::os::unix::fs::FileTypeExt;
-    let t = m.file_type();
-    if t.is_symlink() {
-        "a symbolic link"
-    } else if t.is_dir() {
-        "a directory"
-    } else if t.is_file() {
-        "a file"
-    } else if t.is_fifo() {
-        "a FIFO"
-    } else if t.is_char_device() || t.is_block_device() {
-        "a device"
-    } else if t.is_socket() {
-        "a socket"
-    } else {
-        "a special file"
-    }
-}
-
 /// [`Root::read_small`] for the entry `name` of the open directory `dir`.
 pub fn read_small_in(
     dir: &File,
@@ -378,7 +357,7 @@ pub fn read_small_in(
 fn read_regular(file: File, limit: u64) -> Result<Vec<u8>, Refused> {
     let meta = file.metadata().map_err(Refused::Io)?;
     if !meta.is_file() {
-        return Err(Refused::NotRegular(kind_of(&meta)));
+        return Err(Refused::NotRegular(datum_fs::kind_of(&meta)));
     }
     if meta.len() > limit {
         return Err(Refused::TooLarge(limit));
@@ -503,8 +482,37 @@ pub enum HostError {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Identity {
     pub name: String,
-    /// `--host`, the file it was read from, or `the system hostname`.
-    pub from: String,
+    pub from: NameSource,
+}
+
+/// Where a machine's host name came from; shown as `--host`, the file's
+/// path, or `the system hostname`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum NameSource {
+    /// Given on the command line (`--host`).
+    Flag,
+    /// Read from the host file ([`HOST_FILE`]), at this path on the machine.
+    File(PathBuf),
+    /// The system hostname.
+    Hostname,
+}
+
+impl NameSource {
+    /// Whether the operator named the host: a name they gave is theirs to
+    /// fix, one Datum found is worth saying where it came from.
+    pub fn is_flag(&self) -> bool {
+        matches!(self, NameSource::Flag)
+    }
+}
+
+impl fmt::Display for NameSource {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            NameSource::Flag => f.write_str("--host"),
+            NameSource::File(path) => write!(f, "{}", path.display()),
+            NameSource::Hostname => f.write_str("the system hostname"),
+        }
+    }
 }
 
 /// Where the host's name is kept, inside the root.
@@ -523,10 +531,11 @@ pub fn host_name(explicit: Option<&str>, root: &Root) -> Result<Identity, HostEr
     if let Some(name) = explicit {
         return Ok(Identity {
             name: name.to_owned(),
-            from: "--host".into(),
+            from: NameSource::Flag,
         });
     }
-    let path = root.path(HOST_FILE).display().to_string();
+    let file = root.path(HOST_FILE);
+    let path = file.display().to_string();
     let bytes = match root.read_small(HOST_FILE, HOST_FILE_LIMIT) {
         Ok(Some(bytes)) => bytes,
         Ok(None) => {
@@ -534,7 +543,7 @@ pub fn host_name(explicit: Option<&str>, root: &Root) -> Result<Identity, HostEr
                 .map_err(|e| HostError::Hostname(e.to_string()))
                 .map(|h| Identity {
                     name: h.to_string_lossy().into_owned(),
-                    from: "the system hostname".into(),
+                    from: NameSource::Hostname,
                 });
         }
         Err(e) => {
@@ -564,7 +573,7 @@ pub fn host_name(explicit: Option<&str>, root: &Root) -> Result<Identity, HostEr
     }
     Ok(Identity {
         name: name.to_owned(),
-        from: path,
+        from: NameSource::File(file),
     })
 }
 
@@ -651,17 +660,16 @@ mod tests {
         let name = |explicit| host_name(explicit, &r).unwrap().name;
         assert_eq!(name(Some("web-009")), "web-009");
         let system = nix::unistd::gethostname().unwrap();
-        assert_eq!(host_name(None, &r).unwrap().from, "the system hostname");
+        assert_eq!(host_name(None, &r).unwrap().from, NameSource::Hostname);
+        assert_eq!(NameSource::Hostname.to_string(), "the system hostname");
+        assert_eq!(host_name(Some("x"), &r).unwrap().from.to_string(), "--host");
         assert_eq!(name(None), system.to_string_lossy());
         fs::create_dir_all(dir.path().join("etc/datum")).unwrap();
         fs::write(dir.path().join("etc/datum/host"), "  web-001 \n").unwrap();
         assert_eq!(name(None), "web-001");
-        assert!(
-            host_name(None, &r)
-                .unwrap()
-                .from
-                .ends_with("/etc/datum/host")
-        );
+        let from = host_name(None, &r).unwrap().from;
+        assert_eq!(from, NameSource::File(dir.path().join("etc/datum/host")));
+        assert!(from.to_string().ends_with("/etc/datum/host"));
         assert_eq!(name(Some("db-001")), "db-001");
         fs::write(dir.path().join("etc/datum/host"), "\n").unwrap();
         assert!(matches!(host_name(None, &r), Err(HostError::Empty { .. })));

@@ -10,22 +10,19 @@ use std::io;
 use std::path::PathBuf;
 use std::sync::OnceLock;
 
+use datum_fs::Attrs;
 use datum_secrets::{
     DecryptError, Identity, IdentityError, ReadIdentityError, decrypt, read_identities,
 };
 
-use crate::disk::{self, Attrs};
 use crate::provider::Failure;
-use crate::report::Change;
+use crate::report::{Attribute, Change};
 use crate::root::Root;
 use crate::spec::{Content, FileSpec};
 use crate::state::STATE_DIR;
 
 /// The key a host decrypts with unless told otherwise: its SSH host key.
 pub const DEFAULT_IDENTITY: &str = "/etc/ssh/ssh_host_ed25519_key";
-
-/// A secret File's mode when the manifest gives none.
-pub const SECRET_MODE: u32 = 0o600;
 
 /// What a run knows about secrets: the host's key (read once, when the
 /// first secret needs it) and the hashes recorded by earlier runs.
@@ -113,7 +110,7 @@ impl Secrets {
         }
         let short = |sha: &str| format!("secret sha256 {}", &sha[..sha.len().min(16)]);
         Some(Change {
-            attribute: "content",
+            attribute: Attribute::Content,
             from: Some(before.map_or_else(|| "never applied".to_owned(), |s| short(s))),
             to: Some(format!(
                 "{} (not decrypted under --noop)",
@@ -142,7 +139,7 @@ impl Secrets {
             mode: Some(0o600),
             ..Attrs::default()
         };
-        disk::write_atomic(&self.record, text.as_bytes(), attrs).map_err(|e| {
+        datum_fs::write_atomic(&self.record, text.as_bytes(), attrs).map_err(|e| {
             Failure::new(format!(
                 "applied, but cannot record the secret's hash in {}: {e}",
                 self.record.display()

@@ -1,10 +1,13 @@
 //! What Datum keeps on the machine between runs, under `/var/lib/datum/`
-//! (inside the root): the lock that keeps two runs apart, and the restarts
-//! owed by services whose configuration changed.
+//! (inside the root): the lock that keeps two runs apart, and what a run
+//! owes, each in a [`Ledger`]: the restarts owed by Services whose
+//! configuration changed (`restarts`, one service name a line) and the
+//! refreshes owed to `refresh_only` Execs (`refreshes`, one Exec id a line).
 //!
-//! A restart is written down before the change that makes it owed, and
-//! crossed off only after the restart succeeds, so a run killed between the
-//! two leaves it for the next run.
+//! Both are written down before the change that makes them owed, and
+//! crossed off only once the restart or the Exec is done (or its guards say
+//! it need not run), so a run killed between the two leaves them for the
+//! next run. Only a run holding the lock writes them.
 
 use std::collections::BTreeSet;
 use std::fs::File;
@@ -14,14 +17,19 @@ use nix::errno::Errno;
 use nix::fcntl::{Flock, FlockArg, OFlag, openat};
 use nix::sys::stat::Mode;
 
-use crate::disk::{self, Attrs};
-use crate::root::{Refused, Root, kind_of, read_small_in};
+use datum_core::schema::{Kind, ResourceId};
+use datum_fs::Attrs;
+
+use crate::root::{Refused, Root, read_small_in};
 
 /// The state directory, relative to the root.
 pub const STATE_DIR: &str = "/var/lib/datum";
 
 /// The largest `restarts` file read: thousands of service names.
 pub const RESTARTS_LIMIT: u64 = 256 * 1024;
+
+/// The largest `refreshes` file read: thousands of Exec ids.
+pub const REFRESHES_LIMIT: u64 = 256 * 1024;
 
 /// Why the state cannot be used.
 #[derive(Debug, thiserror::Error)]
@@ -35,28 +43,27 @@ pub enum StateError {
     Refused { path: String, problem: String },
 }
 
-/// The lock held for a run, and the restarts owed.
+/// The lock held for a run, and what is owed.
 #[derive(Debug)]
 pub struct State {
-    /// The state directory, opened once: every later write goes there.
-    dir: Option<File>,
-    shown: String,
-    owed: BTreeSet<String>,
+    /// The restarts owed to Services, by service name.
+    pub restarts: Ledger,
+    /// The refreshes owed to `refresh_only` Execs, by Exec id.
+    pub refreshes: Ledger,
     /// Held until the run ends; dropped, it is released (so is a killed
     /// process's).
     _lock: Option<Flock<File>>,
 }
 
 impl State {
-    /// Takes the lock and reads the restarts owed. A real run creates the
-    /// state directory and holds the lock exclusively. A noop run creates
+    /// Takes the lock and reads what is owed. A real run creates the state
+    /// directory and holds the lock exclusively. A noop run creates
     /// nothing: it shares the lock when the file exists, so it still cannot
     /// run while a real run is changing things.
     ///
-    /// The directory is resolved inside the root; the lock and the
-    /// `restarts` file are used only as regular files, never through a
-    /// link at their names, and `restarts` is read only when small and
-    /// made of service names.
+    /// The directory is resolved inside the root; the lock and the ledgers
+    /// are used only as regular files, never through a link at their
+    /// names, and read only when small and made of what they hold.
     pub fn open(root: &Root, noop: bool) -> Result<State, StateError> {
         let shown = root.path(STATE_DIR).display().to_string();
         let at = |name: &str| format!("{shown}/{name}");
@@ -100,34 +107,86 @@ impl State {
             },
             None => None,
         };
-        let restarts = at("restarts");
-        let owed = match &dir {
-            None => BTreeSet::new(),
-            Some(dir) => read_restarts(dir).map_err(|problem| StateError::Refused {
-                path: restarts.clone(),
-                problem,
-            })?,
+        let copy = |dir: &Option<File>| -> Result<Option<File>, StateError> {
+            dir.as_ref()
+                .map(File::try_clone)
+                .transpose()
+                .map_err(io_err(shown.clone()))
         };
+        let restarts = Ledger::read(copy(&dir)?, &shown, "restarts", RESTARTS_LIMIT, restarts)?;
+        let refreshes = Ledger::read(copy(&dir)?, &shown, "refreshes", REFRESHES_LIMIT, refreshes)?;
         if !noop && let Some(dir) = &dir {
             // Only this run may be writing here now: what an earlier,
             // killed one left half written goes.
-            disk::remove_stale_temps(dir, Some("restarts".as_ref()))
-                .map_err(io_err(shown.clone()))?;
+            for name in ["restarts", "refreshes"] {
+                datum_fs::remove_stale_temps(dir, Some(name.as_ref()))
+                    .map_err(io_err(shown.clone()))?;
+            }
         }
         Ok(State {
-            dir,
-            shown,
-            owed,
+            restarts,
+            refreshes,
             _lock: lock,
         })
     }
+}
 
-    /// The services (by name) that owe a restart.
+/// One file of names owed: restarts or refreshes. A name is written down
+/// (atomically, flushed to disk) before the change that makes it owed, and
+/// crossed off only once what it is owed is done, so a run killed in
+/// between leaves it for the next run.
+#[derive(Debug)]
+pub struct Ledger {
+    /// The state directory, opened; `None` in a noop run that found none.
+    dir: Option<File>,
+    name: &'static str,
+    /// The file's path, for messages.
+    shown: String,
+    owed: BTreeSet<String>,
+}
+
+/// Reads a ledger's file: the names it holds, or what is wrong with it
+/// (never repeating what it holds).
+type Parse = fn(&[u8]) -> Result<BTreeSet<String>, String>;
+
+impl Ledger {
+    /// Reads the file `name` of the state directory `dir` (shown as
+    /// `shown_dir`), at most `limit` bytes, only as a regular file, never
+    /// through a link; missing, it owes nothing.
+    fn read(
+        dir: Option<File>,
+        shown_dir: &str,
+        name: &'static str,
+        limit: u64,
+        parse: Parse,
+    ) -> Result<Ledger, StateError> {
+        let shown = format!("{shown_dir}/{name}");
+        let refused = |problem| StateError::Refused {
+            path: shown.clone(),
+            problem,
+        };
+        let owed = match &dir {
+            None => BTreeSet::new(),
+            Some(d) => match read_small_in(d, name.as_ref(), limit) {
+                Ok(None) => BTreeSet::new(),
+                Ok(Some(bytes)) => parse(&bytes).map_err(refused)?,
+                Err(e) => return Err(refused(e.to_string())),
+            },
+        };
+        Ok(Ledger {
+            dir,
+            name,
+            shown,
+            owed,
+        })
+    }
+
+    /// The names owed.
     pub fn owed(&self) -> &BTreeSet<String> {
         &self.owed
     }
 
-    /// Records restarts as owed, durably, before the change that causes them.
+    /// Records names as owed, durably, before the change that causes them.
     pub fn owe<'a>(&mut self, names: impl IntoIterator<Item = &'a str>) -> Result<(), StateError> {
         let before = self.owed.len();
         self.owed.extend(names.into_iter().map(str::to_owned));
@@ -137,7 +196,7 @@ impl State {
         Ok(())
     }
 
-    /// Crosses off a restart that is done (or no longer needed).
+    /// Crosses off a name whose due is done (or no longer needed).
     pub fn settle(&mut self, name: &str) -> Result<(), StateError> {
         if self.owed.remove(name) {
             self.save()?;
@@ -146,24 +205,20 @@ impl State {
     }
 
     fn save(&self) -> Result<(), StateError> {
-        let path = format!("{}/restarts", self.shown);
+        let io = |source| StateError::Io {
+            path: self.shown.clone(),
+            source,
+        };
         let Some(dir) = &self.dir else {
-            return Err(StateError::Io {
-                path,
-                source: io::Error::other("a noop run writes no state"),
-            });
+            return Err(io(io::Error::other("a noop run writes no state")));
         };
         let mut text = String::new();
         for name in &self.owed {
             text.push_str(name);
             text.push('\n');
         }
-        let attrs = Attrs {
-            mode: Some(0o644),
-            ..Attrs::default()
-        };
-        disk::write_atomic_in(dir, "restarts".as_ref(), text.as_bytes(), attrs)
-            .map_err(|source| StateError::Io { path, source })
+        datum_fs::write_atomic_in(dir, self.name.as_ref(), text.as_bytes(), Attrs::mode(0o644))
+            .map_err(io)
     }
 }
 
@@ -187,20 +242,15 @@ fn open_lock(dir: &File, noop: bool) -> Result<Option<File>, Refused> {
     };
     let meta = file.metadata().map_err(Refused::Io)?;
     if !meta.is_file() {
-        return Err(Refused::NotRegular(kind_of(&meta)));
+        return Err(Refused::NotRegular(datum_fs::kind_of(&meta)));
     }
     Ok(Some(file))
 }
 
-/// The restarts owed, from the state directory: one service name a line.
-/// A file that is not that is refused, and what it holds is not repeated.
-fn read_restarts(dir: &File) -> Result<BTreeSet<String>, String> {
-    let bytes = match read_small_in(dir, "restarts".as_ref(), RESTARTS_LIMIT) {
-        Ok(Some(b)) => b,
-        Ok(None) => return Ok(BTreeSet::new()),
-        Err(e) => return Err(e.to_string()),
-    };
-    let text = std::str::from_utf8(&bytes).map_err(|_| "it is not UTF-8 text".to_owned())?;
+/// The restarts owed: one service name a line. A file that is not that is
+/// refused, and what it holds is not repeated.
+fn restarts(bytes: &[u8]) -> Result<BTreeSet<String>, String> {
+    let text = std::str::from_utf8(bytes).map_err(|_| "it is not UTF-8 text".to_owned())?;
     let mut owed = BTreeSet::new();
     for (i, line) in text.lines().enumerate() {
         let name = line.trim();
@@ -219,6 +269,20 @@ fn read_restarts(dir: &File) -> Result<BTreeSet<String>, String> {
     Ok(owed)
 }
 
+/// The refreshes owed: one Exec id a line. Anything else is refused, and
+/// what it holds is not repeated.
+fn refreshes(bytes: &[u8]) -> Result<BTreeSet<String>, String> {
+    let text = std::str::from_utf8(bytes).map_err(|_| "it is not text".to_owned())?;
+    let mut owed = BTreeSet::new();
+    for line in text.lines().map(str::trim).filter(|l| !l.is_empty()) {
+        match ResourceId::parse(line) {
+            Ok(id) if id.kind == Kind::Exec => owed.insert(line.to_owned()),
+            _ => return Err("it holds a line that is not an Exec id".into()),
+        };
+    }
+    Ok(owed)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -230,11 +294,11 @@ mod tests {
         let root = Root::at(dir.path());
         {
             let mut s = State::open(&root, false).unwrap();
-            s.owe(["nginx", "redis"]).unwrap();
-            s.settle("redis").unwrap();
+            s.restarts.owe(["nginx", "redis"]).unwrap();
+            s.restarts.settle("redis").unwrap();
         }
         let s = State::open(&root, false).unwrap();
-        assert_eq!(s.owed().iter().collect::<Vec<_>>(), ["nginx"]);
+        assert_eq!(s.restarts.owed().iter().collect::<Vec<_>>(), ["nginx"]);
         assert_eq!(
             fs::read_to_string(dir.path().join("var/lib/datum/restarts")).unwrap(),
             "nginx\n"
@@ -262,7 +326,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let root = Root::at(dir.path());
         let s = State::open(&root, true).unwrap();
-        assert!(s.owed().is_empty());
+        assert!(s.restarts.owed().is_empty());
         assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 0);
         // Two noop runs share the lock.
         drop(s);
@@ -270,5 +334,47 @@ mod tests {
         let a = State::open(&root, true).unwrap();
         let b = State::open(&root, true).unwrap();
         drop((a, b));
+    }
+
+    #[test]
+    fn a_refreshes_file_that_is_not_exec_ids_or_is_a_link_is_refused_unrepeated() {
+        let dir = tempfile::tempdir().unwrap();
+        fs::create_dir_all(dir.path().join("var/lib/datum")).unwrap();
+        let root = Root::at(dir.path());
+        let at = dir.path().join("var/lib/datum/refreshes");
+        fs::write(&at, "Exec[a]\nsecret-token-123\n").unwrap();
+        let err = State::open(&root, false).unwrap_err().to_string();
+        assert!(
+            err.ends_with("refreshes: it holds a line that is not an Exec id"),
+            "{err}"
+        );
+        assert!(!err.contains("secret-token"));
+        fs::remove_file(&at).unwrap();
+        std::os::unix::fs::symlink("/etc/shadow", &at).unwrap();
+        let err = State::open(&root, false).unwrap_err().to_string();
+        assert!(err.contains("symbolic link"), "{err}");
+    }
+
+    #[test]
+    fn owed_refreshes_survive_until_settled() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = Root::at(dir.path());
+        {
+            let mut s = State::open(&root, false).unwrap();
+            assert!(s.refreshes.owed().is_empty());
+            s.refreshes
+                .owe(["Exec[newaliases]", "Exec[reload]"])
+                .unwrap();
+            s.refreshes.settle("Exec[reload]").unwrap();
+        }
+        let s = State::open(&root, false).unwrap();
+        assert_eq!(
+            s.refreshes.owed().iter().collect::<Vec<_>>(),
+            ["Exec[newaliases]"]
+        );
+        assert_eq!(
+            fs::read_to_string(dir.path().join("var/lib/datum/refreshes")).unwrap(),
+            "Exec[newaliases]\n"
+        );
     }
 }

@@ -23,7 +23,7 @@ use datum_apply::provider::{
     Context, Examined, Failure, Provider, Providers, Restarted, ServiceProvider, has,
 };
 use datum_apply::report::{
-    Change, HumanReporter, JsonReporter, Outcome, Reporter, RunInfo, Status, Summary,
+    Attribute, Change, HumanReporter, JsonReporter, Outcome, Reporter, RunInfo, Status, Summary,
 };
 use datum_apply::root::Root;
 use datum_apply::spec::{GroupSpec, Item, PackageSpec, ServiceSpec, UserSpec, items};
@@ -73,7 +73,8 @@ impl Named {
     fn examine(&self, name: &str) -> Result<Examined, Failure> {
         let mut ex = Examined::default();
         if !self.present.borrow().contains(name) {
-            ex.changes.push(Change::new("ensure", "absent", "present"));
+            ex.changes
+                .push(Change::new(Attribute::Ensure, "absent", "present"));
         }
         Ok(ex)
     }
@@ -148,8 +149,11 @@ impl Provider<ServiceSpec> for FakeServices {
         if let Some(want) = s.running
             && want != have
         {
-            ex.changes
-                .push(Change::new("ensure", have.to_string(), want.to_string()));
+            ex.changes.push(Change::new(
+                Attribute::Ensure,
+                have.to_string(),
+                want.to_string(),
+            ));
         }
         Ok(ex)
     }
@@ -160,7 +164,7 @@ impl Provider<ServiceSpec> for FakeServices {
         changes: &[Change],
         _: &Context<'_>,
     ) -> Result<(), Failure> {
-        if has(changes, "ensure") {
+        if has(changes, Attribute::Ensure) {
             let verb = if s.running == Some(true) {
                 "start"
             } else {
@@ -265,6 +269,11 @@ fn status_of<'a>(outcomes: &'a [Outcome], id: &str) -> &'a Outcome {
     outcomes.iter().find(|o| o.id == id).unwrap()
 }
 
+/// An outcome's reason as the reports print it.
+fn reason(o: &Outcome) -> Option<String> {
+    o.reason.as_ref().map(ToString::to_string)
+}
+
 const APP: &str = "
   Package[app]:
     ensure: installed
@@ -298,17 +307,17 @@ fn a_failed_resource_skips_its_dependents_and_independent_ones_go_on() {
     let (summary, outcomes) = run(&items, &p, &root, false);
     assert_eq!(status_of(&outcomes, "Package[app]").status, Status::Failed);
     assert_eq!(
-        status_of(&outcomes, "Package[app]").reason.as_deref(),
+        reason(status_of(&outcomes, "Package[app]")).as_deref(),
         Some("app would not install")
     );
     let conf = status_of(&outcomes, "File[app-conf]");
     assert_eq!(
-        (conf.status, conf.reason.as_deref()),
+        (conf.status, reason(conf).as_deref()),
         (Status::Skipped, Some("Package[app] failed"))
     );
     let svc = status_of(&outcomes, "Service[app]");
     assert_eq!(
-        (svc.status, svc.reason.as_deref()),
+        (svc.status, reason(svc).as_deref()),
         (Status::Skipped, Some("File[app-conf] was skipped"))
     );
     assert_eq!(
@@ -342,7 +351,7 @@ fn noop_examines_everything_and_converges_nothing() {
     // A service that would start needs no restart besides.
     assert_eq!(
         status_of(&outcomes, "Service[app]").changes,
-        [Change::new("ensure", "false", "true")]
+        [Change::new(Attribute::Ensure, "false", "true")]
     );
 }
 
@@ -362,7 +371,7 @@ fn a_service_restarts_when_its_configuration_changed_and_only_then() {
     assert_eq!(*log.borrow(), ["install app", "restart app"]);
     assert_eq!(
         status_of(&outcomes, "Service[app]").changes,
-        [Change::set("restart", "File[app-conf] changed")]
+        [Change::set(Attribute::Restart, "File[app-conf] changed")]
     );
     log.borrow_mut().clear();
     let (summary, _) = run(&items, &p, &root, false);
@@ -374,7 +383,7 @@ fn a_service_restarts_when_its_configuration_changed_and_only_then() {
     assert_eq!(noop.would_change, 2);
     assert_eq!(
         status_of(&outcomes, "Service[app]").changes,
-        [Change::set("restart", "File[app-conf] changed")]
+        [Change::set(Attribute::Restart, "File[app-conf] changed")]
     );
     assert!(log.borrow().is_empty());
     run(&items, &p, &root, false);
@@ -422,7 +431,7 @@ fn a_failed_restart_stays_owed_and_happens_on_the_next_run() {
     let (summary, outcomes) = run(&items, &failing, &root, false);
     assert_eq!((summary.changed, summary.failed), (2, 1));
     assert_eq!(
-        status_of(&outcomes, "Service[app]").reason.as_deref(),
+        reason(status_of(&outcomes, "Service[app]")).as_deref(),
         Some("app did not come back")
     );
     assert_eq!(
@@ -452,7 +461,7 @@ fn a_failed_restart_stays_owed_and_happens_on_the_next_run() {
     assert_eq!(
         status_of(&outcomes, "Service[app]").changes,
         [Change::set(
-            "restart",
+            Attribute::Restart,
             "owed by an earlier run that did not finish"
         )]
     );
@@ -548,7 +557,7 @@ fn a_restart_owed_by_a_killed_run_happens_on_the_next_one() {
     assert_eq!(
         status_of(&outcomes, "Service[app]").changes,
         [Change::set(
-            "restart",
+            Attribute::Restart,
             "owed by an earlier run that did not finish"
         )]
     );

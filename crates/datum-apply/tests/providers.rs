@@ -12,7 +12,7 @@ use datum_apply::provider::fs::{Directories, Files, Symlinks};
 use datum_apply::provider::shadow::{Groups, Users};
 use datum_apply::provider::systemd::Systemd;
 use datum_apply::provider::{Context, Pending, Provider, Restarted, ServiceProvider};
-use datum_apply::report::Change;
+use datum_apply::report::{Attribute, Change};
 use datum_apply::root::Root;
 use datum_apply::spec::{
     DirectorySpec, Ensure, FileSpec, GroupSpec, PackageSpec, ServiceSpec, SymlinkSpec, UserSpec,
@@ -104,7 +104,7 @@ fn a_file_keeps_the_attributes_the_manifest_leaves_out() {
     spec.mode = Some(0o600);
     assert_eq!(
         converge(&files, &spec),
-        [Change::new("mode", "0640", "0600")]
+        [Change::new(Attribute::Mode, "0640", "0600")]
     );
     assert_eq!(fs::metadata(&path).unwrap().ino(), inode);
     assert_eq!(mode(&path), 0o600);
@@ -126,8 +126,8 @@ fn a_new_file_gets_0644_and_the_named_owner_from_the_roots_own_accounts() {
     assert_eq!(
         converge(&files, &spec),
         [
-            Change::new("ensure", "absent", "present"),
-            Change::set("mode", "0644")
+            Change::new(Attribute::Ensure, "absent", "present"),
+            Change::set(Attribute::Mode, "0644")
         ]
     );
     let plain = fs::metadata(dir.path().join("etc/plain")).unwrap();
@@ -157,7 +157,7 @@ fn a_new_file_gets_0644_and_the_named_owner_from_the_roots_own_accounts() {
     };
     assert_eq!(
         files.examine(&spec, &noop).unwrap().changes,
-        [Change::new("owner", "ops", "nobody-here")]
+        [Change::new(Attribute::Owner, "ops", "nobody-here")]
     );
 }
 
@@ -199,7 +199,7 @@ fn sensitive_content_is_never_shown() {
     assert_eq!(
         changes,
         [Change::new(
-            "content",
+            Attribute::Content,
             "13 bytes",
             "24 bytes (sensitive: not shown)"
         )]
@@ -220,7 +220,7 @@ fn a_huge_file_on_disk_is_compared_without_reading_it_whole() {
     assert_eq!(
         changes,
         [Change::new(
-            "content",
+            Attribute::Content,
             "68719476736 bytes",
             "6 bytes, sha256 4c47b3e816fbe7d4" // printf 'small\\n' | sha256sum
         )]
@@ -251,7 +251,7 @@ fn content_larger_than_a_diff_is_compared_as_it_is_read() {
     assert_eq!(
         files.examine(&spec, &cx()).unwrap().changes,
         [Change::new(
-            "content",
+            Attribute::Content,
             "3145728 bytes",
             "3145728 bytes (sensitive: not shown)"
         )]
@@ -326,7 +326,7 @@ fn directories_are_created_with_their_mode_and_symlinks_repointed() {
     link.target = "releases/2".into();
     assert_eq!(
         converge(&links, &link),
-        [Change::new("target", "releases/1", "releases/2")]
+        [Change::new(Attribute::Target, "releases/1", "releases/2")]
     );
     assert_eq!(
         fs::read_link(dir.path().join("srv/current")).unwrap(),
@@ -385,7 +385,7 @@ fn packages_install_from_the_roots_archive_cache_with_dpkg() {
     // The highest version there is.
     assert_eq!(
         converge(&dpkg, &spec),
-        [Change::new("ensure", "absent", "installed")]
+        [Change::new(Attribute::Ensure, "absent", "installed")]
     );
     assert_eq!(dpkg.installed("hello").unwrap().as_deref(), Some("2.0-1"));
     assert_eq!(
@@ -396,7 +396,7 @@ fn packages_install_from_the_roots_archive_cache_with_dpkg() {
     spec.version = Some("1.0-1".into());
     assert_eq!(
         converge(&dpkg, &spec),
-        [Change::new("version", "2.0-1", "1.0-1")]
+        [Change::new(Attribute::Version, "2.0-1", "1.0-1")]
     );
     assert_eq!(dpkg.installed("hello").unwrap().as_deref(), Some("1.0-1"));
     // No .deb, no network: a clear failure.
@@ -414,7 +414,11 @@ fn packages_install_from_the_roots_archive_cache_with_dpkg() {
     spec.ensure = Ensure::Absent;
     assert_eq!(
         converge(&dpkg, &spec),
-        [Change::new("ensure", "installed (1.0-1)", "absent")]
+        [Change::new(
+            Attribute::Ensure,
+            "installed (1.0-1)",
+            "absent"
+        )]
     );
     assert_eq!(dpkg.installed("hello").unwrap(), None);
     assert!(!root.join("usr/share/doc/hello/README").exists());
@@ -482,7 +486,7 @@ fn groups_and_users_are_managed_with_the_shadow_tools_under_a_prefix() {
     };
     assert_eq!(
         users.examine(&late, &noop).unwrap().changes[0],
-        Change::new("ensure", "absent", "present")
+        Change::new(Attribute::Ensure, "absent", "present")
     );
     // No home directory is made.
     assert!(!dir.path().join("home").exists());
@@ -491,14 +495,14 @@ fn groups_and_users_are_managed_with_the_shadow_tools_under_a_prefix() {
     assert_eq!(
         converge(&users, &user),
         [
-            Change::new("groups", "wheel", "(none)"),
-            Change::new("shell", "/bin/bash", "/bin/sh")
+            Change::new(Attribute::Groups, "wheel", "(none)"),
+            Change::new(Attribute::Shell, "/bin/bash", "/bin/sh")
         ]
     );
     ops.gid = Some(2001);
     assert_eq!(
         converge(&groups, &ops),
-        [Change::new("gid", "2000", "2001")]
+        [Change::new(Attribute::Gid, "2000", "2001")]
     );
     user.ensure = Ensure::Absent;
     converge(&users, &user);
@@ -531,7 +535,10 @@ fn services_are_enabled_in_a_root_and_never_started_there() {
         enabled: Some(true),
     };
     let ex = systemd.examine(&spec, &cx()).unwrap();
-    assert_eq!(ex.changes, [Change::new("enabled", "false", "true")]);
+    assert_eq!(
+        ex.changes,
+        [Change::new(Attribute::Enabled, "false", "true")]
+    );
     assert_eq!(
         ex.notes,
         [format!(
@@ -571,7 +578,7 @@ fn services_are_enabled_in_a_root_and_never_started_there() {
     let ex = systemd.examine(&missing, &cx()).unwrap();
     assert_eq!(
         ex.changes,
-        [Change::new("enabled", "(no unit file)", "true")]
+        [Change::new(Attribute::Enabled, "(no unit file)", "true")]
     );
     let err = systemd.converge(&missing, &ex.changes, &cx()).unwrap_err();
     assert!(err.0.contains("systemctl --root="), "{}", err.0);

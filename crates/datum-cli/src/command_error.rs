@@ -150,6 +150,20 @@ impl From<ApplyError> for CommandError {
     }
 }
 
+/// `render --all` could not fill its directory.
+impl From<datum_fs::manifests::RenderError> for CommandError {
+    fn from(e: datum_fs::manifests::RenderError) -> CommandError {
+        CommandError::from_error(ErrorKind::Failed, e)
+    }
+}
+
+/// A bundle that could not be made or written.
+impl From<datum_agent::bundle::BatchError> for CommandError {
+    fn from(e: datum_agent::bundle::BatchError) -> CommandError {
+        CommandError::from_error(ErrorKind::Failed, e)
+    }
+}
+
 /// The machine's own name could not be read.
 impl From<datum_apply::root::HostError> for CommandError {
     fn from(e: datum_apply::root::HostError) -> CommandError {

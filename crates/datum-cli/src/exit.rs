@@ -1,6 +1,9 @@
-//! The statuses `datum` exits with, each number written once.
+//! The statuses `datum` exits with, each number written once (apply's
+//! and the agent's are [`RunStatus`]'s, which their run reports record).
 
 use std::process::ExitCode;
+
+use datum_apply::RunStatus;
 
 /// An exit status. Commands end with one; errors carry a kind that gives
 /// theirs ([`crate::command_error::ErrorKind::status`]).
@@ -23,19 +26,26 @@ impl Status {
     /// takes precedence with status 1; bad usage comes first).
     pub const CHANGED: Status = Status(3);
     /// `apply`: changes were made, or are pending under `--noop` (SPEC §7).
-    pub const APPLY_CHANGED: Status = Status(2);
+    pub const APPLY_CHANGED: Status = Status(RunStatus::Changed.code());
     /// `apply`: some resources failed, or were skipped because one they
     /// come after failed; nothing else changed.
-    pub const APPLY_FAILED: Status = Status(4);
+    pub const APPLY_FAILED: Status = Status(RunStatus::Failed.code());
     /// `apply`: changes were made (or are pending, under `--noop`) and some
     /// resources failed.
-    pub const APPLY_CHANGED_AND_FAILED: Status = Status(6);
+    pub const APPLY_CHANGED_AND_FAILED: Status = Status(RunStatus::ChangedAndFailed.code());
 }
 
 impl Status {
     /// The number the process exits with.
     pub fn code(self) -> u8 {
         self.0
+    }
+}
+
+/// `apply` and `agent --once` exit as their run ended: one mapping, apply's.
+impl From<RunStatus> for Status {
+    fn from(status: RunStatus) -> Status {
+        Status(status.code())
     }
 }
 
@@ -62,5 +72,12 @@ mod tests {
         ] {
             assert_ne!(Status::USAGE, other);
         }
+    }
+
+    #[test]
+    fn a_run_that_applied_nothing_fails_and_one_that_changed_nothing_is_ok() {
+        assert_eq!(Status::from(RunStatus::NotApplied), Status::FAILED);
+        assert_eq!(Status::from(RunStatus::Unchanged), Status::OK);
+        assert_eq!(Status::from(RunStatus::Changed), Status::APPLY_CHANGED);
     }
 }

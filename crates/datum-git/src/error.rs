@@ -130,7 +130,7 @@ pub enum BlobError {
     #[error("the file name is not valid UTF-8")]
     NameNotUtf8,
     /// The object database could not give the blob.
-    #[error("{message} ({at})", message = crate::repo::first_line(&.source.to_string()))]
+    #[error("{message} ({at})", message = first_line(&.source.to_string()))]
     Object {
         /// The revision and repository.
         at: At,
@@ -138,4 +138,9 @@ pub enum BlobError {
         #[source]
         source: gix::Error,
     },
+}
+
+/// The first line of a possibly multi-line error report.
+pub(crate) fn first_line(message: &str) -> String {
+    message.lines().next().unwrap_or_default().trim().to_owned()
 }

@@ -44,8 +44,10 @@
 mod error;
 mod reader;
 mod repo;
+mod revision;
 mod walk;
 
 pub use error::{At, BlobError, GitError};
 pub use reader::GitReader;
-pub use repo::{Repo, Revision};
+pub use repo::Repo;
+pub use revision::Revision;

@@ -13,8 +13,8 @@ use std::sync::{Mutex, PoisonError};
 use datum_core::reader::{Opened, ReadError, Reader, SourceError};
 use gix::ObjectId;
 
-use crate::error::{At, BlobError, GitError};
-use crate::repo::{Revision, first_line};
+use crate::error::{At, BlobError, GitError, first_line};
+use crate::revision::Revision;
 use crate::walk::{Entry, Ignores, Kind, Loader};
 
 /// How many symbolic links [`GitReader::read_source`] follows before giving

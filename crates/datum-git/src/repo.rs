@@ -3,10 +3,9 @@
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-use gix::ObjectId;
-
-use crate::error::GitError;
+use crate::error::{GitError, first_line};
 use crate::reader::GitReader;
+use crate::revision::Revision;
 
 /// The git repository containing a fleet, and where in it the fleet lives.
 pub struct Repo {
@@ -21,60 +20,6 @@ impl fmt::Debug for Repo {
             .field("workdir", &self.workdir)
             .field("prefix", &self.prefix)
             .finish_non_exhaustive()
-    }
-}
-
-/// A commit named by the operator, resolved to its id.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct Revision {
-    spec: String,
-    id: ObjectId,
-    hex: String,
-    short: String,
-    time: i64,
-}
-
-impl Revision {
-    /// The revision as the operator wrote it (`HEAD~1`, `main`, `v2`, …).
-    pub fn spec(&self) -> &str {
-        &self.spec
-    }
-
-    /// The full commit id in hexadecimal.
-    pub fn id(&self) -> &str {
-        &self.hex
-    }
-
-    /// The shortest unambiguous abbreviation of the commit id (at least 7
-    /// characters, as `git log --oneline` shows it).
-    pub fn short(&self) -> &str {
-        &self.short
-    }
-
-    /// The revision for messages: `HEAD~1 (3f2a9c1)`, or just the short id
-    /// when the operator wrote a hash.
-    pub fn describe(&self) -> String {
-        if self.hex.starts_with(&self.spec) || self.spec.starts_with(&self.short) {
-            self.short.clone()
-        } else {
-            format!("{} ({})", self.spec, self.short)
-        }
-    }
-
-    /// The commit's committer time, in seconds since the Unix epoch.
-    pub fn time(&self) -> i64 {
-        self.time
-    }
-
-    pub(crate) fn object_id(&self) -> ObjectId {
-        self.id
-    }
-}
-
-impl fmt::Display for Revision {
-    /// Shows [`Revision::describe`].
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.describe())
     }
 }
 
@@ -224,14 +169,7 @@ impl Repo {
             .seconds;
         let id = commit.id();
         let short = id.shorten_or_id().to_string();
-        let id = id.detach();
-        Ok(Revision {
-            spec: rev.to_owned(),
-            hex: id.to_string(),
-            id,
-            short,
-            time,
-        })
+        Ok(Revision::new(rev, id.detach(), short, time))
     }
 
     /// A reader over the fleet as committed at `rev`: the tree of that
@@ -250,9 +188,4 @@ fn revspec_reason(e: &gix::Error) -> String {
     let top = errors.next().map(ToString::to_string);
     let cause = errors.next().map(ToString::to_string);
     first_line(&cause.or(top).unwrap_or_else(|| e.to_string()))
-}
-
-/// The first line of a possibly multi-line error report.
-pub(crate) fn first_line(message: &str) -> String {
-    message.lines().next().unwrap_or_default().trim().to_owned()
 }

@@ -13,8 +13,7 @@ use gix::objs::tree::EntryKind;
 use ignore::Match;
 use ignore::gitignore::{Gitignore, GitignoreBuilder};
 
-use crate::error::{BlobError, GitError};
-use crate::repo::first_line;
+use crate::error::{BlobError, GitError, first_line};
 
 /// What a tree entry is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -13,11 +13,10 @@ use std::io::Write as _;
 
 use age::armor::{ArmoredReader, ArmoredWriter, Format};
 use sha2::{Digest as _, Sha256};
-use zeroize::Zeroizing;
 
 use crate::identity::Identity;
 use crate::key::{Fingerprint, PublicKey};
-use crate::plaintext::Plaintext;
+use crate::plaintext::{Plaintext, read_payload};
 
 /// Encrypts `plaintext` to every key in `recipients`, as armored age text.
 ///
@@ -77,32 +76,6 @@ pub fn decrypt(ciphertext: &[u8], identities: &[Identity]) -> Result<Plaintext, 
             source: source.into(),
         })?;
     Ok(Plaintext::new(std::mem::take(&mut *payload)))
-}
-
-/// Reads an age payload from `reader`, decrypting a ciphertext of
-/// `ciphertext_len` bytes, into zeroized memory. Age's payload is never
-/// longer than its ciphertext, so a buffer that size never grows; growing
-/// would leave an unzeroed copy behind.
-pub(crate) fn read_payload(
-    reader: &mut impl std::io::Read,
-    ciphertext_len: usize,
-) -> std::io::Result<Zeroizing<Vec<u8>>> {
-    let mut buffer = Zeroizing::new(vec![0; ciphertext_len]);
-    let mut filled = 0;
-    loop {
-        match reader.read(&mut buffer[filled..]) {
-            Ok(0) => break,
-            Ok(n) => filled += n,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
-        }
-        if filled == buffer.len() {
-            // Full, yet no end seen: only a broken stream does this.
-            return Err(std::io::Error::other("the payload is longer than the file"));
-        }
-    }
-    buffer.truncate(filled);
-    Ok(buffer)
 }
 
 /// The lowercase hex SHA-256 of ciphertext bytes, as the manifest records

@@ -241,7 +241,7 @@ fn parse_encrypted_age(
             }
             _ => IdentityError::InvalidAge,
         })?;
-    let payload = crate::ciphertext::read_payload(&mut reader, bytes.len())
+    let payload = crate::plaintext::read_payload(&mut reader, bytes.len())
         .map_err(|_| IdentityError::InvalidAge)?;
     let text = std::str::from_utf8(&payload).map_err(|_| IdentityError::Unrecognized)?;
     let identities = parse_age_file(text)?;

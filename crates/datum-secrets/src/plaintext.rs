@@ -1,6 +1,7 @@
 //! Decrypted bytes, held so they do not outlive their use: the memory is
 //! overwritten with zeros when the value is dropped, and nothing formats
-//! the bytes by accident.
+//! the bytes by accident. What age decrypts (a secret, or a passphrase-
+//! protected identity file) is read into such memory here.
 
 use std::fmt;
 
@@ -75,6 +76,32 @@ impl fmt::Debug for Plaintext {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "Plaintext(<{} bytes, redacted>)", self.0.len())
     }
+}
+
+/// Reads an age payload from `reader`, decrypting a ciphertext of
+/// `ciphertext_len` bytes, into zeroized memory. Age's payload is never
+/// longer than its ciphertext, so a buffer that size never grows; growing
+/// would leave an unzeroed copy behind.
+pub(crate) fn read_payload(
+    reader: &mut impl std::io::Read,
+    ciphertext_len: usize,
+) -> std::io::Result<Zeroizing<Vec<u8>>> {
+    let mut buffer = Zeroizing::new(vec![0; ciphertext_len]);
+    let mut filled = 0;
+    loop {
+        match reader.read(&mut buffer[filled..]) {
+            Ok(0) => break,
+            Ok(n) => filled += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+        if filled == buffer.len() {
+            // Full, yet no end seen: only a broken stream does this.
+            return Err(std::io::Error::other("the payload is longer than the file"));
+        }
+    }
+    buffer.truncate(filled);
+    Ok(buffer)
 }
 
 #[cfg(test)]

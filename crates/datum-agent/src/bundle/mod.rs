@@ -3,11 +3,13 @@
 //! uses, signed when a key is given); [`open`] checks a bundle file (every
 //! check of [`datum_core::bundle::decode`], then the signature against the
 //! host's keys) and [`Opened::items`] reads its manifest back into what
-//! apply converges to.
+//! apply converges to; [`Batch::write_all`] fills a directory with every
+//! host's bundle (`bundle --all`).
 //!
 //! The byte layout is `datum_core::bundle`'s; this module adds what needs
 //! keys, files and the apply engine.
 
+mod many;
 mod resources;
 
 use std::collections::BTreeMap;
@@ -21,6 +23,7 @@ use datum_core::schema::Field;
 
 use crate::sshsig::{AllowedSigners, SignError, Signer, SigningKey, VerifyError};
 
+pub use many::{Batch, BatchError};
 pub use resources::{BundledResource, ManifestError, resources};
 
 /// The payloads of a fleet that manifests use, read once and shared by

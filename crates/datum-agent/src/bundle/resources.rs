@@ -21,25 +21,20 @@ use datum_core::source::{Files, Span};
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct BundledResource {
     id: ResourceId,
-    id_text: String,
     values: BTreeMap<Field, Value>,
-    refs: BTreeMap<Field, Vec<String>>,
+    refs: BTreeMap<Field, Vec<ResourceId>>,
 }
 
 impl ResourceView for BundledResource {
-    fn kind(&self) -> Kind {
-        self.id.kind
-    }
-
-    fn id_text(&self) -> &str {
-        &self.id_text
+    fn id(&self) -> &ResourceId {
+        &self.id
     }
 
     fn value(&self, field: Field) -> Option<&Value> {
         self.values.get(&field)
     }
 
-    fn refs(&self, field: Field) -> Vec<String> {
+    fn refs(&self, field: Field) -> Vec<ResourceId> {
         self.refs.get(&field).cloned().unwrap_or_default()
     }
 
@@ -166,7 +161,6 @@ fn resource(
         }
     };
     let mut r = BundledResource {
-        id_text: id.to_string(),
         id,
         values: BTreeMap::new(),
         refs: BTreeMap::new(),
@@ -234,7 +228,7 @@ fn resource(
 
 enum Read {
     Value(Value),
-    Refs(Vec<String>),
+    Refs(Vec<ResourceId>),
 }
 
 /// One field, typed as the schema says; `Err` says what is wrong.
@@ -244,11 +238,10 @@ fn read_field(kind: Kind, field: Field, node: Node<'_, '_>) -> Result<Read, Stri
         Ty::Bool | Ty::Id | Ty::Seconds => read_number(ty, node)?,
         Ty::List | Ty::Argv | Ty::Env => read_list(ty, node)?,
         Ty::Refs => {
-            let mut ids = Vec::new();
-            for t in list(node)? {
-                let id = ResourceId::parse(t).map_err(|e| e.to_string())?;
-                ids.push(id.to_string());
-            }
+            let ids = list(node)?
+                .into_iter()
+                .map(|t| ResourceId::parse(t).map_err(|e| e.to_string()))
+                .collect::<Result<_, _>>()?;
             return Ok(Read::Refs(ids));
         }
         _ => read_text(ty, node)?,
@@ -361,7 +354,10 @@ mod tests {
         assert_eq!(motd.str(Field::Path), Some("/etc/motd"));
         assert_eq!(motd.str(Field::Mode), Some("0644"));
         assert_eq!(motd.value(Field::Sensitive), Some(&Value::Bool(false)));
-        assert_eq!(motd.refs(Field::Requires), ["Package[nginx]"]);
+        assert_eq!(
+            motd.refs(Field::Requires),
+            [ResourceId::parse("Package[nginx]").unwrap()]
+        );
         assert_eq!(got[1].name(), "nginx");
         assert_eq!(got[1].str(Field::Version), Some("1.10"));
         assert_eq!(got[2].value(Field::Uid), Some(&Value::Int(2000)));
@@ -422,7 +418,10 @@ mod tests {
         );
         assert_eq!(x.value(Field::Timeout), Some(&Value::Int(60)));
         assert_eq!(x.value(Field::RefreshOnly), Some(&Value::Bool(true)));
-        assert_eq!(x.refs(Field::RunOn), ["File[a]"]);
+        assert_eq!(
+            x.refs(Field::RunOn),
+            [ResourceId::parse("File[a]").unwrap()]
+        );
         assert_eq!(x.str(Field::Creates), Some("/srv/done"));
     }
 

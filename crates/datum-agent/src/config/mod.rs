@@ -22,7 +22,7 @@ use datum_core::source::{Files, Span};
 
 use crate::fetch::GitSource;
 use crate::schedule::Schedule;
-use crate::{http, metrics};
+use crate::{file, http, metrics};
 
 mod source;
 
@@ -136,12 +136,9 @@ pub fn read_inside(root: &datum_apply::Root, abs: &str) -> Result<Config, Config
 
 /// The configuration at `path`, as named.
 pub fn read(path: &Path) -> Result<Config, ConfigError> {
-    let bytes = http::read_file(path, MAX_SIZE).map_err(|e| ConfigError::Read {
+    let bytes = file::read_file(path, MAX_SIZE).map_err(|e| ConfigError::Read {
         path: path.to_owned(),
-        source: match e {
-            http::FetchError::File { source, .. } => source,
-            other => std::io::Error::other(other.to_string()),
-        },
+        source: e.into_io(),
     })?;
     let text = String::from_utf8(bytes).map_err(|_| ConfigError::Read {
         path: path.to_owned(),

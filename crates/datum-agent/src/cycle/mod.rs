@@ -21,7 +21,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use datum_apply::engine::{ApplyError, Options};
 use datum_apply::root::Root;
 use datum_apply::spec::Item;
-use datum_apply::{HumanReporter, JsonReporter, Providers, Summary};
+use datum_apply::{HumanReporter, JsonReporter, Providers, RunStatus, Summary};
 
 use crate::ca::CaFile;
 use crate::config::{Config, Source};
@@ -29,7 +29,7 @@ use crate::report::{Mode, RunRecord, Timestamp};
 use crate::rollback::{Applied, Policy, StateFile};
 use crate::sshsig::AllowedSigners;
 
-pub use record::{Run, Tee, apply_report, publish, status};
+pub use record::{Run, Tee, apply_report, publish};
 
 /// The agent's own repository (git mode), under the root.
 pub const REPO: &str = "/var/lib/datum/repo";
@@ -77,7 +77,10 @@ fn refusal(message: impl Into<String>, hint: impl Into<String>) -> Refusal {
 #[derive(Debug)]
 pub struct RunOutcome {
     pub record: RunRecord,
-    /// Set when nothing was applied; the record's exit status is then 1.
+    /// How it ended, as the process exits and the record says.
+    pub status: RunStatus,
+    /// Set when nothing was applied (the status is then
+    /// [`RunStatus::NotApplied`]).
     pub refusal: Option<Refusal>,
     /// Problems that did not change the run (a report that could not be
     /// written or sent).
@@ -148,9 +151,9 @@ impl Agent {
             },
         };
         let fetch_failed = log.fetch_failed;
-        let exit_status = match (&summary, &refusal) {
-            (Some(s), None) => status(s),
-            _ => 1,
+        let status = match (&summary, &refusal) {
+            (Some(s), None) => s.status(),
+            _ => RunStatus::NotApplied,
         };
         if let Some(r) = &refusal {
             log.notes.push(r.message.clone());
@@ -166,7 +169,7 @@ impl Agent {
             notes: log.notes,
             summary,
             resources,
-            exit_status,
+            status,
         };
         let (record, report, warnings) = publish(
             &self.root,
@@ -177,6 +180,7 @@ impl Agent {
         );
         RunOutcome {
             record,
+            status,
             refusal,
             warnings,
             fetch_failed,
@@ -297,7 +301,7 @@ fn save_bundle(root: &Root, bytes: &[u8]) -> io::Result<()> {
         .parent()
         .map_or("/".to_owned(), |d| d.to_string_lossy().into_owned());
     root.create_dir_all(&dir, 0o755)?;
-    let attrs = datum_apply::disk::Attrs {
+    let attrs = datum_fs::Attrs {
         mode: Some(0o600),
         ..Default::default()
     };

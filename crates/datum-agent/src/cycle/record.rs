@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
 use datum_apply::root::Root;
-use datum_apply::{Reporter, Summary};
+use datum_apply::{Reporter, RunStatus, Summary};
 
 use super::REPORTS;
 use crate::ca::CaFile;
@@ -41,7 +41,7 @@ pub struct Run {
     pub summary: Option<Summary>,
     /// Apply's JSON report, or null.
     pub resources: serde_json::Value,
-    pub exit_status: i32,
+    pub status: RunStatus,
 }
 
 /// Records a finished run: its report under `/var/lib/datum/reports` and
@@ -80,7 +80,7 @@ pub fn publish(
         notes: run.notes,
         counts: run.summary.as_ref().map(Counts::from).unwrap_or_default(),
         resources: run.resources,
-        exit_status: run.exit_status,
+        exit_status: run.status.code().into(),
     };
     let report = reports
         .dir()
@@ -107,11 +107,6 @@ pub fn publish(
         }
     }
     (record, report, warnings)
-}
-
-/// 0, 2, 4 or 6, as `datum apply` exits.
-pub fn status(summary: &Summary) -> i32 {
-    i32::from(summary.changes()) * 2 + i32::from(summary.failures()) * 4
 }
 
 fn chain(e: &(dyn std::error::Error + 'static)) -> String {
@@ -143,23 +138,5 @@ impl<H: Reporter, J: Reporter> Reporter for Tee<H, J> {
     fn finish(&mut self, summary: &Summary) -> io::Result<()> {
         let json = self.json.finish(summary);
         self.human.finish(summary).and(json)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_status_is_apply_s() {
-        let mut s = Summary::default();
-        assert_eq!(status(&s), 0);
-        s.count(datum_apply::Status::WouldChange);
-        assert_eq!(status(&s), 2);
-        s.count(datum_apply::Status::Skipped);
-        assert_eq!(status(&s), 6);
-        let mut f = Summary::default();
-        f.count(datum_apply::Status::Failed);
-        assert_eq!(status(&f), 4);
     }
 }

@@ -15,8 +15,8 @@
 
 use std::path::{Path, PathBuf};
 
-use datum_apply::disk::Attrs;
 use datum_apply::root::{Refused, Root};
+use datum_fs::Attrs;
 
 use serde_json::{Value, json};
 

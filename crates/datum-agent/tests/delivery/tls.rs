@@ -119,7 +119,7 @@ fn a_report_is_posted_over_https_with_the_ca_file() {
         notes: Vec::new(),
         summary: None,
         resources: serde_json::Value::Null,
-        exit_status: 1,
+        status: datum_apply::RunStatus::NotApplied,
     };
     let metrics = Path::new("/metrics.prom");
     let (_, _, warnings) = publish(&root, run(), metrics, Some(&url), Some(&ca));

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 
 use super::command::{self, tool};
 use super::{Context, Examined, Failure, Provider};
-use crate::report::Change;
+use crate::report::{Attribute, Change};
 use crate::root::Root;
 use crate::spec::{Ensure, PackageSpec};
 
@@ -132,21 +132,22 @@ impl Provider<PackageSpec> for Dpkg {
         match (s.ensure, self.installed(&s.name)?) {
             (Ensure::Present, None) => {
                 ex.changes
-                    .push(Change::new("ensure", "absent", "installed"));
+                    .push(Change::new(Attribute::Ensure, "absent", "installed"));
                 if let Some(v) = &s.version {
-                    ex.changes.push(Change::set("version", v.as_str()));
+                    ex.changes.push(Change::set(Attribute::Version, v.as_str()));
                 }
             }
             (Ensure::Present, Some(have)) => {
                 if let Some(want) = &s.version
                     && &have != want
                 {
-                    ex.changes.push(Change::new("version", have, want.as_str()));
+                    ex.changes
+                        .push(Change::new(Attribute::Version, have, want.as_str()));
                 }
             }
             (Ensure::Absent, Some(have)) => {
                 ex.changes.push(Change::new(
-                    "ensure",
+                    Attribute::Ensure,
                     format!("installed ({have})"),
                     "absent",
                 ));

@@ -14,10 +14,12 @@ use std::sync::{Arc, Mutex, mpsc};
 use std::time::{Duration, Instant};
 
 use super::{Context, Examined, Failure};
-use crate::report::{Change, CommandOutput};
+pub use crate::report::Exit;
+use crate::report::{Attribute, Change, CommandOutput};
 use crate::root::Root;
 use crate::spawn::{Entry, Ids};
 use crate::spec::ExecSpec;
+use datum_core::schema::ResourceId;
 use nix::fcntl::OFlag;
 
 /// The PATH a command runs with: the usual Debian one, never the caller's.
@@ -41,30 +43,6 @@ pub struct Invocation {
     pub timeout: Duration,
 }
 
-/// How a command ended.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub enum Exit {
-    Code(i32),
-    Signal(i32),
-    /// Killed, with everything it started, when its time ran out.
-    TimedOut(Duration),
-}
-
-impl Exit {
-    pub fn success(self) -> bool {
-        self == Exit::Code(0)
-    }
-
-    /// `exit 3`, `killed by signal 9`, `timed out after 300 s`.
-    pub fn describe(self) -> String {
-        match self {
-            Exit::Code(c) => format!("exit {c}"),
-            Exit::Signal(s) => format!("killed by signal {s}"),
-            Exit::TimedOut(t) => format!("timed out after {} s", t.as_secs()),
-        }
-    }
-}
-
 /// A command that ran: how it ended and what it printed.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Ran {
@@ -79,11 +57,7 @@ pub struct Ran {
 impl Ran {
     pub fn report(&self) -> CommandOutput {
         CommandOutput {
-            exit: self.exit.describe(),
-            code: match self.exit {
-                Exit::Code(c) => Some(c),
-                _ => None,
-            },
+            exit: self.exit,
             output: self.output.clone(),
             omitted: self.omitted,
         }
@@ -156,7 +130,7 @@ impl Execs {
         &self,
         spec: &ExecSpec,
         cx: &Context<'_>,
-        first: &[&str],
+        first: &[&ResourceId],
     ) -> Result<Examined, Failure> {
         let mut ex = Examined::default();
         if let Some(path) = &spec.creates {
@@ -187,10 +161,7 @@ impl Execs {
                 .run(&self.invocation(spec, line))
                 .map_err(|f| Failure::new(format!("`{name}` ({what}) did not start: {f}")))?;
             if let Exit::TimedOut(_) = ran.exit {
-                return Err(Failure::new(format!(
-                    "`{name}` ({what}) {}",
-                    ran.exit.describe()
-                )));
+                return Err(Failure::new(format!("`{name}` ({what}) {}", ran.exit)));
             }
             let allows = ran.exit.success() == run_if;
             if cx.noop {
@@ -201,15 +172,17 @@ impl Execs {
                 };
                 ex.notes.push(format!(
                     "`{name}` asked under --noop ({what}): {}, so {answer}",
-                    ran.exit.describe()
+                    ran.exit
                 ));
             }
             if !allows {
                 return Ok(ex);
             }
         }
-        ex.changes
-            .push(Change::set("run", shown(&spec.argv(&spec.command))));
+        ex.changes.push(Change::set(
+            Attribute::Run,
+            shown(&spec.argv(&spec.command)),
+        ));
         Ok(ex)
     }
 
@@ -495,12 +468,18 @@ impl Capture {
 }
 
 /// `A, B, C and 4 more`: what would change first, kept to a line.
-fn shortened(ids: &[&str]) -> String {
+fn shortened<T: std::fmt::Display>(ids: &[T]) -> String {
     const SHOWN: usize = 3;
+    let joined = |ids: &[T]| {
+        ids.iter()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
     if ids.len() <= SHOWN + 1 {
-        return ids.join(", ");
+        return joined(ids);
     }
-    format!("{} and {} more", ids[..SHOWN].join(", "), ids.len() - SHOWN)
+    format!("{} and {} more", joined(&ids[..SHOWN]), ids.len() - SHOWN)
 }
 
 #[cfg(test)]
@@ -536,7 +515,7 @@ mod tests {
         assert_eq!(ran.exit, Exit::Code(3));
         assert_eq!(ran.output, "out\nerr\n");
         assert_eq!(ran.omitted, 0);
-        assert_eq!(ran.report().exit, "exit 3");
+        assert_eq!(ran.report().exit.to_string(), "exit 3");
     }
 
     #[test]

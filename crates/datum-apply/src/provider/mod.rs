@@ -14,7 +14,7 @@ pub mod systemd;
 
 use std::collections::BTreeSet;
 
-use crate::report::Change;
+use crate::report::{Attribute, Change};
 use crate::root::Root;
 use crate::spec::{
     DirectorySpec, FileSpec, GroupSpec, PackageSpec, ServiceSpec, SymlinkSpec, UserSpec,
@@ -58,14 +58,15 @@ pub struct Examined {
     pub notes: Vec<String>,
 }
 
-impl Examined {
-    pub fn has(&self, attribute: &str) -> bool {
-        has(&self.changes, attribute)
-    }
-}
-
 /// Whether a list of changes touches an attribute.
-pub fn has(changes: &[Change], attribute: &str) -> bool {
+///
+/// ```
+/// use datum_apply::report::{Attribute, Change};
+/// let changes = [Change::new(Attribute::Mode, "0644", "0600")];
+/// assert!(datum_apply::provider::has(&changes, Attribute::Mode));
+/// assert!(!datum_apply::provider::has(&[], Attribute::Ensure));
+/// ```
+pub fn has(changes: &[Change], attribute: Attribute) -> bool {
     changes.iter().any(|c| c.attribute == attribute)
 }
 

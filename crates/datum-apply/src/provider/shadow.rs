@@ -22,7 +22,7 @@ use nix::sys::stat::{Mode, SFlag};
 
 use super::command::{self, tool};
 use super::{Context, Examined, Failure, Provider, has};
-use crate::report::Change;
+use crate::report::{Attribute, Change};
 use crate::root::{GroupEntry, PasswdEntry, Root};
 use crate::spec::{Ensure, GroupSpec, UserSpec};
 
@@ -170,21 +170,27 @@ impl Provider<GroupSpec> for Groups {
         let mut ex = Examined::default();
         match (s.ensure, entry) {
             (Ensure::Present, None) => {
-                ex.changes.push(Change::new("ensure", "absent", "present"));
+                ex.changes
+                    .push(Change::new(Attribute::Ensure, "absent", "present"));
                 if let Some(gid) = s.gid {
-                    ex.changes.push(Change::set("gid", gid.to_string()));
+                    ex.changes
+                        .push(Change::set(Attribute::Gid, gid.to_string()));
                 }
             }
             (Ensure::Present, Some(e)) => {
                 if let Some(gid) = s.gid
                     && gid != e.gid
                 {
-                    ex.changes
-                        .push(Change::new("gid", e.gid.to_string(), gid.to_string()));
+                    ex.changes.push(Change::new(
+                        Attribute::Gid,
+                        e.gid.to_string(),
+                        gid.to_string(),
+                    ));
                 }
             }
             (Ensure::Absent, Some(_)) => {
-                ex.changes.push(Change::new("ensure", "present", "absent"))
+                ex.changes
+                    .push(Change::new(Attribute::Ensure, "present", "absent"))
             }
             (Ensure::Absent, None) => {}
         }
@@ -201,7 +207,7 @@ impl Provider<GroupSpec> for Groups {
         let mut cmd;
         if s.ensure == Ensure::Absent {
             cmd = shadow_tool(root, "groupdel")?;
-        } else if has(changes, "ensure") {
+        } else if has(changes, Attribute::Ensure) {
             cmd = shadow_tool(root, "groupadd")?;
             if let Some(gid) = s.gid {
                 cmd.arg("-g").arg(gid.to_string());
@@ -246,19 +252,19 @@ impl Users {
 fn new_user(s: &UserSpec) -> Vec<Change> {
     let mut out = Vec::new();
     if let Some(uid) = s.uid {
-        out.push(Change::set("uid", uid.to_string()));
+        out.push(Change::set(Attribute::Uid, uid.to_string()));
     }
     if let Some(g) = &s.group {
-        out.push(Change::set("group", g.as_str()));
+        out.push(Change::set(Attribute::Group, g.as_str()));
     }
     if let Some(gs) = &s.groups {
-        out.push(Change::set("groups", list(gs)));
+        out.push(Change::set(Attribute::Groups, list(gs)));
     }
     if let Some(h) = &s.home {
-        out.push(Change::set("home", h.as_str()));
+        out.push(Change::set(Attribute::Home, h.as_str()));
     }
     if let Some(sh) = &s.shell {
-        out.push(Change::set("shell", sh.as_str()));
+        out.push(Change::set(Attribute::Shell, sh.as_str()));
     }
     out
 }
@@ -270,7 +276,11 @@ fn user_differences(s: &UserSpec, e: &PasswdEntry, groups: &[GroupEntry]) -> Vec
     if let Some(uid) = s.uid
         && uid != e.uid
     {
-        out.push(Change::new("uid", e.uid.to_string(), uid.to_string()));
+        out.push(Change::new(
+            Attribute::Uid,
+            e.uid.to_string(),
+            uid.to_string(),
+        ));
     }
     if let Some(want) = &s.group {
         let have = groups
@@ -279,7 +289,7 @@ fn user_differences(s: &UserSpec, e: &PasswdEntry, groups: &[GroupEntry]) -> Vec
             .map(|g| g.name.clone());
         if have.as_ref() != Some(want) {
             out.push(Change::new(
-                "group",
+                Attribute::Group,
                 have.unwrap_or_else(|| e.gid.to_string()),
                 want.as_str(),
             ));
@@ -294,18 +304,18 @@ fn user_differences(s: &UserSpec, e: &PasswdEntry, groups: &[GroupEntry]) -> Vec
         have.sort();
         have.dedup();
         if &have != want {
-            out.push(Change::new("groups", list(&have), list(want)));
+            out.push(Change::new(Attribute::Groups, list(&have), list(want)));
         }
     }
     if let Some(h) = &s.home
         && h != &e.home
     {
-        out.push(Change::new("home", e.home.as_str(), h.as_str()));
+        out.push(Change::new(Attribute::Home, e.home.as_str(), h.as_str()));
     }
     if let Some(sh) = &s.shell
         && sh != &e.shell
     {
-        out.push(Change::new("shell", e.shell.as_str(), sh.as_str()));
+        out.push(Change::new(Attribute::Shell, e.shell.as_str(), sh.as_str()));
     }
     out
 }
@@ -320,13 +330,15 @@ impl Provider<UserSpec> for Users {
         let mut ex = Examined::default();
         if s.ensure == Ensure::Absent {
             if entry.is_some() {
-                ex.changes.push(Change::new("ensure", "present", "absent"));
+                ex.changes
+                    .push(Change::new(Attribute::Ensure, "present", "absent"));
             }
             return Ok(ex);
         }
         self.check_groups(s, cx)?;
         let Some(e) = entry else {
-            ex.changes.push(Change::new("ensure", "absent", "present"));
+            ex.changes
+                .push(Change::new(Attribute::Ensure, "absent", "present"));
             ex.changes.extend(new_user(s));
             return Ok(ex);
         };
@@ -342,27 +354,27 @@ impl Provider<UserSpec> for Users {
         if s.ensure == Ensure::Absent {
             return command::run(shadow_tool(root, "userdel")?.arg("--").arg(&s.name)).map(drop);
         }
-        let create = has(changes, "ensure");
+        let create = has(changes, Attribute::Ensure);
         let mut cmd = shadow_tool(root, if create { "useradd" } else { "usermod" })?;
-        let wanted = |attr: &str| create || has(changes, attr);
-        if let Some(uid) = s.uid.filter(|_| wanted("uid")) {
+        let wanted = |attr: Attribute| create || has(changes, attr);
+        if let Some(uid) = s.uid.filter(|_| wanted(Attribute::Uid)) {
             cmd.arg("-u").arg(uid.to_string());
         }
-        if let Some(g) = s.group.as_ref().filter(|_| wanted("group")) {
+        if let Some(g) = s.group.as_ref().filter(|_| wanted(Attribute::Group)) {
             cmd.arg("-g").arg(g);
         }
         // `-G ""` clears the supplementary groups; a new account has none anyway.
         if let Some(gs) = s
             .groups
             .as_ref()
-            .filter(|gs| wanted("groups") && !(create && gs.is_empty()))
+            .filter(|gs| wanted(Attribute::Groups) && !(create && gs.is_empty()))
         {
             cmd.arg("-G").arg(gs.join(","));
         }
-        if let Some(h) = s.home.as_ref().filter(|_| wanted("home")) {
+        if let Some(h) = s.home.as_ref().filter(|_| wanted(Attribute::Home)) {
             cmd.arg("-d").arg(h);
         }
-        if let Some(sh) = s.shell.as_ref().filter(|_| wanted("shell")) {
+        if let Some(sh) = s.shell.as_ref().filter(|_| wanted(Attribute::Shell)) {
             cmd.arg("-s").arg(sh);
         }
         if create {

@@ -11,7 +11,7 @@ use std::process::Command;
 
 use super::command::{self, tool};
 use super::{Context, Examined, Failure, Provider, Restarted, ServiceProvider, has};
-use crate::report::Change;
+use crate::report::{Attribute, Change};
 use crate::root::Root;
 use crate::spec::ServiceSpec;
 
@@ -108,13 +108,17 @@ impl Provider<ServiceSpec> for Systemd {
             match self.unit_file(&s.name)? {
                 // No unit file cannot start at boot: `enabled: false` holds.
                 UnitFile::Missing if !want => {}
-                UnitFile::Missing => {
-                    ex.changes
-                        .push(Change::new("enabled", "(no unit file)", want.to_string()))
-                }
+                UnitFile::Missing => ex.changes.push(Change::new(
+                    Attribute::Enabled,
+                    "(no unit file)",
+                    want.to_string(),
+                )),
                 UnitFile::Enabled(have) if have != want => {
-                    ex.changes
-                        .push(Change::new("enabled", have.to_string(), want.to_string()));
+                    ex.changes.push(Change::new(
+                        Attribute::Enabled,
+                        have.to_string(),
+                        want.to_string(),
+                    ));
                 }
                 UnitFile::Enabled(_) => {}
                 UnitFile::Masked if want => {
@@ -138,7 +142,7 @@ impl Provider<ServiceSpec> for Systemd {
                     let have = self.active(&s.name)?;
                     if have != want {
                         ex.changes
-                            .push(Change::new("ensure", word(have), word(want)));
+                            .push(Change::new(Attribute::Ensure, word(have), word(want)));
                     }
                 }
             }
@@ -152,11 +156,11 @@ impl Provider<ServiceSpec> for Systemd {
         changes: &[Change],
         _cx: &Context<'_>,
     ) -> Result<(), Failure> {
-        if let (Some(want), true) = (s.enabled, has(changes, "enabled")) {
+        if let (Some(want), true) = (s.enabled, has(changes, Attribute::Enabled)) {
             let verb = if want { "enable" } else { "disable" };
             command::run(self.systemctl().args([verb, "--"]).arg(&s.name))?;
         }
-        if let (Some(want), true) = (s.running, has(changes, "ensure")) {
+        if let (Some(want), true) = (s.running, has(changes, Attribute::Ensure)) {
             let verb = if want { "start" } else { "stop" };
             command::run(self.systemctl().args([verb, "--"]).arg(&s.name))?;
         }

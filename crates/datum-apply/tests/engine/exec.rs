@@ -108,13 +108,15 @@ fn creates_runs_the_command_until_the_path_exists() {
     let o = status_of(&outcomes, "Exec[init-db]");
     assert_eq!(
         o.changes,
-        [Change::set("run", "/usr/local/bin/init-db --fresh")]
+        [Change::set(
+            Attribute::Run,
+            "/usr/local/bin/init-db --fresh"
+        )]
     );
     assert_eq!(
         o.command,
         Some(CommandOutput {
-            exit: "exit 0".into(),
-            code: Some(0),
+            exit: Exit::Code(0),
             output: "initialised\n".into(),
             omitted: 0
         })
@@ -239,7 +241,7 @@ fn a_shell_command_is_handed_to_sh_and_user_cwd_environment_and_timeout_pass_thr
     }
     let o = status_of(&outcomes, "Exec[reload]");
     assert_eq!(o.status, Status::Failed);
-    assert_eq!(o.reason.as_deref(), Some("the command failed: exit 1"));
+    assert_eq!(reason(o).as_deref(), Some("the command failed: exit 1"));
 }
 
 const ALIASES: &str = "
@@ -263,8 +265,8 @@ fn a_refresh_only_exec_runs_when_what_it_runs_on_changed_and_only_then() {
     assert_eq!(
         status_of(&outcomes, "Exec[newaliases]").changes,
         [
-            Change::set("refresh", "File[aliases] changed"),
-            Change::set("run", "newaliases")
+            Change::set(Attribute::Refresh, "File[aliases] changed"),
+            Change::set(Attribute::Run, "newaliases")
         ]
     );
     assert_eq!(taken(&log), ["run newaliases"]);
@@ -315,19 +317,18 @@ fn a_failing_command_fails_its_exec_with_its_output_and_skips_what_requires_it()
     );
     let m = status_of(&outcomes, "Exec[migrate]");
     assert_eq!(m.status, Status::Failed);
-    assert_eq!(m.reason.as_deref(), Some("the command failed: exit 3"));
+    assert_eq!(reason(m).as_deref(), Some("the command failed: exit 3"));
     assert_eq!(
         m.command,
         Some(CommandOutput {
-            exit: "exit 3".into(),
-            code: Some(3),
+            exit: Exit::Code(3),
             output: "applying 0042\nerror: database is locked\n".into(),
             omitted: 0
         })
     );
     let conf = status_of(&outcomes, "File[app-conf]");
     assert_eq!(
-        (conf.status, conf.reason.as_deref()),
+        (conf.status, reason(conf).as_deref()),
         (Status::Skipped, Some("Exec[migrate] failed"))
     );
     assert!(!dir.path().join("etc/app.conf").exists());
@@ -373,7 +374,7 @@ fn noop_asks_the_guards_and_never_runs_the_command() {
     );
     let c = status_of(&outcomes, "Exec[c]");
     assert_eq!(c.status, Status::WouldChange);
-    assert_eq!(c.changes, [Change::set("run", "do-c")]);
+    assert_eq!(c.changes, [Change::set(Attribute::Run, "do-c")]);
     assert_eq!(
         c.notes,
         ["`unless` asked under --noop (check-c): exit 1, so it lets the command run"]
@@ -440,8 +441,8 @@ fn noop_does_not_ask_guards_before_what_would_change_first() {
     assert_eq!(
         n.changes,
         [
-            Change::set("refresh", "File[aliases] changed"),
-            Change::set("run", "newaliases")
+            Change::set(Attribute::Refresh, "File[aliases] changed"),
+            Change::set(Attribute::Run, "newaliases")
         ]
     );
     assert_eq!(
@@ -469,7 +470,7 @@ fn noop_does_not_ask_guards_before_what_would_change_first() {
     fs::write(dir.path().join("etc/transport"), "relay\n").unwrap();
     let items: Vec<Item> = items
         .into_iter()
-        .filter(|i| i.id != "User[deploy]")
+        .filter(|i| i.id.to_string() != "User[deploy]")
         .collect();
     let (summary, outcomes) = run(&items, &p, &root, true);
     assert_eq!((summary.would_change, summary.unchanged), (0, 7));
@@ -510,7 +511,7 @@ fn a_guard_that_does_not_start_or_times_out_fails_the_noop_plan() {
     for noop in [true, false] {
         let (summary, outcomes) = run(&items, &p, &root, noop);
         assert_eq!((summary.failed, summary.skipped), (2, 1), "noop {noop}");
-        let reason = |id: &str| status_of(&outcomes, id).reason.clone().unwrap();
+        let reason = |id: &str| reason(status_of(&outcomes, id)).unwrap();
         assert_eq!(
             reason("Exec[a]"),
             "`unless` (check-a) did not start: user app does not exist"
@@ -540,7 +541,10 @@ fn a_failed_refresh_stays_owed_and_runs_on_the_next_run() {
     assert_eq!(noop.would_change, 1);
     assert_eq!(
         status_of(&outcomes, "Exec[newaliases]").changes[0],
-        Change::set("refresh", "owed by an earlier run that did not finish")
+        Change::set(
+            Attribute::Refresh,
+            "owed by an earlier run that did not finish"
+        )
     );
     taken(&log);
     let (summary, _) = run(&items, &p, &root, false);
@@ -647,7 +651,10 @@ fn a_refresh_owed_by_a_killed_run_happens_on_the_next_one() {
     assert_eq!((summary.changed, summary.unchanged), (1, 1));
     assert_eq!(
         status_of(&outcomes, "Exec[newaliases]").changes[0],
-        Change::set("refresh", "owed by an earlier run that did not finish")
+        Change::set(
+            Attribute::Refresh,
+            "owed by an earlier run that did not finish"
+        )
     );
     assert_eq!(taken(&log), ["run newaliases"]);
     let (summary, _) = run(&fleet_items(ALIASES), &p, &root, false);

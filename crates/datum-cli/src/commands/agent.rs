@@ -105,13 +105,7 @@ fn show(ui: &mut Ui, outcome: &RunOutcome) -> Status {
     if let Some(r) = &outcome.refusal {
         ui.error(&CommandError::failed(r.message.clone()).hint(r.hint.clone()));
     }
-    match outcome.record.exit_status {
-        0 => Status::OK,
-        2 => Status::APPLY_CHANGED,
-        4 => Status::APPLY_FAILED,
-        6 => Status::APPLY_CHANGED_AND_FAILED,
-        _ => Status::FAILED,
-    }
+    outcome.status.into()
 }
 
 /// Runs at this host's slot every interval, forever. The first run comes

@@ -12,7 +12,7 @@ use datum_agent::report::{Mode, Timestamp};
 use datum_agent::sshsig::AllowedSigners;
 use datum_apply::root::{Identity, Root, host_name};
 use datum_apply::spec::{Item, items};
-use datum_apply::{HumanReporter, JsonReporter, Providers, Reporter, Summary};
+use datum_apply::{HumanReporter, JsonReporter, Providers, Reporter, RunStatus, Summary};
 use datum_core::host::HostError;
 use datum_core::manifest::Manifest;
 
@@ -113,7 +113,7 @@ pub fn run(ui: &mut Ui, global: &GlobalArgs, args: Args) -> Result<Status> {
         let not_found = e
             .source_as::<HostError>()
             .is_some_and(HostError::is_not_found);
-        if not_found && identity.from != "--host" {
+        if not_found && !identity.from.is_flag() {
             ui.note(&format!(
                 "the host name `{}` came from {}; --host NAME names another",
                 identity.name, identity.from
@@ -167,9 +167,9 @@ fn converge(
         Err(e) => Err(e),
     };
     if args.report {
-        let (summary, notes, exit_status) = match &outcome {
-            Ok(summary) => (Some(summary.clone()), Vec::new(), cycle::status(summary)),
-            Err(e) => (None, vec![e.to_string()], 1),
+        let (summary, notes, status) = match &outcome {
+            Ok(summary) => (Some(summary.clone()), Vec::new(), summary.status()),
+            Err(e) => (None, vec![e.to_string()], RunStatus::NotApplied),
         };
         let resources = cycle::apply_report(if summary.is_some() { &json } else { &[] });
         let run = Run {
@@ -183,7 +183,7 @@ fn converge(
             notes,
             summary,
             resources,
-            exit_status,
+            status,
         };
         let metrics = Path::new(datum_agent::metrics::DEFAULT_PATH);
         let (_, _, warnings) = publish(machine, run, metrics, None, None);
@@ -192,7 +192,7 @@ fn converge(
         }
     }
     match outcome {
-        Ok(summary) => Ok(status(&summary)),
+        Ok(summary) => Ok(summary.status().into()),
         Err(e) => Err(e.into()),
     }
 }
@@ -237,7 +237,7 @@ fn bundle_items(
         .map_or(0, |d| d.as_secs() as i64);
     let refused = |e: OpenError| {
         let mut err = CommandError::failed(format!("refusing {name}: {e}")).hint(e.hint());
-        if matches!(e, OpenError::WrongHost { .. }) && identity.from != "--host" {
+        if matches!(e, OpenError::WrongHost { .. }) && !identity.from.is_flag() {
             err = err.hint(format!(
                 "this host's name `{}` came from {}; --host NAME names another",
                 identity.name, identity.from
@@ -291,14 +291,4 @@ pub(super) fn root_dir(dir: &Path) -> Result<PathBuf> {
         .ok()
         .filter(|d| d.is_dir())
         .ok_or_else(|| CommandError::usage(format!("--root {} is not a directory", dir.display())))
-}
-
-/// 0, 2, 4 or 6: changes and failures as two bits monitoring can test.
-fn status(summary: &Summary) -> Status {
-    match (summary.changes(), summary.failures()) {
-        (false, false) => Status::OK,
-        (true, false) => Status::APPLY_CHANGED,
-        (false, true) => Status::APPLY_FAILED,
-        (true, true) => Status::APPLY_CHANGED_AND_FAILED,
-    }
 }

@@ -1,22 +1,20 @@
 //! `datum bundle`: one file per host holding its manifest and exactly the
 //! payloads it uses, signed, for agents in bundle mode.
 
-use std::fs;
-use std::io;
 use std::path::{Path, PathBuf};
 
-use datum_agent::bundle::{Payloads, make};
+use datum_agent::bundle::{Batch, Payloads};
 use datum_agent::sshsig::SigningKey;
 use datum_core::bundle::Commit;
 use datum_core::check;
-use datum_core::fleet::{Fleet, HostId};
+use datum_core::fleet::Fleet;
 use datum_core::loader;
 use datum_core::manifest::Manifest;
 use datum_core::reader::{DirReader, Reader};
 use datum_core::report::count;
-use datum_core::resolve::{FleetResolution, resolve_all};
+use datum_core::resolve::resolve_all;
+use datum_fs::{Attrs, output_mode};
 use datum_git::{GitError, Repo, Revision};
-use rayon::prelude::*;
 
 use super::resolve_host;
 use crate::GlobalArgs;
@@ -83,7 +81,7 @@ pub fn run(ui: &mut Ui, global: &GlobalArgs, args: Args) -> Result<Status> {
         Some(r) => format!(" at commit {}", r.short()),
         None => String::new(),
     };
-    let job = Job {
+    let batch = Batch {
         fleet: &fleet,
         payloads: &payloads,
         commit,
@@ -94,8 +92,8 @@ pub fn run(ui: &mut Ui, global: &GlobalArgs, args: Args) -> Result<Status> {
             let resolved = resolve_host(ui, &fleet, name)?;
             resolved.require_ok()?;
             let manifest = Manifest::new(&fleet, resolved.host, &resolved.resolution);
-            let bytes = job.make(&manifest)?;
-            write_whole(&args.out, &bytes).map_err(|e| {
+            let bytes = batch.make(&manifest)?;
+            datum_fs::write_atomic(&args.out, &bytes, Attrs::mode(output_mode())).map_err(|e| {
                 CommandError::failed(format!("cannot write {}: {e}", args.out.display()))
                     .with_source(e)
             })?;
@@ -109,7 +107,7 @@ pub fn run(ui: &mut Ui, global: &GlobalArgs, args: Args) -> Result<Status> {
         }
         None => {
             let all = resolve_all(&fleet);
-            let written = bundle_all(&job, &all, &args.out)?;
+            let written = batch.write_all(&all, &args.out)?;
             ui.diagnostics(&fleet.files, &check::errors(&fleet, &all));
             writeln!(
                 ui.stdout(),
@@ -156,74 +154,4 @@ fn load(dir: &Path, rev: Option<&str>) -> Result<(Fleet, Box<dyn Reader>, Option
         }
         Err(e) => Err(e.into()),
     }
-}
-
-/// What every host's bundle shares.
-struct Job<'a> {
-    fleet: &'a Fleet,
-    payloads: &'a Payloads,
-    commit: Option<Commit<'a>>,
-    key: Option<&'a SigningKey>,
-}
-
-impl Job<'_> {
-    fn make(&self, manifest: &Manifest<'_>) -> Result<Vec<u8>> {
-        make(manifest, self.payloads, self.commit, self.key).map_err(|e| {
-            CommandError::failed(format!("cannot bundle {}: {e}", manifest.host_name()))
-                .with_source(e)
-        })
-    }
-}
-
-/// Writes `<host>.bundle` for every host that resolves, in parallel, and
-/// removes every other `.bundle` file of `dir`; gives how many were written.
-fn bundle_all(job: &Job<'_>, all: &FleetResolution, dir: &Path) -> Result<usize> {
-    let fleet = job.fleet;
-    let cannot = |e: io::Error| {
-        CommandError::failed(format!("cannot write into {}: {e}", dir.display())).with_source(e)
-    };
-    fs::create_dir_all(dir).map_err(cannot)?;
-    let results: Vec<Result<Option<&str>>> = (0..fleet.hosts.len() as u32)
-        .into_par_iter()
-        .map(|h| {
-            let host = HostId(h);
-            let name = &*fleet.host(host).name;
-            let Some(res) = all.of(host).filter(|r| r.is_ok()) else {
-                return Ok(None);
-            };
-            let bytes = job.make(&Manifest::new(fleet, host, res))?;
-            write_whole(&dir.join(format!("{name}.bundle")), &bytes).map_err(cannot)?;
-            Ok(Some(name))
-        })
-        .collect();
-    let mut written = std::collections::BTreeSet::new();
-    for r in results {
-        if let Some(name) = r? {
-            written.insert(format!("{name}.bundle"));
-        }
-    }
-    // A host that no longer resolves, or is gone, keeps no old bundle.
-    for entry in fs::read_dir(dir).map_err(cannot)? {
-        let entry = entry.map_err(cannot)?;
-        let name = entry.file_name().to_string_lossy().into_owned();
-        if name.ends_with(".bundle") && !written.contains(&name) {
-            match fs::remove_file(entry.path()) {
-                Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(cannot(e)),
-                _ => {}
-            }
-        }
-    }
-    Ok(written.len())
-}
-
-/// Written whole beside `path`, then renamed: a server never serves half a
-/// bundle.
-fn write_whole(path: &Path, bytes: &[u8]) -> io::Result<()> {
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let tmp = path.with_file_name(format!(".{name}.tmp"));
-    fs::write(&tmp, bytes)?;
-    fs::rename(&tmp, path)
 }

@@ -1,11 +1,11 @@
 //! `datum man [--out DIR]`: manual pages, generated from the same argument
 //! definitions as `--help`.
 
-use std::fs;
 use std::path::{Path, PathBuf};
 
 use clap::CommandFactory;
 use clap_mangen::Man;
+use datum_fs::OutDir;
 
 use crate::command_error::{CommandError, Result};
 use crate::exit::Status;
@@ -34,14 +34,16 @@ pub fn run(ui: &mut Ui, _global: &GlobalArgs, args: Args) -> Result<Status> {
             ui.flush()?;
         }
         Some(dir) => {
-            fs::create_dir_all(&dir).map_err(|e| cannot("create", &dir, e))?;
+            let out = OutDir::create(&dir).map_err(|e| cannot("create", &dir, e))?;
             for (name, page) in &pages {
                 let path = dir.join(name);
                 let mut text = Vec::new();
                 page.render(&mut text)?;
-                fs::write(&path, text).map_err(|e| cannot("write", &path, e))?;
+                out.write(name, &text)
+                    .map_err(|e| cannot("write", &path, e))?;
                 ui.detail(&format!("wrote {}", path.display()));
             }
+            out.sync().map_err(|e| cannot("write", &dir, e))?;
             ui.status(&format!(
                 "wrote {} manual pages into {}",
                 pages.len(),

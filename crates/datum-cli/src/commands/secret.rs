@@ -555,14 +555,10 @@ fn change_text(change: &RecipientsChange) -> String {
 }
 
 /// Writes `bytes` to `path` through a temporary file beside it, renamed
-/// over it, so a reader sees the old file or the new one.
+/// over it, so a reader sees the old file or the new one; readable by its
+/// owner only.
 fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
-    let err =
-        |e: std::io::Error| CommandError::failed(format!("cannot write {}: {e}", path.display()));
-    let dir = path.parent().unwrap_or(Path::new("."));
-    let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(err)?;
-    tmp.write_all(bytes).map_err(err)?;
-    tmp.as_file().sync_all().map_err(err)?;
-    tmp.persist(path).map_err(|e| err(e.error))?;
-    Ok(())
+    datum_fs::write_atomic(path, bytes, datum_fs::Attrs::mode(0o600)).map_err(|e| {
+        CommandError::failed(format!("cannot write {}: {e}", path.display())).with_source(e)
+    })
 }

@@ -26,6 +26,7 @@ mod init;
 mod json_contract;
 mod matchers;
 mod names;
+mod outputs;
 mod package;
 mod pty;
 mod query;

@@ -8,7 +8,7 @@ use std::io::{self, Read};
 use sha2::{Digest, Sha256};
 use similar::TextDiff;
 
-use crate::report::Change;
+use crate::report::{Attribute, Change};
 
 /// Text content up to this size is shown as a diff; larger, by size and hash.
 const DIFF_LIMIT: usize = 512 * 1024;
@@ -30,7 +30,7 @@ fn size_text(n: u64) -> String {
 pub fn content_change(path: &str, old: Option<&[u8]>, new: &[u8], sensitive: bool) -> Change {
     if sensitive {
         return Change {
-            attribute: "content",
+            attribute: Attribute::Content,
             from: old.map(|o| size_text(o.len() as u64)),
             to: Some(format!(
                 "{} (sensitive: not shown)",
@@ -55,14 +55,14 @@ pub fn content_change(path: &str, old: Option<&[u8]>, new: &[u8], sensitive: boo
                 .header(&format!("{path} (on disk)"), &format!("{path} (manifest)"))
                 .to_string();
             Change {
-                attribute: "content",
+                attribute: Attribute::Content,
                 from: None,
                 to: None,
                 diff: Some(diff),
             }
         }
         _ => Change {
-            attribute: "content",
+            attribute: Attribute::Content,
             from: old.map(digest),
             to: Some(digest(new)),
             diff: None,
@@ -83,7 +83,7 @@ pub fn compare(
     sensitive: bool,
 ) -> io::Result<Option<Change>> {
     let large = |from: String| Change {
-        attribute: "content",
+        attribute: Attribute::Content,
         from: Some(from),
         to: Some(if sensitive {
             format!("{} (sensitive: not shown)", size_text(want.len() as u64))

@@ -6,14 +6,13 @@ use nix::sys::stat::{Mode, mkdirat};
 use nix::unistd::{UnlinkatFlags, unlinkat};
 
 use super::owned::ids;
-use super::{
-    NEW_DIR_MODE, change_attrs, check_parent, io_failure, lstat, parent, sync_parent, what_is,
-};
-use crate::disk::Attrs;
+use super::{NEW_DIR_MODE, change_attrs, check_parent, io_failure, lstat, parent, sync_parent};
 use crate::provider::{Context, Examined, Failure, Provider, has};
-use crate::report::Change;
+use crate::report::{Attribute, Change};
 use crate::root::Root;
 use crate::spec::{DirectorySpec, Ensure};
+use datum_fs::Attrs;
+use datum_fs::kind_of;
 
 pub struct Directories {
     root: Root,
@@ -36,14 +35,16 @@ impl Provider<DirectorySpec> for Directories {
                     return Err(Failure::new(format!(
                         "{} is {}, not a directory; Datum does not remove it",
                         s.path,
-                        what_is(&m)
+                        kind_of(&m)
                     )));
                 }
-                ex.changes.push(Change::new("ensure", "present", "absent"));
+                ex.changes
+                    .push(Change::new(Attribute::Ensure, "present", "absent"));
             }
             (Ensure::Present, None) => {
                 check_parent(root, &s.path, cx)?;
-                ex.changes.push(Change::new("ensure", "absent", "present"));
+                ex.changes
+                    .push(Change::new(Attribute::Ensure, "absent", "present"));
                 ex.changes
                     .extend(s.owned().for_new(root, cx, NEW_DIR_MODE)?);
             }
@@ -52,7 +53,7 @@ impl Provider<DirectorySpec> for Directories {
                     return Err(Failure::new(format!(
                         "{} is {}, not a directory; Datum does not replace it",
                         s.path,
-                        what_is(&m)
+                        kind_of(&m)
                     )));
                 }
                 ex.changes.extend(s.owned().differences(root, cx, &m)?);
@@ -80,7 +81,7 @@ impl Provider<DirectorySpec> for Directories {
                 Err(e) => Err(io_failure(&s.path, "remove", e.into())),
             };
         }
-        if has(changes, "ensure") {
+        if has(changes, Attribute::Ensure) {
             let owned = ids(root, s.owner.as_deref(), s.group.as_deref())?;
             let (dir, name) = parent(root, &s.path)?;
             // Made closed, then given its mode: never more open than wanted.

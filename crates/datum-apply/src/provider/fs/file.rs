@@ -12,13 +12,14 @@ use super::content::{compare, content_change};
 use super::owned::ids;
 use super::{
     NEW_FILE_MODE, Swept, check_parent, hard_links, io_failure, lstat, open_nofollow, parent,
-    read_link, remove, what_is,
+    read_link, remove,
 };
-use crate::disk::{self, Attrs};
 use crate::provider::{Context, Examined, Failure, Provider, has};
-use crate::report::Change;
+use crate::report::{Attribute, Change};
 use crate::root::Root;
 use crate::spec::{Ensure, FileSpec};
+use datum_fs::Attrs;
+use datum_fs::kind_of;
 
 pub struct Files {
     root: Root,
@@ -46,7 +47,7 @@ impl Provider<FileSpec> for Files {
                 return Err(Failure::new(format!(
                     "{} is {}, not a file; Datum does not replace it",
                     s.path,
-                    what_is(&m)
+                    kind_of(&m)
                 )));
             }
             (Ensure::Present, Some(m)) if m.is_file() && m.nlink() > 1 => {
@@ -63,8 +64,13 @@ impl Provider<FileSpec> for Files {
         if s.ensure == Ensure::Absent {
             return remove(root, &s.path);
         }
-        let replace = ["ensure", "type", "content", "links"];
-        if replace.iter().any(|a| has(changes, a)) {
+        let replace = [
+            Attribute::Ensure,
+            Attribute::Type,
+            Attribute::Content,
+            Attribute::Links,
+        ];
+        if replace.into_iter().any(|a| has(changes, a)) {
             // Attributes the manifest leaves out are kept from the file being
             // replaced; a new file gets the defaults.
             let existing = lstat(root, &s.path)?.filter(Metadata::is_file);
@@ -80,7 +86,7 @@ impl Provider<FileSpec> for Files {
             };
             let bytes = s.content.as_deref().unwrap_or_default();
             let (dir, name) = parent(root, &s.path)?;
-            return disk::write_atomic_in(&dir, &name, bytes, attrs)
+            return datum_fs::write_atomic_in(&dir, &name, bytes, attrs)
                 .map_err(|e| io_failure(&s.path, "write", e));
         }
         s.owned().set_changed(root, &s.path, false, changes)
@@ -100,7 +106,7 @@ fn removal(s: &FileSpec, m: &Metadata) -> Result<Vec<Change>, Failure> {
     } else {
         "present"
     };
-    Ok(vec![Change::new("ensure", from, "absent")])
+    Ok(vec![Change::new(Attribute::Ensure, from, "absent")])
 }
 
 /// A file with other names: replaced by a new file when the manifest gives
@@ -115,7 +121,7 @@ fn hard_linked(
     match &s.content {
         Some(want) => {
             let mut changes = vec![Change::new(
-                "links",
+                Attribute::Links,
                 format!("{} hard links", m.nlink()),
                 "1 (replaced by a new file)",
             )];
@@ -161,13 +167,13 @@ fn new_file(
         // by the file; whatever it points to is not touched.
         let target = read_link(root, &s.path)?;
         changes.push(Change::new(
-            "type",
+            Attribute::Type,
             format!("symbolic link to {target}"),
             "file",
         ));
     } else {
         check_parent(root, &s.path, cx)?;
-        changes.push(Change::new("ensure", "absent", "present"));
+        changes.push(Change::new(Attribute::Ensure, "absent", "present"));
     }
     if let Some(c) = &s.content {
         changes.push(content_change(&s.path, None, c, s.sensitive));

@@ -6,7 +6,7 @@
 //! out. Nothing here follows a symbolic link at a managed path itself: it
 //! is looked at without following, opened with `O_NOFOLLOW`, and content is
 //! replaced by renaming a temporary file over it
-//! ([`disk::write_atomic_in`]). A file with more than one hard link is
+//! ([`datum_fs::write_atomic_in`]). A file with more than one hard link is
 //! never changed in place (another of its names may be outside the root).
 //! A missing parent directory is a failure, never created on the quiet.
 //!
@@ -30,8 +30,8 @@ use nix::fcntl::OFlag;
 use nix::unistd::{UnlinkatFlags, unlinkat};
 
 use super::{Context, Failure};
-use crate::disk::{self, Attrs};
 use crate::root::Root;
+use datum_fs::{Attrs, kind_of};
 
 pub use content::content_change;
 pub use directory::Directories;
@@ -69,20 +69,6 @@ fn read_link(root: &Root, path: &str) -> Result<String, Failure> {
     nix::fcntl::readlinkat(&dir, name.as_os_str())
         .map(|t| t.to_string_lossy().into_owned())
         .map_err(|e| io_failure(path, "read", e.into()))
-}
-
-/// What kind of thing stands at a path, for messages.
-fn what_is(m: &Metadata) -> &'static str {
-    let t = m.file_type();
-    if t.is_symlink() {
-        "a symbolic link"
-    } else if t.is_dir() {
-        "a directory"
-    } else if t.is_file() {
-        "a file"
-    } else {
-        "a special file"
-    }
 }
 
 /// The parent of an absolute path: `/etc` for `/etc/motd`.
@@ -157,13 +143,13 @@ fn change_attrs(root: &Root, path: &str, want_dir: bool, attrs: Attrs) -> Result
     if m.is_dir() != want_dir || !(m.is_dir() || m.is_file()) {
         return Err(Failure::new(format!(
             "{path} changed under Datum: it is now {}",
-            what_is(&m)
+            kind_of(&m)
         )));
     }
     if !m.is_dir() && m.nlink() > 1 {
         return Err(hard_links(path, m.nlink()));
     }
-    disk::set_attrs(&f, attrs).map_err(|e| io_failure(path, "change the attributes of", e))
+    datum_fs::set_attrs(&f, attrs).map_err(|e| io_failure(path, "change the attributes of", e))
 }
 
 /// The directories already cleared of temporary files in this run.
@@ -189,9 +175,9 @@ impl Swept {
             Err(e) => return Err(io_failure(dir_path, "open", e)),
         };
         let found = if cx.noop {
-            disk::stale_temps(&dir, None)
+            datum_fs::stale_temps(&dir, None)
         } else {
-            disk::remove_stale_temps(&dir, None)
+            datum_fs::remove_stale_temps(&dir, None)
         }
         .map_err(|e| io_failure(dir_path, "clear the temporary files of", e))?;
         let shown = |n: &std::ffi::OsString| {

@@ -5,11 +5,11 @@ use std::fs::Metadata;
 use std::os::unix::fs::MetadataExt;
 
 use super::{change_attrs, mode_text};
-use crate::disk::Attrs;
 use crate::provider::{Context, Failure, has};
-use crate::report::Change;
+use crate::report::{Attribute, Change};
 use crate::root::Root;
 use crate::spec::{DirectorySpec, FileSpec};
+use datum_fs::Attrs;
 
 /// Where names are looked up, for messages.
 fn db_place(root: &Root, file: &str) -> String {
@@ -76,9 +76,9 @@ fn ownership_changes(
             )));
         }
         match current {
-            None => out.push(Change::set("owner", name)),
+            None => out.push(Change::set(Attribute::Owner, name)),
             Some((uid, _)) if want != Some(uid) => {
-                out.push(Change::new("owner", root.user_name(uid), name));
+                out.push(Change::new(Attribute::Owner, root.user_name(uid), name));
             }
             Some(_) => {}
         }
@@ -92,9 +92,9 @@ fn ownership_changes(
             )));
         }
         match current {
-            None => out.push(Change::set("group", name)),
+            None => out.push(Change::set(Attribute::Group, name)),
             Some((_, gid)) if want != Some(gid) => {
-                out.push(Change::new("group", root.group_name(gid), name));
+                out.push(Change::new(Attribute::Group, root.group_name(gid), name));
             }
             Some(_) => {}
         }
@@ -118,7 +118,10 @@ impl Owned<'_> {
         cx: &Context<'_>,
         default: u32,
     ) -> Result<Vec<Change>, Failure> {
-        let mut out = vec![Change::set("mode", mode_text(self.mode.unwrap_or(default)))];
+        let mut out = vec![Change::set(
+            Attribute::Mode,
+            mode_text(self.mode.unwrap_or(default)),
+        )];
         out.extend(ownership_changes(root, cx, self.owner, self.group, None)?);
         Ok(out)
     }
@@ -134,7 +137,11 @@ impl Owned<'_> {
         if let Some(mode) = self.mode
             && m.mode() & 0o7777 != mode
         {
-            out.push(Change::new("mode", mode_text(m.mode()), mode_text(mode)));
+            out.push(Change::new(
+                Attribute::Mode,
+                mode_text(m.mode()),
+                mode_text(mode),
+            ));
         }
         out.extend(ownership_changes(
             root,
@@ -156,11 +163,11 @@ impl Owned<'_> {
     ) -> Result<(), Failure> {
         let resolved = ids(
             root,
-            self.owner.filter(|_| has(changes, "owner")),
-            self.group.filter(|_| has(changes, "group")),
+            self.owner.filter(|_| has(changes, Attribute::Owner)),
+            self.group.filter(|_| has(changes, Attribute::Group)),
         )?;
         let attrs = Attrs {
-            mode: self.mode.filter(|_| has(changes, "mode")),
+            mode: self.mode.filter(|_| has(changes, Attribute::Mode)),
             ..resolved
         };
         change_attrs(root, path, want_dir, attrs)

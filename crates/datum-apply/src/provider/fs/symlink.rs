@@ -1,12 +1,12 @@
 //! The Symlink provider: a symbolic link and where it points, replaced
 //! atomically.
 
-use super::{Swept, check_parent, io_failure, lstat, parent, read_link, remove, what_is};
-use crate::disk;
+use super::{Swept, check_parent, io_failure, lstat, parent, read_link, remove};
 use crate::provider::{Context, Examined, Failure, Provider};
-use crate::report::Change;
+use crate::report::{Attribute, Change};
 use crate::root::Root;
 use crate::spec::{Ensure, SymlinkSpec};
+use datum_fs::kind_of;
 
 pub struct Symlinks {
     root: Root,
@@ -37,14 +37,17 @@ impl Provider<SymlinkSpec> for Symlinks {
         match (s.ensure, meta, current) {
             (Ensure::Absent, None, _) => {}
             (Ensure::Absent, Some(_), Some(t)) => {
-                ex.changes
-                    .push(Change::new("ensure", format!("present (to {t})"), "absent"));
+                ex.changes.push(Change::new(
+                    Attribute::Ensure,
+                    format!("present (to {t})"),
+                    "absent",
+                ));
             }
             (_, Some(m), None) => {
                 return Err(Failure::new(format!(
                     "{} is {}, not a symbolic link; Datum does not {} it",
                     s.path,
-                    what_is(&m),
+                    kind_of(&m),
                     if s.ensure == Ensure::Absent {
                         "remove"
                     } else {
@@ -54,12 +57,15 @@ impl Provider<SymlinkSpec> for Symlinks {
             }
             (Ensure::Present, None, _) => {
                 check_parent(root, &s.path, cx)?;
-                ex.changes.push(Change::new("ensure", "absent", "present"));
-                ex.changes.push(Change::set("target", s.target.as_str()));
+                ex.changes
+                    .push(Change::new(Attribute::Ensure, "absent", "present"));
+                ex.changes
+                    .push(Change::set(Attribute::Target, s.target.as_str()));
             }
             (Ensure::Present, Some(_), Some(t)) => {
                 if t != s.target {
-                    ex.changes.push(Change::new("target", t, s.target.as_str()));
+                    ex.changes
+                        .push(Change::new(Attribute::Target, t, s.target.as_str()));
                 }
             }
         }
@@ -77,7 +83,7 @@ impl Provider<SymlinkSpec> for Symlinks {
             return remove(root, &s.path);
         }
         let (dir, name) = parent(root, &s.path)?;
-        disk::symlink_atomic_in(&dir, &name, &s.target)
+        datum_fs::symlink_atomic_in(&dir, &name, &s.target)
             .map_err(|e| io_failure(&s.path, "create the symbolic link", e))
     }
 }

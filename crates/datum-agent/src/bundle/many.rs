@@ -1,0 +1,91 @@
+//! `bundle --all`: every resolved host's bundle written into one
+//! directory, in parallel, after which the directory holds exactly those
+//! bundles.
+
+use std::collections::BTreeSet;
+use std::io;
+use std::path::{Path, PathBuf};
+
+use datum_core::bundle::Commit;
+use datum_core::fleet::{Fleet, HostId};
+use datum_core::manifest::Manifest;
+use datum_core::resolve::FleetResolution;
+use datum_fs::OutDir;
+use rayon::prelude::*;
+
+use super::{MakeError, Payloads, make};
+use crate::sshsig::SigningKey;
+
+/// What every host's bundle of one run shares.
+pub struct Batch<'a> {
+    pub fleet: &'a Fleet,
+    pub payloads: &'a Payloads,
+    pub commit: Option<Commit<'a>>,
+    pub key: Option<&'a SigningKey>,
+}
+
+/// Why a run of bundles stopped.
+#[derive(Debug, thiserror::Error)]
+pub enum BatchError {
+    #[error("cannot bundle {host}: {source}")]
+    Make {
+        host: String,
+        #[source]
+        source: MakeError,
+    },
+    #[error("cannot write into {}: {source}", dir.display())]
+    Write { dir: PathBuf, source: io::Error },
+}
+
+impl Batch<'_> {
+    /// The bundle of the host of `manifest` ([`make`]).
+    pub fn make(&self, manifest: &Manifest<'_>) -> Result<Vec<u8>, BatchError> {
+        make(manifest, self.payloads, self.commit, self.key).map_err(|source| BatchError::Make {
+            host: manifest.host_name().to_owned(),
+            source,
+        })
+    }
+
+    /// Writes `<host>.bundle` into `dir` (created if missing) for every
+    /// host that resolves, in parallel, then removes every other `.bundle`
+    /// file of `dir` (a host gone, or no longer resolving, keeps no old
+    /// bundle) and the temporary files of bundles a killed run left. Gives
+    /// how many were written.
+    pub fn write_all(&self, all: &FleetResolution, dir: &Path) -> Result<usize, BatchError> {
+        let cannot = |source| BatchError::Write {
+            dir: dir.to_owned(),
+            source,
+        };
+        let out = OutDir::create(dir).map_err(cannot)?;
+        let fleet = self.fleet;
+        let results: Vec<Result<Option<String>, BatchError>> = (0..fleet.hosts.len() as u32)
+            .into_par_iter()
+            .map(|h| {
+                let host = HostId(h);
+                let Some(res) = all.of(host).filter(|r| r.is_ok()) else {
+                    return Ok(None);
+                };
+                let bytes = self.make(&Manifest::new(fleet, host, res))?;
+                let name = format!("{}.bundle", fleet.host(host).name);
+                out.write(&name, &bytes).map_err(cannot)?;
+                Ok(Some(name))
+            })
+            .collect();
+        let mut written = BTreeSet::new();
+        for r in results {
+            written.extend(r?);
+        }
+        for entry in out.entries().map_err(cannot)? {
+            let name = entry.name.to_string_lossy();
+            let stale = match entry.temp_of() {
+                Some(of) => of.to_string_lossy().ends_with(".bundle"),
+                None => name.ends_with(".bundle") && !written.contains(name.as_ref()),
+            };
+            if stale {
+                out.remove(&entry.name).map_err(cannot)?;
+            }
+        }
+        out.sync().map_err(cannot)?;
+        Ok(written.len())
+    }
+}
