@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use datum_core::manifest::{Manifest, Resource};
 use datum_core::reader::Reader;
-use datum_core::schema::{Field, Kind, Value};
+use datum_core::schema::{Field, Kind, ResourceId, Value};
 use zeroize::Zeroizing;
 
 /// `ensure` of the filesystem types, users and groups (`installed` reads as
@@ -33,7 +33,7 @@ pub struct FileSpec {
     /// Content is never printed, nor hashed in output.
     pub sensitive: bool,
     /// The `secret` whose plaintext is the content: decrypted by the engine
-    /// in a real run only ([`crate::secret`]).
+    /// in a real run only (see `secret`).
     pub secret: Option<SecretSpec>,
 }
 
@@ -72,6 +72,9 @@ impl std::fmt::Debug for Content {
         write!(f, "Content(<{} bytes>)", self.0.len())
     }
 }
+
+/// A secret File's mode when the manifest gives none.
+pub const SECRET_MODE: u32 = 0o600;
 
 /// A File's `secret`: its path in the fleet, the ciphertext and its hash.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -195,17 +198,16 @@ pub enum Desired {
 /// One resource to apply.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Item {
-    /// `Type[title]`.
-    pub id: String,
+    pub id: ResourceId,
     /// Its path or name, for output.
     pub summary: String,
     pub desired: Desired,
     /// Ids from `requires`.
-    pub requires: Vec<String>,
+    pub requires: Vec<ResourceId>,
     /// Ids from `restart_on`.
-    pub restart_on: Vec<String>,
+    pub restart_on: Vec<ResourceId>,
     /// Ids from `run_on` (an Exec's).
-    pub run_on: Vec<String>,
+    pub run_on: Vec<ResourceId>,
     /// Why the desired state cannot be known (a `source` that cannot be read
     /// now): the resource fails, and its dependents are skipped.
     pub problem: Option<String>,
@@ -248,37 +250,33 @@ impl Desired {
 /// What [`items_of`] reads of one resource: a resource of a resolved
 /// manifest, or one read back from a manifest's text (a bundle's).
 pub trait ResourceView {
-    fn kind(&self) -> Kind;
-    /// `Type[title]`.
-    fn id_text(&self) -> &str;
-    /// A field's final value, `None` when unset (`requires` and
-    /// `restart_on` are [`ResourceView::refs`]).
+    fn id(&self) -> &ResourceId;
+    /// A field's final value, `None` when unset (`requires`, `restart_on`
+    /// and `run_on` are [`ResourceView::refs`]).
     fn value(&self, field: Field) -> Option<&Value>;
-    /// The ids listed in `requires` or `restart_on`, as `Type[title]`.
-    fn refs(&self, field: Field) -> Vec<String>;
+    /// The ids listed in `requires`, `restart_on` or `run_on`.
+    fn refs(&self, field: Field) -> Vec<ResourceId>;
     /// The name a Package, Service, User or Group manages: `name`, else the title.
     fn name(&self) -> &str;
 
     fn str(&self, field: Field) -> Option<&str> {
         self.value(field).and_then(Value::as_str)
     }
+
+    fn kind(&self) -> Kind {
+        self.id().kind
+    }
 }
 
 impl ResourceView for Resource<'_> {
-    fn kind(&self) -> Kind {
-        Resource::kind(self)
-    }
-    fn id_text(&self) -> &str {
-        Resource::id_text(self)
+    fn id(&self) -> &ResourceId {
+        Resource::id(self)
     }
     fn value(&self, field: Field) -> Option<&Value> {
         Resource::value(self, field)
     }
-    fn refs(&self, field: Field) -> Vec<String> {
-        Resource::refs(self, field)
-            .iter()
-            .map(|id| id.to_string())
-            .collect()
+    fn refs(&self, field: Field) -> Vec<ResourceId> {
+        Resource::refs(self, field).into_iter().cloned().collect()
     }
     fn name(&self) -> &str {
         Resource::name(self)
@@ -313,7 +311,7 @@ fn item(r: &dyn ResourceView, reader: &dyn Reader, limit: u64) -> Item {
     let desired = fields.desired(reader, limit);
     let ids = |f: Field| r.refs(f);
     Item {
-        id: r.id_text().to_owned(),
+        id: r.id().clone(),
         summary: match r.kind() {
             k if k.is_path() => r.str(Field::Path).unwrap_or_default().to_owned(),
             // The command is shown as the change it makes.
@@ -351,7 +349,7 @@ impl Fields<'_> {
                     owner: self.text(Field::Owner),
                     group: self.text(Field::Group),
                     // A secret's file is private unless the manifest says otherwise.
-                    mode: mode.or(secret.as_ref().map(|_| crate::secret::SECRET_MODE)),
+                    mode: mode.or(secret.as_ref().map(|_| SECRET_MODE)),
                     content,
                     sensitive: self.flag(Field::Sensitive) || secret.is_some(),
                     secret,
@@ -636,7 +634,10 @@ mod tests {
                 enabled: Some(false),
             })
         );
-        assert_eq!(items[1].restart_on, ["File[conf]"]);
+        assert_eq!(
+            items[1].restart_on,
+            [ResourceId::parse("File[conf]").unwrap()]
+        );
         assert_eq!(items[1].summary, "web");
         let Desired::User(u) = &items[2].desired else {
             panic!("not a user")
