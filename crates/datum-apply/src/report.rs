@@ -371,9 +371,7 @@ impl<S: Styled> HumanReporter<S> {
     pub fn styled(out: S) -> HumanReporter<S> {
         HumanReporter { out }
     }
-}
 
-impl<S: Styled> HumanReporter<S> {
     /// `  mode 0644 -> 0600`: what was found tagged removed, what is wanted added.
     fn change(&mut self, c: &Change) -> io::Result<()> {
         let out = &mut self.out;
@@ -392,25 +390,23 @@ impl<S: Styled> HumanReporter<S> {
         if let Some(diff) = &c.diff {
             for l in diff.lines() {
                 write!(out, "    ")?;
-                let tag = if l.starts_with("--- ") || l.starts_with("+++ ") {
-                    Some(Tag::Heading)
-                } else if l.starts_with("@@") {
-                    Some(Tag::Place)
-                } else if l.starts_with('+') {
-                    Some(Tag::Added)
-                } else if l.starts_with('-') {
-                    Some(Tag::Removed)
-                } else {
-                    None
-                };
-                match tag {
-                    Some(tag) => out.tagged(tag, l)?,
-                    None => write!(out, "{l}")?,
-                }
+                out.part(diff_tag(l), l)?;
                 writeln!(out)?;
             }
         }
         Ok(())
+    }
+}
+
+/// What a line of a unified diff is: its header, a hunk, a line added or
+/// removed, or context (untagged).
+fn diff_tag(line: &str) -> Option<Tag> {
+    match line.as_bytes() {
+        [b'-', b'-', b'-', b' ', ..] | [b'+', b'+', b'+', b' ', ..] => Some(Tag::Heading),
+        [b'@', b'@', ..] => Some(Tag::Place),
+        [b'+', ..] => Some(Tag::Added),
+        [b'-', ..] => Some(Tag::Removed),
+        _ => None,
     }
 }
 
@@ -458,10 +454,7 @@ impl<S: Styled> Reporter for HumanReporter<S> {
             format!("{} {}", o.id, o.summary)
         };
         let status = format!("{}:", o.status.name());
-        match status_tag(o.status) {
-            Some(tag) => self.out.tagged(tag, &status)?,
-            None => write!(self.out, "{status}")?,
-        }
+        self.out.part(status_tag(o.status), &status)?;
         match &o.reason {
             Some(r @ Reason::After { .. }) => writeln!(self.out, " {head}: {r}")?,
             _ => writeln!(self.out, " {head}")?,

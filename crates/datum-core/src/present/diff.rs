@@ -324,12 +324,7 @@ impl Indented<'_> {
         for (tag, text) in pieces {
             let text = &text[..text.len().min(left)];
             left -= text.len();
-            let text = escape(text);
-            match tag {
-                _ if text.is_empty() => {}
-                Some(tag) => self.inner.tagged(tag, &text)?,
-                None => self.inner.write_all(text.as_bytes())?,
-            }
+            self.inner.part(tag, &escape(text))?;
         }
         Ok(())
     }

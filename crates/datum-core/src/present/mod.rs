@@ -83,6 +83,15 @@ pub trait Styled: Write {
     fn shows_tags(&self) -> bool {
         false
     }
+
+    /// Writes `text` (already escaped) tagged when there is a tag, plain
+    /// when not; empty text is not tagged.
+    fn part(&mut self, tag: Option<Tag>, text: &str) -> io::Result<()> {
+        match tag {
+            Some(tag) if !text.is_empty() => self.tagged(tag, text),
+            _ => self.write_all(text.as_bytes()),
+        }
+    }
 }
 
 impl<S: Styled + ?Sized> Styled for &mut S {
@@ -211,11 +220,7 @@ fn write_pieces(out: &mut dyn Styled, pieces: &[(Option<Tag>, String)]) -> io::R
     for (tag, text) in pieces {
         let text = &text[..text.len().min(left)];
         left -= text.len();
-        match tag {
-            _ if text.is_empty() => {}
-            Some(tag) => out.tagged(*tag, text)?,
-            None => out.write_all(text.as_bytes())?,
-        }
+        out.part(*tag, text)?;
     }
     Ok(())
 }
@@ -224,10 +229,7 @@ fn write_pieces(out: &mut dyn Styled, pieces: &[(Option<Tag>, String)]) -> io::R
 pub fn line(out: &mut dyn Styled, indent: &str, text: impl Into<Text>) -> io::Result<()> {
     out.write_all(indent.as_bytes())?;
     for (tag, text) in text.into().escaped() {
-        match tag {
-            Some(tag) if !text.is_empty() => out.tagged(tag, &text)?,
-            _ => out.write_all(text.as_bytes())?,
-        }
+        out.part(tag, &text)?;
     }
     out.write_all(b"\n")
 }
