@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use datum_core::check::count;
+use datum_core::report::count;
 
 use datum_core::fleet::Fleet;
 use datum_core::loader;

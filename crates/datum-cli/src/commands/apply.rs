@@ -20,7 +20,6 @@ use super::{ReportFormat, resolve_host};
 use crate::GlobalArgs;
 use crate::command_error::{CommandError, Result};
 use crate::exit::Status;
-use crate::paint::Scheme;
 use crate::root;
 use crate::ui::Ui;
 
@@ -153,11 +152,7 @@ fn converge(
     let run =
         |r: &mut dyn Reporter| datum_apply::apply(host, items, &providers, machine, &options, r);
     let result = match args.format {
-        ReportFormat::Text => tee(
-            HumanReporter::new(ui.painted_stdout(Scheme::Apply)),
-            record,
-            run,
-        ),
+        ReportFormat::Text => tee(HumanReporter::styled(ui.styled_stream()), record, run),
         ReportFormat::Json => tee(JsonReporter::new(ui.stdout()), record, run),
     };
     let outcome = match result {
