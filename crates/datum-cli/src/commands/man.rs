@@ -43,7 +43,7 @@ pub fn run(ui: &mut Ui, _global: &GlobalArgs, args: Args) -> Result<Status> {
                     .map_err(|e| cannot("write", &path, e))?;
                 ui.detail(&format!("wrote {}", path.display()));
             }
-            out.sync().map_err(|e| cannot("write", &dir, e))?;
+            out.commit().map_err(|e| cannot("write", &dir, e))?;
             ui.status(&format!(
                 "wrote {} manual pages into {}",
                 pages.len(),
