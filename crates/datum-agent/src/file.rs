@@ -1,6 +1,6 @@
 //! A local file's bytes, read whole and bounded in size: a bundle named by
-//! a path, the configuration, the CA file. Below [`crate::http`] (which
-//! reads `file://` URLs through it) and [`crate::ca`].
+//! a path, the configuration, the CA file. Below `http` (which reads
+//! `file://` URLs through it) and `ca`.
 
 use std::fs::File;
 use std::io::{self, Read};

@@ -7,6 +7,7 @@ use std::io::{self, Write};
 use std::time::Duration;
 
 use datum_core::emit::{self, Tree};
+use datum_core::present::{Plain, Styled, Tag};
 use datum_core::printable::escape;
 use datum_core::schema::ResourceId;
 
@@ -115,16 +116,6 @@ impl Change {
             from: None,
             to: Some(to.into()),
             diff: None,
-        }
-    }
-
-    /// `mode 0644 -> 0600`, `mode 0644`, or just `content`.
-    pub fn line(&self) -> String {
-        match (&self.from, &self.to) {
-            (Some(f), Some(t)) => format!("{} {f} -> {t}", self.attribute),
-            (None, Some(t)) => format!("{} {t}", self.attribute),
-            (Some(f), None) => format!("{} {f} -> (none)", self.attribute),
-            (None, None) => self.attribute.name().to_owned(),
         }
     }
 }
@@ -357,22 +348,79 @@ pub trait Reporter {
 }
 
 /// The terminal: every resource that is not unchanged, with its changes and
-/// diffs, then a summary line.
-pub struct HumanReporter<W> {
-    out: W,
+/// diffs, then a summary line. Statuses, old and new values and the lines
+/// of a content diff are tagged with what they are, for a terminal to
+/// colour ([`Styled`]).
+pub struct HumanReporter<S> {
+    out: S,
 }
 
-impl<W: Write> HumanReporter<W> {
-    pub fn new(out: W) -> HumanReporter<W> {
-        HumanReporter { out }
+impl<W: Write> HumanReporter<Plain<W>> {
+    /// Plain text into `out`.
+    pub fn new(out: W) -> HumanReporter<Plain<W>> {
+        HumanReporter { out: Plain(out) }
     }
 
     pub fn into_inner(self) -> W {
-        self.out
+        self.out.0
     }
 }
 
-impl<W: Write> Reporter for HumanReporter<W> {
+impl<S: Styled> HumanReporter<S> {
+    /// Text into a writer that may show its tags (a terminal).
+    pub fn styled(out: S) -> HumanReporter<S> {
+        HumanReporter { out }
+    }
+
+    /// `  mode 0644 -> 0600`: what was found tagged removed, what is wanted added.
+    fn change(&mut self, c: &Change) -> io::Result<()> {
+        let out = &mut self.out;
+        write!(out, "  {}", c.attribute)?;
+        match (&c.from, &c.to) {
+            (Some(f), to) => {
+                write!(out, " ")?;
+                out.tagged(Tag::Removed, f)?;
+                write!(out, " -> ")?;
+                out.tagged(Tag::Added, to.as_deref().unwrap_or("(none)"))?;
+            }
+            (None, Some(t)) => write!(out, " {t}")?,
+            (None, None) => {}
+        }
+        writeln!(out)?;
+        if let Some(diff) = &c.diff {
+            for l in diff.lines() {
+                write!(out, "    ")?;
+                out.part(diff_tag(l), l)?;
+                writeln!(out)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// What a line of a unified diff is: its header, a hunk, a line added or
+/// removed, or context (untagged).
+fn diff_tag(line: &str) -> Option<Tag> {
+    match line.as_bytes() {
+        [b'-', b'-', b'-', b' ', ..] | [b'+', b'+', b'+', b' ', ..] => Some(Tag::Heading),
+        [b'@', b'@', ..] => Some(Tag::Place),
+        [b'+', ..] => Some(Tag::Added),
+        [b'-', ..] => Some(Tag::Removed),
+        _ => None,
+    }
+}
+
+/// How a status reads at the start of a resource's line.
+fn status_tag(status: Status) -> Option<Tag> {
+    match status {
+        Status::Changed | Status::WouldChange => Some(Tag::Changed),
+        Status::Failed => Some(Tag::Failure),
+        Status::Skipped => Some(Tag::Quiet),
+        Status::Unchanged => None,
+    }
+}
+
+impl<S: Styled> Reporter for HumanReporter<S> {
     fn start(&mut self, run: &RunInfo) -> io::Result<()> {
         let what = if run.noop { "noop for" } else { "applying" };
         let resources = match run.resources {
@@ -392,7 +440,8 @@ impl<W: Write> Reporter for HumanReporter<W> {
     }
 
     fn note(&mut self, text: &str) -> io::Result<()> {
-        writeln!(self.out, "note: {text}")
+        self.out.tagged(Tag::Note, "note:")?;
+        writeln!(self.out, " {text}")
     }
 
     fn resource(&mut self, o: &Outcome) -> io::Result<()> {
@@ -404,19 +453,14 @@ impl<W: Write> Reporter for HumanReporter<W> {
         } else {
             format!("{} {}", o.id, o.summary)
         };
+        let status = format!("{}:", o.status.name());
+        self.out.part(status_tag(o.status), &status)?;
         match &o.reason {
-            Some(r @ Reason::After { .. }) => {
-                writeln!(self.out, "{}: {head}: {r}", o.status.name())?
-            }
-            _ => writeln!(self.out, "{}: {head}", o.status.name())?,
+            Some(r @ Reason::After { .. }) => writeln!(self.out, " {head}: {r}")?,
+            _ => writeln!(self.out, " {head}")?,
         }
         for c in &o.changes {
-            writeln!(self.out, "  {}", c.line())?;
-            if let Some(diff) = &c.diff {
-                for l in diff.lines() {
-                    writeln!(self.out, "    {l}")?;
-                }
-            }
+            self.change(c)?;
         }
         if let Some(c) = &o.command {
             writeln!(self.out, "  {}", c.exit)?;
@@ -425,16 +469,21 @@ impl<W: Write> Reporter for HumanReporter<W> {
             }
         }
         if let Some(Reason::Failed(why)) = &o.reason {
-            writeln!(self.out, "  error: {why}")?;
+            write!(self.out, "  ")?;
+            self.out.tagged(Tag::Failure, "error:")?;
+            writeln!(self.out, " {why}")?;
         }
         for n in &o.notes {
-            writeln!(self.out, "  note: {n}")?;
+            write!(self.out, "  ")?;
+            self.out.tagged(Tag::Note, "note:")?;
+            writeln!(self.out, " {n}")?;
         }
         Ok(())
     }
 
     fn finish(&mut self, summary: &Summary) -> io::Result<()> {
-        writeln!(self.out, "summary: {}", summary.line())?;
+        self.out.tagged(Tag::Heading, "summary:")?;
+        writeln!(self.out, " {}", summary.line())?;
         self.out.flush()
     }
 }
@@ -565,9 +614,8 @@ mod tests {
         }
     }
 
-    #[test]
-    fn the_terminal_shows_changes_diffs_and_failures_but_not_unchanged_resources() {
-        let mut r = HumanReporter::new(Vec::new());
+    /// A run of four resources, one of each status but would-change.
+    fn report<S: Styled>(r: &mut HumanReporter<S>) {
         r.start(&RunInfo {
             host: "web-001".into(),
             root: None,
@@ -610,6 +658,12 @@ mod tests {
             s.count(st);
         }
         r.finish(&s).unwrap();
+    }
+
+    #[test]
+    fn the_terminal_shows_changes_diffs_and_failures_but_not_unchanged_resources() {
+        let mut r = HumanReporter::new(Vec::new());
+        report(&mut r);
         let text = String::from_utf8(r.into_inner()).unwrap();
         assert_eq!(
             text,
@@ -643,5 +697,28 @@ summary: 1 changed, 1 failed, 1 skipped, 1 unchanged
         f.count(Status::Failed);
         assert_eq!(f.status().code(), 4);
         assert_eq!(RunStatus::NotApplied.code(), 1);
+    }
+
+    #[test]
+    fn statuses_old_and_new_values_and_diff_lines_are_tagged_for_a_terminal() {
+        let mut r = HumanReporter::styled(datum_core::present::Marked(Vec::new()));
+        report(&mut r);
+        assert_eq!(
+            String::from_utf8(r.out.0).unwrap(),
+            "applying web-001: 3 resources
+<Changed|changed:> File[motd] /etc/motd
+  mode <Removed|0644> -> <Added|0600>
+  content <Removed|12 bytes> -> <Added|14 bytes>
+    <Heading|--- a>
+    <Heading|+++ b>
+    <Place|@@ -1 +1 @@>
+    <Removed|-old>
+    <Added|+new>
+<Failure|failed:> File[motd] /etc/motd
+  <Failure|error:> boom
+<Quiet|skipped:> File[motd] /etc/motd: File[a] failed
+<Heading|summary:> 1 changed, 1 failed, 1 skipped, 1 unchanged
+"
+        );
     }
 }

@@ -33,7 +33,7 @@ pub struct FileSpec {
     /// Content is never printed, nor hashed in output.
     pub sensitive: bool,
     /// The `secret` whose plaintext is the content: decrypted by the engine
-    /// in a real run only ([`crate::secret`]).
+    /// in a real run only (see `secret`).
     pub secret: Option<SecretSpec>,
 }
 
@@ -595,7 +595,7 @@ mod tests {
             );
         let fleet = loader::load(&reader).unwrap();
         let host = fleet.host_id("h").unwrap();
-        let res = fleet.resolve_host(host);
+        let res = datum_core::resolve::resolve_host(&fleet, host);
         assert!(res.is_ok(), "{:?}", res.problems);
         let m = Manifest::new(&fleet, host, &res);
         if vanish {

@@ -44,7 +44,7 @@ fn fleet_items(resources: &str) -> Vec<Item> {
         );
     let fleet = loader::load(&reader).unwrap();
     let host = fleet.host_id("app-001").unwrap();
-    let res = fleet.resolve_host(host);
+    let res = datum_core::resolve::resolve_host(&fleet, host);
     assert!(res.is_ok(), "{:?}", res.problems);
     items(&Manifest::new(&fleet, host, &res), &reader)
 }

@@ -116,7 +116,7 @@ fn benches(c: &mut Criterion) {
                             all: &new_all,
                         }),
                     );
-                    black_box(datum_core::diff::text::render(&d, "HEAD~1", "HEAD").len())
+                    black_box(datum_core::present::diff::render(&d, "HEAD~1", "HEAD").len())
                 })
             },
         );
@@ -124,7 +124,7 @@ fn benches(c: &mut Criterion) {
         let host = HostId(loaded.hosts.len() as u32 / 2);
         g.bench_with_input(BenchmarkId::new("render_one_host", n), &loaded, |b, f| {
             b.iter(|| {
-                let res = f.resolve_host(host);
+                let res = datum_core::resolve::resolve_host(f, host);
                 let mut out = Vec::new();
                 emit::write_yaml(&mut out, &Manifest::new(f, host, &res).tree()).unwrap();
                 black_box(out.len())
@@ -132,10 +132,10 @@ fn benches(c: &mut Criterion) {
         });
         g.bench_with_input(BenchmarkId::new("explain_one_host", n), &loaded, |b, f| {
             b.iter(|| {
-                let res = f.resolve_host(host);
+                let res = datum_core::resolve::resolve_host(f, host);
                 let ex = Explanation::new(f, host, &res);
                 let answer = ex.answer(&Target::Host);
-                black_box(datum_core::explain::text::render(&ex, &answer).len())
+                black_box(datum_core::present::explain::render(&ex, &answer).len())
             })
         });
     }

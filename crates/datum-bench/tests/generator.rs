@@ -83,7 +83,7 @@ fn a_generated_fleet_is_realistic_and_resolves_cleanly() {
     );
     // The shared fleet-wide resolution equals resolving hosts alone.
     for h in (0..2000).step_by(97) {
-        let alone = f.resolve_host(HostId(h));
+        let alone = datum_core::resolve::resolve_host(&f, HostId(h));
         assert_eq!(
             format!("{:?}", all.of(HostId(h)).unwrap().resources),
             format!("{:?}", alone.resources)
@@ -156,7 +156,7 @@ fn the_match_index_agrees_with_a_full_scan() {
 #[test]
 fn hostile_shapes_stay_bounded() {
     use datum_bench::hostile;
-    use datum_core::report::cap;
+    use datum_core::present::diagnostic::cap;
     let tmp = tempfile::tempdir().unwrap();
     for (shape, code, count) in [
         ("long-label", Code::UncarriedLabel, 1),

@@ -5,11 +5,11 @@ use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use datum_core::check::count;
 use datum_core::fleet::Fleet;
 use datum_core::hint::{Fault, Hinted};
 use datum_core::loader;
 use datum_core::reader::DirReader;
+use datum_core::report::count;
 
 use crate::command_error::{Result, from_hinted};
 use crate::settings::Settings;

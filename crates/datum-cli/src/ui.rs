@@ -10,13 +10,14 @@ use anstream::{AutoStream, ColorChoice};
 use anstyle::{AnsiColor, Style};
 use datum_core::diagnostic::Diagnostic;
 use datum_core::emit::{self, Tree};
+use datum_core::present::diagnostic as drawing;
+use datum_core::present::{Plain, Styled};
 use datum_core::printable::escape;
-use datum_core::report;
 use datum_core::source::Files;
 
 use crate::command_error::{CommandError, ErrorKind};
 use crate::exit::Status;
-use crate::paint::{self, PaintLines, Scheme};
+use crate::paint::Painter;
 
 const ERROR: Style = AnsiColor::Red.on_default().bold();
 const WARNING: Style = AnsiColor::Yellow.on_default().bold();
@@ -135,23 +136,24 @@ impl Ui {
         &mut self.out
     }
 
-    /// A report drawn as text, painted as `scheme` says when stdout takes
-    /// colour.
-    pub fn write_painted(&mut self, scheme: Scheme, text: &str) -> io::Result<()> {
+    /// Stdout for a report drawn as text: its tags painted when stdout
+    /// takes colour, dropped when not. Buffered: the caller flushes it.
+    pub fn styled_stdout(&mut self) -> Box<dyn Styled + '_> {
+        let out = io::BufWriter::new(&mut self.out);
         if self.out_styled {
-            self.out.write_all(paint::paint(scheme, text).as_bytes())
+            Box::new(Painter::new(out))
         } else {
-            self.out.write_all(text.as_bytes())
+            Box::new(Plain(out))
         }
     }
 
-    /// Stdout for a report written as it happens, painted line by line
-    /// when stdout takes colour.
-    pub fn painted_stdout(&mut self, scheme: Scheme) -> Box<dyn Write + '_> {
+    /// [`Ui::styled_stdout`] unbuffered, for a report written as it
+    /// happens (`apply` prints each resource as it is done).
+    pub fn styled_stream(&mut self) -> Box<dyn Styled + '_> {
         if self.out_styled {
-            Box::new(PaintLines::new(&mut self.out, scheme))
+            Box::new(Painter::new(&mut self.out))
         } else {
-            Box::new(&mut self.out)
+            Box::new(Plain(&mut self.out))
         }
     }
 
@@ -202,28 +204,28 @@ impl Ui {
     /// Diagnostics on stderr, each followed by a blank line. A failure to
     /// write to stderr has nowhere to be reported, so it is ignored here as
     /// for every message below.
-    /// At most [`report::SHOWN_PER_CODE`] of each code are drawn; a note
-    /// counts the rest.
+    /// At most [`drawing::SHOWN_PER_CODE`] of each code are drawn; a note counts
+    /// the rest.
     pub fn diagnostics(&mut self, files: &Files, diags: &[Diagnostic]) {
         if let Some(json) = &mut self.json {
-            json.diagnostics
-                .extend(diags.iter().map(|d| d.tree(files).into_owned()));
+            json.diagnostics.extend(
+                diags
+                    .iter()
+                    .map(|d| emit::diagnostic(files, d).into_owned()),
+            );
         }
-        let capped = report::cap(diags);
+        let capped = drawing::cap(diags);
         let mut err = io::BufWriter::new(&mut self.err);
         for d in capped.shown {
-            if self.styled {
-                let mut drawn = Vec::new();
-                let _ = d.render(files, true, &mut drawn);
-                let text = String::from_utf8_lossy(&drawn);
-                let _ = err.write_all(paint::paint(Scheme::Check, &text).as_bytes());
+            let _ = if self.styled {
+                drawing::draw(d, files, &mut Painter::new(&mut err))
             } else {
-                let _ = d.render(files, false, &mut err);
-            }
+                drawing::write(d, files, &mut err)
+            };
             let _ = writeln!(err);
         }
         for (severity, code, n) in capped.left_out {
-            let line = report::left_out_line(severity, code, n);
+            let line = drawing::left_out_line(severity, code, n);
             let _ = writeln!(err, "{NOTE}note{NOTE:#}: {line}\n");
         }
         let _ = err.flush();
@@ -314,6 +316,8 @@ fn failure_tree(status: Status, failure: JsonFailure) -> Tree<'static> {
 mod tests {
     use std::sync::{Arc, Mutex};
 
+    use datum_core::present::Tag;
+
     use super::*;
 
     /// A stream the test can read after the Ui is done with it.
@@ -393,12 +397,20 @@ mod tests {
     #[test]
     fn reports_are_painted_only_when_colour_is_on() {
         let text = "changed: web-003\n    + environments/production\n";
+        let draw = |out: &mut dyn Styled| -> io::Result<()> {
+            out.tagged(Tag::Changed, "changed")?;
+            write!(out, ": ")?;
+            out.tagged(Tag::Hosts, "web-003")?;
+            write!(out, "\n    ")?;
+            out.tagged(Tag::Added, "+ environments/production")?;
+            writeln!(out)
+        };
         let (mut plain, out, _) = ui(ColorChoice::Never);
-        plain.write_painted(Scheme::Diff, text).unwrap();
+        draw(&mut *plain.styled_stdout()).unwrap();
         plain.flush().unwrap();
         assert_eq!(out.text(), text);
         let (mut coloured, out, _) = ui(ColorChoice::Always);
-        coloured.write_painted(Scheme::Diff, text).unwrap();
+        draw(&mut *coloured.styled_stdout()).unwrap();
         coloured.flush().unwrap();
         assert_ne!(out.text(), text);
         assert_eq!(anstream::adapter::strip_str(&out.text()).to_string(), text);

@@ -1,17 +1,10 @@
-//! Errors and warnings as data, and their drawing as text.
+//! Errors and warnings as data.
 //!
 //! A [`Diagnostic`] is what every stage reports: a message, where it points
-//! (`path:line:column` plus the line itself), the lines of a table where the
-//! report has one (a conflict), notes and a hint. Nothing here prints; the
-//! caller passes the writer the text goes to.
+//! (`path:line:column`), the lines of a table where the report has one (a
+//! conflict), notes and a hint. It is drawn as text by `present` and as
+//! data by `emit`; nothing here draws it.
 
-use std::io;
-
-use annotate_snippets::renderer::DecorStyle;
-use annotate_snippets::{AnnotationKind, Group, Level, Renderer, Snippet};
-
-use crate::emit::{self, Tree};
-use crate::printable::{escape, source_line};
 use crate::source::{Files, Span};
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -118,7 +111,7 @@ codes! {
     /// A label key Datum reserves.
     ReservedLabel = "reserved-label",
     /// A name apply could not use: a user, group, package, version or
-    /// unit name, or a path /etc/passwd cannot hold (`crate::names`).
+    /// unit name, or a path /etc/passwd cannot hold (see `names`).
     InvalidName = "invalid-name",
     // The fleet as a whole (loader/).
     /// No Fleet document at the root.
@@ -206,6 +199,22 @@ pub struct Label {
     pub text: String,
 }
 
+/// A line printed under a diagnostic's message: a row of a conflict's
+/// table, or the hosts a problem hits.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Line {
+    pub text: String,
+    /// Where in `text` (a byte range) the hosts it hits are named, for a
+    /// terminal to set them off.
+    pub hosts: Option<(usize, usize)>,
+}
+
+impl From<String> for Line {
+    fn from(text: String) -> Line {
+        Line { text, hosts: None }
+    }
+}
+
 /// One error or warning.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Diagnostic {
@@ -214,7 +223,7 @@ pub struct Diagnostic {
     pub code: Code,
     pub message: String,
     /// Lines printed under the message as written, indented by two spaces.
-    pub body: Vec<String>,
+    pub body: Vec<Line>,
     /// Where the problem is.
     pub primary: Option<Label>,
     /// Other places that explain it.
@@ -225,46 +234,6 @@ pub struct Diagnostic {
     /// problem in a document): the text names them in a note, JSON lists
     /// them.
     pub hosts: Vec<String>,
-}
-
-/// The line a place is on, with carets under the place (to the end of the
-/// line when it runs on), in a gutter `gutter` digits wide; columns are
-/// counted on the screen, so wide characters keep the carets in place.
-fn write_source_line(
-    files: &Files,
-    span: Span,
-    gutter: usize,
-    out: &mut dyn io::Write,
-) -> io::Result<()> {
-    use unicode_width::UnicodeWidthStr as _;
-    let text = files.get(span.file).line(span.start.line);
-    let start = byte_at(text, span.start.col);
-    let end = if span.end.line == span.start.line && span.end.col > span.start.col {
-        byte_at(text, span.end.col)
-    } else {
-        text.len()
-    };
-    // Tabs shown as one space each, so the carets line up under them.
-    let shown = |s: &str| source_line(s).replace('\t', " ");
-    let before = shown(&text[..start]).width();
-    let marked = shown(&text[start..end]).width().max(1);
-    let n = span.start.line;
-    writeln!(out, "  {:gutter$} |", "")?;
-    writeln!(out, "  {n:>gutter$} | {}", shown(text))?;
-    writeln!(
-        out,
-        "  {:gutter$} | {}{}",
-        "",
-        " ".repeat(before),
-        "^".repeat(marked)
-    )
-}
-
-/// The byte offset of a 1-based character column in `line`.
-fn byte_at(line: &str, col: u32) -> usize {
-    line.char_indices()
-        .nth(col.saturating_sub(1) as usize)
-        .map_or(line.len(), |(i, _)| i)
 }
 
 impl Diagnostic {
@@ -324,7 +293,7 @@ impl Diagnostic {
         self
     }
 
-    pub fn with_body(mut self, body: Vec<String>) -> Diagnostic {
+    pub fn with_body(mut self, body: Vec<Line>) -> Diagnostic {
         self.body = body;
         self
     }
@@ -341,259 +310,11 @@ impl Diagnostic {
             .map(|l| (files.path(l.span.file), l.span.start));
         (place, &self.message, &self.body)
     }
-
-    /// The diagnostic as data for `--format json`: each place as
-    /// `{path, line, column}` with its label, and the hosts it hits.
-    pub fn tree<'a>(&'a self, files: &'a Files) -> Tree<'a> {
-        let label = |l: &'a Label| {
-            Tree::map()
-                .with("location", emit::location(files, l.span))
-                .with("label", Tree::str(l.text.as_str()))
-        };
-        let mut t = Tree::map()
-            .with("severity", Tree::str(self.severity.as_str()))
-            .with("code", Tree::str(self.code.as_str()))
-            .with("message", Tree::str(self.message.as_str()));
-        if !self.body.is_empty() {
-            t.push("body", Tree::strs(self.body.iter().map(String::as_str)));
-        }
-        t.push("primary", self.primary.as_ref().map_or(Tree::Null, label));
-        t.push(
-            "secondary",
-            Tree::List(self.secondary.iter().map(label).collect()),
-        );
-        t.push("notes", Tree::strs(self.notes.iter().map(String::as_str)));
-        t.push("hosts", Tree::strs(self.hosts.iter().map(String::as_str)));
-        t.push("hint", self.hint.as_deref().map_or(Tree::Null, Tree::str));
-        t
-    }
-
-    /// Draws the diagnostic as text into `out`, ending with a newline.
-    /// `styled` adds terminal colours. What the fleet wrote (paths, names,
-    /// values, the source line) is escaped ([`crate::printable`]): text
-    /// from a fleet is shown, never obeyed by the terminal.
-    pub fn render(&self, files: &Files, styled: bool, out: &mut dyn io::Write) -> io::Result<()> {
-        if self.body.is_empty()
-            && !self.hides_lines(files)
-            && let Some(primary) = &self.primary
-        {
-            return self.render_snippet(files, primary, styled, out);
-        }
-        self.render_table(files, styled, out)
-    }
-
-    /// The diagnostic drawn without colour, for tests to compare as text.
-    #[cfg(test)]
-    pub(crate) fn rendered(&self, files: &Files) -> String {
-        let mut out = Vec::new();
-        self.render(files, false, &mut out).unwrap();
-        String::from_utf8(out).unwrap()
-    }
-
-    /// Whether a place it points at is in the declaration of a sensitive
-    /// resource, whose lines are never shown ([`Files::hides`]).
-    fn hides_lines(&self, files: &Files) -> bool {
-        self.primary
-            .iter()
-            .chain(&self.secondary)
-            .any(|l| files.hides(l.span))
-    }
-
-    /// A report with a table (conflicts) keeps its shape exactly; the
-    /// places it involves follow as `-->` lines. So does a report pointing
-    /// into a sensitive resource, whose lines are not shown.
-    fn render_table(&self, files: &Files, styled: bool, out: &mut dyn io::Write) -> io::Result<()> {
-        let (style, reset) = if styled {
-            let s = match self.severity {
-                Severity::Error => "\x1b[1;31m",
-                Severity::Warning => "\x1b[1;33m",
-            };
-            (s, "\x1b[0m")
-        } else {
-            ("", "")
-        };
-        writeln!(
-            out,
-            "{style}{}{reset}: {}",
-            self.severity.as_str(),
-            escape(&self.message)
-        )?;
-        for line in &self.body {
-            writeln!(out, "  {}", escape(line))?;
-        }
-        let hidden = self.hides_lines(files);
-        let places: Vec<&Label> = self.primary.iter().chain(&self.secondary).collect();
-        // An error's places show their lines, as a snippet would: each side
-        // of a conflict where it is written.
-        let lines = self.is_error() && !hidden;
-        let gutter = places
-            .iter()
-            .map(|l| l.span.start.line.to_string().len())
-            .max()
-            .unwrap_or(1);
-        for label in places {
-            write!(out, "  --> {}", escape(&files.location(label.span)))?;
-            if label.text.is_empty() {
-                writeln!(out)?;
-            } else {
-                writeln!(out, "  {}", escape(&label.text))?;
-            }
-            if lines {
-                write_source_line(files, label.span, gutter, out)?;
-            }
-        }
-        if hidden {
-            writeln!(
-                out,
-                "  = note: lines of a resource marked `sensitive: true` are not shown"
-            )?;
-        }
-        for note in &self.notes {
-            writeln!(out, "  = note: {}", escape(note))?;
-        }
-        if let Some(hint) = &self.hint {
-            writeln!(out, "  = hint: {}", escape(hint))?;
-        }
-        Ok(())
-    }
-
-    fn render_snippet(
-        &self,
-        files: &Files,
-        primary: &Label,
-        styled: bool,
-        out: &mut dyn io::Write,
-    ) -> io::Result<()> {
-        let level = match self.severity {
-            Severity::Error => Level::ERROR,
-            Severity::Warning => Level::WARNING,
-        };
-        let mut title = level
-            .primary_title(escape(&self.message))
-            .element(one_line_snippet(files, primary, AnnotationKind::Primary));
-        for label in &self.secondary {
-            title = title.element(one_line_snippet(files, label, AnnotationKind::Context));
-        }
-        for note in &self.notes {
-            title = title.element(Level::NOTE.message(escape(note)));
-        }
-        if let Some(hint) = &self.hint {
-            title = title.element(Level::HELP.with_name("hint").message(escape(hint)));
-        }
-        let report: [Group<'_>; 1] = [title];
-        let renderer = if styled {
-            Renderer::styled()
-        } else {
-            Renderer::plain()
-        }
-        .decor_style(DecorStyle::Ascii);
-        writeln!(out, "{}", renderer.render(&report))
-    }
-}
-
-/// A snippet of the one line a label starts on; a span running past the end
-/// of its line is cut there, an empty one marks one character.
-fn one_line_snippet<'a>(
-    files: &'a Files,
-    label: &'a Label,
-    kind: AnnotationKind,
-) -> Snippet<'a, annotate_snippets::Annotation<'a>> {
-    let file = files.get(label.span.file);
-    // One visible character for each unprintable one: the columns stay.
-    let line = source_line(file.line(label.span.start.line));
-    let start = char_offset(&line, label.span.start.col);
-    let end = if label.span.end.line == label.span.start.line
-        && label.span.end.col > label.span.start.col
-    {
-        char_offset(&line, label.span.end.col)
-    } else if label.span.end.line > label.span.start.line {
-        line.len()
-    } else {
-        start
-    };
-    let end = if end <= start {
-        next_char_end(&line, start)
-    } else {
-        end
-    };
-    Snippet::source(line)
-        .line_start(label.span.start.line as usize)
-        .path(escape(file.path()))
-        .annotation(kind.span(start..end).label(escape(&label.text)))
-}
-
-fn char_offset(line: &str, col: u32) -> usize {
-    line.char_indices()
-        .nth(col.saturating_sub(1) as usize)
-        .map_or(line.len(), |(i, _)| i)
-}
-
-fn next_char_end(line: &str, start: usize) -> usize {
-    line[start..]
-        .chars()
-        .next()
-        .map_or(start, |c| start + c.len_utf8())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::source::Pos;
-
-    fn files() -> (Files, Span) {
-        let mut files = Files::default();
-        let id = files.add(
-            "roles/web/layer.yaml".into(),
-            "resources:\n  File[x]:\n    mdoe: \"0640\"\n".into(),
-        );
-        let span = Span {
-            file: id,
-            start: Pos { line: 3, col: 5 },
-            end: Pos { line: 3, col: 9 },
-        };
-        (files, span)
-    }
-
-    #[test]
-    fn snippet_names_place_line_and_hint() {
-        let (files, span) = files();
-        let d = Diagnostic::error(Code::UnknownField, "unknown field `mdoe` for File")
-            .at(span, "unknown field")
-            .hint("did you mean `mode`?");
-        let text = d.rendered(&files);
-        assert_eq!(
-            text,
-            "error: unknown field `mdoe` for File\n \
-             --> roles/web/layer.yaml:3:5\n  \
-             |\n\
-             3 |     mdoe: \"0640\"\n  \
-             |     ^^^^ unknown field\n  \
-             |\n  \
-             = hint: did you mean `mode`?\n"
-        );
-    }
-
-    #[test]
-    fn table_keeps_its_shape() {
-        let (files, span) = files();
-        let d = Diagnostic::error(Code::Conflict, "conflicting values for File[x].mode")
-            .with_body(vec![
-                "0640  a  precedence 30".into(),
-                "0600  b  precedence 30".into(),
-            ])
-            .at(span, "");
-        assert_eq!(
-            d.rendered(&files),
-            "error: conflicting values for File[x].mode\n  0640  a  precedence 30\n  0600  b  precedence 30\n  --> roles/web/layer.yaml:3:5\n    |\n  3 |     mdoe: \"0640\"\n    |     ^^^^\n"
-        );
-        // A warning's table (a conflict waiting for a host) keeps to places.
-        let mut w = d.clone();
-        w.severity = Severity::Warning;
-        assert_eq!(
-            w.rendered(&files),
-            "warning: conflicting values for File[x].mode\n  0640  a  precedence 30\n  0600  b  precedence 30\n  --> roles/web/layer.yaml:3:5\n"
-        );
-    }
 
     #[test]
     fn code_names_are_unique_kebab_case_and_reach_json() {
@@ -608,10 +329,10 @@ mod tests {
         names.sort_unstable();
         names.dedup();
         assert_eq!(names.len(), Code::ALL.len());
-        let (files, span) = files();
-        let d = Diagnostic::warning(Code::LatentConflict, "x").at(span, "");
+        let d = Diagnostic::warning(Code::LatentConflict, "x");
         let mut json = Vec::new();
-        crate::emit::write_json(&mut json, &d.tree(&files)).unwrap();
+        let files = Files::default();
+        crate::emit::write_json(&mut json, &crate::emit::diagnostic(&files, &d)).unwrap();
         let json = String::from_utf8(json).unwrap();
         assert!(json.contains("\"code\": \"latent-conflict\""), "{json}");
     }

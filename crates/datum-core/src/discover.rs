@@ -12,7 +12,10 @@ use std::path::{Path, PathBuf};
 use ignore::Match;
 use ignore::gitignore::{Gitignore, GitignoreBuilder};
 
-use crate::reader::is_yaml_name;
+/// Whether a file name is a YAML file Datum looks at.
+pub(crate) fn is_yaml_name(name: &str) -> bool {
+    name.ends_with(".yaml") || name.ends_with(".yml")
+}
 
 /// At most this much of one `.gitignore` is read.
 const MAX_IGNORE_FILE: u64 = 1 << 20;

@@ -1,6 +1,7 @@
 //! A small ordered tree and its YAML and JSON writers: every structured
 //! output of Datum (manifests, `--format json` reports) goes through here,
 //! so both formats always agree and keys keep the order they were given.
+//! The places and diagnostics every report carries are made trees here too.
 
 use std::borrow::Cow;
 use std::io::{self, Write};
@@ -8,6 +9,7 @@ use std::io::{self, Write};
 use serde::{Serialize, Serializer};
 use serde_json::ser::{CharEscape, CompactFormatter, Formatter, PrettyFormatter};
 
+use crate::diagnostic::{Diagnostic, Label};
 use crate::source::{Files, Span};
 use crate::yaml::{Plain, classify_plain};
 
@@ -48,7 +50,7 @@ impl<'a> Tree<'a> {
     /// `--format json` output starts so (see `docs/json.md`).
     pub fn document(kind: &'a str) -> Tree<'a> {
         Tree::map()
-            .with("datum", Tree::str(crate::document::VERSION))
+            .with("datum", Tree::str(crate::VERSION))
             .with("type", Tree::str(kind))
     }
 
@@ -85,6 +87,32 @@ pub fn location(files: &Files, span: Span) -> Tree<'_> {
         .with("path", Tree::str(files.path(span.file)))
         .with("line", Tree::Int(span.start.line.into()))
         .with("column", Tree::Int(span.start.col.into()))
+}
+
+/// A diagnostic as data for `--format json`: each place as
+/// `{path, line, column}` with its label, and the hosts it hits.
+pub fn diagnostic<'a>(files: &'a Files, d: &'a Diagnostic) -> Tree<'a> {
+    let label = |l: &'a Label| {
+        Tree::map()
+            .with("location", location(files, l.span))
+            .with("label", Tree::str(l.text.as_str()))
+    };
+    let mut t = Tree::map()
+        .with("severity", Tree::str(d.severity.as_str()))
+        .with("code", Tree::str(d.code.as_str()))
+        .with("message", Tree::str(d.message.as_str()));
+    if !d.body.is_empty() {
+        t.push("body", Tree::strs(d.body.iter().map(|l| l.text.as_str())));
+    }
+    t.push("primary", d.primary.as_ref().map_or(Tree::Null, label));
+    t.push(
+        "secondary",
+        Tree::List(d.secondary.iter().map(label).collect()),
+    );
+    t.push("notes", Tree::strs(d.notes.iter().map(String::as_str)));
+    t.push("hosts", Tree::strs(d.hosts.iter().map(String::as_str)));
+    t.push("hint", d.hint.as_deref().map_or(Tree::Null, Tree::str));
+    t
 }
 
 /// Writes a tree as a YAML document (no `---`), ending with a newline.

@@ -1,7 +1,9 @@
 //! The loaded fleet: hosts by name, layers in fold order, interned labels
 //! and resource ids, payload digests, and which broken documents hold back
-//! which hosts. The data every later stage reads; [`crate::loader`] builds
-//! it and [`crate::matcher`] finds the layers matching a host.
+//! which hosts. The data every later stage reads, and every question asked
+//! of it directly (`impl Fleet` is here alone): the layers matching a host
+//! (through [`crate::matcher`]), the field a contribution points at, the
+//! resource id nearest a mistyped one. The loader builds it.
 
 use std::cmp::Ordering;
 use std::collections::{BTreeMap, BTreeSet};
@@ -9,10 +11,10 @@ use std::collections::{BTreeMap, BTreeSet};
 use rustc_hash::FxHashMap;
 
 use crate::diagnostic::Diagnostic;
-use crate::document::KeyDecl;
+use crate::document::{HOST_LABEL, KeyDecl};
 use crate::intern::{Interner, Sym};
-use crate::matcher::MatchIndex;
-use crate::schema::{Field, ResourceId, Value};
+use crate::matcher::{self, Label, LabelCheck, MatchIndex};
+use crate::schema::{Field, ResourceId, Value, nearest, suggest};
 use crate::source::{FileId, Files, Span};
 use crate::vars::VarSetting;
 
@@ -28,13 +30,21 @@ pub struct LayerId(pub u32);
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct ResId(pub u32);
 
-/// A label with the place it was written.
-#[derive(Clone, Debug)]
-pub struct Label {
-    pub key: Sym,
-    pub value: Sym,
-    pub key_span: Span,
-    pub value_span: Span,
+/// One field as one layer sets it: indices into the fleet's layers.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Contrib {
+    pub layer: LayerId,
+    /// Index of the resource in the layer.
+    pub resource: u32,
+    /// Index of the field in that resource.
+    pub field: u32,
+}
+
+/// One var as one layer sets it: the layer, and the var's index in it.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct VarContrib {
+    pub layer: LayerId,
+    pub var: u32,
 }
 
 #[derive(Debug)]
@@ -49,10 +59,7 @@ pub struct Host {
 
 impl Host {
     pub fn label(&self, key: Sym) -> Option<Sym> {
-        self.labels
-            .binary_search_by(|l| l.key.cmp(&key))
-            .ok()
-            .map(|i| self.labels[i].value)
+        matcher::carried(&self.labels, key)
     }
 }
 
@@ -304,6 +311,112 @@ impl Fleet {
     pub fn has_errors(&self) -> bool {
         self.diagnostics.iter().any(Diagnostic::is_error)
     }
+
+    /// The symbols of a label pair as hosts carry it; `None` when no host
+    /// can carry it (a key or value never seen).
+    pub fn label_pair(&self, key: &str, value: &str) -> Option<(Sym, Sym)> {
+        pair_sym(&self.syms, &self.hosts, key, value)
+    }
+
+    /// The layers matching a host, in fold order.
+    pub fn matching(&self, id: HostId) -> Vec<LayerId> {
+        self.index
+            .matching(&self.host(id).labels, |l| &self.layers[l as usize].matcher)
+            .into_iter()
+            .map(LayerId)
+            .collect()
+    }
+
+    /// Each key of a layer's matcher against what a host carries.
+    pub fn check_match(&self, layer: LayerId, host: HostId) -> Vec<LabelCheck> {
+        matcher::check(&self.layer(layer).matcher, &self.host(host).labels)
+    }
+
+    /// The field a contribution points at.
+    pub fn setting(&self, c: Contrib) -> &LayerField {
+        &self.layer(c.layer).resources[c.resource as usize].fields[c.field as usize]
+    }
+
+    /// The var a contribution points at.
+    pub fn var(&self, c: VarContrib) -> &LayerVar {
+        &self.layer(c.layer).vars[c.var as usize]
+    }
+
+    /// Where a contribution lists one entry of `requires` or `restart_on`.
+    pub fn entry_span(&self, c: Contrib, id: ResId) -> Span {
+        let field = self.setting(c);
+        match &field.setting {
+            Setting::Refs(refs) => refs
+                .iter()
+                .find(|(r, _)| *r == id)
+                .map_or(field.span, |(_, s)| *s),
+            _ => field.span,
+        }
+    }
+
+    /// The precedence of a contribution's layer.
+    pub fn precedence(&self, c: Contrib) -> i32 {
+        self.layer(c.layer).precedence
+    }
+
+    /// The resource id some layer declares that is nearest to `id`, for a typo.
+    pub fn nearest_declared(&self, id: &ResourceId) -> Option<ResId> {
+        let declared = self.declared();
+        let near = nearest(
+            &id.to_string(),
+            declared.iter().map(|&r| self.resources.text(r)),
+        )?;
+        declared
+            .into_iter()
+            .find(|&r| self.resources.text(r) == near)
+    }
+
+    /// The declared resource of the same type whose title is a likely typo
+    /// of `id`'s (see [`suggest`]): `Package[ngnix]` gives `Package[nginx]`,
+    /// and never a resource of another type.
+    pub fn suggest_declared(&self, id: ResId) -> Option<ResId> {
+        let target = self.resources.get(id);
+        let same_kind: Vec<ResId> = self
+            .declared()
+            .into_iter()
+            .filter(|&r| self.resources.get(r).kind == target.kind)
+            .collect();
+        let near = suggest(
+            &target.title,
+            same_kind.iter().map(|&r| &*self.resources.get(r).title),
+        )?;
+        same_kind
+            .into_iter()
+            .find(|&r| &*self.resources.get(r).title == near)
+    }
+
+    /// Every resource some layer declares, sorted, once each.
+    fn declared(&self) -> Vec<ResId> {
+        let mut declared: Vec<ResId> = self
+            .layers
+            .iter()
+            .flat_map(|l| l.resources.iter().map(|r| r.id))
+            .collect();
+        declared.sort_unstable();
+        declared.dedup();
+        declared
+    }
+}
+
+/// The symbols of a label pair as hosts carry it, if any host can.
+/// `datum/host` values are host names, which are not all indexed.
+pub(crate) fn pair_sym(
+    syms: &Interner,
+    hosts: &[Host],
+    key: &str,
+    value: &str,
+) -> Option<(Sym, Sym)> {
+    let k = syms.get(key)?;
+    if key == HOST_LABEL {
+        let h = hosts.binary_search_by(|h| (*h.name).cmp(value)).ok()?;
+        return Some((k, hosts[h].label(k)?));
+    }
+    Some((k, syms.get(value)?))
 }
 
 /// How a layer document's path is shown: `roles/web/layer.yaml` is `roles/web`.

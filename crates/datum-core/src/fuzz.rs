@@ -70,7 +70,7 @@ pub fn load(data: &[u8]) {
     let fleet = loader::load(&reader).expect("a reader in memory cannot fail");
     let mut sink = Vec::new();
     for d in &fleet.diagnostics {
-        d.render(&fleet.files, false, &mut sink)
+        crate::present::diagnostic::write(d, &fleet.files, &mut sink)
             .expect("rendering to memory cannot fail");
     }
 }
@@ -99,12 +99,12 @@ fn render(reader: &dyn Reader) -> String {
     let report = check::check(&fleet, &all);
     let mut out = Vec::new();
     for d in &report.diagnostics {
-        d.render(&fleet.files, false, &mut out)
+        crate::present::diagnostic::write(d, &fleet.files, &mut out)
             .expect("rendering to memory cannot fail");
     }
     for h in 0..fleet.hosts.len() as u32 {
         let host = HostId(h);
-        let alone = fleet.resolve_host(host);
+        let alone = crate::resolve::resolve_host(&fleet, host);
         match all.of(host) {
             Some(shared) => {
                 assert_eq!(shared.problems, alone.problems, "shared fold differs");

@@ -4,10 +4,10 @@
 
 use std::borrow::Cow;
 
-use crate::check::count;
 use crate::diagnostic::Diagnostic;
 use crate::fleet::{Fleet, HostId};
 use crate::hint::Hinted;
+use crate::report::count;
 use crate::report::problem_diagnostic;
 use crate::resolve::Resolution;
 use crate::schema::suggest;
@@ -179,7 +179,7 @@ pub fn resolve(fleet: &Fleet, name: &str) -> Result<Resolved, HostError> {
             diagnostics: fleet.diagnostics.clone(),
         });
     }
-    let resolution = fleet.resolve_host(host);
+    let resolution = crate::resolve::resolve_host(fleet, host);
     let problems = resolution
         .problems
         .iter()
@@ -246,7 +246,7 @@ mod tests {
             r.problems[0]
                 .body
                 .iter()
-                .any(|l| l.ends_with("match host web-001 at equal precedence")),
+                .any(|l| l.text.ends_with("match host web-001 at equal precedence")),
             "{:?}",
             r.problems[0]
         );

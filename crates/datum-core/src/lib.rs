@@ -4,49 +4,44 @@
 //! Nothing here prints, reads the environment or the clock, or runs a process:
 //! callers pass in a [`reader::Reader`] and get data back.
 //!
-//! The data flows in this order:
+//! The modules stand in layers, each using only its own and lower ones,
+//! with no import cycle (`docs/architecture.md`, "Layers of the core";
+//! `scripts/cycles.py` counts them). From the bottom:
 //!
-//! - [`reader`]: where bytes come from (a directory, memory; git lives in `datum-git`).
-//! - [`source`]: the file table and positions (`path:line:column`).
-//! - `yaml` (private) then [`document`]: YAML text to Fleet, Host and Layer
-//!   documents, every value with its place; the only modules that know YAML.
-//! - [`schema`]: resource types, fields, normalisation, suggestions;
-//!   [`vars`]: the values layers declare for templates.
-//! - [`loader`]: [`loader::load`] reads the repository through a reader,
-//!   decodes every document file, runs the fleet-wide checks (one Fleet
-//!   document, unique hosts and layers, declared labels, payload digests)
-//!   and assembles the fleet.
-//! - [`fleet`]: the loaded model: hosts by name, layers in fold order,
-//!   interned labels ([`intern`]) and resource ids, and which hosts each
-//!   broken document holds back.
-//! - [`matcher`]: the layers matching a host, through an index, and why a
-//!   layer does or does not match.
-//! - [`resolve`]: the fold, per distinct set of matching layers; every field
-//!   keeps all its contributions. [`resolve::resolve_all`] for the fleet.
-//!   [`graph`] finds its dependency cycles (and apply's).
-//! - [`host`]: one named host for `render`, `explain` and `apply`: its
-//!   resolution with its problems as diagnostics, or why it has none.
-//! - [`template`]: a File's `template` rendered for one host, from a
-//!   closed context, recording what it read.
-//! - [`manifest`]: the final-value view of a resolution and its serialisation.
-//! - [`explain`]: the origin of every value, and why a layer did not match.
-//! - [`selector`], [`query`]: fleet-wide questions (`hosts`, `query`).
-//! - [`sensitive`]: the one rule for content that is never shown.
-//! - [`secret`]: who receives each secret, and through which layer.
-//! - [`diff`]: what a change does to every host, field by field.
-//! - [`check`] (its warning rules under `check/rules/`), [`report`],
-//!   [`diagnostic`]: problems as data and as text.
-//! - [`emit`]: the ordered tree every YAML and JSON output goes through;
-//!   [`printable`]: what a fleet wrote, escaped for every text output.
-//! - [`bundle`]: one host's manifest and payloads as one signable file.
-//! - [`settings`]: the YAML tree of a small file that is not a fleet
-//!   document (the agent's configuration), with the same rules and places.
-//! - [`json_schema`]: the JSON Schema editors check documents with,
-//!   generated from the decoder's keys and the [`schema`] table.
-//! - [`hint`]: [`hint::Hinted`], what every library error of every crate
-//!   suggests and whose doing it is ([`hint::Fault`]), for the binary to map.
-//! - [`fuzz`]: the fuzzing harness, shared by `fuzz/` and the property tests.
+//! 1. Foundations: [`source`] (the file table and positions), [`printable`]
+//!    (what a fleet wrote, made safe to show), [`diagnostic`] (problems as
+//!    data), [`reader`] (where bytes come from: a directory, memory; git is
+//!    `datum-git`), [`intern`], [`graph`], [`hint`] (what every library
+//!    error of every crate suggests, and whose doing it is).
+//! 2. YAML and documents, the only modules that parse YAML: `yaml`
+//!    (private), [`emit`] (every YAML and JSON output), [`schema`]
+//!    (resource types, fields, normalisation, suggestions), [`names`],
+//!    [`vars`], [`document`] (Fleet, Host and Layer documents, every value
+//!    with its place), [`settings`] (small YAML files that are not fleet
+//!    documents), [`json_schema`] (the JSON Schema editors check with).
+//! 3. The fleet model: [`matcher`] (labels and which layers they match),
+//!    [`fleet`] (the loaded model, and every `impl Fleet`), [`loader`]
+//!    ([`loader::load`]: a reader to a fleet, every problem a diagnostic).
+//! 4. Resolution: [`sensitive`] (the one rule for content never shown),
+//!    [`template`], [`resolve`] (the fold, per distinct set of matching
+//!    layers; [`resolve::resolve_all`] for the fleet), [`manifest`],
+//!    [`report`] (resolution problems as diagnostics), [`host`].
+//! 5. Questions asked of a resolution: [`explain`], [`check`] (its warning
+//!    rules under `check/rules/`), [`diff`], [`query`], [`selector`],
+//!    [`secret`], [`bundle`].
+//! 6. Presentation: [`present`], every answer drawn as text through a
+//!    writer that takes tagged spans, and diagnostics drawn.
+//!
+//! `fuzz`, the fuzzing harness shared by `fuzz/` and the property tests,
+//! is built only with the `fuzz` feature.
 #![forbid(unsafe_code)]
+
+/// The version of Datum's formats this build reads and writes: every
+/// document says it (`datum: v1alpha1`) and every JSON report opens with
+/// it. It lives here, above every module, because the document reader
+/// (`document`) and the output writer (`emit`) both need it and the writer
+/// must not reach into the reader.
+pub const VERSION: &str = "v1alpha1";
 
 mod beneath;
 pub mod bundle;
@@ -58,6 +53,7 @@ pub mod document;
 pub mod emit;
 pub mod explain;
 pub mod fleet;
+#[cfg(feature = "fuzz")]
 pub mod fuzz;
 pub mod graph;
 pub mod hint;
@@ -68,6 +64,7 @@ pub mod loader;
 pub mod manifest;
 pub mod matcher;
 pub mod names;
+pub mod present;
 pub mod printable;
 pub mod query;
 pub mod reader;

@@ -1,19 +1,29 @@
-//! Which layers match a host, and why a layer does or does not: the match
-//! index built at load time, [`Fleet::matching`] and [`Fleet::check_match`].
+//! Labels and matchers: which layers a host's labels match, through an
+//! index built once at load time, and why a layer does or does not match,
+//! key by key. The fleet (`fleet`) keeps the labels and the index
+//! and asks here.
 
 use rustc_hash::FxHashMap;
 
-use crate::document::HOST_LABEL;
-use crate::fleet::{Fleet, Host, HostId, Label, Layer, LayerId};
-use crate::intern::{Interner, Sym};
+use crate::intern::Sym;
+use crate::source::Span;
 
-/// Finds the layers matching a host without looking at every layer: each
-/// layer is filed under its rarest label pair, so a host only inspects the
-/// layers filed under the pairs it carries.
-#[derive(Debug, Default)]
-pub(crate) struct MatchIndex {
-    always: Vec<LayerId>,
-    by_pair: FxHashMap<(Sym, Sym), Vec<LayerId>>,
+/// A label with the place it was written: one a host carries, or one a
+/// layer's matcher asks for.
+#[derive(Clone, Debug)]
+pub struct Label {
+    pub key: Sym,
+    pub value: Sym,
+    pub key_span: Span,
+    pub value_span: Span,
+}
+
+/// The value carried for `key` among `labels` (sorted by key symbol).
+pub fn carried(labels: &[Label], key: Sym) -> Option<Sym> {
+    labels
+        .binary_search_by(|l| l.key.cmp(&key))
+        .ok()
+        .map(|i| labels[i].value)
 }
 
 /// Why a layer does or does not match a host, key by key.
@@ -40,31 +50,88 @@ pub fn groups(matcher: &[Label]) -> impl Iterator<Item = &[Label]> {
     matcher.chunk_by(|a, b| a.key == b.key)
 }
 
-/// Whether a host carries one of the values of every key of a matcher.
-pub fn holds(matcher: &[Label], host: &Host) -> bool {
+/// Whether labels (sorted by key symbol) hold one of the values of every
+/// key of a matcher.
+pub fn holds(matcher: &[Label], labels: &[Label]) -> bool {
     groups(matcher).all(|group| {
-        host.label(group[0].key)
-            .is_some_and(|v| group.iter().any(|m| m.value == v))
+        carried(labels, group[0].key).is_some_and(|v| group.iter().any(|m| m.value == v))
     })
 }
 
-impl Fleet {
-    /// The symbols of a label pair as hosts carry it; `None` when no host
-    /// can carry it (a key or value never seen).
-    pub fn label_pair(&self, key: &str, value: &str) -> Option<(Sym, Sym)> {
-        pair_sym(&self.syms, &self.hosts, key, value)
+/// Each key of a matcher against what labels (sorted by key symbol) carry.
+pub fn check(matcher: &[Label], labels: &[Label]) -> Vec<LabelCheck> {
+    groups(matcher)
+        .map(|group| LabelCheck {
+            key: group[0].key,
+            wanted: group.iter().map(|m| m.value).collect(),
+            found: carried(labels, group[0].key),
+        })
+        .collect()
+}
+
+/// Finds the layers matching a host without looking at every layer: each
+/// layer (by its position in fold order) is filed under its rarest label
+/// pair, so a host only inspects the layers filed under the pairs it
+/// carries.
+#[derive(Debug, Default)]
+pub struct MatchIndex {
+    always: Vec<u32>,
+    by_pair: FxHashMap<(Sym, Sym), Vec<u32>>,
+}
+
+impl MatchIndex {
+    /// Files each matcher (of the layers, in fold order) under its rarest
+    /// label pair among the labels the hosts carry.
+    pub fn build<'a>(
+        hosts: impl Iterator<Item = &'a [Label]>,
+        matchers: impl Iterator<Item = &'a [Label]>,
+    ) -> MatchIndex {
+        let mut count: FxHashMap<(Sym, Sym), u32> = FxHashMap::default();
+        for labels in hosts {
+            for l in labels {
+                *count.entry((l.key, l.value)).or_default() += 1;
+            }
+        }
+        let mut index = MatchIndex::default();
+        for (i, matcher) in matchers.enumerate() {
+            let id = i as u32;
+            // The key whose values the fewest hosts carry; a host can only
+            // match through one of them, and carries at most one.
+            let rarest = groups(matcher)
+                .map(|group| {
+                    let n: u32 = group
+                        .iter()
+                        .map(|m| count.get(&(m.key, m.value)).copied().unwrap_or(0))
+                        .sum();
+                    (n, group[0].key, group)
+                })
+                .min_by_key(|&(n, key, _)| (n, key));
+            match rarest {
+                None => index.always.push(id),
+                Some((_, _, group)) => {
+                    for m in group {
+                        index.by_pair.entry((m.key, m.value)).or_default().push(id);
+                    }
+                }
+            }
+        }
+        index
     }
 
-    /// The layers matching a host, in fold order.
-    pub fn matching(&self, id: HostId) -> Vec<LayerId> {
-        let host = self.host(id);
-        let mut out: Vec<LayerId> = self.index.always.clone();
-        for label in &host.labels {
-            if let Some(layers) = self.index.by_pair.get(&(label.key, label.value)) {
+    /// The layers (positions in fold order, sorted) whose matcher
+    /// `matcher_of` gives and the labels hold.
+    pub fn matching<'a>(
+        &self,
+        labels: &[Label],
+        matcher_of: impl Fn(u32) -> &'a [Label],
+    ) -> Vec<u32> {
+        let mut out: Vec<u32> = self.always.clone();
+        for label in labels {
+            if let Some(layers) = self.by_pair.get(&(label.key, label.value)) {
                 out.extend(
                     layers
                         .iter()
-                        .filter(|&&l| holds(&self.layer(l).matcher, host))
+                        .filter(|&&l| holds(matcher_of(l), labels))
                         .copied(),
                 );
             }
@@ -73,88 +140,28 @@ impl Fleet {
         out.dedup();
         out
     }
-
-    /// Each key of a layer's matcher against what a host carries.
-    pub fn check_match(&self, layer: LayerId, host: HostId) -> Vec<LabelCheck> {
-        let host = self.host(host);
-        groups(&self.layer(layer).matcher)
-            .map(|group| LabelCheck {
-                key: group[0].key,
-                wanted: group.iter().map(|m| m.value).collect(),
-                found: host.label(group[0].key),
-            })
-            .collect()
-    }
 }
 
-/// The symbols of a label pair as hosts carry it, if any host can.
-/// `datum/host` values are host names, which are not all indexed.
-pub(crate) fn pair_sym(
-    syms: &Interner,
-    hosts: &[Host],
-    key: &str,
-    value: &str,
-) -> Option<(Sym, Sym)> {
-    let k = syms.get(key)?;
-    if key == HOST_LABEL {
-        let h = hosts.binary_search_by(|h| (*h.name).cmp(value)).ok()?;
-        return Some((k, hosts[h].label(k)?));
-    }
-    Some((k, syms.get(value)?))
-}
-
-/// Each label pair with the hosts carrying it.
-pub(crate) fn pair_index(hosts: &[Host]) -> FxHashMap<(Sym, Sym), Vec<u32>> {
+/// Each label pair with the hosts (by position) carrying it.
+pub fn pair_index<'a>(hosts: impl Iterator<Item = &'a [Label]>) -> FxHashMap<(Sym, Sym), Vec<u32>> {
     let mut map: FxHashMap<(Sym, Sym), Vec<u32>> = FxHashMap::default();
-    for (h, host) in hosts.iter().enumerate() {
-        for l in &host.labels {
+    for (h, labels) in hosts.enumerate() {
+        for l in labels {
             map.entry((l.key, l.value)).or_default().push(h as u32);
         }
     }
     map
 }
 
-/// Files each layer under its rarest label pair (see [`MatchIndex`]).
-pub(crate) fn build_index(hosts: &[Host], layers: &[Layer]) -> MatchIndex {
-    let mut count: FxHashMap<(Sym, Sym), u32> = FxHashMap::default();
-    for h in hosts {
-        for l in &h.labels {
-            *count.entry((l.key, l.value)).or_default() += 1;
-        }
-    }
-    let mut index = MatchIndex::default();
-    for (i, layer) in layers.iter().enumerate() {
-        let id = LayerId(i as u32);
-        // The key whose values the fewest hosts carry; a host can only
-        // match through one of them, and carries at most one.
-        let rarest = groups(&layer.matcher)
-            .map(|group| {
-                let n: u32 = group
-                    .iter()
-                    .map(|m| count.get(&(m.key, m.value)).copied().unwrap_or(0))
-                    .sum();
-                (n, group[0].key, group)
-            })
-            .min_by_key(|&(n, key, _)| (n, key));
-        match rarest {
-            None => index.always.push(id),
-            Some((_, _, group)) => {
-                for m in group {
-                    index.by_pair.entry((m.key, m.value)).or_default().push(id);
-                }
-            }
-        }
-    }
-    index
-}
-
 #[cfg(test)]
 mod tests {
     use crate::check::check;
     use crate::diagnostic::Code;
-    use crate::explain::{Explanation, Target, text};
+    use crate::explain::{Explanation, Target};
     use crate::fleet::Fleet;
     use crate::loader::load;
+    use crate::present::diagnostic::to_text;
+    use crate::present::explain as text;
     use crate::reader::MemReader;
     use crate::resolve::resolve_all;
     use crate::testkit::{FLEET, host, layer};
@@ -215,7 +222,7 @@ mod tests {
             .filter(|d| d.code == Code::EmptyAlternatives)
             .collect();
         assert_eq!(d.len(), 1, "{:?}", f.diagnostics);
-        let text = d[0].rendered(&f.files);
+        let text = to_text(d[0], &f.files);
         assert!(text.contains("roles/edge/layer.yaml:5:24"), "{text}");
         assert!(text.contains("`role: []` lists no value"), "{text}");
         // Which hosts the layer was meant for is unknown: it holds back all.
@@ -285,7 +292,7 @@ mod tests {
             layer(30, "{role: [web, cache], env: prod}", "  Package[x]: {}\n"),
         )]);
         let db = f.host_id("db-001").unwrap();
-        let res = f.resolve_host(db);
+        let res = crate::resolve::resolve_host(&f, db);
         let ex = Explanation::new(&f, db, &res);
         let answer = ex.answer(&Target::parse("Package[x]").unwrap());
         assert_eq!(
@@ -294,7 +301,7 @@ mod tests {
         );
         // Where it matches, explain names the value that made it match.
         let web = f.host_id("web-001").unwrap();
-        let res = f.resolve_host(web);
+        let res = crate::resolve::resolve_host(&f, web);
         let ex = Explanation::new(&f, web, &res);
         let answer = ex.answer(&Target::parse("Package[x]").unwrap());
         assert_eq!(
@@ -338,7 +345,7 @@ mod tests {
         let text: String = check(&f, &all)
             .diagnostics
             .iter()
-            .map(|d| d.rendered(&f.files))
+            .map(|d| to_text(d, &f.files))
             .collect();
         assert!(
             text.contains("a host with env=test, role=cache would not resolve"),

@@ -50,6 +50,39 @@ pub fn write_line(w: &mut dyn Write, line: &str) -> io::Result<()> {
     w.write_all(b"\n")
 }
 
+/// Text on one line as every report shows it: as written when it is
+/// plain, quoted and escaped otherwise, long text cut short.
+pub fn display_text(s: &str) -> String {
+    const MAX: usize = 48;
+    let plain = !s.is_empty()
+        && s.trim() == s
+        && !s.chars().any(is_unprintable)
+        && s.chars().count() <= MAX;
+    if plain {
+        return s.to_owned();
+    }
+    let mut out = String::from("\"");
+    for (i, c) in s.chars().enumerate() {
+        if i == MAX {
+            out.push_str("…\"");
+            return format!("{out} ({} bytes)", s.len());
+        }
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            c => push_escaped(&mut out, c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// `` `text` `` when it reads as written, else quoted and escaped.
+pub fn quoted(s: &str) -> String {
+    let shown = display_text(s);
+    if shown == s { format!("`{s}`") } else { shown }
+}
+
 /// A source line as it is shown under a diagnostic: each unprintable
 /// character replaced by one visible character (its control picture, `␛`
 /// for ESC), so that the columns a diagnostic points at stay where they

@@ -7,14 +7,11 @@
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
-use std::io::{self, Write};
 
 use crate::emit::Tree;
-use crate::explain::nearest_declared;
 use crate::fleet::{Fleet, HostId, LayerId, ResId};
 use crate::hint::Hinted;
 use crate::manifest::value_tree;
-use crate::report::{align, display_text, display_value};
 use crate::resolve::{FleetResolution, Resolution};
 use crate::schema::{Field, ResourceId, Value, suggest};
 use crate::vars::VarValue;
@@ -184,7 +181,9 @@ pub fn query<'f>(
 ) -> Result<QueryResult<'f>, Undeclared> {
     let undeclared = || Undeclared {
         resource: resource.clone(),
-        nearest: nearest_declared(fleet, resource).map(|r| fleet.resources.text(r).to_owned()),
+        nearest: fleet
+            .nearest_declared(resource)
+            .map(|r| fleet.resources.text(r).to_owned()),
     };
     let id = fleet.resources.lookup(resource).ok_or_else(undeclared)?;
     let declared = fleet
@@ -302,7 +301,7 @@ impl<'f> Answer<'f> {
         }
     }
 
-    fn layers(&self) -> Vec<LayerId> {
+    pub(crate) fn layers(&self) -> Vec<LayerId> {
         match self {
             Answer::Value { layers, .. } | Answer::Unset { layers } => layers.clone(),
             _ => Vec::new(),
@@ -358,73 +357,11 @@ impl<'f> QueryResult<'f> {
         out
     }
 
-    fn resource_text(&self) -> &'f str {
+    pub(crate) fn resource_text(&self) -> &'f str {
         match &self.subject {
             Subject::Field(id, _) => self.fleet.resources.text(*id),
             Subject::Var(_) => "vars",
         }
-    }
-
-    /// An answer's value cell.
-    fn value_text(&self, answer: &Answer<'_>) -> String {
-        match answer {
-            Answer::Value { value, .. } => match value {
-                Shown::Value(v) => display_value(v),
-                Shown::Refs(ids) => ids.join(", "),
-                Shown::Sensitive => "(sensitive)".to_owned(),
-                Shown::Var(VarValue::Str(s)) => display_text(s),
-                Shown::Var(v) => display_text(&v.to_string()),
-            },
-            Answer::Unset { .. } => "(unset)".to_owned(),
-            Answer::NoResource => format!("(no {})", self.resource_text()),
-            Answer::Fails => "(does not resolve)".to_owned(),
-            Answer::HeldBack => "(held back: documents it depends on failed to load)".to_owned(),
-        }
-    }
-
-    fn layers_text(&self, layers: &[LayerId]) -> String {
-        layers
-            .iter()
-            .map(|&l| self.fleet.layer(l).display.as_str())
-            .collect::<Vec<_>>()
-            .join(", ")
-    }
-
-    /// One row per host: name, value, the layer that set it.
-    pub fn write_text(&self, w: &mut dyn Write) -> io::Result<()> {
-        let rows: Vec<Vec<String>> = self
-            .rows
-            .iter()
-            .map(|(h, a)| {
-                let mut row = vec![self.fleet.host(*h).name.to_string(), self.value_text(a)];
-                let layers = a.layers();
-                if !layers.is_empty() {
-                    row.push(self.layers_text(&layers));
-                }
-                row
-            })
-            .collect();
-        write_lines(w, align(&rows))
-    }
-
-    /// One row per distinct answer: value, how many hosts, the layers.
-    pub fn write_summary_text(&self, w: &mut dyn Write) -> io::Result<()> {
-        let rows: Vec<Vec<String>> = self
-            .summary()
-            .iter()
-            .map(|g| {
-                let mut row = vec![
-                    self.value_text(&g.answer),
-                    crate::check::count(g.hosts.len(), "host"),
-                ];
-                let layers = g.answer.layers();
-                if !layers.is_empty() {
-                    row.push(self.layers_text(&layers));
-                }
-                row
-            })
-            .collect();
-        write_lines(w, align(&rows))
     }
 
     fn answer_tree(&self, answer: &Answer<'f>) -> Tree<'f> {
@@ -502,11 +439,4 @@ impl<'f> QueryResult<'f> {
             .collect();
         self.head("summary").with("groups", Tree::List(groups))
     }
-}
-
-fn write_lines(w: &mut dyn Write, rows: Vec<String>) -> io::Result<()> {
-    for row in rows {
-        crate::printable::write_line(w, &row)?;
-    }
-    Ok(())
 }

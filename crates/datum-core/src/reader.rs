@@ -9,6 +9,7 @@
 //! so no link swapped in between a check and a read can lead outside.
 
 use crate::beneath::{Beneath, open_beneath};
+use crate::discover::is_yaml_name;
 use crate::hint::Hinted;
 use std::collections::BTreeMap;
 use std::fs;
@@ -233,11 +234,6 @@ fn read_within(file: fs::File, limit: u64) -> Result<Vec<u8>, SourceError> {
         });
     }
     Ok(bytes)
-}
-
-/// Whether a file name is a YAML file Datum looks at.
-pub fn is_yaml_name(name: &str) -> bool {
-    name.ends_with(".yaml") || name.ends_with(".yml")
 }
 
 /// Whether any component of a relative path is hidden.

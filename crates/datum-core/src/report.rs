@@ -6,15 +6,14 @@
 
 mod display;
 pub use display::{
-    Capped, HOSTS_SHOWN, SHOWN_PER_CODE, align, cap, display_setting, display_text, display_value,
-    display_var, host_list, left_out_line, quoted,
+    HOSTS_SHOWN, align, column_widths, count, display_setting, display_value, display_var,
+    host_list,
 };
 
-use crate::diagnostic::{Code, Diagnostic};
-use crate::explain::suggest_declared;
-use crate::fleet::{Fleet, ResId};
-use crate::printable::escape;
-use crate::resolve::{Contrib, ExecRule, Problem, VarContrib};
+use crate::diagnostic::{Code, Diagnostic, Line};
+use crate::fleet::{Contrib, Fleet, ResId, VarContrib};
+use crate::printable::{display_text, escape};
+use crate::resolve::{ExecRule, Problem};
 use crate::schema::Field;
 use crate::sensitive::is_sensitive;
 use crate::source::Span;
@@ -121,14 +120,28 @@ fn on_hosts(hosts: &[&str]) -> String {
     format!("on {}", hosts_phrase(hosts))
 }
 
-/// `both layers match host web-001 at equal precedence`, after the sides.
-fn sides_line(n: usize, hosts: &[&str]) -> String {
+/// `both layers match host web-001 at equal precedence`, after the sides;
+/// the host names are marked for a terminal to set off.
+fn sides_line(n: usize, hosts: &[&str]) -> Line {
     let who = if n == 2 {
         "both layers".to_owned()
     } else {
         format!("all {n} layers")
     };
-    format!("{who} match {} at equal precedence", hosts_phrase(hosts))
+    let (word, names) = match hosts {
+        [one] => ("host", (*one).to_owned()),
+        _ => ("hosts", host_list(hosts)),
+    };
+    let start = format!("{who} match {word} ");
+    Line {
+        hosts: Some((start.len(), start.len() + names.len())),
+        text: format!("{start}{names} at equal precedence"),
+    }
+}
+
+/// Aligned rows, as the lines of a diagnostic's body.
+fn table(rows: &[Vec<String>]) -> Vec<Line> {
+    align(rows).into_iter().map(Line::from).collect()
 }
 
 /// A var conflict, in the shape of a field's.
@@ -144,7 +157,7 @@ fn var_conflict(fleet: &Fleet, name: &str, sides: &[VarContrib], hosts: &[&str])
             ]
         })
         .collect();
-    let mut body = align(&rows);
+    let mut body = table(&rows);
     body.push(sides_line(sides.len(), hosts));
     let mut d = Diagnostic::error(
         Code::Conflict,
@@ -182,7 +195,7 @@ fn conflict(
             ]
         })
         .collect();
-    let mut body = align(&rows);
+    let mut body = table(&rows);
     body.push(sides_line(sides.len(), hosts));
     let mut d = Diagnostic::error(
         Code::Conflict,
@@ -400,7 +413,7 @@ fn dangling(
         format!("listed by {}", fleet.layer(by.layer).display),
     )
     .note(on_hosts(hosts))
-    .hint(match suggest_declared(fleet, target) {
+    .hint(match fleet.suggest_declared(target) {
         Some(near) => format!(
             "did you mean {}? Otherwise declare {t} in a layer these hosts match, or remove the entry",
             fleet.resources.text(near)

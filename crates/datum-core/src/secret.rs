@@ -8,8 +8,8 @@
 
 use std::collections::BTreeMap;
 
-use crate::fleet::{Fleet, HostId, ResId};
-use crate::resolve::{Contrib, FleetResolution, Resolution, ResolvedResource};
+use crate::fleet::{Contrib, Fleet, HostId, ResId};
+use crate::resolve::{FleetResolution, Resolution, ResolvedResource};
 use crate::schema::{Field, Value};
 
 /// One host receiving one secret.

@@ -8,13 +8,12 @@
 
 use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
-use std::io::{self, Write};
 
 use crate::emit::Tree;
 use crate::fleet::{Fleet, Host, HostId};
 use crate::hint::{Fault, Hinted};
 use crate::intern::Sym;
-use crate::report::{align, quoted};
+use crate::printable::quoted;
 use crate::schema::nearest;
 
 /// `KEY=VALUE` pairs, every one of which must hold; a pair's value may be
@@ -272,36 +271,6 @@ impl<'f> Carried<'f> {
             values.map_or(0, BTreeSet::len),
         )
     }
-}
-
-/// One line per host: its name, then its labels as `key=value` (without
-/// `datum/host`, which repeats the name), aligned.
-pub fn write_hosts(w: &mut dyn Write, fleet: &Fleet, hosts: &[HostId]) -> io::Result<()> {
-    for line in host_lines(fleet, hosts) {
-        crate::printable::write_line(w, &line)?;
-    }
-    Ok(())
-}
-
-/// The lines of [`write_hosts`], without line ends (aligned together, so
-/// made together).
-pub fn host_lines(fleet: &Fleet, hosts: &[HostId]) -> Vec<String> {
-    let host_key = fleet.sym(fleet.host_key());
-    let rows: Vec<Vec<String>> = hosts
-        .iter()
-        .map(|&h| {
-            let mut row = vec![fleet.host(h).name.to_string()];
-            row.extend(
-                fleet
-                    .labels_of(h)
-                    .into_iter()
-                    .filter(|(k, _)| *k != host_key)
-                    .map(|(k, v)| format!("{k}={v}")),
-            );
-            row
-        })
-        .collect();
-    align(&rows)
 }
 
 /// The hosts as data: each name with every label, `datum/host` included.

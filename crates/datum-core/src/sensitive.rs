@@ -15,7 +15,7 @@
 //!
 //! Every view asks here: explain, query, diff, the conflict report and the
 //! latent-conflict check. Views over the whole fleet build a [`Sensitive`]
-//! once (it is part of [`crate::resolve::FleetResolution`]); a view of one
+//! once (it is part of the fleet's resolution, `FleetResolution`); a view of one
 //! host asks only about the resources it shows.
 
 use crate::fleet::{Fleet, LayerResource, ResId, Setting};
@@ -151,9 +151,9 @@ mod tests {
         let old_all = resolve_all(&old);
         // Explain the host whose own layers never mark File[k].
         let db = old.host_id("db-001").unwrap();
-        let res = old.resolve_host(db);
+        let res = crate::resolve::resolve_host(&old, db);
         let ex = Explanation::new(&old, db, &res);
-        let text = crate::explain::text::render(&ex, &ex.answer(&Target::Host));
+        let text = crate::present::explain::render(&ex, &ex.answer(&Target::Host));
         assert!(!text.contains("hunter2"), "{text}");
         assert!(text.contains("content  (sensitive)  base"), "{text}");
         // Query: every host's row, and the summary, hide it alike.
@@ -189,7 +189,7 @@ mod tests {
                 all: &new_all,
             }),
         );
-        let text = crate::diff::text::render(&d, "old", "new");
+        let text = crate::present::diff::render(&d, "old", "new");
         assert!(
             !text.contains("hunter2") && !text.contains("swordfish"),
             "{text}"

@@ -12,14 +12,11 @@ use minijinja::value::{Enumerator, Object, Value as JValue};
 use minijinja::{AutoEscape, Environment, ErrorKind, UndefinedBehavior};
 use sha2::{Digest, Sha256};
 
+use crate::document::TEMPLATE_DIR as DIR;
 use crate::fleet::{Fleet, HostId, ResId};
-use crate::resolve::ResolvedVars;
 use crate::schema::Value;
 use crate::source::Span;
 use crate::vars::VarValue;
-
-/// The directory templates and their includes live in.
-pub const DIR: &str = "templates";
 
 /// How much work one rendering may do (minijinja's fuel: roughly one unit
 /// per instruction): far beyond any configuration file, short of a hang.
@@ -27,6 +24,15 @@ const FUEL: u64 = 20_000_000;
 
 /// The largest text one rendering may produce.
 const MAX_OUTPUT: usize = 64 << 20;
+
+/// A var as a template sees it: its folded value, or that its layers
+/// disagree. A var every layer leaves unset is not there at all.
+#[derive(Copy, Clone, Debug)]
+pub enum Var<'f> {
+    Value(&'f VarValue),
+    /// Layers of one precedence set it differently.
+    Conflict,
+}
 
 /// A File's content as rendered for one host, with what the rendering read.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -144,22 +150,21 @@ impl Templates {
         &self,
         fleet: &Fleet,
         host: HostId,
-        vars: &ResolvedVars,
+        vars: &[(&str, Var<'_>)],
         resource: ResId,
         path: &str,
     ) -> Result<Option<Rendered>, TemplateProblem> {
         let misses = Arc::new(Mutex::new(Vec::new()));
         let mut var_map = BTreeMap::new();
         let mut conflicted = BTreeSet::new();
-        for v in vars.vars.iter() {
-            match v.value(fleet) {
-                Some(x) => {
-                    var_map.insert(v.name.to_string(), to_jinja(x));
+        for &(name, v) in vars {
+            match v {
+                Var::Value(x) => {
+                    var_map.insert(name.to_owned(), to_jinja(x));
                 }
-                None if v.state == crate::resolve::State::Conflict => {
-                    conflicted.insert(v.name.to_string());
+                Var::Conflict => {
+                    conflicted.insert(name.to_owned());
                 }
-                None => {}
             }
         }
         let vars_obj = Arc::new(Tracked::new("vars", var_map, &misses));

@@ -2,7 +2,7 @@
 //! (text, numbers, booleans, lists, mappings), how they compare and print,
 //! and which names a var may take.
 //!
-//! A var folds like a resource field ([`crate::resolve`]): it is one value,
+//! A var folds like a resource field (see `resolve`): it is one value,
 //! replaced and compared whole, whatever its shape.
 
 use std::borrow::Cow;

@@ -58,7 +58,7 @@ fn render_fleet(reader: &dyn Reader) -> String {
     let all = resolve_all(&fleet);
     let mut out = Vec::new();
     for d in &fleet.diagnostics {
-        d.render(&fleet.files, false, &mut out).unwrap();
+        datum_core::present::diagnostic::write(d, &fleet.files, &mut out).unwrap();
     }
     for h in 0..fleet.hosts.len() as u32 {
         let host = HostId(h);
@@ -148,7 +148,7 @@ fn shared_resolution_equals_resolving_each_host_alone() {
         for h in 0..fleet.hosts.len() as u32 {
             let host = HostId(h);
             let shared = all.of(host).unwrap();
-            let alone = fleet.resolve_host(host);
+            let alone = datum_core::resolve::resolve_host(&fleet, host);
             assert_eq!(shared.problems, alone.problems);
             assert_eq!(
                 format!("{:?}", shared.resources),

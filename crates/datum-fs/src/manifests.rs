@@ -87,6 +87,7 @@ pub fn render_all(
         OutDir::create(dir).map_err(error(|dir, source| RenderError::Create { dir, source }))?;
     let write = error(|dir, source| RenderError::Write { dir, source });
     let written = write_all(fleet, all, &out, format).map_err(write)?;
+    out.commit().map_err(write)?;
     let removed = remove_stale(fleet, all, &out, format)
         .map_err(error(|dir, source| RenderError::Clear { dir, source }))?;
     out.sync().map_err(write)?;

@@ -322,7 +322,7 @@ fn diagnostics(reader: &dyn Reader) -> String {
     let fleet = datum_core::loader::load(reader).unwrap();
     let mut out = Vec::new();
     for d in &fleet.diagnostics {
-        d.render(&fleet.files, false, &mut out).unwrap();
+        datum_core::present::diagnostic::write(d, &fleet.files, &mut out).unwrap();
     }
     String::from_utf8(out).unwrap()
 }

@@ -86,6 +86,7 @@ impl Batch<'_> {
         for r in results {
             written.extend(r?);
         }
+        out.commit().map_err(cannot)?;
         for entry in out.entries().map_err(cannot)? {
             let name = entry.name.to_string_lossy();
             let stale = match entry.temp_of() {

@@ -8,8 +8,8 @@
 use std::collections::BTreeMap;
 
 use datum_apply::spec::ResourceView;
+use datum_core::VERSION;
 use datum_core::diagnostic::{Code, Diagnostic};
-use datum_core::document::VERSION;
 use datum_core::schema::{
     Field, Kind, ResourceId, SECONDS_MAX, Ty, Value, normalise_abs_path, normalise_mode,
     normalise_rel_path,
@@ -85,7 +85,7 @@ pub fn resources(name: &str, manifest: &[u8]) -> Result<Vec<BundledResource>, Ma
     }
     let mut text = Vec::new();
     for d in &problems {
-        let _ = d.render(&files, false, &mut text);
+        let _ = datum_core::present::diagnostic::write(d, &files, &mut text);
     }
     Err(ManifestError {
         text: String::from_utf8_lossy(&text).trim_end().to_owned(),
@@ -390,7 +390,7 @@ mod tests {
         let fleet = datum_core::loader::load(&reader).unwrap();
         assert!(fleet.diagnostics.is_empty(), "{:?}", fleet.diagnostics);
         let host = fleet.host_id("web-001").unwrap();
-        let res = fleet.resolve_host(host);
+        let res = datum_core::resolve::resolve_host(&fleet, host);
         assert!(res.is_ok(), "{:?}", res.problems);
         let mut text = Vec::new();
         datum_core::emit::write_yaml(&mut text, &Manifest::new(&fleet, host, &res).tree()).unwrap();

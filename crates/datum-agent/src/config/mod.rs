@@ -76,7 +76,7 @@ pub enum ConfigError {
         source: std::io::Error,
     },
     /// The file has mistakes; each diagnostic says where and what.
-    #[error("{} is not a valid agent configuration ({})", path.display(), datum_core::check::count(diagnostics.len(), "error"))]
+    #[error("{} is not a valid agent configuration ({})", path.display(), datum_core::report::count(diagnostics.len(), "error"))]
     Invalid {
         path: PathBuf,
         /// The file, for drawing the diagnostics.
@@ -487,7 +487,7 @@ mod tests {
             let (files, diags) = e.diagnostics().unwrap();
             let mut out = Vec::new();
             for d in diags {
-                d.render(files, false, &mut out).unwrap();
+                datum_core::present::diagnostic::write(d, files, &mut out).unwrap();
             }
             String::from_utf8(out).unwrap()
         })

@@ -223,7 +223,7 @@ fn shown_remote(remote: &str, configured: &GitSource, local: &GitSource) -> Stri
 fn with_diagnostics(message: String, files: &Files, diags: &[Diagnostic]) -> String {
     let mut text = Vec::new();
     for d in diags.iter().filter(|d| d.is_error()) {
-        let _ = d.render(files, false, &mut text);
+        let _ = datum_core::present::diagnostic::write(d, files, &mut text);
     }
     let text = String::from_utf8_lossy(&text);
     if text.trim().is_empty() {

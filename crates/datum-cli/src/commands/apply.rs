@@ -16,7 +16,6 @@ use datum_core::manifest::Manifest;
 use super::{ReportFormat, resolve_host};
 use crate::command_error::{CommandError, Result};
 use crate::exit::Status;
-use crate::paint::Scheme;
 use crate::root;
 use crate::settings::Settings;
 use crate::ui::Ui;
@@ -139,7 +138,7 @@ fn converge(
     let record = args.report.then_some(origin);
     let applied = match args.format {
         ReportFormat::Text => {
-            let reporter = HumanReporter::new(ui.painted_stdout(Scheme::Apply));
+            let reporter = HumanReporter::styled(ui.styled_stream());
             local::apply(host, items, machine, &providers, &options, record, reporter)
         }
         ReportFormat::Json => {

@@ -1,12 +1,12 @@
 //! `datum check`: resolve every host and report every problem once.
 
 use datum_core::check::check;
+use datum_core::present;
 use datum_core::resolve::resolve_all;
 
 use super::ReportFormat;
 use crate::command_error::Result;
 use crate::exit::Status;
-use crate::paint::Scheme;
 use crate::root;
 use crate::settings::Settings;
 use crate::ui::{Format, Ui};
@@ -44,7 +44,9 @@ pub fn run(ui: &mut Ui, settings: &Settings, args: Args) -> Result<Status> {
             if let Some(note) = report.held_back_note() {
                 ui.note(&note);
             }
-            ui.write_painted(Scheme::Check, &format!("{}\n", report.summary()))?;
+            let mut out = ui.styled_stdout();
+            present::check::summary(&mut out, &report)?;
+            out.flush()?;
         }
         ReportFormat::Json => ui.write_tree(&report.tree(&fleet.files), Format::Json)?,
     }

@@ -2,21 +2,21 @@
 //! read straight from git's object database, or a revision and the working
 //! tree.
 
-use std::io::{self, Write};
+use std::io::Write;
 use std::path::Path;
 
-use datum_core::check::count;
-use datum_core::diff::{Side, diff, json, text};
+use datum_core::diff::{Side, diff, json};
 use datum_core::fleet::Fleet;
 use datum_core::loader;
+use datum_core::present::diff as text;
 use datum_core::reader::{DirReader, Reader};
+use datum_core::report::count;
 use datum_core::resolve::{FleetResolution, resolve_all};
 use datum_git::{GitError, Repo, Revision};
 
 use super::ReportFormat;
 use crate::command_error::{CommandError, Result};
 use crate::exit::Status;
-use crate::paint::Scheme;
 use crate::root;
 use crate::settings::Settings;
 use crate::ui::{Format, Ui};
@@ -100,7 +100,7 @@ pub fn run(ui: &mut Ui, settings: &Settings, args: Args) -> Result<Status> {
     match args.format {
         ReportFormat::Text => {
             // Stdout flushes at each newline; the text goes line by line.
-            let mut out = io::BufWriter::new(ui.painted_stdout(Scheme::Diff));
+            let mut out = ui.styled_stdout();
             text::write(&mut out, &d, &old_name, &new_name)?;
             out.flush()?;
         }

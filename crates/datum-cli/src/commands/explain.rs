@@ -1,14 +1,14 @@
 //! `datum explain`: where a host's values come from, and why it lacks what it lacks.
 
-use std::io::{self, Write};
+use std::io::Write;
 
 use datum_apply::provider::exec::shown;
-use datum_core::explain::{Explanation, Target, json, text};
+use datum_core::explain::{Explanation, Target, json};
+use datum_core::present::explain as text;
 
 use super::{ReportFormat, parse_target, resolve_host};
 use crate::command_error::{CommandError, Result};
 use crate::exit::Status;
-use crate::paint::Scheme;
 use crate::root;
 use crate::settings::Settings;
 use crate::ui::{Format, Ui};
@@ -58,7 +58,7 @@ pub fn run(ui: &mut Ui, settings: &Settings, args: Args) -> Result<Status> {
     match args.format {
         ReportFormat::Text => {
             // Stdout flushes at each newline; the text goes line by line.
-            let mut out = io::BufWriter::new(ui.painted_stdout(Scheme::Explain));
+            let mut out = ui.styled_stdout();
             text::write(&mut out, &ex, &answer)?;
             out.flush()?;
         }

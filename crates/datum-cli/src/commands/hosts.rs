@@ -1,8 +1,9 @@
 //! `datum hosts`: the hosts a label selector matches, with their labels.
 
-use std::io::{self, Write};
+use std::io::Write;
 
-use datum_core::selector::{Selector, hosts_tree, write_hosts};
+use datum_core::present::hosts;
+use datum_core::selector::{Selector, hosts_tree};
 
 use super::{ReportFormat, require_carried, warn_load_errors};
 use crate::command_error::Result;
@@ -36,8 +37,8 @@ pub fn run(ui: &mut Ui, settings: &Settings, args: Args) -> Result<Status> {
     match args.format {
         ReportFormat::Text => {
             // Stdout flushes at each newline; the text goes line by line.
-            let mut out = io::BufWriter::new(ui.stdout());
-            write_hosts(&mut out, &fleet, &hosts)?;
+            let mut out = ui.styled_stdout();
+            hosts::write(&mut out, &fleet, &hosts)?;
             out.flush()?;
         }
         ReportFormat::Json => {

@@ -44,7 +44,7 @@ pub fn run(ui: &mut Ui, _settings: &Settings, args: Args) -> Result<Status> {
                     .map_err(FileError::of("write", &path))?;
                 ui.detail(&format!("wrote {}", path.display()));
             }
-            out.sync().map_err(FileError::of("write", &dir))?;
+            out.commit().map_err(FileError::of("write", &dir))?;
             ui.status(&format!(
                 "wrote {} manual pages into {}",
                 pages.len(),

@@ -144,7 +144,7 @@ pub fn warn_load_errors(ui: &mut Ui, fleet: &Fleet) {
     if errors > 0 {
         ui.warning(&format!(
             "{} in the fleet: hosts and layers whose documents failed to load are left out; run `datum check` to see them",
-            datum_core::check::count(errors, "error")
+            datum_core::report::count(errors, "error")
         ));
     }
 }

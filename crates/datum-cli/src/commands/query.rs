@@ -1,8 +1,9 @@
 //! `datum query`: one field across the fleet, host by host or grouped by value.
 
-use std::io::{self, Write};
+use std::io::Write;
 
 use datum_core::explain::Target;
+use datum_core::present::query as text;
 use datum_core::query::{Answer, query, query_var};
 use datum_core::resolve::resolve_all;
 use datum_core::selector::Selector;
@@ -60,11 +61,11 @@ pub fn run(ui: &mut Ui, settings: &Settings, args: Args) -> Result<Status> {
     match (args.format, args.summary) {
         (ReportFormat::Text, summary) => {
             // Stdout flushes at each newline; the text goes line by line.
-            let mut out = io::BufWriter::new(ui.stdout());
+            let mut out = ui.styled_stdout();
             if summary {
-                result.write_summary_text(&mut out)?;
+                text::write_summary(&mut out, &result)?;
             } else {
-                result.write_text(&mut out)?;
+                text::write(&mut out, &result)?;
             }
             out.flush()?;
         }

@@ -2,9 +2,10 @@
 
 use std::path::{Path, PathBuf};
 
-use datum_core::check::{self, count};
+use datum_core::check;
 use datum_core::fleet::Fleet;
 use datum_core::manifest::Manifest;
+use datum_core::report::count;
 use datum_core::resolve::resolve_all;
 use datum_fs::manifests;
 

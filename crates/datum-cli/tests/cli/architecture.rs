@@ -1,9 +1,12 @@
 //! The module map in docs/architecture.md stays whole: every source module
 //! of every crate is in it under its crate, says its job in an opening `//!`
-//! comment, and every module the map names exists.
+//! comment, and every module the map names exists. And the layers hold: no
+//! crate's top-level modules import each other in a cycle
+//! (`scripts/cycles.py`).
 
 use std::fs;
 use std::path::Path;
+use std::process::Command;
 
 use crate::common::repo_root;
 
@@ -133,4 +136,124 @@ fn a_module_missing_renamed_or_undocumented_is_named() {
         problems(map, "absent", &modules),
         ["absent has no section `### absent (...)`"]
     );
+}
+
+/// `scripts/cycles.py` on the repository at `root`: its exit code and what
+/// it printed.
+fn cycles(root: &Path) -> (i32, String) {
+    let out = Command::new("python3")
+        .arg(repo_root().join("scripts/cycles.py"))
+        .arg("--root")
+        .arg(root)
+        .output()
+        .expect("python3 runs scripts/cycles.py");
+    let text =
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    (out.status.code().unwrap_or(-1), text)
+}
+
+#[test]
+fn no_crate_imports_its_own_modules_in_a_cycle() {
+    let (code, text) = cycles(&repo_root());
+    assert_eq!(code, 0, "scripts/cycles.py:\n{text}");
+    assert!(text.contains("of them not allowed: 0"), "{text}");
+}
+
+/// The layers docs/architecture.md draws for the core: each module with
+/// its layer's number.
+fn drawn_layers(map: &str) -> Vec<(String, u32)> {
+    let section = &map[map
+        .find("## Layers of the core")
+        .expect("the layers are drawn")..];
+    let drawing = section
+        .split("```")
+        .nth(1)
+        .expect("a drawing of the layers");
+    let mut out = Vec::new();
+    for line in drawing.lines().filter(|l| !l.trim().is_empty()) {
+        // `N  name  modules`, the columns two spaces or more apart.
+        let cols: Vec<&str> = line
+            .split("  ")
+            .map(str::trim)
+            .filter(|c| !c.is_empty())
+            .collect();
+        let [n, _name, modules] = cols[..] else {
+            panic!("a layer reads `N  name  modules`: {line:?}");
+        };
+        let n: u32 = n.parse().unwrap();
+        out.extend(modules.split(' ').map(|m| (m.to_owned(), n)));
+    }
+    out
+}
+
+#[test]
+fn the_core_uses_only_its_own_layer_and_those_below() {
+    let root = repo_root();
+    let map = fs::read_to_string(root.join("docs/architecture.md")).unwrap();
+    let layers = drawn_layers(&map);
+    let layer = |m: &str| layers.iter().find(|(x, _)| x == m).map(|&(_, n)| n);
+    let out = Command::new("python3")
+        .arg(root.join("scripts/cycles.py"))
+        .arg("--edges")
+        .output()
+        .unwrap();
+    let edges = String::from_utf8(out.stdout).unwrap();
+    let mut problems = Vec::new();
+    for line in edges.lines().filter_map(|l| l.strip_prefix("datum-core: ")) {
+        if let Some(modules) = line.strip_prefix("modules: ") {
+            for m in modules.split(' ').filter(|m| layer(m).is_none()) {
+                problems.push(format!("`{m}` is in no layer"));
+            }
+        } else if let Some((from, rest)) = line.split_once(" -> ") {
+            let to = rest.split(' ').next().unwrap();
+            if let (Some(a), Some(b)) = (layer(from), layer(to))
+                && b > a
+            {
+                problems.push(format!("{line}: layer {a} uses layer {b}"));
+            }
+        }
+    }
+    assert!(layers.len() > 30, "{layers:?}");
+    assert!(
+        problems.is_empty(),
+        "docs/architecture.md:\n{}",
+        problems.join("\n")
+    );
+}
+
+#[test]
+fn a_cycle_through_a_grouped_use_or_a_doc_link_is_found_and_test_code_is_not() {
+    let tmp = tempfile::tempdir().unwrap();
+    let src = tmp.path().join("crates/demo/src");
+    fs::create_dir_all(src.join("b")).unwrap();
+    fs::write(
+        src.join("lib.rs"),
+        "mod a;\nmod b;\nmod c;\nmod d;\n#[cfg(test)]\nmod testkit;\n",
+    )
+    .unwrap();
+    // a -> b through a nested group, b -> a through a doc link in a child.
+    fs::write(src.join("a.rs"), "use crate::{x, b::{inner::Y}};\n").unwrap();
+    fs::write(src.join("b/mod.rs"), "mod inner;\n").unwrap();
+    fs::write(
+        src.join("b/inner.rs"),
+        "/// Made by [`crate::a`].\npub struct Y;\n",
+    )
+    .unwrap();
+    // c -> d in code; d -> c only in tests, strings and plain comments.
+    fs::write(src.join("c.rs"), "fn f() { crate::d::g() }\n").unwrap();
+    fs::write(
+        src.join("d.rs"),
+        "pub fn g() { let _ = \"crate::c\"; } // crate::c\n\
+         #[cfg(test)]\nmod tests { use crate::c; }\n\
+         #[cfg(test)]\nuse crate::c::f;\n",
+    )
+    .unwrap();
+    fs::write(src.join("testkit.rs"), "use crate::c;\n").unwrap();
+    let (code, text) = cycles(tmp.path());
+    assert_eq!(code, 1, "{text}");
+    assert!(text.contains("demo: cycle of 2: a b\n"), "{text}");
+    assert!(text.contains("a -> b  (src/a.rs:1)"), "{text}");
+    assert!(text.contains("b -> a  (src/b/inner.rs:1)"), "{text}");
+    assert!(!text.contains("c d"), "{text}");
+    assert!(text.contains("cycles: 1, of them not allowed: 1"), "{text}");
 }

@@ -5,13 +5,16 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use saphyr_parser::{Event, Marker, Parser, StrInput};
-
 use super::{BundleError, Field, hex, invalid};
+use crate::yaml::events::{Event, EventError, Skip, StrEvents};
 
-/// Collections nested deeper than this are refused: a manifest nests four
-/// levels, and a hostile one must not make the reader work for nothing.
-const MAX_DEPTH: usize = 16;
+/// How values nobody reads are passed over: a manifest nests four levels,
+/// and a hostile one must not make the reader work for nothing.
+const SKIP: Skip<'static> = Skip {
+    max_depth: 16,
+    too_deep: "the manifest is nested too deep",
+    alias: "a manifest holds no YAML aliases",
+};
 
 /// A File's `source`, as the manifest writes it.
 #[derive(Debug)]
@@ -74,17 +77,24 @@ pub(super) fn check<'p>(
 
 /// The manifest's host and its sources.
 fn scan(text: &str) -> Result<(String, Vec<Source>), BundleError> {
-    let mut r = Reader {
-        parser: Parser::new_from_str(text),
-        at: Marker::default(),
-    };
+    let mut r = StrEvents::of_str(text);
+    let result = manifest(&mut r);
+    result.map_err(|e| BundleError::Manifest {
+        line: e.line,
+        column: e.column,
+        message: e.message,
+    })
+}
+
+/// The one document a manifest is, read as [`scan`] says.
+fn manifest(r: &mut StrEvents<'_>) -> Result<(String, Vec<Source>), EventError> {
     r.expect(|e| matches!(e, Event::StreamStart), "the start of the text")?;
     match r.next()? {
-        Event::DocumentStart(_) => {}
+        Event::DocumentStart => {}
         _ => return Err(r.error("the manifest is empty")),
     }
-    r.expect(|e| matches!(e, Event::MappingStart(..)), "a mapping")?;
-    let top = top(&mut r)?;
+    r.expect(|e| matches!(e, Event::MappingStart), "a mapping")?;
+    let top = top(r)?;
     r.expect(
         |e| matches!(e, Event::DocumentEnd),
         "the end of the document",
@@ -107,7 +117,7 @@ type Top = (Option<String>, Option<String>, Vec<Source>);
 
 /// The top-level mapping: `type`, `host` and `resources` are read, the
 /// rest is skipped.
-fn top(r: &mut Reader<'_>) -> Result<Top, BundleError> {
+fn top(r: &mut StrEvents<'_>) -> Result<Top, EventError> {
     let (mut kind, mut host, mut sources) = (None, None, None);
     while let Some(key) = r.key()? {
         let slot_taken = match key.as_str() {
@@ -115,7 +125,7 @@ fn top(r: &mut Reader<'_>) -> Result<Top, BundleError> {
             "host" => host.replace(r.scalar()?).is_some(),
             "resources" => sources.replace(resources(r)?).is_some(),
             _ => {
-                r.skip(0)?;
+                r.skip(0, &SKIP)?;
                 false
             }
         };
@@ -127,9 +137,9 @@ fn top(r: &mut Reader<'_>) -> Result<Top, BundleError> {
 }
 
 /// `resources`: id to fields; only `source` or `secret` and its digest matter.
-fn resources(r: &mut Reader<'_>) -> Result<Vec<Source>, BundleError> {
+fn resources(r: &mut StrEvents<'_>) -> Result<Vec<Source>, EventError> {
     r.expect(
-        |e| matches!(e, Event::MappingStart(..)),
+        |e| matches!(e, Event::MappingStart),
         "a mapping of resources",
     )?;
     let mut out = Vec::new();
@@ -138,10 +148,7 @@ fn resources(r: &mut Reader<'_>) -> Result<Vec<Source>, BundleError> {
         if !ids.insert(id.clone()) {
             return Err(r.error(&format!("the resource `{id}` appears twice")));
         }
-        r.expect(
-            |e| matches!(e, Event::MappingStart(..)),
-            "a mapping of fields",
-        )?;
+        r.expect(|e| matches!(e, Event::MappingStart), "a mapping of fields")?;
         let (mut path, mut sha256) = (None, None);
         while let Some(field) = r.key()? {
             let slot_taken = match field.as_str() {
@@ -149,7 +156,7 @@ fn resources(r: &mut Reader<'_>) -> Result<Vec<Source>, BundleError> {
                 "source" | "secret" => path.replace(r.scalar()?).is_some(),
                 "source_sha256" | "secret_sha256" => sha256.replace(r.scalar()?).is_some(),
                 _ => {
-                    r.skip(0)?;
+                    r.skip(0, &SKIP)?;
                     false
                 }
             };
@@ -166,92 +173,4 @@ fn resources(r: &mut Reader<'_>) -> Result<Vec<Source>, BundleError> {
         }
     }
     Ok(out)
-}
-
-struct Reader<'a> {
-    parser: Parser<'a, StrInput<'a>>,
-    /// Where the last event started, for errors.
-    at: Marker,
-}
-
-impl<'a> Reader<'a> {
-    fn error(&self, message: &str) -> BundleError {
-        BundleError::Manifest {
-            line: self.at.line(),
-            column: self.at.col() + 1,
-            message: message.to_owned(),
-        }
-    }
-
-    fn next(&mut self) -> Result<Event<'a>, BundleError> {
-        match self.parser.next_event() {
-            None => Err(self.error("the text ends early")),
-            Some(Err(e)) => {
-                self.at = *e.marker();
-                Err(self.error(e.info()))
-            }
-            Some(Ok((event, span))) => {
-                self.at = span.start;
-                Ok(event)
-            }
-        }
-    }
-
-    fn expect(&mut self, want: impl Fn(&Event<'a>) -> bool, what: &str) -> Result<(), BundleError> {
-        let event = self.next()?;
-        if want(&event) {
-            Ok(())
-        } else {
-            Err(self.error(&format!("expected {what}")))
-        }
-    }
-
-    /// The next key of a mapping, or `None` at its end.
-    fn key(&mut self) -> Result<Option<String>, BundleError> {
-        match self.next()? {
-            Event::MappingEnd => Ok(None),
-            Event::Scalar(text, ..) => Ok(Some(text.into_owned())),
-            _ => Err(self.error("expected a plain key")),
-        }
-    }
-
-    fn scalar(&mut self) -> Result<String, BundleError> {
-        match self.next()? {
-            Event::Scalar(text, ..) => Ok(text.into_owned()),
-            _ => Err(self.error("expected a single value")),
-        }
-    }
-
-    /// Skips one value, however nested, up to [`MAX_DEPTH`].
-    fn skip(&mut self, depth: usize) -> Result<(), BundleError> {
-        match self.next()? {
-            Event::Scalar(..) => Ok(()),
-            Event::SequenceStart(..) | Event::MappingStart(..) => {
-                if depth >= MAX_DEPTH {
-                    return Err(self.error("the manifest is nested too deep"));
-                }
-                loop {
-                    match self.peek_end()? {
-                        true => return Ok(()),
-                        false => self.skip(depth + 1)?,
-                    }
-                }
-            }
-            Event::Alias(_) => Err(self.error("a manifest holds no YAML aliases")),
-            _ => Err(self.error("expected a value")),
-        }
-    }
-
-    /// Whether the collection being skipped ends here; otherwise the
-    /// parser is left before the next value.
-    fn peek_end(&mut self) -> Result<bool, BundleError> {
-        match self.parser.peek() {
-            Some(Ok((Event::SequenceEnd | Event::MappingEnd, _))) => {
-                self.next()?;
-                Ok(true)
-            }
-            None | Some(Ok(_)) => Ok(false),
-            Some(Err(_)) => self.next().map(|_| false),
-        }
-    }
 }

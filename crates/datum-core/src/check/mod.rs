@@ -7,9 +7,9 @@ mod rules;
 use std::collections::BTreeMap;
 
 use crate::diagnostic::{Diagnostic, Severity};
-use crate::emit::Tree;
+use crate::emit::{self, Tree};
 use crate::fleet::{Fleet, HostId};
-use crate::report::{host_list, problem_diagnostic};
+use crate::report::{count, host_list, problem_diagnostic};
 use crate::resolve::{FleetResolution, Problem};
 use crate::source::Files;
 
@@ -93,7 +93,12 @@ impl CheckReport {
             .with("codes", self.code_counts())
             .with(
                 "diagnostics",
-                Tree::List(self.diagnostics.iter().map(|d| d.tree(files)).collect()),
+                Tree::List(
+                    self.diagnostics
+                        .iter()
+                        .map(|d| emit::diagnostic(files, d))
+                        .collect(),
+                ),
             )
     }
 
@@ -119,21 +124,27 @@ impl CheckReport {
 
     /// The closing line: `checked 6 hosts against 7 layers: 2 errors, 1 warning`.
     pub fn summary(&self) -> String {
-        format!(
-            "checked {} against {}: {}, {}",
-            count(self.hosts, "host"),
-            count(self.layers, "layer"),
-            count_or_no(self.errors(), "error"),
-            count_or_no(self.warnings(), "warning"),
-        )
+        let (checked, [(_, errors), (_, warnings)]) = self.tally();
+        format!("{checked}: {errors}, {warnings}")
     }
-}
 
-pub fn count(n: usize, what: &str) -> String {
-    if n == 1 {
-        format!("1 {what}")
-    } else {
-        format!("{n} {what}s")
+    /// The closing line in parts: what was checked (`checked 6 hosts
+    /// against 7 layers`), then the errors and the warnings, each counted
+    /// and worded (`2 errors`, `no warnings`).
+    pub fn tally(&self) -> (String, [(usize, String); 2]) {
+        let checked = format!(
+            "checked {} against {}",
+            count(self.hosts, "host"),
+            count(self.layers, "layer")
+        );
+        let (errors, warnings) = (self.errors(), self.warnings());
+        (
+            checked,
+            [
+                (errors, count_or_no(errors, "error")),
+                (warnings, count_or_no(warnings, "warning")),
+            ],
+        )
     }
 }
 

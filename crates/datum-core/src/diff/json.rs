@@ -7,7 +7,7 @@ use std::borrow::Cow;
 
 use super::{FieldSide, FleetDiff, Group, ManifestDiff, ResourceDiff, Shown, Side};
 use crate::diagnostic::Diagnostic;
-use crate::emit::Tree;
+use crate::emit::{self, Tree};
 use crate::fleet::{Fleet, HostId};
 use crate::manifest::value_tree;
 
@@ -191,5 +191,5 @@ fn side(s: &FieldSide) -> Tree<'_> {
 
 /// A diagnostic as `check --format json` gives it, owning its text.
 fn diagnostic(fleet: &Fleet, d: &Diagnostic) -> Tree<'static> {
-    d.tree(&fleet.files).into_owned()
+    emit::diagnostic(&fleet.files, d).into_owned()
 }

@@ -19,11 +19,10 @@
 //! to resolve on either side are reported with the errors the change
 //! introduces, fixes or leaves in place.
 //!
-//! [`text::render`] and [`json::tree`] draw the result.
+//! [`json::tree`] gives the result as data; `present` draws it as text.
 
 pub mod json;
 mod manifest;
-pub mod text;
 
 use std::cmp::Ordering;
 

@@ -3,6 +3,7 @@
 use super::*;
 use crate::emit::write_json;
 use crate::loader::load;
+use crate::present::diff as text;
 use crate::reader::MemReader;
 use crate::resolve::resolve_all;
 use crate::testkit::{FLEET, host, layer};

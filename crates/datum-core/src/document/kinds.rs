@@ -1,14 +1,14 @@
 //! One document: its version, type, keys and name, then the fields of a
 //! Fleet, Host or Layer.
 
+use crate::VERSION;
 use crate::diagnostic::{Code, Diagnostic};
 use crate::schema::suggest;
 use crate::source::Span;
 
 use super::cx::{Cx, Scalar};
 use super::{
-    Broken, FileDocs, FleetDoc, HostDoc, KeyDecl, LayerDoc, VERSION, VERSIONS, list,
-    valid_host_name,
+    Broken, FileDocs, FleetDoc, HostDoc, KeyDecl, LayerDoc, VERSIONS, list, valid_host_name,
 };
 use crate::yaml::{Plain, Style, classify_plain};
 
@@ -38,7 +38,7 @@ impl DocType {
 }
 
 /// Each document type by name with the keys it takes, for the editor
-/// schema ([`crate::json_schema`]).
+/// schema (`json_schema`).
 pub(super) fn document_keys() -> [(&'static str, &'static [&'static str]); 3] {
     [
         ("Fleet", DocType::Fleet.keys()),

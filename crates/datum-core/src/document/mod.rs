@@ -14,6 +14,7 @@
 //! - `values`: one reader per field value type;
 //! - `vars`: a layer's `vars:`, values of any shape.
 
+pub mod classify;
 mod cx;
 mod kinds;
 mod labels;
@@ -35,10 +36,11 @@ use crate::yaml;
 
 use cx::Cx;
 
-/// The document format version this build reads.
-pub const VERSION: &str = "v1alpha1";
-/// Every version this build reads.
-pub const VERSIONS: &[&str] = &[VERSION];
+/// Every version this build reads ([`crate::VERSION`] alone).
+pub const VERSIONS: &[&str] = &[crate::VERSION];
+/// The directory templates and their includes live in: a `template` names
+/// a file below it.
+pub const TEMPLATE_DIR: &str = "templates";
 /// The label every host carries with its own name.
 pub const HOST_LABEL: &str = "datum/host";
 

@@ -4,7 +4,7 @@
 use crate::diagnostic::{Code, Diagnostic};
 use crate::hint::Hinted;
 use crate::names::{self, Rule};
-use crate::report::quoted;
+use crate::printable::quoted;
 use crate::schema::{
     Field, Kind, PathError, ResourceId, SECONDS_MAX, Ty, Value, normalise_abs_path, normalise_mode,
     normalise_rel_path, suggest,
@@ -156,7 +156,7 @@ impl<'d, 'a, 'x> Cx<'d, 'a, 'x> {
     /// A template: a path under `templates/`, relative to the fleet root.
     fn template(&mut self, v: u32, what: &str) -> Option<FieldValue> {
         let t = self.text(v, what)?;
-        let dir = crate::template::DIR;
+        let dir = super::TEMPLATE_DIR;
         match normalise_rel_path(t) {
             Ok(p)
                 if p.strip_prefix(dir)

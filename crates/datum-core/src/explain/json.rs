@@ -9,9 +9,10 @@ use std::borrow::Cow;
 use super::{Absence, Answer, Explanation, Miss, Role, State, VarAbsence, WhyNot};
 use crate::diagnostic::Diagnostic;
 use crate::emit::{self, Tree};
-use crate::fleet::{Label, LayerId, ResId, Setting};
+use crate::fleet::{Contrib, LayerId, ResId, Setting, VarContrib};
 use crate::manifest::value_tree;
-use crate::resolve::{Contrib, ResolvedField, ResolvedResource, ResolvedVar, VarContrib};
+use crate::matcher::Label;
+use crate::resolve::{ResolvedField, ResolvedResource, ResolvedVar};
 use crate::schema::Field;
 use crate::source::Span;
 use crate::template::Rendered;
@@ -36,7 +37,12 @@ pub fn tree<'f>(ex: &Explanation<'f>, answer: &Answer<'f>, problems: &'f [Diagno
         .with("resolves", Tree::Bool(ex.resolution.is_ok()))
         .with(
             "problems",
-            Tree::List(problems.iter().map(|d| d.tree(&fleet.files)).collect()),
+            Tree::List(
+                problems
+                    .iter()
+                    .map(|d| emit::diagnostic(&fleet.files, d))
+                    .collect(),
+            ),
         );
     match answer {
         Answer::Host => host(ex, &mut t),

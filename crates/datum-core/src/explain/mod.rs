@@ -12,10 +12,9 @@
 //! explained too, its conflicting fields with every side.
 //!
 //! [`Explanation::answer`] turns a [`Target`] into an [`Answer`];
-//! [`text::render`] and [`json::tree`] draw it.
+//! [`json::tree`] gives it as data, and `present` draws it as text.
 
 pub mod json;
-pub mod text;
 
 use std::borrow::Cow;
 use std::cell::OnceCell;
@@ -23,12 +22,12 @@ use std::cell::OnceCell;
 pub use crate::resolve::{Role, State};
 
 use crate::diagnostic::Diagnostic;
-use crate::fleet::{Fleet, HostId, Label, LayerId, ResId, Setting};
+use crate::fleet::{Contrib, Fleet, HostId, LayerId, ResId, Setting};
 use crate::hint::{Fault, Hinted};
-use crate::matcher::{LabelCheck, groups};
+use crate::matcher::{Label, LabelCheck, groups};
 use crate::report::problem_diagnostic;
-use crate::resolve::{Contrib, Resolution, ResolvedField, ResolvedResource, ResolvedVar};
-use crate::schema::{Field, IdError, Kind, ResourceId, nearest, suggest};
+use crate::resolve::{Resolution, ResolvedField, ResolvedResource, ResolvedVar};
+use crate::schema::{Field, IdError, Kind, ResourceId, suggest};
 use crate::sensitive::Sensitive;
 use crate::template::Rendered;
 use crate::vars::valid_var_name;
@@ -320,7 +319,7 @@ impl<'f> Explanation<'f> {
             WhyNot::FieldUnset
         } else {
             WhyNot::Undeclared {
-                nearest: nearest_declared(self.fleet, id),
+                nearest: self.fleet.nearest_declared(id),
             }
         };
         Absence {
@@ -445,48 +444,6 @@ impl<'f> Explanation<'f> {
         labels.sort_by(|a, b| fleet.sym(a.key).cmp(fleet.sym(b.key)));
         labels
     }
-}
-
-/// The resource id some layer declares that is nearest to `id`, for a typo.
-pub fn nearest_declared(fleet: &Fleet, id: &ResourceId) -> Option<ResId> {
-    let declared = declared(fleet);
-    let near = nearest(
-        &id.to_string(),
-        declared.iter().map(|&r| fleet.resources.text(r)),
-    )?;
-    declared
-        .into_iter()
-        .find(|&r| fleet.resources.text(r) == near)
-}
-
-/// The declared resource of the same type whose title is a likely typo of
-/// `id`'s (see [`suggest`]): `Package[ngnix]` gives `Package[nginx]`, and
-/// never a resource of another type.
-pub fn suggest_declared(fleet: &Fleet, id: ResId) -> Option<ResId> {
-    let target = fleet.resources.get(id);
-    let same_kind: Vec<ResId> = declared(fleet)
-        .into_iter()
-        .filter(|&r| fleet.resources.get(r).kind == target.kind)
-        .collect();
-    let near = suggest(
-        &target.title,
-        same_kind.iter().map(|&r| &*fleet.resources.get(r).title),
-    )?;
-    same_kind
-        .into_iter()
-        .find(|&r| &*fleet.resources.get(r).title == near)
-}
-
-/// Every resource some layer declares, sorted, once each.
-fn declared(fleet: &Fleet) -> Vec<ResId> {
-    let mut declared: Vec<ResId> = fleet
-        .layers
-        .iter()
-        .flat_map(|l| l.resources.iter().map(|r| r.id))
-        .collect();
-    declared.sort_unstable();
-    declared.dedup();
-    declared
 }
 
 #[cfg(test)]

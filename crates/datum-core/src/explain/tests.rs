@@ -2,6 +2,7 @@
 
 use super::*;
 use crate::loader::load;
+use crate::present::explain as text;
 use crate::reader::MemReader;
 
 const FLEET: &str = "datum: v1alpha1\ntype: Fleet\nname: test\n";
@@ -49,7 +50,7 @@ fn fleet(layers: &[(&str, i32, &str, &str)]) -> Fleet {
 /// The text answer for `target` on `host`, and whether it was found.
 fn explain(fleet: &Fleet, host: &str, target: &str) -> (String, bool) {
     let host = fleet.host_id(host).unwrap();
-    let resolution = fleet.resolve_host(host);
+    let resolution = crate::resolve::resolve_host(fleet, host);
     let ex = Explanation::new(fleet, host, &resolution);
     let target = if target.is_empty() {
         Target::Host
@@ -215,7 +216,7 @@ fn null_is_shown_as_unset_by_its_layer() {
         "{text}"
     );
     let host = f.host_id("web-001").unwrap();
-    let res = f.resolve_host(host);
+    let res = crate::resolve::resolve_host(&f, host);
     let ex = Explanation::new(&f, host, &res);
     let r = res
         .resource(&f, f.resources.lookup(&id("File[x]")).unwrap())
@@ -347,7 +348,7 @@ fn an_id_no_layer_declares_names_the_nearest_declared_one() {
         "  Package[nginx-full]: {}\n  File[x]:\n    path: /x\n    requires: Package[ngnx]\n",
     )]);
     let host = f.host_id("web-001").unwrap();
-    let res = f.resolve_host(host);
+    let res = crate::resolve::resolve_host(&f, host);
     let ex = Explanation::new(&f, host, &res);
     let Answer::Absent(a) = ex.answer(&Target::Resource(id("Package[ngnx]"))) else {
         panic!("found")
@@ -386,7 +387,7 @@ fn sensitive_content_is_never_shown() {
         ),
     ]);
     let host = f.host_id("web-001").unwrap();
-    let res = f.resolve_host(host);
+    let res = crate::resolve::resolve_host(&f, host);
     let ex = Explanation::new(&f, host, &res);
     let mut all = String::new();
     for target in [
@@ -474,7 +475,7 @@ proptest::proptest! {
 /// The answer as one line of JSON.
 fn json_line(f: &Fleet, host: &str, target: Target) -> String {
     let host = f.host_id(host).unwrap();
-    let res = f.resolve_host(host);
+    let res = crate::resolve::resolve_host(f, host);
     let ex = Explanation::new(f, host, &res);
     let problems = ex.problems();
     let mut buf = Vec::new();
@@ -537,8 +538,13 @@ fn a_failing_writer_is_an_error_not_a_panic() {
     }
     let f = fleet(&[("base", 0, EVERY, "  Package[a]: {}\n")]);
     let host = f.host_id("web-001").unwrap();
-    let res = f.resolve_host(host);
+    let res = crate::resolve::resolve_host(&f, host);
     let ex = Explanation::new(&f, host, &res);
-    let err = text::write(&mut Full, &ex, &ex.answer(&Target::Host)).unwrap_err();
+    let err = text::write(
+        &mut crate::present::Plain(Full),
+        &ex,
+        &ex.answer(&Target::Host),
+    )
+    .unwrap_err();
     assert_eq!(err.kind(), std::io::ErrorKind::BrokenPipe);
 }

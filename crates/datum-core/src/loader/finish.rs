@@ -8,11 +8,11 @@ use rustc_hash::FxHashMap;
 
 use crate::document::{FieldValue, HOST_LABEL, LabelDecl};
 use crate::fleet::{
-    BrokenKind, Fleet, Host, Label, Layer, LayerField, LayerResource, LayerVar, Setting, cmp_paths,
-    display_name,
+    BrokenKind, Fleet, Host, Layer, LayerField, LayerResource, LayerVar, Setting, cmp_paths,
+    display_name, pair_sym,
 };
 use crate::intern::Sym;
-use crate::matcher::{build_index, pair_index, pair_sym};
+use crate::matcher::{Label, MatchIndex, pair_index};
 
 use super::assemble::{Assembler, PendingLayer, Touch};
 
@@ -29,7 +29,10 @@ impl Assembler {
         self.resources.finish();
         let (hosts, host_key) = self.finish_hosts();
         let blocked = self.blocked(&hosts);
-        let index = build_index(&hosts, &layers);
+        let index = MatchIndex::build(
+            hosts.iter().map(|h| &h.labels[..]),
+            layers.iter().map(|l| &l.matcher[..]),
+        );
         let mut diagnostics = std::mem::take(&mut self.diags);
         let files = self.files;
         diagnostics.sort_by(|a, b| a.sort_key(&files).cmp(&b.sort_key(&files)));
@@ -237,7 +240,8 @@ impl Assembler {
             }
             wanted.push(pairs);
         }
-        let by_pair = by_pair.get_or_insert_with(|| pair_index(hosts));
+        let by_pair =
+            by_pair.get_or_insert_with(|| pair_index(hosts.iter().map(|h| &h.labels[..])));
         let candidates: Vec<u32> = match wanted
             .iter()
             .map(|pairs| {

@@ -8,7 +8,8 @@
 //! it touches, so that every host no broken document touches still resolves.
 //!
 //! - this file: reading, UTF-8, decoding each file;
-//! - `classify`: which YAML files are document files;
+//! - `read`: each discovered file read as far as telling whether it is a
+//!   document file takes (the rule is `document::classify`);
 //! - `assemble`: the documents of every file gathered, Fleet documents
 //!   checked;
 //! - `checks`: duplicate hosts and layers, labels against `Fleet.labels`;
@@ -18,8 +19,8 @@
 
 mod assemble;
 mod checks;
-pub mod classify;
 mod finish;
+mod read;
 mod sources;
 mod templates;
 #[cfg(test)]
@@ -39,7 +40,7 @@ use assemble::Assembler;
 /// near it, and the limit bounds the memory one file can take.
 pub const MAX_FILE_BYTES: u64 = 32 << 20;
 
-pub use classify::read_document;
+pub use read::read_document;
 
 /// Reads and validates a whole fleet. Fails only when the repository
 /// cannot be listed; every problem inside it is a diagnostic on the result.

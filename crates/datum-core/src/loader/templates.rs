@@ -8,10 +8,10 @@ use rayon::prelude::*;
 
 use crate::diagnostic::{Code, Diagnostic};
 use crate::document::FieldValue;
+use crate::document::TEMPLATE_DIR as DIR;
 use crate::reader::Reader;
 use crate::schema::{Field, Value};
 use crate::source::{FileId, Span};
-use crate::template::DIR;
 
 use super::assemble::Assembler;
 

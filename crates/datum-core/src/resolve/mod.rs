@@ -24,25 +24,15 @@ use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 
 pub use field::{ResolvedField, ResolvedResource, Role, SetEntry, State};
-pub use vars::{ResolvedVar, ResolvedVars, VarContrib};
+pub use vars::{ResolvedVar, ResolvedVars};
 
-use crate::fleet::{Fleet, HostId, LayerField, LayerId, ResId, Setting};
+use crate::fleet::{Contrib, Fleet, HostId, LayerId, ResId, VarContrib};
 use crate::schema::Field;
 use crate::sensitive::Sensitive;
 use crate::source::Span;
 use crate::template::{Rendered, TemplateProblem, Templates};
 use fold::fold_resource;
 use validate::validate;
-
-/// One field as one layer sets it: indices into the fleet's layers.
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct Contrib {
-    pub layer: LayerId,
-    /// Index of the resource in the layer.
-    pub resource: u32,
-    /// Index of the field in that resource.
-    pub field: u32,
-}
 
 /// Why a set of layers gives no manifest.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -164,37 +154,13 @@ impl Resolution {
     }
 }
 
-impl Fleet {
-    /// The field a contribution points at.
-    pub fn setting(&self, c: Contrib) -> &LayerField {
-        &self.layer(c.layer).resources[c.resource as usize].fields[c.field as usize]
+/// Resolves one host, its templates rendered.
+pub fn resolve_host(fleet: &Fleet, host: HostId) -> Resolution {
+    let base = resolve(fleet, &fleet.matching(host));
+    if templated(fleet, &base).is_empty() {
+        return base;
     }
-
-    /// Where a contribution lists one entry of `requires` or `restart_on`.
-    pub fn entry_span(&self, c: Contrib, id: ResId) -> Span {
-        let field = self.setting(c);
-        match &field.setting {
-            Setting::Refs(refs) => refs
-                .iter()
-                .find(|(r, _)| *r == id)
-                .map_or(field.span, |(_, s)| *s),
-            _ => field.span,
-        }
-    }
-
-    /// The precedence of a contribution's layer.
-    pub fn precedence(&self, c: Contrib) -> i32 {
-        self.layer(c.layer).precedence
-    }
-
-    /// Resolves one host, its templates rendered.
-    pub fn resolve_host(&self, host: HostId) -> Resolution {
-        let base = resolve(self, &self.matching(host));
-        if templated(self, &base).is_empty() {
-            return base;
-        }
-        render_host(self, &Templates::new(self), host, &base)
-    }
+    render_host(fleet, &Templates::new(fleet), host, &base)
 }
 
 /// For one set of layers: each resource with the layers declaring it (and
@@ -366,8 +332,9 @@ fn render_host(
 ) -> Resolution {
     let mut rendered = Vec::new();
     let mut problems = base.problems.to_vec();
+    let vars = base.vars.for_templates(fleet);
     for (resource, path) in templated(fleet, base) {
-        match templates.render(fleet, host, &base.vars, resource, path) {
+        match templates.render(fleet, host, &vars, resource, path) {
             Ok(Some(r)) => rendered.push(r),
             Ok(None) => {}
             Err(problem) => problems.push(Problem::Template {

@@ -4,6 +4,7 @@
 use proptest::prelude::*;
 
 use super::*;
+use crate::fleet::Setting;
 use crate::loader::load;
 use crate::reader::MemReader;
 use crate::schema::ResourceId;
@@ -229,7 +230,7 @@ fn check_scalar(fleet: &Fleet, r: &ResolvedResource, f: &ResolvedField, cs: &[Co
 
 fn check(layers: &[LayerSpec]) {
     let fleet = fleet_of(layers);
-    let res = fleet.resolve_host(HostId(0));
+    let res = crate::resolve::resolve_host(&fleet, HostId(0));
     let id = fleet
         .resources
         .lookup(&ResourceId::parse("File[x]").unwrap())

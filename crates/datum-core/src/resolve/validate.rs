@@ -265,7 +265,7 @@ mod tests {
             .file("base.yaml", layer(0, "{}", base))
             .file("top.yaml", layer(10, "{}", top));
         let fleet = load(&r).unwrap();
-        let res = fleet.resolve_host(fleet.host_id("h").unwrap());
+        let res = crate::resolve::resolve_host(&fleet, fleet.host_id("h").unwrap());
         res.problems
             .iter()
             .filter_map(|p| match p {
@@ -384,7 +384,7 @@ mod tests {
             )
             .file("b.yaml", layer(0, "{}", "  Exec[x]:\n    creates: null\n"));
         let fleet = load(&r).unwrap();
-        let res = fleet.resolve_host(fleet.host_id("h").unwrap());
+        let res = crate::resolve::resolve_host(&fleet, fleet.host_id("h").unwrap());
         assert!(
             matches!(
                 &*res.problems,

@@ -3,17 +3,11 @@
 //! disagree are a conflict whatever any other layer does, `null` unsets,
 //! and every contribution keeps what became of it.
 
-use crate::fleet::{Fleet, LayerId, LayerVar};
+use crate::fleet::{Fleet, LayerId, VarContrib};
+use crate::template::Var;
 use crate::vars::{VarSetting, VarValue};
 
 use super::{Problem, Role, State};
-
-/// One var as one layer sets it: the layer, and the var's index in it.
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct VarContrib {
-    pub layer: LayerId,
-    pub var: u32,
-}
 
 /// One var after the fold.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -42,18 +36,24 @@ impl ResolvedVars {
             .map(|i| &self.vars[i])
     }
 
+    /// Every var as a template sees it, sorted by name: its value, or
+    /// that its layers conflict (a var no layer leaves set is left out).
+    pub fn for_templates<'f>(&'f self, fleet: &'f Fleet) -> Vec<(&'f str, Var<'f>)> {
+        self.vars
+            .iter()
+            .filter_map(|v| match v.value(fleet) {
+                Some(x) => Some((&*v.name, Var::Value(x))),
+                None if v.state == State::Conflict => Some((&*v.name, Var::Conflict)),
+                None => None,
+            })
+            .collect()
+    }
+
     /// The vars that stand, with their values, sorted by name.
     pub fn values<'f>(&self, fleet: &'f Fleet) -> impl Iterator<Item = (&str, &'f VarValue)> {
         self.vars
             .iter()
             .filter_map(move |v| Some((&*v.name, v.value(fleet)?)))
-    }
-}
-
-impl Fleet {
-    /// The var a contribution points at.
-    pub fn var(&self, c: VarContrib) -> &LayerVar {
-        &self.layer(c.layer).vars[c.var as usize]
     }
 }
 

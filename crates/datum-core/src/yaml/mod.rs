@@ -6,6 +6,7 @@
 //! duplicate keys, scalar keys only, and a nesting limit so that no input can
 //! make loading slow or deep.
 
+pub(crate) mod events;
 mod plain;
 #[cfg(test)]
 mod tests;

@@ -18,11 +18,11 @@ use std::ops::Range;
 use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::Context;
-use crate::diagnostic::{Code, Diagnostic};
-use crate::fleet::{Label, LayerId, ResId};
-use crate::matcher::groups;
+use crate::diagnostic::{Code, Diagnostic, Line};
+use crate::fleet::{Contrib, LayerId, ResId, VarContrib};
+use crate::matcher::{Label, groups};
 use crate::report::{align, display_setting, display_var};
-use crate::resolve::{Contrib, Problem, VarContrib};
+use crate::resolve::Problem;
 use crate::schema::Field;
 use crate::source::Span;
 
@@ -298,9 +298,12 @@ fn warning(
             vec![value.clone(), l.display.clone(), matches(&l.matcher)]
         })
         .collect();
-    let mut body = align(&rows);
+    let mut body: Vec<Line> = align(&rows).into_iter().map(Line::from).collect();
     if layers.len() > shown.len() {
-        body.push(format!("and {} more layers", layers.len() - shown.len()));
+        body.push(Line::from(format!(
+            "and {} more layers",
+            layers.len() - shown.len()
+        )));
     }
     let (la, lb) = (fleet.layer(a), fleet.layer(b));
     let both = cx.labels_text(la.matcher.iter().chain(&lb.matcher));
@@ -322,7 +325,7 @@ fn warning(
             "no host matches two of them yet",
         )
     };
-    body.push(if both.is_empty() {
+    body.push(Line::from(if both.is_empty() {
         format!("{yet}; any host would not resolve")
     } else if layers.len() == 2 {
         format!("{yet}; a host with {both} would not resolve")
@@ -331,7 +334,7 @@ fn warning(
             "{yet}; a host with {both} would not resolve ({} and {})",
             la.display, lb.display
         )
-    });
+    }));
     let mut d = Diagnostic::warning(Code::LatentConflict, message)
         .with_body(body)
         .hint("give the layer that should win a higher precedence, or make the matchers exclusive: one key that each requires with a different value");

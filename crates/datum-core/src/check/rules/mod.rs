@@ -12,7 +12,8 @@ mod unmatched_layer;
 use rustc_hash::FxHashSet;
 
 use crate::diagnostic::Diagnostic;
-use crate::fleet::{BrokenKind, Fleet, HostId, Label, LayerId};
+use crate::fleet::{BrokenKind, Fleet, HostId, LayerId};
+use crate::matcher::Label;
 use crate::resolve::FleetResolution;
 use crate::selector::Carried;
 
@@ -147,7 +148,7 @@ mod tests {
         check(&fleet, &all)
             .diagnostics
             .iter()
-            .map(|d| d.rendered(&fleet.files))
+            .map(|d| crate::present::diagnostic::to_text(d, &fleet.files))
             .collect()
     }
 

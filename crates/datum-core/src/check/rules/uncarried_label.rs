@@ -7,7 +7,8 @@ use rustc_hash::FxHashSet;
 
 use super::Context;
 use crate::diagnostic::{Code, Diagnostic};
-use crate::fleet::{Label, LayerId};
+use crate::fleet::LayerId;
+use crate::matcher::Label;
 use crate::selector::Uncarried;
 
 pub(super) fn run(cx: &Context<'_>, explained: &mut FxHashSet<LayerId>, out: &mut Vec<Diagnostic>) {

@@ -8,76 +8,91 @@
 //! `(sensitive)`, wherever it appears.
 //!
 //! Lines go to the writer as they are made; only a section's rows wait,
-//! to be aligned together.
+//! to be aligned together. Each first line is a heading, each section's
+//! title is tagged as such, and a value that displaced others is tagged
+//! the winner, with what it displaced.
 
-use std::io::{self, Write};
+use std::io;
 
-use super::{Absence, Answer, Explanation, Miss, Role, State, VarAbsence, WhyNot};
-use crate::fleet::LayerId;
-use crate::printable::write_line;
-use crate::report::{align, display_setting, display_text, display_var};
-use crate::resolve::{Contrib, ResolvedField, ResolvedResource, ResolvedVar, VarContrib};
+mod absent;
+
+use super::{Styled, Tag, Text, line, table_with};
+use crate::explain::{Answer, Explanation, Role, State};
+use crate::fleet::{Contrib, LayerId, VarContrib};
+use crate::printable::display_text;
+use crate::report::{align, display_setting, display_var};
+use crate::resolve::{ResolvedField, ResolvedResource, ResolvedVar};
 use crate::schema::Field;
 use crate::template::Rendered;
 
 /// Draws an answer, each line ending with a newline.
-pub fn write(w: &mut dyn Write, ex: &Explanation<'_>, answer: &Answer<'_>) -> io::Result<()> {
+pub fn write(w: &mut dyn Styled, ex: &Explanation<'_>, answer: &Answer<'_>) -> io::Result<()> {
     let out = &mut Out { w };
     match answer {
         Answer::Host => host(ex, out),
         Answer::Resource(r) => resource(ex, r, out),
         Answer::Field(r, f) => field(ex, r, f, out),
-        Answer::Absent(a) => absent(ex, a, out),
+        Answer::Absent(a) => absent::absent(ex, a, out),
         Answer::Var(v) => var(ex, v, out),
         Answer::Rendered(r, x) => rendered(ex, r, x, out),
-        Answer::VarAbsent(a) => var_absent(ex, a, out),
+        Answer::VarAbsent(a) => absent::var_absent(ex, a, out),
     }
 }
 
-/// [`write`] into a `String`, for tests and tools that keep the text.
+/// [`write()`] into a `String`, without tags, for tests and tools that keep
+/// the text.
 pub fn render(ex: &Explanation<'_>, answer: &Answer<'_>) -> String {
-    let mut buf = Vec::new();
-    write(&mut buf, ex, answer).expect("writing to memory does not fail");
-    String::from_utf8(buf).expect("explain writes UTF-8")
+    super::to_string(|out| write(out, ex, answer))
 }
 
 /// A row, and the lines printed under it (the sides of a conflict).
-type Row = (Vec<String>, Vec<String>);
+type Row = (Vec<Text>, Vec<String>);
 
-struct Out<'w> {
-    w: &'w mut dyn Write,
+pub(super) struct Out<'w> {
+    w: &'w mut dyn Styled,
 }
 
 impl Out<'_> {
     /// One line, escaped: what the fleet wrote is shown, never obeyed.
-    fn line(&mut self, line: &str) -> io::Result<()> {
-        write_line(self.w, line)
+    pub(super) fn line(&mut self, text: &str) -> io::Result<()> {
+        line(self.w, "", text)
+    }
+
+    /// The first line of an answer.
+    pub(super) fn heading(&mut self, text: &str) -> io::Result<()> {
+        line(self.w, "", Text::tagged(Tag::Heading, text))
     }
 
     /// A titled section; nothing when it has no rows.
     fn section(&mut self, title: &str, rows: Vec<Vec<String>>) -> io::Result<()> {
-        self.section_with(title, rows.into_iter().map(|r| (r, Vec::new())).collect())
+        self.section_with(
+            title,
+            rows.into_iter()
+                .map(|r| (r.into_iter().map(Text::from).collect(), Vec::new()))
+                .collect(),
+        )
     }
 
     fn section_with(&mut self, title: &str, rows: Vec<Row>) -> io::Result<()> {
         if rows.is_empty() {
             return Ok(());
         }
-        writeln!(self.w, "  {title}")?;
-        let cells: Vec<Vec<String>> = rows.iter().map(|(r, _)| r.clone()).collect();
-        for (line, (_, under)) in align(&cells).into_iter().zip(rows) {
-            writeln!(self.w, "    {line}")?;
-            for l in under {
-                writeln!(self.w, "      {l}")?;
+        write!(self.w, "  ")?;
+        self.w.tagged(Tag::Section, title)?;
+        writeln!(self.w)?;
+        let (cells, under): (Vec<Vec<Text>>, Vec<Vec<String>>) = rows.into_iter().unzip();
+        table_with(self.w, "    ", &cells, |w, i| {
+            for l in &under[i] {
+                writeln!(w, "      {l}")?;
             }
-        }
-        Ok(())
+            Ok(())
+        })
     }
 }
 
 fn host(ex: &Explanation<'_>, out: &mut Out<'_>) -> io::Result<()> {
     let fleet = ex.fleet;
-    out.line(&format!("host {}", ex.host_name()))?;
+    out.heading(&format!("host {}", ex.host_name()))?;
     out.section(
         "labels",
         fleet
@@ -94,13 +109,13 @@ fn host(ex: &Explanation<'_>, out: &mut Out<'_>) -> io::Result<()> {
             .map(|&l| layer_row(ex, l))
             .collect(),
     )?;
-    out.section(
+    out.section_with(
         "vars",
         ex.resolution
             .vars
             .vars
             .iter()
-            .map(|v| var_row(ex, v))
+            .map(|v| (var_row(ex, v), Vec::new()))
             .collect(),
     )?;
     for r in ex.resolution.resources.iter() {
@@ -111,42 +126,78 @@ fn host(ex: &Explanation<'_>, out: &mut Out<'_>) -> io::Result<()> {
 }
 
 /// `dns  1.1.1.1  sites/london  overrides 8.8.8.8 from base`.
-fn var_row(ex: &Explanation<'_>, v: &ResolvedVar) -> Vec<String> {
+fn var_row(ex: &Explanation<'_>, v: &ResolvedVar) -> Vec<Text> {
     let fleet = ex.fleet;
     let winner = v.winner();
     let layer = |c: VarContrib| fleet.layer(c.layer).display.clone();
-    let mut row = vec![v.name.to_string()];
     if v.state == State::Conflict {
-        row.push("conflict".to_owned());
-        row.push(format!(
-            "at precedence {}",
-            fleet.layer(winner.layer).precedence
-        ));
-        return row;
+        return vec![
+            Text::from(v.name.to_string()),
+            Text::from("conflict"),
+            Text::from(format!(
+                "at precedence {}",
+                fleet.layer(winner.layer).precedence
+            )),
+        ];
     }
-    row.push(if v.state == State::Unset {
+    let value = if v.state == State::Unset {
         "(unset)".to_owned()
     } else {
         display_var(fleet, winner)
-    });
-    row.push(layer(winner));
-    let mut tail = Vec::new();
+    };
     let agreed: Vec<String> = v.agreeing().map(layer).collect();
-    if !agreed.is_empty() {
-        tail.push(format!("agreed by {}", agreed.join(", ")));
-    }
     let displaced: Vec<String> = v
         .displaced()
         .map(|c| format!("{} from {}", display_var(fleet, c), layer(c)))
         .collect();
+    let below = v.has_conflict().then(|| "conflict below".to_owned());
+    winner_row(
+        v.name.to_string(),
+        value,
+        layer(winner),
+        &agreed,
+        &displaced,
+        below,
+    )
+}
+
+/// `name  value  layer  agreed by ...; overrides ...; conflict ...`: when
+/// the value displaced others, it and its layer are the winner's, and the
+/// `overrides` part what it displaced.
+fn winner_row(
+    name: String,
+    value: String,
+    layer: String,
+    agreed: &[String],
+    displaced: &[String],
+    conflict: Option<String>,
+) -> Vec<Text> {
+    let won = if displaced.is_empty() {
+        None
+    } else {
+        Some(Tag::Winner)
+    };
+    let cell = |text: String| match won {
+        Some(tag) => Text::tagged(tag, text),
+        None => Text::from(text),
+    };
+    let mut row = vec![Text::from(name), cell(value), cell(layer)];
+    let mut tail: Vec<Text> = Vec::new();
+    if !agreed.is_empty() {
+        tail.push(Text::from(format!("agreed by {}", agreed.join(", "))));
+    }
     if !displaced.is_empty() {
-        tail.push(format!("overrides {}", displaced.join(", ")));
+        tail.push(Text::tagged(
+            Tag::Displaced,
+            format!("overrides {}", displaced.join(", ")),
+        ));
     }
-    if v.has_conflict() {
-        tail.push("conflict below".to_owned());
-    }
-    if !tail.is_empty() {
-        row.push(tail.join("; "));
+    tail.extend(conflict.map(Text::from));
+    if let Some((first, rest)) = tail.split_first() {
+        row.push(
+            rest.iter()
+                .fold(first.clone(), |t, part| t.then("; ", part)),
+        );
     }
     row
 }
@@ -159,20 +210,21 @@ fn var(ex: &Explanation<'_>, v: &ResolvedVar, out: &mut Out<'_>) -> io::Result<(
         State::Set => display_var(fleet, v.winner()),
         _ => "(unset)".to_owned(),
     };
-    out.line(&format!("vars.{} {value}", v.name))?;
-    out.section(
+    out.heading(&format!("vars.{} {value}", v.name))?;
+    out.section_with(
         "contributions",
         v.played
             .iter()
             .map(|&(c, role)| {
-                vec![
+                let row = played_row(
                     fleet.layer(c.layer).display.clone(),
-                    format!("precedence {}", fleet.layer(c.layer).precedence),
+                    fleet.layer(c.layer).precedence,
                     display_var(fleet, c),
-                    role.word().to_owned(),
+                    role,
                     matched(ex, c.layer),
                     fleet.files.location(fleet.var(c).span),
-                ]
+                );
+                (row, Vec::new())
             })
             .collect(),
     )
@@ -192,7 +244,7 @@ fn rendered(
     } else {
         display_text(x.text())
     };
-    out.line(&format!("{}.content {value}", fleet.resources.text(r.id)))?;
+    out.heading(&format!("{}.content {value}", fleet.resources.text(r.id)))?;
     out.line(&format!(
         "  rendered from {} for {}: {} bytes, sha256 {}",
         x.template,
@@ -201,10 +253,10 @@ fn rendered(
         x.sha256
     ))?;
     if let Some(f) = r.field(Field::Template) {
-        out.section(
+        out.section_with(
             "template",
             r.played(f)
-                .map(|(c, role)| contribution_row(ex, r, c, role))
+                .map(|(c, role)| (contribution_row(ex, r, c, role), Vec::new()))
                 .collect(),
         )?;
     }
@@ -251,23 +303,6 @@ fn rendered(
     )
 }
 
-fn var_absent(ex: &Explanation<'_>, a: &VarAbsence, out: &mut Out<'_>) -> io::Result<()> {
-    let host = ex.host_name();
-    out.line(&format!("{host} has no vars.{}", a.name))?;
-    if a.misses.is_empty() {
-        let mut line = format!("  no layer sets vars.{}", a.name);
-        if let Some(near) = &a.nearest {
-            line.push_str(&format!("; the nearest var is vars.{near}"));
-        }
-        return out.line(&line);
-    }
-    out.line(&format!("  set by layers that do not match {host}"))?;
-    for m in &a.misses {
-        out.line(&format!("    {}", miss(ex, m)))?;
-    }
-    Ok(())
-}
-
 /// `roles/web  precedence 30  matched role=web`.
 fn layer_row(ex: &Explanation<'_>, l: LayerId) -> Vec<String> {
     let layer = ex.fleet.layer(l);
@@ -294,8 +329,8 @@ fn resource(ex: &Explanation<'_>, r: &ResolvedResource, out: &mut Out<'_>) -> io
     let fleet = ex.fleet;
     let id = fleet.resources.text(r.id);
     match r.summary(fleet) {
-        Some(s) => out.line(&format!("{id} {}", display_text(s)))?,
-        None => out.line(id)?,
+        Some(s) => out.heading(&format!("{id} {}", display_text(s)))?,
+        None => out.heading(id)?,
     }
     out.section(
         "contributed by",
@@ -317,9 +352,9 @@ fn resource(ex: &Explanation<'_>, r: &ResolvedResource, out: &mut Out<'_>) -> io
                 display_text(x.text())
             };
             let row = vec![
-                "content".to_owned(),
-                value,
-                format!("rendered from {}", x.template),
+                Text::from("content"),
+                Text::from(value),
+                Text::from(format!("rendered from {}", x.template)),
             ];
             rows.push((row, Vec::new()));
         }
@@ -360,45 +395,43 @@ fn field_row(ex: &Explanation<'_>, r: &ResolvedResource, f: &ResolvedField) -> R
     let fleet = ex.fleet;
     let conflicts: Vec<&[Contrib]> = r.conflicts(f).collect();
     let winner = f.winner();
-    let mut row = vec![f.field.name().to_owned()];
-    match f.state {
-        State::Conflict => {
-            row.push("conflict".to_owned());
-            row.push(format!("at precedence {}", fleet.precedence(winner)));
-        }
+    let name = f.field.name().to_owned();
+    let row = match f.state {
+        State::Conflict => vec![
+            Text::from(name),
+            Text::from("conflict"),
+            Text::from(format!("at precedence {}", fleet.precedence(winner))),
+        ],
         state => {
-            row.push(if state == State::Unset {
+            let value = if state == State::Unset {
                 "(unset)".to_owned()
             } else {
                 shown(ex, r, winner)
-            });
-            row.push(layer_name(ex, winner));
-            let mut tail = Vec::new();
+            };
             let agreed: Vec<String> = r.agreeing(f).iter().map(|&c| layer_name(ex, c)).collect();
-            if !agreed.is_empty() {
-                tail.push(format!("agreed by {}", agreed.join(", ")));
-            }
             let displaced: Vec<String> = r
                 .displaced(f)
                 .map(|c| format!("{} from {}", shown(ex, r, c), layer_name(ex, c)))
                 .collect();
-            if !displaced.is_empty() {
-                tail.push(format!("overrides {}", displaced.join(", ")));
-            }
             // A conflict below the winner still fails the host.
-            if !conflicts.is_empty() {
+            let below = (!conflicts.is_empty()).then(|| {
                 let precs: Vec<String> = conflicts
                     .iter()
                     .filter_map(|sides| sides.first())
                     .map(|&c| fleet.precedence(c).to_string())
                     .collect();
-                tail.push(format!("conflict at precedence {}", precs.join(", ")));
-            }
-            if !tail.is_empty() {
-                row.push(tail.join("; "));
-            }
+                format!("conflict at precedence {}", precs.join(", "))
+            });
+            winner_row(
+                name,
+                value,
+                layer_name(ex, winner),
+                &agreed,
+                &displaced,
+                below,
+            )
         }
-    }
+    };
     // The sides in the shape of the conflict report: value, layer, precedence.
     let sides: Vec<Vec<String>> = conflicts
         .iter()
@@ -475,7 +508,7 @@ fn field(
             .join(", "),
         State::Set => shown(ex, r, f.winner()),
     };
-    out.line(&format!(
+    out.heading(&format!(
         "{}.{} {value}",
         fleet.resources.text(r.id),
         f.field
@@ -483,10 +516,10 @@ fn field(
     if f.field.is_set() {
         out.section("entries", entry_rows(ex, r, f))?;
     }
-    out.section(
+    out.section_with(
         "contributions",
         r.played(f)
-            .map(|(c, role)| contribution_row(ex, r, c, role))
+            .map(|(c, role)| (contribution_row(ex, r, c, role), Vec::new()))
             .collect(),
     )
 }
@@ -497,89 +530,39 @@ fn contribution_row(
     r: &ResolvedResource,
     c: Contrib,
     role: Role,
-) -> Vec<String> {
+) -> Vec<Text> {
     let fleet = ex.fleet;
-    vec![
+    played_row(
         layer_name(ex, c),
-        format!("precedence {}", fleet.precedence(c)),
+        fleet.precedence(c),
         shown(ex, r, c),
-        role.word().to_owned(),
+        role,
         matched(ex, c.layer),
         fleet.files.location(fleet.setting(c).span),
-    ]
-}
-
-fn absent(ex: &Explanation<'_>, a: &Absence, out: &mut Out<'_>) -> io::Result<()> {
-    let host = ex.host_name();
-    let what = match a.field {
-        Some(f) => format!("{}.{f}", a.resource),
-        None => a.resource.to_string(),
-    };
-    out.line(&format!("{host} has no {what}"))?;
-    match &a.why {
-        WhyNot::Unmatched(misses) => {
-            let title = if a.field.is_some() && a.has_resource {
-                format!("set by layers that do not match {host}")
-            } else {
-                format!("declared by layers that do not match {host}")
-            };
-            out.line(&format!("  {title}"))?;
-            for m in misses {
-                out.line(&format!("    {}", miss(ex, m)))?;
-            }
-            Ok(())
-        }
-        WhyNot::Undeclared { nearest } => {
-            let mut line = format!("  no layer declares {}", a.resource);
-            if let Some(near) = nearest {
-                line.push_str(&format!(
-                    "; the nearest resource id is {}",
-                    ex.fleet.resources.text(*near)
-                ));
-            }
-            out.line(&line)
-        }
-        WhyNot::FieldUnset => out.line(&format!("  no layer sets {what}, for any host")),
-    }
-}
-
-/// `roles/db needs role=db; web-001 has role=web`; alternatives read
-/// `roles/edge needs role in {web, cache}; web-001 has role=db`.
-fn miss(ex: &Explanation<'_>, m: &Miss) -> String {
-    let fleet = ex.fleet;
-    let needs: Vec<String> = m
-        .failed
-        .iter()
-        .map(|c| match &c.wanted[..] {
-            [one] => format!("{}={}", fleet.sym(c.key), fleet.sym(*one)),
-            any => {
-                let values: Vec<&str> = any.iter().map(|&v| fleet.sym(v)).collect();
-                format!("{} in {{{}}}", fleet.sym(c.key), values.join(", "))
-            }
-        })
-        .collect();
-    let has: Vec<String> = m
-        .failed
-        .iter()
-        .map(|c| match c.found {
-            Some(v) => format!("{}={}", fleet.sym(c.key), fleet.sym(v)),
-            None => format!("no label {}", fleet.sym(c.key)),
-        })
-        .collect();
-    format!(
-        "{} needs {}; {} has {}",
-        fleet.layer(m.layer).display,
-        and_list(&needs),
-        ex.host_name(),
-        and_list(&has)
     )
 }
 
-/// `a`, `a and b`, `a, b and c`.
-fn and_list(items: &[String]) -> String {
-    match items {
-        [] => String::new(),
-        [one] => one.clone(),
-        [rest @ .., last] => format!("{} and {last}", rest.join(", ")),
-    }
+/// One contribution's row: the value and its role are the winner's when
+/// it is set, the displaced when overridden.
+fn played_row(
+    layer: String,
+    precedence: i32,
+    value: String,
+    role: Role,
+    matched: String,
+    place: String,
+) -> Vec<Text> {
+    let cell = |text: String| match role {
+        Role::Set => Text::tagged(Tag::Winner, text),
+        Role::Overridden => Text::tagged(Tag::Displaced, text),
+        _ => Text::from(text),
+    };
+    vec![
+        Text::from(layer),
+        Text::from(format!("precedence {precedence}")),
+        cell(value),
+        cell(role.word().to_owned()),
+        Text::from(matched),
+        Text::from(place),
+    ]
 }
