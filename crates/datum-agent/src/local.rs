@@ -55,30 +55,29 @@ pub enum BundleFileError {
 
 impl Hinted for BundleFileError {
     fn hint(&self) -> Option<Cow<'static, str>> {
-        self.hints().into_iter().next()
+        match self {
+            BundleFileError::Signers(e) => e.hint(),
+            BundleFileError::Read(_) | BundleFileError::Items(_) => None,
+            BundleFileError::Refused { source, .. } => source.hint(),
+        }
     }
 
     /// A bundle for another host also says where this host's name came
     /// from, unless `--host` gave it.
-    fn hints(&self) -> Vec<Cow<'static, str>> {
+    fn more_hints(&self) -> Vec<Cow<'static, str>> {
         match self {
-            BundleFileError::Signers(e) => e.hints(),
-            BundleFileError::Read(_) | BundleFileError::Items(_) => Vec::new(),
             BundleFileError::Refused {
                 source, identity, ..
-            } => {
-                let mut hints = source.hints();
-                if matches!(**source, OpenError::WrongHost { .. }) && !identity.from.is_flag() {
-                    hints.push(
-                        format!(
-                            "this host's name `{}` came from {}; --host NAME names another",
-                            identity.name, identity.from
-                        )
-                        .into(),
-                    );
-                }
-                hints
+            } if matches!(**source, OpenError::WrongHost { .. }) && !identity.from.is_flag() => {
+                vec![
+                    format!(
+                        "this host's name `{}` came from {}; --host NAME names another",
+                        identity.name, identity.from
+                    )
+                    .into(),
+                ]
             }
+            _ => Vec::new(),
         }
     }
 }

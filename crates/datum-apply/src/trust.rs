@@ -46,16 +46,18 @@ pub enum FleetTrustError {
 
 impl Hinted for FleetTrustError {
     fn hint(&self) -> Option<Cow<'static, str>> {
-        self.hints().into_iter().next()
+        match self {
+            FleetTrustError::Inspect { .. } => None,
+            FleetTrustError::Untrusted(_) => Some(
+                "whoever can change the fleet can run anything as root through it; make root its owner and `chmod o-w` it".into(),
+            ),
+        }
     }
 
-    fn hints(&self) -> Vec<Cow<'static, str>> {
+    fn more_hints(&self) -> Vec<Cow<'static, str>> {
         match self {
             FleetTrustError::Inspect { .. } => Vec::new(),
-            FleetTrustError::Untrusted(_) => vec![
-                "whoever can change the fleet can run anything as root through it; make root its owner and `chmod o-w` it".into(),
-                "--trust-fleet applies it anyway".into(),
-            ],
+            FleetTrustError::Untrusted(_) => vec!["--trust-fleet applies it anyway".into()],
         }
     }
 }

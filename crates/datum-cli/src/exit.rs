@@ -64,33 +64,23 @@ mod tests {
     use super::*;
 
     #[test]
-    fn usage_is_ex_usage_and_collides_with_no_other_status() {
+    fn usage_is_ex_usage_a_bug_ex_software_and_no_two_statuses_collide() {
         assert_eq!(Status::USAGE, Status(64));
-        for other in [
+        assert_eq!(Status::INTERNAL, Status(70));
+        let all = [
             Status::OK,
             Status::FAILED,
             Status::CHANGED,
+            Status::USAGE,
             Status::APPLY_CHANGED,
             Status::APPLY_FAILED,
             Status::APPLY_CHANGED_AND_FAILED,
             Status::INTERNAL,
-        ] {
-            assert_ne!(Status::USAGE, other);
-        }
-    }
-
-    #[test]
-    fn a_bug_is_ex_software_and_collides_with_no_other_status() {
-        assert_eq!(Status::INTERNAL, Status(70));
-        for other in [
-            Status::OK,
-            Status::FAILED,
-            Status::CHANGED,
-            Status::APPLY_CHANGED,
-            Status::APPLY_FAILED,
-            Status::APPLY_CHANGED_AND_FAILED,
-        ] {
-            assert_ne!(Status::INTERNAL, other);
+        ];
+        for (i, a) in all.iter().enumerate() {
+            for b in &all[i + 1..] {
+                assert_ne!(a, b);
+            }
         }
     }
 

@@ -33,22 +33,23 @@ from_hinted!(FindError);
 
 impl Hinted for FindError {
     fn hint(&self) -> Option<Cow<'static, str>> {
-        self.hints().into_iter().next()
+        let hint = match self {
+            FindError::NotADirectory(_) => {
+                "--fleet (or DATUM_FLEET) names the directory holding datum.yaml"
+            }
+            FindError::NoFleetFile(_) => {
+                "--fleet (or DATUM_FLEET) names the directory holding datum.yaml; `datum init DIR` creates a fleet"
+            }
+            FindError::NoCwd(_) => return None,
+            FindError::NotFound => "run datum inside a fleet repository, or pass --fleet DIR",
+        };
+        Some(hint.into())
     }
 
-    fn hints(&self) -> Vec<Cow<'static, str>> {
+    fn more_hints(&self) -> Vec<Cow<'static, str>> {
         match self {
-            FindError::NotADirectory(_) => {
-                vec!["--fleet (or DATUM_FLEET) names the directory holding datum.yaml".into()]
-            }
-            FindError::NoFleetFile(_) => vec![
-                "--fleet (or DATUM_FLEET) names the directory holding datum.yaml; `datum init DIR` creates a fleet".into(),
-            ],
-            FindError::NoCwd(_) => Vec::new(),
-            FindError::NotFound => vec![
-                "run datum inside a fleet repository, or pass --fleet DIR".into(),
-                "to start a fleet here, run `datum init`".into(),
-            ],
+            FindError::NotFound => vec!["to start a fleet here, run `datum init`".into()],
+            _ => Vec::new(),
         }
     }
 

@@ -31,11 +31,16 @@ pub trait Hinted: std::error::Error {
         None
     }
 
-    /// Every hint, one `hint:` line each: [`Hinted::hint`] alone, unless
-    /// the error has more than one thing to suggest (then the first of
-    /// these is its `hint`).
+    /// What else to suggest, after [`Hinted::hint`], for the few errors
+    /// with more than one thing to say.
+    fn more_hints(&self) -> Vec<Cow<'static, str>> {
+        Vec::new()
+    }
+
+    /// Every hint, one `hint:` line each: [`Hinted::hint`], then
+    /// [`Hinted::more_hints`]. Not meant to be implemented.
     fn hints(&self) -> Vec<Cow<'static, str>> {
-        self.hint().into_iter().collect()
+        self.hint().into_iter().chain(self.more_hints()).collect()
     }
 
     /// Whose doing it is.
@@ -69,8 +74,21 @@ mod tests {
         assert_eq!(Plain.fault(), Fault::Failed);
     }
 
+    #[derive(Debug, thiserror::Error)]
+    #[error("two")]
+    struct Two;
+    impl Hinted for Two {
+        fn hint(&self) -> Option<Cow<'static, str>> {
+            Some("do this".into())
+        }
+        fn more_hints(&self) -> Vec<Cow<'static, str>> {
+            vec!["or that".into()]
+        }
+    }
+
     #[test]
-    fn one_hint_is_all_the_hints() {
+    fn the_hint_comes_first_then_the_others() {
         assert_eq!(One.hints(), ["do this"]);
+        assert_eq!(Two.hints(), ["do this", "or that"]);
     }
 }

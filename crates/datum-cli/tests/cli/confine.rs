@@ -9,9 +9,8 @@ use std::fs;
 use std::os::unix::fs::{MetadataExt, PermissionsExt, symlink};
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::time::Duration;
 
-use crate::common::{Run, datum, run_in};
+use crate::common::{Run, apply_under, datum, run_in};
 
 /// What every file outside the root holds, so output can be searched for it.
 const SECRET: &str = "outsidesecret";
@@ -314,32 +313,15 @@ fn a_link_to_an_outside_directory_is_followed_inside_the_root() {
     );
 }
 
-/// The root's state file replaced by `make`, then one run, killed if it
-/// has not ended within a minute: a run that blocks on the file (a FIFO,
-/// a device, a huge one) then fails the test instead of hanging it, and a
-/// slow machine cannot fail it (the refusal takes no time of its own).
+/// The root's state file replaced by `make`, then one run, which must end
+/// (a run that blocks on the file, a FIFO, a device, a huge one, fails the
+/// test: [`apply_under`]); the refusal takes no time of its own.
 fn with_state_file(make: impl FnOnce(&Path)) -> Run {
     let fleet_dir = tempfile::tempdir().unwrap();
     fleet(fleet_dir.path());
     let site = Site::new();
     make(&site.root().join("var/lib/datum/restarts"));
-    let root = site.root().canonicalize().unwrap();
-    let out = datum()
-        .timeout(Duration::from_secs(60))
-        .args(["apply", "--host", "web-001", "--root"])
-        .arg(&root)
-        .arg("--fleet")
-        .arg(fleet_dir.path())
-        .output()
-        .unwrap();
-    let run = Run::from(out);
-    assert_ne!(run.code, 101, "datum panicked:\n{}", run.stderr);
-    let scrub = |s: &str| s.replace(&root.display().to_string(), "[ROOT]");
-    Run {
-        code: run.code,
-        stdout: scrub(&run.stdout),
-        stderr: scrub(&run.stderr),
-    }
+    apply_under(&site.root(), "web-001", fleet_dir.path(), &[])
 }
 
 #[test]
