@@ -2,8 +2,11 @@
 //! (`render HOST`, `explain`, `apply`): its resolution with its problems as
 //! diagnostics, or why it has none, as a value; the caller prints it.
 
+use std::borrow::Cow;
+
 use crate::diagnostic::Diagnostic;
 use crate::fleet::{Fleet, HostId};
+use crate::hint::Hinted;
 use crate::report::count;
 use crate::report::problem_diagnostic;
 use crate::resolve::Resolution;
@@ -62,6 +65,8 @@ pub struct DoesNotResolve {
     pub errors: usize,
 }
 
+impl Hinted for DoesNotResolve {}
+
 /// Why a named host cannot be resolved at all.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum HostError {
@@ -98,30 +103,31 @@ pub enum HostError {
     },
 }
 
-impl HostError {
-    /// What to do about it.
-    pub fn hint(&self) -> String {
-        match self {
+impl Hinted for HostError {
+    fn hint(&self) -> Option<Cow<'static, str>> {
+        Some(match self {
             HostError::Unknown {
                 nearest: Some(near),
                 ..
-            } => format!("the nearest host name is `{near}`; `datum hosts` lists them all"),
+            } => format!("the nearest host name is `{near}`; `datum hosts` lists them all").into(),
             HostError::Unknown {
                 nearest: None,
                 any: true,
                 ..
-            } => "no host name is close to it; `datum hosts` lists them all".to_owned(),
+            } => "no host name is close to it; `datum hosts` lists them all".into(),
             HostError::Unknown {
                 nearest: None,
                 any: false,
                 ..
-            } => "the fleet has no hosts yet: a Host document declares one".to_owned(),
+            } => "the fleet has no hosts yet: a Host document declares one".into(),
             HostError::DidNotLoad { .. } | HostError::Blocked { .. } => {
-                "fix the errors above; `datum check` lists every problem in the fleet".to_owned()
+                "fix the errors above; `datum check` lists every problem in the fleet".into()
             }
-        }
+        })
     }
+}
 
+impl HostError {
     /// The diagnostics to show before the error: the broken documents.
     pub fn diagnostics(&self) -> &[Diagnostic] {
         match self {
@@ -255,15 +261,15 @@ mod tests {
         let e = resolve(&f, "web-01").unwrap_err();
         assert_eq!(e.to_string(), "no host named `web-01` in this fleet");
         assert_eq!(
-            e.hint(),
-            "the nearest host name is `web-001`; `datum hosts` lists them all"
+            e.hint().as_deref(),
+            Some("the nearest host name is `web-001`; `datum hosts` lists them all")
         );
         assert!(e.diagnostics().is_empty() && e.is_not_found());
         // Nothing close: no name is offered as if it were a typo.
         let e = resolve(&f, "nosuch").unwrap_err();
         assert_eq!(
-            e.hint(),
-            "no host name is close to it; `datum hosts` lists them all"
+            e.hint().as_deref(),
+            Some("no host name is close to it; `datum hosts` lists them all")
         );
     }
 

@@ -10,6 +10,7 @@ use std::collections::BTreeMap;
 
 use crate::emit::Tree;
 use crate::fleet::{Fleet, HostId, LayerId, ResId};
+use crate::hint::Hinted;
 use crate::manifest::value_tree;
 use crate::resolve::{FleetResolution, Resolution};
 use crate::schema::{Field, ResourceId, Value, suggest};
@@ -74,12 +75,13 @@ pub struct UnsetVar {
     pub nearest: Option<String>,
 }
 
-impl UnsetVar {
-    pub fn hint(&self) -> String {
-        match &self.nearest {
-            Some(n) => format!("did you mean vars.{n}?"),
-            None => "a layer sets vars under `vars:`".to_owned(),
-        }
+/// The var name nearest to the one asked about.
+impl Hinted for UnsetVar {
+    fn hint(&self) -> Option<Cow<'static, str>> {
+        Some(match &self.nearest {
+            Some(n) => format!("did you mean vars.{n}?").into(),
+            None => "a layer sets vars under `vars:`".into(),
+        })
     }
 }
 
@@ -159,13 +161,13 @@ pub struct Undeclared {
     pub nearest: Option<String>,
 }
 
-impl Undeclared {
-    /// The declared id nearest to the one asked about.
-    pub fn hint(&self) -> String {
-        match &self.nearest {
-            Some(n) => format!("did you mean {n}?"),
-            None => "no layer declares any resource yet".to_owned(),
-        }
+/// The declared id nearest to the one asked about.
+impl Hinted for Undeclared {
+    fn hint(&self) -> Option<Cow<'static, str>> {
+        Some(match &self.nearest {
+            Some(n) => format!("did you mean {n}?").into(),
+            None => "no layer declares any resource yet".into(),
+        })
     }
 }
 

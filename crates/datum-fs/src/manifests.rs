@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 use datum_core::document::valid_host_name;
 use datum_core::emit;
 use datum_core::fleet::{Fleet, HostId};
+use datum_core::hint::Hinted;
 use datum_core::manifest::Manifest;
 use datum_core::resolve::FleetResolution;
 use rayon::prelude::*;
@@ -66,6 +67,8 @@ pub enum RenderError {
     #[error("cannot clear stale files from {}: {source}", dir.display())]
     Clear { dir: PathBuf, source: io::Error },
 }
+
+impl Hinted for RenderError {}
 
 /// Writes `<host>.<ext>` into `dir` (created if missing) for every host
 /// that resolves, in parallel; removes the file of every host that does

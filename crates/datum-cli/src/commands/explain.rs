@@ -7,10 +7,10 @@ use datum_core::explain::{Explanation, Target, json};
 use datum_core::present::explain as text;
 
 use super::{ReportFormat, parse_target, resolve_host};
-use crate::GlobalArgs;
 use crate::command_error::{CommandError, Result};
 use crate::exit::Status;
 use crate::root;
+use crate::settings::Settings;
 use crate::ui::{Format, Ui};
 
 /// Show where every value of a host comes from: the layer that set it, the
@@ -42,14 +42,14 @@ pub struct Args {
     pub format: ReportFormat,
 }
 
-pub fn run(ui: &mut Ui, global: &GlobalArgs, args: Args) -> Result<Status> {
+pub fn run(ui: &mut Ui, settings: &Settings, args: Args) -> Result<Status> {
     let host = host(&args)?;
     // Read before the fleet loads: a mistyped id needs no fleet to be refused.
     let target = match &args.target {
         None => Target::Host,
         Some(text) => parse_target(text)?,
     };
-    let (fleet, _) = root::open(ui, global)?;
+    let (fleet, _) = root::open(ui, settings)?;
     // A host with problems (shown on stderr) is explained all the same:
     // debugging them is when explain is needed most.
     let resolved = resolve_host(ui, &fleet, host)?;

@@ -23,9 +23,9 @@ use datum_core::fleet::Fleet;
 use datum_core::host::{self, Resolved};
 use datum_core::selector::Selector;
 
-use crate::GlobalArgs;
 use crate::command_error::Result;
 use crate::exit::Status;
+use crate::settings::Settings;
 use crate::ui::{Format, Ui};
 
 #[derive(Debug, clap::Subcommand)]
@@ -46,22 +46,22 @@ pub enum Command {
     Secret(secret::Args),
 }
 
-pub fn run(ui: &mut Ui, global: &GlobalArgs, command: Command) -> Result<Status> {
+pub fn run(ui: &mut Ui, settings: &Settings, command: Command) -> Result<Status> {
     match command {
-        Command::Render(args) => render::run(ui, global, args),
-        Command::Check(args) => check::run(ui, global, args),
-        Command::Explain(args) => explain::run(ui, global, args),
-        Command::Apply(args) => apply::run(ui, global, args),
-        Command::Hosts(args) => hosts::run(ui, global, args),
-        Command::Diff(args) => diff::run(ui, global, args),
-        Command::Query(args) => query::run(ui, global, args),
-        Command::Bundle(args) => bundle::run(ui, global, args),
-        Command::Agent(args) => agent::run(ui, global, args),
-        Command::Init(args) => init::run(ui, global, args),
-        Command::Completions(args) => completions::run(ui, global, args),
-        Command::Man(args) => man::run(ui, global, args),
-        Command::Schema(args) => schema::run(ui, global, args),
-        Command::Secret(args) => secret::run(ui, global, args),
+        Command::Render(args) => render::run(ui, settings, args),
+        Command::Check(args) => check::run(ui, settings, args),
+        Command::Explain(args) => explain::run(ui, settings, args),
+        Command::Apply(args) => apply::run(ui, settings, args),
+        Command::Hosts(args) => hosts::run(ui, settings, args),
+        Command::Diff(args) => diff::run(ui, settings, args),
+        Command::Query(args) => query::run(ui, settings, args),
+        Command::Bundle(args) => bundle::run(ui, settings, args),
+        Command::Agent(args) => agent::run(ui, settings, args),
+        Command::Init(args) => init::run(ui, settings, args),
+        Command::Completions(args) => completions::run(ui, settings, args),
+        Command::Man(args) => man::run(ui, settings, args),
+        Command::Schema(args) => schema::run(ui, settings, args),
+        Command::Secret(args) => secret::run(ui, settings, args),
     }
 }
 
