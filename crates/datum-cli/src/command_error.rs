@@ -182,6 +182,7 @@ from_hinted!(
     datum_core::selector::NotCarried,
     datum_core::query::Undeclared,
     datum_core::query::UnsetVar,
+    datum_core::query::Unknowable,
     datum_core::explain::TargetError,
     datum_git::GitError,
     datum_fs::manifests::RenderError,

@@ -152,6 +152,39 @@ pub struct Group<'f> {
     pub hosts: Vec<HostId>,
 }
 
+/// Why no host's value can be known: a broken document that could match
+/// any host (a layer whose matcher cannot be read as written).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "no host's value can be known: {} failed to load and could match any host",
+    .documents.join(", ")
+)]
+pub struct Unknowable {
+    /// `path (what)`, for each.
+    pub documents: Vec<String>,
+}
+
+impl Hinted for Unknowable {
+    fn hint(&self) -> Option<Cow<'static, str>> {
+        Some("fix the errors above; `datum check` lists every problem in the fleet".into())
+    }
+}
+
+/// Refuses a fleet-wide question while a broken document could match any
+/// host: every answer would be a guess.
+pub fn require_knowable(fleet: &Fleet) -> Result<(), Unknowable> {
+    let documents: Vec<String> = fleet
+        .blocking_every_host()
+        .iter()
+        .map(|b| format!("{} ({})", b.path, b.what))
+        .collect();
+    if documents.is_empty() {
+        Ok(())
+    } else {
+        Err(Unknowable { documents })
+    }
+}
+
 /// Why a query names nothing some layer declares.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("no layer declares {resource}")]

@@ -6,7 +6,7 @@ use datum_apply::provider::exec::shown;
 use datum_core::explain::{Explanation, Target, json};
 use datum_core::present::explain as text;
 
-use super::{ReportFormat, parse_target, resolve_host};
+use super::{ReportFormat, parse_target, resolve_host_anyway};
 use crate::command_error::{CommandError, Result};
 use crate::exit::Status;
 use crate::root;
@@ -51,8 +51,10 @@ pub fn run(ui: &mut Ui, settings: &Settings, args: Args) -> Result<Status> {
     };
     let (fleet, _) = root::open(ui, settings)?;
     // A host with problems (shown on stderr) is explained all the same:
-    // debugging them is when explain is needed most.
-    let resolved = resolve_host(ui, &fleet, host)?;
+    // debugging them is when explain is needed most. So is a host broken
+    // documents hold back, with the documents that loaded; it still has no
+    // manifest, and the status says so.
+    let resolved = resolve_host_anyway(ui, &fleet, host)?;
     let ex = Explanation::new(&fleet, resolved.host, &resolved.resolution);
     let answer = ex.answer(&target);
     match args.format {
@@ -68,6 +70,9 @@ pub fn run(ui: &mut Ui, settings: &Settings, args: Args) -> Result<Status> {
         }
     }
     ui.flush()?;
+    if let Some(held_back) = resolved.held_back_error() {
+        return Err(held_back.into());
+    }
     resolved.require_ok()?;
     Ok(if answer.found() {
         Status::OK

@@ -131,6 +131,28 @@ pub fn resolve_host(ui: &mut Ui, fleet: &Fleet, name: &str) -> Result<Resolved> 
     Ok(resolved)
 }
 
+/// [`resolve_host`] for a host broken documents hold back too: resolved
+/// with the documents that loaded, those documents' errors shown first,
+/// with a note that what follows leaves them out.
+pub fn resolve_host_anyway(ui: &mut Ui, fleet: &Fleet, name: &str) -> Result<Resolved> {
+    let resolved = host::resolve_anyway(fleet, name).inspect_err(|e| {
+        ui.diagnostics(&fleet.files, e.diagnostics());
+    })?;
+    if !resolved.held_back.is_empty() {
+        ui.diagnostics(&fleet.files, &fleet.diagnostics);
+        ui.note(&format!(
+            "explained without {}, which failed to load; {} has no manifest until it is fixed",
+            resolved.held_back.join(", "),
+            resolved.name
+        ));
+    }
+    ui.diagnostics(&fleet.files, &resolved.problems);
+    if let Some(warning) = resolved.elsewhere_warning() {
+        ui.warning(&warning);
+    }
+    Ok(resolved)
+}
+
 /// Fails on a selector label that no host carries: it can only be a typo,
 /// and an empty answer would hide it.
 pub fn require_carried(fleet: &Fleet, selector: &Selector) -> Result<()> {

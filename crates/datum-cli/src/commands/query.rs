@@ -4,7 +4,7 @@ use std::io::Write;
 
 use datum_core::explain::Target;
 use datum_core::present::query as text;
-use datum_core::query::{Answer, query, query_var};
+use datum_core::query::{Answer, query, query_var, require_knowable};
 use datum_core::resolve::resolve_all;
 use datum_core::selector::Selector;
 
@@ -49,6 +49,10 @@ pub fn run(ui: &mut Ui, settings: &Settings, args: Args) -> Result<Status> {
     }
     let selector = Selector::parse(&args.selector)?;
     let (fleet, _) = root::open(ui, settings)?;
+    if let Err(e) = require_knowable(&fleet) {
+        ui.diagnostics(&fleet.files, &fleet.diagnostics);
+        return Err(e.into());
+    }
     warn_load_errors(ui, &fleet);
     require_carried(&fleet, &selector)?;
     let all = resolve_all(&fleet);

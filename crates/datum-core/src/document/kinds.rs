@@ -328,6 +328,11 @@ impl<'d, 'a, 'x> Cx<'d, 'a, 'x> {
                     vars,
                 })
             }
+            // A document cut short by a syntax error could have said
+            // anything past the cut: its matcher, however much of it was
+            // read, is not the one its author wrote, so it touches every
+            // host.
+            (_, _, _) if self.doc.truncated => out.broken.push(Broken::Layer(None)),
             (_, _, matcher) => out.broken.push(Broken::Layer(matcher)),
         }
     }
