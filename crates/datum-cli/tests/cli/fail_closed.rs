@@ -201,3 +201,85 @@ fn a_host_not_found_while_a_file_failed_to_load_names_that_file() {
         run.stderr
     );
 }
+
+/// Every file below `dir`, with its bytes, sorted.
+fn tree(dir: &std::path::Path) -> Vec<(String, Vec<u8>)> {
+    let mut out = Vec::new();
+    for entry in fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        if path.is_dir() {
+            out.extend(
+                tree(&path)
+                    .into_iter()
+                    .map(|(n, b)| (format!("{name}/{n}"), b)),
+            );
+        } else {
+            out.push((name, fs::read(&path).unwrap()));
+        }
+    }
+    out.sort();
+    out
+}
+
+#[test]
+fn render_all_into_the_fleet_any_number_of_times_gives_the_same_files() {
+    let fleet = tempfile::tempdir().unwrap();
+    copy_tree(&example("fleet"), fleet.path());
+    let mut before = None;
+    for round in 0..3 {
+        let out = fleet.path().join("rendered");
+        let run = run_in(
+            fleet.path(),
+            &["render", "--all", "--out", out.to_str().unwrap()],
+        );
+        assert_eq!(run.code, 0, "round {round}: {}", run.stderr);
+        assert_eq!(run.stderr, "", "round {round}");
+        let files = tree(&out);
+        assert_eq!(files.len(), 5, "round {round}");
+        match &before {
+            None => before = Some(files),
+            Some(first) => assert_eq!(&files, first, "round {round}"),
+        }
+        let check = run_in(fleet.path(), &["check"]);
+        assert_eq!(check.code, 0, "round {round}: {}", check.stderr);
+    }
+}
+
+#[test]
+fn bundle_all_into_the_fleet_any_number_of_times_gives_the_same_files() {
+    let fleet = tempfile::tempdir().unwrap();
+    copy_tree(&example("fleet"), fleet.path());
+    let mut before = None;
+    for round in 0..3 {
+        let out = fleet.path().join("bundles");
+        let run = run_in(
+            fleet.path(),
+            &["bundle", "--all", "--out", out.to_str().unwrap()],
+        );
+        assert_eq!(run.code, 0, "round {round}: {}", run.stderr);
+        let files = tree(&out);
+        assert_eq!(files.len(), 5, "round {round}");
+        match &before {
+            None => before = Some(files),
+            Some(first) => assert_eq!(&files, first, "round {round}"),
+        }
+    }
+}
+
+#[test]
+fn a_manifest_document_inside_an_input_file_is_refused_with_its_place() {
+    let fleet = two_hosts_in_one_file(
+        "datum: v1alpha1\ntype: Host\nname: web-001\n",
+        "datum: v1alpha1\ntype: Manifest\nhost: web-001\n",
+    );
+    let run = run_in(fleet.path(), &["check"]);
+    assert_eq!(run.code, 1);
+    assert!(
+        run.stderr.contains(
+            "error: a Manifest is what Datum writes, never a document of the fleet\n --> hosts.yaml:6:7"
+        ),
+        "{}",
+        run.stderr
+    );
+}

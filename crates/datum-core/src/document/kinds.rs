@@ -178,6 +178,17 @@ impl<'d, 'a, 'x> Cx<'d, 'a, 'x> {
             Scalar::Text("Fleet", _) => Some(DocType::Fleet),
             Scalar::Text("Host", _) => Some(DocType::Host),
             Scalar::Text("Layer", _) => Some(DocType::Layer),
+            Scalar::Text("Manifest", _) => {
+                self.err(
+                    Diagnostic::error(
+                        Code::UnknownType,
+                        "a Manifest is what Datum writes, never a document of the fleet",
+                    )
+                    .at(self.span(v), "Datum's output")
+                    .hint("a file whose first document is a Manifest is skipped as output; move this one out of the fleet, or delete it"),
+                );
+                None
+            }
             Scalar::Text(other, _) => {
                 let hint = match suggest(other, ["Fleet", "Host", "Layer"]) {
                     Some(n) => format!("did you mean `{n}`? The types are Fleet, Host and Layer"),
