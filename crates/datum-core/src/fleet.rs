@@ -242,6 +242,9 @@ pub struct Fleet {
     /// For each `secret`, the text of the `.recipients` file beside it, if
     /// there is one.
     pub recipients: BTreeMap<String, Option<String>>,
+    /// Secrets a layer names that do not exist yet (an error each, at the
+    /// `secret` line): what `datum secret encrypt` is there to create.
+    pub missing_secrets: Vec<String>,
     /// `admins` in `datum.yaml`: keys every secret is also encrypted to.
     pub admins: Vec<KeyDecl>,
     /// The largest payload a `source` may name, in bytes (`limits` in
@@ -336,6 +339,45 @@ impl Fleet {
         paths.sort();
         paths.dedup();
         paths
+    }
+
+    /// The paths whose content differs between what this fleet read and
+    /// what `other` read (one side of each pair may lack the path): document
+    /// files and templates by text, payloads by digest, recipients files by
+    /// text. Empty when both read the same fleet. Sorted.
+    pub fn inputs_differ(&self, other: &Fleet) -> Vec<String> {
+        fn texts(f: &Fleet) -> BTreeMap<&str, &str> {
+            (0..f.files.len() as u32)
+                .map(|i| {
+                    let file = f.files.get(FileId(i));
+                    (file.path(), file.text())
+                })
+                .collect()
+        }
+        fn payloads(f: &Fleet) -> BTreeMap<String, Option<&str>> {
+            let digests = f.sources.iter().map(|(p, s)| (p.clone(), Some(&*s.sha256)));
+            let recipients = f
+                .recipients
+                .iter()
+                .map(|(p, t)| (format!("{p}.recipients"), t.as_deref()));
+            digests.chain(recipients).collect()
+        }
+        let mut differ: Vec<String> = Vec::new();
+        let (a, b) = (texts(self), texts(other));
+        for p in a.keys().chain(b.keys()) {
+            if a.get(p) != b.get(p) {
+                differ.push((*p).to_owned());
+            }
+        }
+        let (a, b) = (payloads(self), payloads(other));
+        for p in a.keys().chain(b.keys()) {
+            if a.get(p) != b.get(p) {
+                differ.push(p.clone());
+            }
+        }
+        differ.sort();
+        differ.dedup();
+        differ
     }
 
     /// For a name that is not a loaded host: the broken documents that

@@ -66,6 +66,8 @@ pub struct Plan<'f> {
     pub secrets: Vec<SecretPlan<'f>>,
     /// `invalid-key` errors, one per key that does not parse.
     pub key_errors: Vec<Diagnostic>,
+    /// Hosts with a key that does not parse.
+    pub bad_keys: BTreeSet<HostId>,
     /// The keys of `admins` that parse.
     pub admins: Vec<PublicKey>,
 }
@@ -76,12 +78,17 @@ impl<'f> Plan<'f> {
         let mut key_errors = Vec::new();
         let admins = parse_keys(&fleet.admins, "`admins`", &mut key_errors);
         let mut host_keys: BTreeMap<HostId, Vec<PublicKey>> = BTreeMap::new();
+        let mut bad_keys = BTreeSet::new();
         for (h, host) in fleet.hosts.iter().enumerate() {
+            let before = key_errors.len();
             let keys = parse_keys(
                 &host.keys,
                 &format!("`keys` of {}", host.name),
                 &mut key_errors,
             );
+            if key_errors.len() > before {
+                bad_keys.insert(HostId(h as u32));
+            }
             host_keys.insert(HostId(h as u32), keys);
         }
         let secrets = deliveries(fleet, all)
@@ -126,12 +133,39 @@ impl<'f> Plan<'f> {
         Plan {
             secrets,
             key_errors,
+            bad_keys,
             admins,
         }
     }
 
     pub fn get(&self, path: &str) -> Option<&SecretPlan<'f>> {
         self.secrets.iter().find(|s| s.path == path)
+    }
+
+    /// The hosts `check` reports a secrets error for: a key of theirs does
+    /// not parse, or they receive a secret they could not decrypt (it names
+    /// no key of theirs, they declare none, or who it is encrypted to is
+    /// unknown: no `.recipients` file, or a damaged one). `bundle`
+    /// publishes nothing for them: they would fail on arrival.
+    pub fn hosts_in_error(&self, fleet: &Fleet) -> BTreeSet<HostId> {
+        let mut out = self.bad_keys.clone();
+        for s in &self.secrets {
+            out.extend(&s.keyless);
+            match &s.stored {
+                Stored::Missing | Stored::Damaged(_) => out.extend(s.receiving()),
+                Stored::Read(stored) => {
+                    let change = stored.compare(&s.wanted);
+                    out.extend(s.receiving().filter(|&h| {
+                        let name = &*fleet.host(h).name;
+                        change
+                            .missing
+                            .iter()
+                            .any(|r| matches!(&r.holder, Holder::Host(n) if n == name))
+                    }));
+                }
+            }
+        }
+        out
     }
 
     /// What `datum check` reports: bad keys, then for each secret the

@@ -183,13 +183,15 @@ impl Hinted for StoreError {
     }
 }
 
-/// The fleet's reader, with the secret `encrypt` is about to write
-/// present (and empty) if it does not exist yet: a layer may already name
-/// it, and then its hosts resolve and become its recipients.
+/// The fleet's reader, with the secrets `encrypt` may be about to write
+/// present (and empty) if they do not exist yet: a layer may already name
+/// one, and then its hosts resolve and become its recipients. Secrets the
+/// fleet names that are still to be written are present too, so adding
+/// two secrets is two `encrypt` commands, in either order.
 pub struct Creating<'a, R> {
     pub inner: &'a R,
-    /// The secret being created, relative to the fleet root.
-    pub path: Option<String>,
+    /// The secrets taken as present, relative to the fleet root.
+    pub paths: Vec<String>,
 }
 
 impl<R: Reader> Reader for Creating<'_, R> {
@@ -207,7 +209,7 @@ impl<R: Reader> Reader for Creating<'_, R> {
     }
     fn read_source(&self, path: &str, limit: u64) -> Result<Vec<u8>, SourceError> {
         match self.inner.read_source(path, limit) {
-            Err(SourceError::Missing) if self.path.as_deref() == Some(path) => Ok(Vec::new()),
+            Err(SourceError::Missing) if self.paths.iter().any(|p| p == path) => Ok(Vec::new()),
             other => other,
         }
     }

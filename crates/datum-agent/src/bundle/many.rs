@@ -58,11 +58,17 @@ impl Batch<'_> {
     }
 
     /// Writes `<host>.bundle` into `dir` (created if missing) for every
-    /// host that resolves, in parallel, then removes every other `.bundle`
+    /// host that resolves and is not `withheld` (a host that would fail on
+    /// arrival), in parallel, then removes every other `.bundle`
     /// file of `dir` (a host gone, or no longer resolving, keeps no old
     /// bundle) and the temporary files of bundles a killed run left. Gives
     /// how many were written.
-    pub fn write_all(&self, all: &FleetResolution, dir: &Path) -> Result<usize, BatchError> {
+    pub fn write_all(
+        &self,
+        all: &FleetResolution,
+        dir: &Path,
+        withheld: &BTreeSet<HostId>,
+    ) -> Result<usize, BatchError> {
         let cannot = |source| BatchError::Write {
             dir: dir.to_owned(),
             source,
@@ -76,6 +82,9 @@ impl Batch<'_> {
                 let Some(res) = all.of(host).filter(|r| r.is_ok()) else {
                     return Ok(None);
                 };
+                if withheld.contains(&host) {
+                    return Ok(None);
+                }
                 let bytes = self.make(&Manifest::new(fleet, host, res))?;
                 let name = format!("{}.bundle", fleet.host(host).name);
                 out.write(&name, &bytes).map_err(cannot)?;

@@ -33,8 +33,15 @@ use crate::ui::Ui;
 /// recorded. The same revision and key always give the same bytes.
 ///
 /// With --all, every host that resolves gets `DIR/<host>.bundle`; a host
-/// that does not resolve gets no file (its errors are printed, and the
-/// status is 1), and other `.bundle` files in DIR are removed.
+/// with an error `datum check` reports for it (it does not resolve, or it
+/// receives a secret it could not decrypt) gets no file (its errors are
+/// printed, and the status is 1), and other `.bundle` files in DIR are
+/// removed.
+///
+/// In git, the working tree must hold the fleet as committed: a change not
+/// yet committed would not be in the bundle, so it is refused (as `cargo
+/// publish` does) unless --allow-dirty. With --rev the commit is named, and
+/// the working tree is not compared.
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// The host to bundle.
@@ -43,9 +50,13 @@ pub struct Args {
     /// Bundle every host, in parallel, one file each into --out DIR.
     #[arg(long)]
     all: bool,
-    /// The bundle file to write (a directory with --all, created if missing).
+    /// The bundle file to write (a directory with --all, created if
+    /// missing); `-` writes one host's bundle to stdout.
     #[arg(long, value_name = "PATH")]
     out: PathBuf,
+    /// Bundle HEAD even though the working tree differs from it.
+    #[arg(long)]
+    allow_dirty: bool,
     /// Sign with this OpenSSH ed25519 private key (the file without .pub,
     /// not protected by a passphrase), in the namespace `datum-bundle`.
     #[arg(long, value_name = "KEY")]
@@ -60,8 +71,18 @@ pub fn run(ui: &mut Ui, settings: &Settings, args: Args) -> Result<Status> {
         Some(path) => Some(SigningKey::read(path)?),
         None => None,
     };
+    let to_stdout = args.out.as_os_str() == "-";
+    if to_stdout && args.all {
+        return Err(CommandError::usage(
+            "--out - writes one host's bundle to stdout; --all needs a directory",
+        )
+        .hint("datum bundle --all --out DIR"));
+    }
     let dir = root::find(settings)?;
     let (fleet, reader, revision) = load(&dir, args.rev.as_deref())?;
+    if revision.is_some() && args.rev.is_none() && !args.allow_dirty {
+        refuse_dirty(&dir, &fleet)?;
+    }
     let commit = revision.as_ref().map(|r| Commit {
         id: r.id(),
         time: r.time(),
@@ -85,8 +106,23 @@ pub fn run(ui: &mut Ui, settings: &Settings, args: Args) -> Result<Status> {
         Some(name) => {
             let resolved = resolve_host(ui, &fleet, name)?;
             resolved.require_ok()?;
+            let all = resolve_all(&fleet);
+            let plan = datum_secrets::Plan::new(&fleet, &all);
+            if plan.hosts_in_error(&fleet).contains(&resolved.host) {
+                ui.diagnostics(&fleet.files, &secrets_errors(&fleet, &plan));
+                return Err(CommandError::failed(format!(
+                    "{name} would fail on arrival: a secret it receives is not encrypted so that it can decrypt it"
+                ))
+                .hint("`datum secret rekey` encrypts each secret to the hosts that receive it"));
+            }
             let manifest = Manifest::new(&fleet, resolved.host, &resolved.resolution);
             let bytes = batch.make(&manifest)?;
+            if to_stdout {
+                ui.stdout().write_all(&bytes)?;
+                ui.flush()?;
+                ui.status(&format!("bundled {name}{at}{}", signed_by(key.as_ref())));
+                return Ok(Status::OK);
+            }
             datum_fs::write_atomic(&args.out, &bytes, Attrs::mode(output_mode()))
                 .map_err(FileError::of("write", &args.out))?;
             writeln!(
@@ -99,8 +135,14 @@ pub fn run(ui: &mut Ui, settings: &Settings, args: Args) -> Result<Status> {
         }
         None => {
             let all = resolve_all(&fleet);
-            let written = batch.write_all(&all, &args.out)?;
-            ui.diagnostics(&fleet.files, &check::errors(&fleet, &all));
+            // A host check reports a secrets error for would fail on
+            // arrival: it gets no bundle, as a host that does not resolve.
+            let plan = datum_secrets::Plan::new(&fleet, &all);
+            let withheld = plan.hosts_in_error(&fleet);
+            let written = batch.write_all(&all, &args.out, &withheld)?;
+            let mut errors = check::errors(&fleet, &all);
+            errors.extend(secrets_errors(&fleet, &plan));
+            ui.diagnostics(&fleet.files, &errors);
             writeln!(
                 ui.stdout(),
                 "bundled {written} of {}{at} into {}{}",
@@ -111,13 +153,47 @@ pub fn run(ui: &mut Ui, settings: &Settings, args: Args) -> Result<Status> {
             let failed = fleet.hosts.len() - written;
             if failed > 0 {
                 return Err(CommandError::failed(format!(
-                    "{} did not resolve and got no bundle",
-                    count(failed, "host")
+                    "{} got no bundle: {} would not resolve or could not decrypt {} secrets",
+                    count(failed, "host"),
+                    if failed == 1 { "it" } else { "they" },
+                    if failed == 1 { "its" } else { "their" },
                 )));
             }
             Ok(Status::OK)
         }
     }
+}
+
+/// The errors `check` reports about secrets (bad keys, hosts that could
+/// not decrypt what they receive).
+fn secrets_errors(
+    fleet: &Fleet,
+    plan: &datum_secrets::Plan,
+) -> Vec<datum_core::diagnostic::Diagnostic> {
+    plan.diagnostics(fleet)
+        .into_iter()
+        .filter(|d| d.is_error())
+        .collect()
+}
+
+/// Refuses when the fleet in the working tree differs from the commit
+/// being bundled: the bundle would not hold what the operator sees.
+fn refuse_dirty(dir: &Path, committed: &Fleet) -> Result<()> {
+    let reader = DirReader::new(dir)?;
+    let on_disk = loader::load(&reader)?;
+    let differ = committed.inputs_differ(&on_disk);
+    if differ.is_empty() {
+        return Ok(());
+    }
+    const SHOWN: usize = 5;
+    let mut list = differ[..differ.len().min(SHOWN)].join(", ");
+    if differ.len() > SHOWN {
+        list.push_str(&format!(" and {} more", differ.len() - SHOWN));
+    }
+    Err(CommandError::failed(format!(
+        "the working tree differs from the commit being bundled: {list}"
+    ))
+    .hint("commit the change first (a bundle holds the fleet as committed), or pass --allow-dirty to bundle the commit as it is"))
 }
 
 fn signed_by(key: Option<&SigningKey>) -> String {

@@ -85,14 +85,24 @@ pub fn run(ui: &mut Ui, settings: &Settings, args: Args) -> Result<Status> {
     let reader = DirReader::new(&root)?;
     // A secret being created may already be named by a layer: it counts as
     // present, so its hosts resolve and become its recipients.
-    let creating = match &args.command {
-        Sub::Encrypt(a) => Some(store::relative(&root, &a.path, settings.cwd())?),
-        _ => None,
+    let mut creating = match &args.command {
+        Sub::Encrypt(a) => vec![store::relative(&root, &a.path, settings.cwd())?],
+        _ => Vec::new(),
     };
-    let fleet = loader::load(&Creating {
+    let mut fleet = loader::load(&Creating {
         inner: &reader,
-        path: creating,
+        paths: creating.clone(),
     })?;
+    // Other secrets the fleet names and nobody has encrypted yet do not
+    // stop this one: they are taken as present too (only for encrypt,
+    // which writes one of them; edit and rekey need every secret there).
+    if !creating.is_empty() && !fleet.missing_secrets.is_empty() {
+        creating.extend(fleet.missing_secrets.iter().cloned());
+        fleet = loader::load(&Creating {
+            inner: &reader,
+            paths: creating,
+        })?;
+    }
     let all = resolve_all(&fleet);
     let store = Store::new(&fleet, &all, &root).inspect_err(|e| {
         ui.diagnostics(&fleet.files, e.diagnostics());

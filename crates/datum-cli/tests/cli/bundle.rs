@@ -80,9 +80,30 @@ fn the_committed_fleet_is_bundled_not_the_working_tree() {
     repo.release(2, None);
     repo.write("files/site.conf", "uncommitted\n");
     let out = tmp.path().join("head.bundle");
+    // A change not yet committed would not be in the bundle: refused, as
+    // `cargo publish` refuses, naming what differs.
     let run = run_in(
         &repo.fleet(),
         &["bundle", "web-001", "--out", out.to_str().unwrap()],
+    );
+    assert_eq!(run.code, 1, "{}", run.stdout);
+    assert!(
+        run.stderr.starts_with(
+            "error: the working tree differs from the commit being bundled: files/site.conf\n  = hint: commit the change first"
+        ),
+        "{}",
+        run.stderr
+    );
+    assert!(!out.exists());
+    let run = run_in(
+        &repo.fleet(),
+        &[
+            "bundle",
+            "web-001",
+            "--allow-dirty",
+            "--out",
+            out.to_str().unwrap(),
+        ],
     );
     assert_eq!(run.code, 0, "{}", run.stderr);
     let bytes = fs::read(&out).unwrap();
@@ -209,7 +230,9 @@ fn a_host_that_does_not_resolve_gets_no_bundle_and_stale_ones_go() {
     assert_eq!(run.code, 1, "{}", run.stdout);
     assert!(run.stderr.contains("conflicting values"), "{}", run.stderr);
     assert!(
-        run.stderr.contains("did not resolve and got no bundle"),
+        run.stderr.contains(
+            "1 host got no bundle: it would not resolve or could not decrypt its secrets"
+        ),
         "{}",
         run.stderr
     );

@@ -358,3 +358,97 @@ resources:
     let run = run_in(dir, &["render", "db-001"]);
     assert_eq!(run.code, 0, "{}", run.stderr);
 }
+
+#[test]
+fn bundle_all_leaves_out_a_host_that_could_not_decrypt_its_secret() {
+    let f = crate::secret_fleet::Fleet::new();
+    let run = f.encrypt(crate::secret_fleet::PLAINTEXT);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    // web-03 joins the web role after the secret was encrypted: it
+    // receives the secret and is not among its recipients.
+    let key = crate::secret_fleet::ssh_keygen(&f.tmp.path().join("keys"), "web-03", "");
+    let hosts = f.fleet().join("hosts.yaml");
+    let mut text = fs::read_to_string(&hosts).unwrap();
+    text.push_str(&format!(
+        "---\ndatum: v1alpha1\ntype: Host\nname: web-03\nlabels: {{role: web}}\nkeys: [\"{key}\"]\n"
+    ));
+    fs::write(&hosts, text).unwrap();
+    let out = f.tmp.path().join("bundles");
+    let run = f.run(&["bundle", "--all", "--out", out.to_str().unwrap()]);
+    assert_eq!(run.code, 1, "{}", run.stdout);
+    assert!(
+        run.stderr.contains(
+            "error: host web-03 receives secrets/db.age but is not among its recipients: it cannot decrypt it"
+        ),
+        "{}",
+        run.stderr
+    );
+    let mut files: Vec<String> = fs::read_dir(&out)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    files.sort();
+    assert_eq!(
+        files,
+        [
+            "db-01.bundle",
+            "mail-01.bundle",
+            "web-01.bundle",
+            "web-02.bundle"
+        ]
+    );
+    // Asked for alone, it is refused the same way.
+    let one = f.tmp.path().join("web-03.bundle");
+    let run = f.run(&["bundle", "web-03", "--out", one.to_str().unwrap()]);
+    assert_eq!(run.code, 1, "{}", run.stdout);
+    assert!(!one.exists());
+}
+
+#[test]
+fn a_bundle_goes_to_stdout_with_out_dash_and_only_for_one_host() {
+    let fleet = example("fleet");
+    let file = tempfile::tempdir().unwrap();
+    let path = file.path().join("web-001.bundle");
+    let run = run_in(
+        &fleet,
+        &["bundle", "web-001", "--out", path.to_str().unwrap()],
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let out = crate::common::datum()
+        .args(["bundle", "web-001", "--out", "-", "--fleet"])
+        .arg(&fleet)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(out.stdout, fs::read(&path).unwrap());
+    let run = run_in(&fleet, &["bundle", "--all", "--out", "-"]);
+    assert_eq!(run.code, 64, "{}", run.stderr);
+}
+
+#[test]
+fn two_new_secrets_are_encrypted_one_after_the_other() {
+    let f = crate::secret_fleet::Fleet::new();
+    let dir = f.fleet().join("roles/db");
+    fs::create_dir_all(&dir).unwrap();
+    fs::write(
+        dir.join("layer.yaml"),
+        "datum: v1alpha1\ntype: Layer\nname: db\nprecedence: 30\nmatch: {labels: {role: db}}\nresources:\n  File[api-token]:\n    path: /etc/app/api-token\n    secret: secrets/api.age\n",
+    )
+    .unwrap();
+    // secrets/db.age first, while secrets/api.age does not exist yet.
+    let run = f.encrypt("one");
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(f.recipients().contains("host web-01"), "{}", f.recipients());
+    let run = crate::common::datum()
+        .args(["secret", "encrypt", "secrets/api.age"])
+        .current_dir(f.fleet())
+        .write_stdin("two")
+        .output()
+        .unwrap();
+    let run = Run::from(run);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let recipients = fs::read_to_string(f.fleet().join("secrets/api.age.recipients")).unwrap();
+    assert!(recipients.contains("host db-01"), "{recipients}");
+    let check = f.run(&["check"]);
+    assert_eq!(check.code, 0, "{}", check.stderr);
+}

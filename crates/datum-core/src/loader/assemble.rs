@@ -57,6 +57,7 @@ pub(super) struct Assembler {
     pub(super) sources: BTreeMap<String, SourceInfo>,
     pub(super) templates: BTreeMap<String, Result<FileId, String>>,
     pub(super) recipients: BTreeMap<String, Option<String>>,
+    pub(super) missing_secrets: Vec<String>,
     pub(super) admins: Vec<KeyDecl>,
 }
 
@@ -86,6 +87,7 @@ impl Assembler {
             sources: BTreeMap::new(),
             templates: BTreeMap::new(),
             recipients: BTreeMap::new(),
+            missing_secrets: Vec::new(),
             admins: Vec::new(),
         }
     }

@@ -48,6 +48,7 @@ impl Assembler {
             sources: self.sources,
             templates: self.templates,
             recipients: self.recipients,
+            missing_secrets: self.missing_secrets,
             admins: self.admins,
             source_limit: self.source_limit,
             diagnostics,

@@ -42,6 +42,12 @@ impl Assembler {
                 }
                 for (field, p, span) in bad {
                     let e = &failed[&p];
+                    if field == Field::Secret
+                        && matches!(e, SourceError::Missing)
+                        && !self.missing_secrets.contains(&p)
+                    {
+                        self.missing_secrets.push(p.clone());
+                    }
                     let hint = source_hint(reader, &p, e);
                     self.diags.push(
                         Diagnostic::error(Code::InvalidSource, format!("{field} `{p}` {e}"))
