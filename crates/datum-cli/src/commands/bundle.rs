@@ -71,8 +71,7 @@ pub fn run(ui: &mut Ui, settings: &Settings, args: Args) -> Result<Status> {
         Some(path) => Some(SigningKey::read(path)?),
         None => None,
     };
-    let to_stdout = args.out.as_os_str() == "-";
-    if to_stdout && args.all {
+    if args.out.as_os_str() == "-" && args.all {
         return Err(CommandError::usage(
             "--out - writes one host's bundle to stdout; --all needs a directory",
         )
@@ -102,66 +101,84 @@ pub fn run(ui: &mut Ui, settings: &Settings, args: Args) -> Result<Status> {
         commit,
         key: key.as_ref(),
     };
+    let said = Said {
+        at,
+        signed: signed_by(key.as_ref()),
+    };
     match &args.host {
-        Some(name) => {
-            let resolved = resolve_host(ui, &fleet, name)?;
-            resolved.require_ok()?;
-            let all = resolve_all(&fleet);
-            let plan = datum_secrets::Plan::new(&fleet, &all);
-            if plan.hosts_in_error(&fleet).contains(&resolved.host) {
-                ui.diagnostics(&fleet.files, &secrets_errors(&fleet, &plan));
-                return Err(CommandError::failed(format!(
-                    "{name} would fail on arrival: a secret it receives is not encrypted so that it can decrypt it"
-                ))
-                .hint("`datum secret rekey` encrypts each secret to the hosts that receive it"));
-            }
-            let manifest = Manifest::new(&fleet, resolved.host, &resolved.resolution);
-            let bytes = batch.make(&manifest)?;
-            if to_stdout {
-                ui.stdout().write_all(&bytes)?;
-                ui.flush()?;
-                ui.status(&format!("bundled {name}{at}{}", signed_by(key.as_ref())));
-                return Ok(Status::OK);
-            }
-            datum_fs::write_atomic(&args.out, &bytes, Attrs::mode(output_mode()))
-                .map_err(FileError::of("write", &args.out))?;
-            writeln!(
-                ui.stdout(),
-                "bundled {name}{at} into {}{}",
-                args.out.display(),
-                signed_by(key.as_ref())
-            )?;
-            Ok(Status::OK)
-        }
-        None => {
-            let all = resolve_all(&fleet);
-            // A host check reports a secrets error for would fail on
-            // arrival: it gets no bundle, as a host that does not resolve.
-            let plan = datum_secrets::Plan::new(&fleet, &all);
-            let withheld = plan.hosts_in_error(&fleet);
-            let written = batch.write_all(&all, &args.out, &withheld)?;
-            let mut errors = check::errors(&fleet, &all);
-            errors.extend(secrets_errors(&fleet, &plan));
-            ui.diagnostics(&fleet.files, &errors);
-            writeln!(
-                ui.stdout(),
-                "bundled {written} of {}{at} into {}{}",
-                count(fleet.hosts.len(), "host"),
-                args.out.display(),
-                signed_by(key.as_ref())
-            )?;
-            let failed = fleet.hosts.len() - written;
-            if failed > 0 {
-                return Err(CommandError::failed(format!(
-                    "{} got no bundle: {} would not resolve or could not decrypt {} secrets",
-                    count(failed, "host"),
-                    if failed == 1 { "it" } else { "they" },
-                    if failed == 1 { "its" } else { "their" },
-                )));
-            }
-            Ok(Status::OK)
-        }
+        Some(name) => one(ui, &batch, name, &args.out, &said),
+        None => every(ui, &batch, &args.out, &said),
     }
+}
+
+/// What the closing line says of the bundles: the commit, the key.
+struct Said {
+    at: String,
+    signed: String,
+}
+
+/// `datum bundle HOST`: its bundle into `out`, or to stdout for `-`.
+fn one(ui: &mut Ui, batch: &Batch<'_>, name: &str, out: &Path, said: &Said) -> Result<Status> {
+    let fleet = batch.fleet;
+    let resolved = resolve_host(ui, fleet, name)?;
+    resolved.require_ok()?;
+    let all = resolve_all(fleet);
+    let plan = datum_secrets::Plan::new(fleet, &all);
+    if plan.hosts_in_error(fleet).contains(&resolved.host) {
+        ui.diagnostics(&fleet.files, &secrets_errors(fleet, &plan));
+        return Err(CommandError::failed(format!(
+            "{name} would fail on arrival: a secret it receives is not encrypted so that it can decrypt it"
+        ))
+        .hint("`datum secret rekey` encrypts each secret to the hosts that receive it"));
+    }
+    let manifest = Manifest::new(fleet, resolved.host, &resolved.resolution);
+    let bytes = batch.make(&manifest)?;
+    let Said { at, signed } = said;
+    if out.as_os_str() == "-" {
+        ui.stdout().write_all(&bytes)?;
+        ui.flush()?;
+        ui.status(&format!("bundled {name}{at}{signed}"));
+        return Ok(Status::OK);
+    }
+    datum_fs::write_atomic(out, &bytes, Attrs::mode(output_mode()))
+        .map_err(FileError::of("write", out))?;
+    writeln!(
+        ui.stdout(),
+        "bundled {name}{at} into {}{signed}",
+        out.display()
+    )?;
+    Ok(Status::OK)
+}
+
+/// `datum bundle --all`: a bundle per host that would not fail on arrival.
+fn every(ui: &mut Ui, batch: &Batch<'_>, out: &Path, said: &Said) -> Result<Status> {
+    let fleet = batch.fleet;
+    let all = resolve_all(fleet);
+    // A host check reports a secrets error for would fail on arrival: it
+    // gets no bundle, as a host that does not resolve.
+    let plan = datum_secrets::Plan::new(fleet, &all);
+    let withheld = plan.hosts_in_error(fleet);
+    let written = batch.write_all(&all, out, &withheld)?;
+    let mut errors = check::errors(fleet, &all);
+    errors.extend(secrets_errors(fleet, &plan));
+    ui.diagnostics(&fleet.files, &errors);
+    let Said { at, signed } = said;
+    writeln!(
+        ui.stdout(),
+        "bundled {written} of {}{at} into {}{signed}",
+        count(fleet.hosts.len(), "host"),
+        out.display(),
+    )?;
+    let failed = fleet.hosts.len() - written;
+    if failed > 0 {
+        return Err(CommandError::failed(format!(
+            "{} got no bundle: {} would not resolve or could not decrypt {} secrets",
+            count(failed, "host"),
+            if failed == 1 { "it" } else { "they" },
+            if failed == 1 { "its" } else { "their" },
+        )));
+    }
+    Ok(Status::OK)
 }
 
 /// The errors `check` reports about secrets (bad keys, hosts that could
