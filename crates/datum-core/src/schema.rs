@@ -11,13 +11,16 @@ pub use suggestion::{COMPARED_MAX, edit_distance, nearest, suggest};
 /// A resource type.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Kind {
+    Cron,
     Directory,
     Exec,
     File,
     Group,
+    Mount,
     Package,
     Service,
     Symlink,
+    Sysctl,
     User,
 }
 
@@ -56,6 +59,12 @@ pub enum Field {
     User,
     Cwd,
     Environment,
+    Schedule,
+    Device,
+    Fstype,
+    Options,
+    Pass,
+    Value,
 }
 
 /// How a field's value is written and checked.
@@ -89,32 +98,43 @@ pub enum Ty {
     Env,
     /// A whole number of seconds, from 1 to [`SECONDS_MAX`].
     Seconds,
+    /// A cron schedule: five fields, or a shortcut such as `@daily`
+    /// ([`crate::cron`]).
+    Schedule,
+    /// fsck's pass number of a Mount: 0, 1 or 2.
+    Pass,
 }
 
 /// The longest `timeout` an Exec takes: a day.
 pub const SECONDS_MAX: i64 = 86_400;
 
 impl Kind {
-    pub const ALL: [Kind; 8] = [
+    pub const ALL: [Kind; 11] = [
+        Kind::Cron,
         Kind::Directory,
         Kind::Exec,
         Kind::File,
         Kind::Group,
+        Kind::Mount,
         Kind::Package,
         Kind::Service,
         Kind::Symlink,
+        Kind::Sysctl,
         Kind::User,
     ];
 
     pub fn name(self) -> &'static str {
         match self {
+            Kind::Cron => "Cron",
             Kind::Directory => "Directory",
             Kind::Exec => "Exec",
             Kind::File => "File",
             Kind::Group => "Group",
+            Kind::Mount => "Mount",
             Kind::Package => "Package",
             Kind::Service => "Service",
             Kind::Symlink => "Symlink",
+            Kind::Sysctl => "Sysctl",
             Kind::User => "User",
         }
     }
@@ -153,6 +173,9 @@ impl Kind {
                 Environment,
                 Requires,
             ],
+            Kind::Cron => &[Ensure, Schedule, User, Command, Environment, Requires],
+            Kind::Mount => &[Path, Ensure, Device, Fstype, Options, Pass, Requires],
+            Kind::Sysctl => &[Name, Ensure, Value, Requires],
         }
     }
 
@@ -169,10 +192,11 @@ impl Kind {
     }
 
     /// The field that names what the resource manages: `path` for the
-    /// filesystem types, `name` (defaulting to the title) for the others.
+    /// filesystem types and a Mount (its mount point), `name` (defaulting
+    /// to the title) for the others.
     pub fn summary_field(self) -> Field {
         match self {
-            Kind::File | Kind::Directory | Kind::Symlink => Field::Path,
+            Kind::File | Kind::Directory | Kind::Symlink | Kind::Mount => Field::Path,
             _ => Field::Name,
         }
     }
@@ -183,6 +207,9 @@ impl Kind {
             Kind::File | Kind::Directory => &[Field::Path],
             Kind::Symlink => &[Field::Path, Field::Target],
             Kind::Exec => &[Field::Command],
+            Kind::Cron => &[Field::Schedule, Field::User, Field::Command],
+            Kind::Mount => &[Field::Path, Field::Device, Field::Fstype],
+            Kind::Sysctl => &[Field::Value],
             _ => &[],
         }
     }
@@ -211,6 +238,7 @@ impl Kind {
         match self {
             Kind::Package => &["installed", "absent"],
             Kind::Service => &["running", "stopped"],
+            Kind::Mount => &["mounted", "unmounted", "absent"],
             _ => &["present", "absent"],
         }
     }
@@ -219,6 +247,8 @@ impl Kind {
     pub fn ty(self, field: Field) -> Ty {
         match field {
             Field::Shell if self == Kind::Exec => Ty::Bool,
+            // A cron entry's command is one line for the shell cron starts.
+            Field::Command if self == Kind::Cron => Ty::Text,
             Field::Path | Field::Home | Field::Creates | Field::Cwd => Ty::AbsPath,
             Field::Source | Field::Secret => Ty::Source,
             Field::Template => Ty::Template,
@@ -232,7 +262,13 @@ impl Kind {
             Field::Command | Field::Unless | Field::Onlyif => Ty::Argv,
             Field::Environment => Ty::Env,
             Field::Timeout => Ty::Seconds,
+            Field::Schedule => Ty::Schedule,
+            Field::Pass => Ty::Pass,
             Field::Target
+            | Field::Device
+            | Field::Fstype
+            | Field::Options
+            | Field::Value
             | Field::User
             | Field::Name
             | Field::Owner
@@ -250,7 +286,7 @@ impl fmt::Display for Kind {
 }
 
 impl Field {
-    pub const ALL: [Field; 32] = [
+    pub const ALL: [Field; 38] = [
         Field::Path,
         Field::Target,
         Field::Name,
@@ -283,6 +319,12 @@ impl Field {
         Field::User,
         Field::Cwd,
         Field::Environment,
+        Field::Schedule,
+        Field::Device,
+        Field::Fstype,
+        Field::Options,
+        Field::Pass,
+        Field::Value,
     ];
 
     pub fn name(self) -> &'static str {
@@ -319,6 +361,12 @@ impl Field {
             Field::User => "user",
             Field::Cwd => "cwd",
             Field::Environment => "environment",
+            Field::Schedule => "schedule",
+            Field::Device => "device",
+            Field::Fstype => "fstype",
+            Field::Options => "options",
+            Field::Pass => "pass",
+            Field::Value => "value",
         }
     }
 

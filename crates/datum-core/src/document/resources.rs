@@ -1,6 +1,7 @@
 //! A layer's resources: ids, and which fields each type takes.
 
 use crate::diagnostic::{Code, Diagnostic};
+use crate::names::Rule;
 use crate::schema::{Field, Kind, ResourceId, suggest};
 
 use super::cx::{Cx, Scalar};
@@ -54,6 +55,18 @@ impl<'d, 'a, 'x> Cx<'d, 'a, 'x> {
                     continue;
                 }
             };
+            if id.kind == Kind::Cron
+                && let Some(why) = Rule::CronName.check(&id.title)
+            {
+                self.err(
+                    Diagnostic::error(
+                        Code::InvalidName,
+                        format!("`{id}` would be the file /etc/cron.d/datum-{}, which cron does not read: {why}", id.title),
+                    )
+                    .at(self.span(k), "the title names the file")
+                    .hint(Rule::CronName.hint()),
+                );
+            }
             let fields = if self.is_null(val) {
                 Vec::new()
             } else if self.is_map(val) {

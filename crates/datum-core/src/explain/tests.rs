@@ -107,7 +107,7 @@ fn bad_targets_say_what_is_wrong() {
     assert!(!unknown.is_malformed());
     assert_eq!(
         unknown.hint(),
-        "did you mean `File`? The types are Directory, Exec, File, Group, Package, Service, Symlink, User"
+        "did you mean `File`? The types are Cron, Directory, Exec, File, Group, Mount, Package, Service, Symlink, Sysctl, User"
     );
     let typo = err("File[x].mdoe");
     assert!(!typo.is_malformed());

@@ -207,8 +207,9 @@ fn references(
 }
 
 /// What a resource manages: its class (0 for a path, else one per type,
-/// since a Package and a Service may share a name), the path or name, the
-/// resource, and where that is written.
+/// since a Package and a Service may share a name, and a Mount's mount
+/// point is a Directory's path), the path or name, the resource, and where
+/// that is written.
 type Claim<'f> = (u8, &'f str, ResId, Span);
 
 fn claim<'f>(fleet: &'f Fleet, r: &ResolvedResource) -> Option<Claim<'f>> {
@@ -237,7 +238,7 @@ fn duplicates(mut claims: Vec<Claim<'_>>, problems: &mut Vec<Problem>) {
     for group in claims.chunk_by(|a, b| (a.0, a.1) == (b.0, b.1)) {
         if group.len() > 1 {
             problems.push(Problem::Duplicate {
-                field: if group[0].0 == 0 {
+                field: if group[0].0 == 0 || group[0].0 == Kind::Mount as u8 + 1 {
                     Field::Path
                 } else {
                     Field::Name
