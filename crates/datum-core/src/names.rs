@@ -467,6 +467,36 @@ mod tests {
     }
 
     #[test]
+    fn what_cron_sysctl_and_fstab_lines_hold() {
+        assert_eq!(Rule::CronName.check("logrotate-hourly_2"), None);
+        assert_eq!(Rule::CronName.check("a.b").as_deref(), Some("it holds `.`"));
+        assert_eq!(Rule::CronCommand.check("date +\\%F > /tmp/x"), None);
+        assert_eq!(
+            Rule::CronCommand.check("date +%F").as_deref(),
+            Some("it holds a bare `%`, which cron turns into a line break")
+        );
+        assert!(Rule::CronCommand.check("a\nb").is_some());
+        assert!(Rule::CronCommand.check("echo \\").is_some());
+        assert_eq!(Rule::OneLine.check("32768 60999"), None);
+        assert!(Rule::OneLine.check("1\n2").is_some());
+        for ok in ["net.ipv4.ip_forward", "net/ipv4/conf/eth0.100/rp_filter", "kernel.core_pattern", "vm.swappiness"] {
+            assert_eq!(Rule::SysctlKey.check(ok), None, "{ok}");
+        }
+        for bad in ["", "-net.x", "net..x", "net/../x", "/net/x", "net.x.", "net x", "net/./x", "net.*"] {
+            assert!(Rule::SysctlKey.check(bad).is_some(), "{bad:?}");
+        }
+        assert_eq!(Rule::FstabDevice.check("LABEL=my disk"), None);
+        assert!(Rule::FstabDevice.check("#x").is_some());
+        assert!(Rule::FstabDevice.check("a\tb").is_some());
+        assert_eq!(Rule::Fstype.check("fuse.sshfs"), None);
+        assert!(Rule::Fstype.check("Ext4").is_some());
+        assert_eq!(Rule::MountOptions.check("defaults,noatime"), None);
+        for bad in ["a, b", "a,,b", ",a", "a,"] {
+            assert!(Rule::MountOptions.check(bad).is_some(), "{bad:?}");
+        }
+    }
+
+    #[test]
     fn which_fields_are_names() {
         assert_eq!(rule(Kind::User, Field::Groups), Some(Rule::Account));
         assert_eq!(rule(Kind::File, Field::Owner), Some(Rule::Account));
