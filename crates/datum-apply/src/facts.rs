@@ -25,6 +25,7 @@ use std::path::{Path, PathBuf};
 
 use datum_core::emit::Tree;
 use datum_core::facts::Observed;
+use datum_core::present::{Styled, Tag, Text, line, table};
 use nix::fcntl::OFlag;
 
 use crate::root::Root;
@@ -181,6 +182,69 @@ impl Facts {
             t.push(f.name, f.value.map_or(Tree::Null, FactValue::tree));
         }
         t
+    }
+
+    /// `datum facts --format json`: every fact, where the OS release was
+    /// read, which facts come from the root's tree, and why any fact was
+    /// not observed.
+    pub fn document(&self) -> Tree<'static> {
+        let all = self.all();
+        let mut t = Tree::document("Facts");
+        if let Some(dir) = &self.root {
+            t.push("root", Tree::str(dir.display().to_string()));
+        }
+        t.push("facts", self.tree());
+        t.push(
+            "os_release",
+            self.os_release_path()
+                .map_or(Tree::Null, |p| Tree::str(p.display().to_string())),
+        );
+        t.push(
+            "from_root",
+            Tree::strs(all.iter().filter(|f| f.from_root).map(|f| f.name)),
+        );
+        let mut unobserved = Tree::map();
+        for f in &all {
+            if let Err(why) = &f.value {
+                unobserved.push(f.name, Tree::str(why.clone()));
+            }
+        }
+        t.push("unobserved", unobserved);
+        t
+    }
+
+    /// `datum facts`: the facts of the tree (where its os-release is),
+    /// then those of the machine, aligned.
+    pub fn write(&self, out: &mut dyn Styled) -> std::io::Result<()> {
+        let all = self.all();
+        let tree = match (&self.root, self.os_release_path()) {
+            (_, Some(p)) => format!("from {}", p.display()),
+            (Some(dir), None) => format!("from the tree at {}", dir.display()),
+            (None, None) => "from this machine's os-release".to_owned(),
+        };
+        let machine = match &self.root {
+            Some(_) => "from the machine Datum runs on (not the root)",
+            None => "from this machine",
+        };
+        for (heading, from_root) in [(tree.as_str(), true), (machine, false)] {
+            line(out, "", Text::tagged(Tag::Heading, format!("{heading}:")))?;
+            let rows: Vec<Vec<Text>> = all
+                .iter()
+                .filter(|f| f.from_root == from_root)
+                .map(|f| {
+                    let value = match &f.value {
+                        Ok(FactValue::Number(n)) if f.name == "memory_bytes" => {
+                            Text::from(format!("{n} ({:.1} GiB)", *n as f64 / f64::from(1u32 << 30)))
+                        }
+                        Ok(v) => Text::from(v.to_string()),
+                        Err(why) => Text::tagged(Tag::Failure, format!("unknown: {why}")),
+                    };
+                    vec![Text::from(f.name), value]
+                })
+                .collect();
+            table(out, "  ", &rows)?;
+        }
+        Ok(())
     }
 
     /// Where the OS release was read, shown as on this machine.

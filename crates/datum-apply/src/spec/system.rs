@@ -1,6 +1,7 @@
 //! The specs of the types that write a line into a system file and act on
 //! the running system: Cron, Mount and Sysctl.
 
+use datum_core::names::Rule;
 use datum_core::schema::{Field, Value};
 
 use super::{Ensure, Fields};
@@ -95,10 +96,20 @@ pub struct SysctlSpec {
 }
 
 impl Fields<'_> {
+    /// A name a file or a path below /proc/sys is made of, held to its
+    /// rule again (a bundle's manifest is not always `render`'s).
+    fn checked(&mut self, rule: Rule, what: &str, name: &str) {
+        if let Some(why) = rule.check(name) {
+            self.problems.push(format!("{what} `{name}` is not {}: {why}", rule.what()));
+        }
+    }
+
     pub(super) fn cron(&mut self) -> CronSpec {
+        let title = self.r.id().title.to_string();
+        self.checked(Rule::CronName, "the title", &title);
         let env = self.list(Field::Environment).unwrap_or_default();
         CronSpec {
-            name: self.r.id().title.to_string(),
+            name: title,
             ensure: self.ensure(),
             schedule: self.text(Field::Schedule).unwrap_or_default(),
             user: self.text(Field::User).unwrap_or_default(),
@@ -134,8 +145,10 @@ impl Fields<'_> {
     }
 
     pub(super) fn sysctl(&mut self) -> SysctlSpec {
+        let name = self.r.name().to_owned();
+        self.checked(Rule::SysctlKey, "the key", &name);
         SysctlSpec {
-            name: self.r.name().to_owned(),
+            name,
             ensure: self.ensure(),
             value: self.text(Field::Value).unwrap_or_default(),
         }

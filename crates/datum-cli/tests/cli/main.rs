@@ -37,6 +37,7 @@ mod secret_fleet;
 mod secret_prompt;
 mod secrets;
 mod sensitive;
+mod system_files;
 mod templates;
 mod test_files;
 mod usage;
