@@ -24,6 +24,7 @@ mod explain;
 mod hosts;
 mod init;
 mod json_contract;
+mod live_system;
 mod matchers;
 mod names;
 mod outputs;
