@@ -228,6 +228,10 @@ impl Facts {
         };
         for (heading, from_root) in [(tree.as_str(), true), (machine, false)] {
             line(out, "", Text::tagged(Tag::Heading, format!("{heading}:")))?;
+            if let (true, Err(why)) = (from_root, &self.os_release) {
+                line(out, "  ", Text::tagged(Tag::Failure, format!("unknown: {why}")))?;
+                continue;
+            }
             let rows: Vec<Vec<Text>> = all
                 .iter()
                 .filter(|f| f.from_root == from_root)

@@ -21,6 +21,7 @@ mod document_files;
 mod escaping;
 mod exec;
 mod explain;
+mod facts;
 mod hosts;
 mod init;
 mod json_contract;
