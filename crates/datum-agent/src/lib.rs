@@ -29,6 +29,8 @@
 //! - [`ca`]: `ca_file`, the CAs trusted for HTTPS instead of the platform's.
 //! - [`report`]: run records under `/var/lib/datum/reports`, and posting them.
 //! - [`metrics`]: the Prometheus textfile-collector file.
+//! - [`facts`]: the host's labels checked against what it observes before
+//!   anything is applied, and what a run records of it.
 //! - `calendar`: UTC dates to and from seconds since the epoch (`jiff`),
 //!   for report times and allowed-signers validity.
 //! - [`schedule`]: when the next cycle runs: interval, per-host splay,
@@ -46,6 +48,7 @@ mod calendar;
 mod cause;
 pub mod config;
 pub mod cycle;
+pub mod facts;
 pub mod fetch;
 pub mod file;
 pub mod gitsig;

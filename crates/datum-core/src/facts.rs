@@ -19,7 +19,7 @@
 use std::collections::BTreeMap;
 
 use crate::diagnostic::{Code, Diagnostic};
-use crate::source::Span;
+use crate::source::{Files, Span};
 
 /// The facts a label may be tied to, with what each is.
 pub const TIEABLE: &[(&str, &str)] = &[
@@ -61,8 +61,9 @@ pub struct Tied {
     /// The value the host declares.
     pub value: String,
     pub fact: String,
-    /// The values `datum.yaml` declares for the key.
-    pub declared: Vec<String>,
+    /// The values `datum.yaml` declares for the key, when known (a
+    /// bundle's manifest does not say).
+    pub declared: Option<Vec<String>>,
     /// The host's label value, and the `fact:` that ties the key.
     pub places: Option<(Span, Span)>,
 }
@@ -114,7 +115,9 @@ impl Mismatch {
         let t = &self.tied;
         let file = host_file.unwrap_or("the host's document");
         match &self.observed {
-            Ok(v) if t.declared.contains(v) => format!("update {file}: `{}: {v}`", t.key),
+            Ok(v) if t.declared.as_ref().is_none_or(|d| d.contains(v)) => {
+                format!("update {file}: `{}: {v}`", t.key)
+            }
             Ok(v) => format!(
                 "update {file}: `{}: {v}`, and add `{v}` to labels.{}.values in datum.yaml",
                 t.key, t.key
@@ -127,9 +130,14 @@ impl Mismatch {
     }
 
     /// The mismatch as an error pointing at the host's label (and the
-    /// tie in `datum.yaml`) when their places are known; `whence` says
-    /// where the facts came from.
-    pub fn diagnostic(&self, host: &str, host_file: Option<&str>, whence: &str) -> Diagnostic {
+    /// tie in `datum.yaml`) when their places are known, in `files`;
+    /// `whence` says where the facts came from.
+    pub fn diagnostic(&self, host: &str, files: Option<&Files>, whence: &str) -> Diagnostic {
+        let host_file = self
+            .tied
+            .places
+            .zip(files)
+            .map(|((label, _), files)| files.path(label.file));
         let mut d = Diagnostic::error(Code::FactMismatch, self.message(host))
             .note(whence.to_owned())
             .hint(self.hint(host_file));
@@ -141,6 +149,21 @@ impl Mismatch {
         d.hosts = vec![host.to_owned()];
         d
     }
+}
+
+/// Every tied label of `host` that disagrees with `observed`, as errors
+/// (see [`Mismatch::diagnostic`]).
+pub fn check(
+    tied: &[Tied],
+    observed: &Observed,
+    host: &str,
+    files: Option<&Files>,
+    whence: &str,
+) -> Vec<Diagnostic> {
+    mismatches(tied, observed)
+        .iter()
+        .map(|m| m.diagnostic(host, files, whence))
+        .collect()
 }
 
 /// `runs debian-13`, `is aarch64`, `runs in kvm`.
@@ -173,7 +196,7 @@ mod tests {
             key: key.into(),
             value: value.into(),
             fact: fact.into(),
-            declared: vec!["debian-12".into(), "debian-13".into()],
+            declared: Some(vec!["debian-12".into(), "debian-13".into()]),
             places: None,
         }
     }

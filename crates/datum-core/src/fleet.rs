@@ -310,8 +310,7 @@ impl Fleet {
                         .declared
                         .as_ref()
                         .and_then(|d| d.get(key))
-                        .map(|v| v.iter().cloned().collect())
-                        .unwrap_or_default(),
+                        .map(|v| v.iter().cloned().collect()),
                     places: Some((label.value_span, *tie)),
                 })
             })

@@ -13,8 +13,12 @@ use datum_agent::sshsig::AllowedSigners;
 use datum_apply::root::{Identity, Root, host_name};
 use datum_apply::spec::{Item, items};
 use datum_apply::{HumanReporter, JsonReporter, Providers, Reporter, RunStatus, Summary};
+use datum_apply::facts::Facts;
+use datum_core::emit::Tree;
+use datum_core::facts::Tied;
 use datum_core::host::HostError;
 use datum_core::manifest::Manifest;
+use datum_core::source::Files;
 
 use super::{ReportFormat, resolve_host};
 use crate::GlobalArgs;
@@ -28,12 +32,14 @@ use crate::ui::Ui;
 ///
 /// Resources run in dependency order; a failed resource skips the ones that
 /// come after it, and the others go on. Nothing is applied when the host
-/// does not resolve, or its resources wait on each other in a cycle.
+/// does not resolve, its resources wait on each other in a cycle, or a
+/// label datum.yaml ties to a fact (`os: {values: [...], fact: os}`)
+/// disagrees with what the host observes (see `datum facts`).
 ///
 /// Exit status: 0 nothing changed, 2 changes made (or pending, with --noop),
 /// 4 failures, 6 changes and failures, 1 nothing was applied (the host did
-/// not resolve, a bundle was refused, a dependency cycle, another run holds
-/// the lock).
+/// not resolve, a bundle was refused, a label disagreed with the host's
+/// facts, a dependency cycle, another run holds the lock).
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// The host to apply as. By default the content of /etc/datum/host
@@ -96,14 +102,16 @@ pub fn run(ui: &mut Ui, global: &GlobalArgs, args: Args) -> Result<Status> {
         None => Root::system(),
     };
     let identity = host_name(args.host.as_deref(), &machine)?;
+    let facts = Facts::observe(&machine);
     if let Some(file) = &args.bundle {
-        let (items, commit) = bundle_items(file, args.public_keys.as_deref(), &identity)?;
+        let (items, commit, tied) = bundle_items(file, args.public_keys.as_deref(), &identity)?;
+        check_labels(ui, &identity.name, &tied, &Files::default(), &facts)?;
         let origin = Origin {
             mode: Mode::Bundle,
             source: file.display().to_string(),
             commit,
         };
-        return converge(ui, &identity.name, &items, &machine, &args, origin);
+        return converge(ui, &identity.name, &items, &machine, &args, origin, &facts);
     }
     let (fleet, reader) = root::open(ui, global)?;
     if args.root.is_none() && !args.trust_fleet {
@@ -121,6 +129,7 @@ pub fn run(ui: &mut Ui, global: &GlobalArgs, args: Args) -> Result<Status> {
         }
     })?;
     resolved.require_ok()?;
+    check_labels(ui, &identity.name, &fleet.tied(resolved.host), &fleet.files, &facts)?;
     let manifest = Manifest::new(&fleet, resolved.host, &resolved.resolution);
     let items = items(&manifest, &reader);
     let origin = Origin {
@@ -128,7 +137,25 @@ pub fn run(ui: &mut Ui, global: &GlobalArgs, args: Args) -> Result<Status> {
         source: reader.root().display().to_string(),
         commit: None,
     };
-    converge(ui, &identity.name, &items, &machine, &args, origin)
+    converge(ui, &identity.name, &items, &machine, &args, origin, &facts)
+}
+
+/// Refuses, before anything changes, a host whose labels tied to a fact
+/// disagree with what it observes: each label drawn as an error at its
+/// place in the fleet (a bundle's manifest has no places).
+fn check_labels(ui: &mut Ui, host: &str, tied: &[Tied], files: &Files, facts: &Facts) -> Result<()> {
+    let placed = (!files.is_empty()).then_some(files);
+    let whence = "observed by this host now (`datum facts` shows every fact)";
+    let diags = datum_core::facts::check(tied, &facts.observed(), host, placed, whence);
+    if diags.is_empty() {
+        return Ok(());
+    }
+    ui.diagnostics(files, &diags);
+    Err(CommandError::failed(format!(
+        "refusing to apply: {} of {host}'s labels {} with what it observes; nothing was changed",
+        diags.len(),
+        if diags.len() == 1 { "disagrees" } else { "disagree" }
+    )))
 }
 
 /// Applies `items` as `host` and gives the status the outcome calls for;
@@ -140,6 +167,7 @@ fn converge(
     machine: &Root,
     args: &Args,
     origin: Origin,
+    facts: &Facts,
 ) -> Result<Status> {
     let started = Timestamp::from(SystemTime::now());
     let providers = Providers::system(machine);
@@ -151,9 +179,15 @@ fn converge(
     let record = args.report.then_some(&mut json);
     let run =
         |r: &mut dyn Reporter| datum_apply::apply(host, items, &providers, machine, &options, r);
+    let tree = facts.tree();
     let result = match args.format {
-        ReportFormat::Text => tee(HumanReporter::styled(ui.styled_stream()), record, run),
-        ReportFormat::Json => tee(JsonReporter::new(ui.stdout()), record, run),
+        ReportFormat::Text => tee(HumanReporter::styled(ui.styled_stream()), record, &tree, run),
+        ReportFormat::Json => tee(
+            JsonReporter::new(ui.stdout()).with_facts(tree.clone()),
+            record,
+            &tree,
+            run,
+        ),
     };
     let outcome = match result {
         Ok(summary) => Ok(summary),
@@ -184,6 +218,8 @@ fn converge(
             summary,
             resources,
             status,
+            facts: datum_agent::facts::json(facts),
+            label_mismatches: Vec::new(),
         };
         let metrics = Path::new(datum_agent::metrics::DEFAULT_PATH);
         let (_, _, warnings) = publish(machine, run, metrics, None, None);
@@ -202,13 +238,14 @@ fn converge(
 fn tee<R: Reporter>(
     mut reporter: R,
     json: Option<&mut Vec<u8>>,
+    facts: &Tree<'static>,
     run: impl FnOnce(&mut dyn Reporter) -> std::result::Result<Summary, ApplyError>,
 ) -> std::result::Result<Summary, ApplyError> {
     match json {
         None => run(&mut reporter),
         Some(buffer) => run(&mut Tee {
             human: reporter,
-            json: JsonReporter::new(buffer),
+            json: JsonReporter::new(buffer).with_facts(facts.clone()),
         }),
     }
 }
@@ -219,7 +256,7 @@ fn bundle_items(
     file: &Path,
     keys: Option<&Path>,
     identity: &Identity,
-) -> Result<(Vec<Item>, Option<String>)> {
+) -> Result<(Vec<Item>, Option<String>, Vec<Tied>)> {
     let signers = match keys {
         Some(path) => Some(AllowedSigners::read(path).map_err(|e| {
             let hint = e.hint();
@@ -250,7 +287,7 @@ fn bundle_items(
     let items = opened
         .items(&name)
         .map_err(|e| CommandError::failed(e.to_string()).with_source(e))?;
-    Ok((items, opened.commit().map(|c| c.id.to_owned())))
+    Ok((items, opened.commit().map(|c| c.id.to_owned()), opened.tied()))
 }
 
 /// Set, a run checks the fleet directory's owner as a run as root does,
