@@ -25,6 +25,7 @@ mod facts;
 mod hosts;
 mod init;
 mod json_contract;
+mod label_facts;
 mod live_system;
 mod matchers;
 mod names;

@@ -1,0 +1,218 @@
+//! Labels tied to facts (`os: {values: [...], fact: os}` in datum.yaml):
+//! `datum apply`, from a fleet and from a bundle, and the agent refuse a
+//! host whose declared label disagrees with the os-release planted in its
+//! root (exit 1, nothing changed); the reports and metrics carry the facts.
+
+use std::fs;
+
+use serde_json::Value;
+
+use crate::common::{Run, datum};
+use crate::system_files::Scene;
+
+const FLEET: &str = "datum: v1alpha1\ntype: Fleet\nname: sys\nlabels:\n  role: [web]\n  os: {values: [debian-12, debian-13], fact: os}\n";
+
+fn host(os: &str) -> String {
+    format!("datum: v1alpha1\ntype: Host\nname: app-001\nlabels:\n  role: web\n  os: {os}\n")
+}
+
+fn os_release(version: &str) -> String {
+    format!("PRETTY_NAME=\"Debian GNU/Linux {version}\"\nID=debian\nVERSION_ID=\"{version}\"\n")
+}
+
+fn scene(declared: &str, runs: &str) -> Scene {
+    let s = Scene::new();
+    fs::write(s.fleet().join("datum.yaml"), FLEET).unwrap();
+    fs::write(s.fleet().join("hosts.yaml"), host(declared)).unwrap();
+    s.write("etc/os-release", &os_release(runs));
+    s.layer("  File[motd]:\n    path: /etc/motd\n    content: \"hello\\n\"\n");
+    s
+}
+
+#[test]
+fn apply_refuses_a_host_whose_os_label_disagrees_and_changes_nothing() {
+    let s = scene("debian-12", "13");
+    for args in [&[][..], &["--noop"]] {
+        let run = s.apply(args);
+        assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
+        assert_eq!(run.stdout, "");
+        for want in [
+            "error: inventory says os=debian-12; app-001 runs debian-13\n",
+            " --> hosts.yaml:6:7\n",
+            "datum.yaml:6:46",
+            "tied to the fact `os` here",
+            "= hint: update hosts.yaml: `os: debian-13`",
+            "error: refusing to apply: 1 of app-001's labels disagrees with what it observes; nothing was changed",
+        ] {
+            assert!(run.stderr.contains(want), "{want}\n{}", run.stderr);
+        }
+    }
+    assert!(!s.root().join("etc/motd").exists());
+    assert!(!s.root().join("var").exists(), "not even a lock or state");
+
+    // JSON: one Error object carrying the diagnostic and its place.
+    let run = s.apply(&["--format", "json"]);
+    assert_eq!(run.code, 1);
+    assert_eq!(crate::json_contract::assert_conforms("apply refused", &run), "Error");
+    let v: Value = serde_json::from_str(&run.stdout).unwrap();
+    let d = &v["diagnostics"][0];
+    assert_eq!(d["code"], "fact-mismatch");
+    assert_eq!(crate::common::place(&d["primary"]["location"]), "hosts.yaml:6:7");
+
+    // A release datum.yaml does not declare: the hint says to declare it.
+    s.write("etc/os-release", &os_release("14"));
+    let run = s.apply(&[]);
+    assert_eq!(run.code, 1);
+    assert!(
+        run.stderr.contains(
+            "hint: update hosts.yaml: `os: debian-14`, and add `debian-14` to labels.os.values in datum.yaml"
+        ),
+        "{}",
+        run.stderr
+    );
+    // No os-release at all: the label cannot be checked, so it is refused.
+    fs::remove_file(s.root().join("etc/os-release")).unwrap();
+    let run = s.apply(&[]);
+    assert_eq!(run.code, 1);
+    assert!(
+        run.stderr
+            .contains("inventory says os=debian-12; app-001's os cannot be observed: no os-release ("),
+        "{}",
+        run.stderr
+    );
+    assert!(!s.root().join("etc/motd").exists());
+}
+
+#[test]
+fn a_host_whose_labels_agree_is_applied_and_its_report_carries_the_facts() {
+    let s = scene("debian-13", "13.1");
+    let run = s.apply(&["--format", "json"]);
+    assert_eq!(run.code, 2, "{}{}", run.stdout, run.stderr);
+    assert_eq!(crate::json_contract::assert_conforms("apply", &run), "ApplyReport");
+    let v: Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(v["facts"]["os"], "debian-13");
+    assert_eq!(v["facts"]["os_version"], "13.1");
+    assert_eq!(s.read("etc/motd").as_deref(), Some("hello\n"));
+    // The manifest says which labels are tied, for hosts that apply a bundle.
+    let render = Run::from(
+        datum()
+            .args(["render", "app-001", "--format", "json", "--fleet"])
+            .arg(s.fleet())
+            .output()
+            .unwrap(),
+    );
+    let m: Value = serde_json::from_str(&render.stdout).unwrap();
+    assert_eq!(m["label_facts"], serde_json::json!({"os": "os"}));
+    assert_eq!(crate::json_contract::assert_conforms("render", &render), "Manifest");
+}
+
+#[test]
+fn a_bundle_carries_its_tied_labels_and_apply_checks_them() {
+    let s = scene("debian-12", "12");
+    let bundle = s.fleet().join("../app-001.bundle");
+    let made = Run::from(
+        datum()
+            .args(["bundle", "app-001", "--out"])
+            .arg(&bundle)
+            .arg("--fleet")
+            .arg(s.fleet())
+            .output()
+            .unwrap(),
+    );
+    assert_eq!(made.code, 0, "{}", made.stderr);
+    let apply = |s: &Scene| {
+        Run::from(
+            datum()
+                .args(["apply", "--host", "app-001", "--root"])
+                .arg(s.root())
+                .arg("--bundle")
+                .arg(&bundle)
+                .output()
+                .unwrap(),
+        )
+    };
+    s.write("etc/os-release", &os_release("13"));
+    let run = apply(&s);
+    assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
+    assert!(
+        run.stderr
+            .contains("error: inventory says os=debian-12; app-001 runs debian-13"),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stderr.contains("hint: update the host's document: `os: debian-13`"));
+    assert!(!s.root().join("etc/motd").exists());
+    s.write("etc/os-release", &os_release("12"));
+    assert_eq!(apply(&s).code, 2);
+    assert_eq!(s.read("etc/motd").as_deref(), Some("hello\n"));
+}
+
+#[test]
+fn the_agent_refuses_reports_and_counts_a_label_that_disagrees() {
+    let s = scene("debian-12", "13");
+    // The fleet as the agent's git remote, inside the root.
+    let work = s.root().join("../work");
+    fs::create_dir_all(&work).unwrap();
+    crate::common::copy_tree(&s.fleet(), &work.join("fleet"));
+    let git = |dir: &std::path::Path, args: &[&str]| {
+        crate::delivery::ok(crate::delivery::git(dir).args(args));
+    };
+    git(&work, &["init", "-q"]);
+    git(&work, &["add", "-A"]);
+    git(&work, &["commit", "-q", "-m", "fleet"]);
+    let remote = s.root().join("srv/fleet.git");
+    crate::delivery::Repo::bare(&remote);
+    git(&work, &["push", "-q", remote.to_str().unwrap(), "HEAD:refs/heads/main"]);
+    s.write(
+        "etc/datum/agent.yaml",
+        "git:\n  remotes: [/srv/fleet.git]\n  branch: main\n  fleet: fleet\n",
+    );
+    s.write("etc/datum/host", "app-001\n");
+    let agent = || {
+        Run::from(
+            datum()
+                .args(["agent", "--once", "--root"])
+                .arg(s.root())
+                .output()
+                .unwrap(),
+        )
+    };
+    let run = agent();
+    assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
+    let all = format!("{}{}", run.stdout, run.stderr);
+    assert!(
+        all.contains("refusing to apply: this host's labels disagree with what it observes"),
+        "{all}"
+    );
+    assert!(all.contains("inventory says os=debian-12; app-001 runs debian-13"), "{all}");
+    assert!(all.contains("hosts.yaml:6:7"), "{all}");
+    assert!(!s.root().join("etc/motd").exists());
+    let report: Value =
+        serde_json::from_str(&s.read("var/lib/datum/reports/last.json").unwrap()).unwrap();
+    assert_eq!(report["exit_status"], 1);
+    assert_eq!(report["facts"]["os"], "debian-13");
+    assert_eq!(
+        report["label_mismatches"],
+        serde_json::json!([{"label": "os", "declared": "debian-12", "fact": "os", "observed": "debian-13"}])
+    );
+    let metrics = datum_testkit::metrics::parse(
+        &s.read("var/lib/prometheus/node-exporter/datum.prom").unwrap(),
+    );
+    assert_eq!(metrics["datum_label_mismatches"].one(), 1.0);
+    let info = &metrics["datum_host_facts_info"].samples;
+    assert!(
+        info.keys()
+            .any(|k| k.contains(&("os".to_owned(), "debian-13".to_owned()))),
+        "{info:?}"
+    );
+
+    // The host put right: the next run applies, and says nothing disagrees.
+    s.write("etc/os-release", &os_release("12"));
+    let run = agent();
+    assert_eq!(run.code, 2, "{}{}", run.stdout, run.stderr);
+    assert_eq!(s.read("etc/motd").as_deref(), Some("hello\n"));
+    let report: Value =
+        serde_json::from_str(&s.read("var/lib/datum/reports/last.json").unwrap()).unwrap();
+    assert_eq!(report["label_mismatches"], serde_json::json!([]));
+    assert_eq!(report["resources"]["facts"]["os"], "debian-12");
+}
