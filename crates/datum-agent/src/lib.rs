@@ -31,6 +31,8 @@
 //! - [`metrics`]: the Prometheus textfile-collector file.
 //! - [`facts`]: the host's labels checked against what it observes before
 //!   anything is applied, and what a run records of it.
+//! - [`reported`]: `datum check --reports DIR`, the reports collected from
+//!   hosts checked against the fleet's labels.
 //! - `calendar`: UTC dates to and from seconds since the epoch (`jiff`),
 //!   for report times and allowed-signers validity.
 //! - [`schedule`]: when the next cycle runs: interval, per-host splay,
@@ -56,6 +58,7 @@ pub mod http;
 pub mod metrics;
 pub mod repo;
 pub mod report;
+pub mod reported;
 pub mod rollback;
 pub mod schedule;
 pub mod sshsig;

@@ -216,3 +216,81 @@ fn the_agent_refuses_reports_and_counts_a_label_that_disagrees() {
     assert_eq!(report["label_mismatches"], serde_json::json!([]));
     assert_eq!(report["resources"]["facts"]["os"], "debian-12");
 }
+
+/// A run report as the agent writes it, of `host` at `second` past
+/// 2026-01-01T00:00, observing `os`.
+fn report(host: &str, second: u32, os: Option<&str>) -> String {
+    let at = format!("2026-01-01T00:00:{second:02}.000Z");
+    let mut v = serde_json::json!({
+        "datum": "v1alpha1", "type": "RunReport",
+        "run_id": format!("20260101T0000{second:02}Z-0000"), "host": host,
+        "started": at, "finished": at, "mode": "git", "source": null, "commit": null,
+        "cached_input": false, "fetch_failures_total": 0, "notes": [],
+        "counts": {"unchanged": 1, "changed": 0, "would_change": 0, "failed": 0, "skipped": 0},
+        "resources": null, "exit_status": 0,
+        "facts": {"os": os, "arch": "x86_64"}, "label_mismatches": []
+    });
+    if os.is_none() {
+        // A report written before Datum recorded facts.
+        v.as_object_mut().unwrap().remove("facts");
+    }
+    v.to_string()
+}
+
+#[test]
+fn check_reports_lists_every_host_whose_labels_disagree_with_its_last_report() {
+    let s = scene("debian-12", "12");
+    fs::write(
+        s.fleet().join("hosts.yaml"),
+        format!("{}---\n{}", host("debian-12"), host("debian-13").replace("app-001", "app-002")),
+    )
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let reports = dir.path();
+    let put = |rel: &str, text: &str| {
+        let p = reports.join(rel);
+        fs::create_dir_all(p.parent().unwrap()).unwrap();
+        fs::write(p, text).unwrap();
+    };
+    // app-001 was upgraded: its newest report says so; an older one does not.
+    put("app-001/20260101T000001Z-0000.json", &report("app-001", 1, Some("debian-12")));
+    put("app-001/last.json", &report("app-001", 9, Some("debian-13")));
+    put("app-001/older-format.json", &report("app-001", 30, None));
+    // app-002 agrees with what it reports.
+    put("app-002.json", &report("app-002", 5, Some("debian-13")));
+    put("ghost-001.json", &report("ghost-001", 5, Some("debian-13")));
+    put("notes.json", "{\"type\": \"Manifest\"}");
+    let r = reports.display().to_string();
+    let run = crate::common::run_in(&s.fleet(), &["check", "--reports", &r]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    for want in [
+        "error: inventory says os=debian-12; app-001 runs debian-13\n --> hosts.yaml:6:7",
+        &format!("note: as app-001 last reported, at 2026-01-01T00:00:09.000Z ({r}/app-001/last.json)"),
+        "hint: update hosts.yaml: `os: debian-13`",
+        &format!("warning: {r}/ghost-001.json reports host `ghost-001`, which the fleet does not declare"),
+        &format!("warning: {r}/notes.json is not a run report Datum can read: not a run report"),
+    ] {
+        assert!(run.stderr.contains(want), "{want}\n{}", run.stderr);
+    }
+    assert!(!run.stderr.contains("app-002 runs"), "{}", run.stderr);
+    assert_eq!(run.stderr.matches("error: inventory says").count(), 1, "{}", run.stderr);
+
+    let json = crate::common::run_in(&s.fleet(), &["check", "--reports", &r, "--format", "json"]);
+    assert_eq!(crate::json_contract::assert_conforms("check --reports", &json), "Check");
+    let v: Value = serde_json::from_str(&json.stdout).unwrap();
+    let mismatch: Vec<&Value> = v["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|d| d["code"] == "fact-mismatch")
+        .collect();
+    assert_eq!(mismatch.len(), 1);
+    assert_eq!(mismatch[0]["hosts"], serde_json::json!(["app-001"]));
+    assert_eq!(crate::common::place(&mismatch[0]["primary"]["location"]), "hosts.yaml:6:7");
+
+    // Without --reports, nothing is said of them; a path that is no
+    // directory is bad usage.
+    assert_eq!(crate::common::run_in(&s.fleet(), &["check"]).code, 0);
+    let bad = crate::common::run_in(&s.fleet(), &["check", "--reports", "/nonexistent/reports"]);
+    assert_eq!(bad.code, 64, "{}", bad.stderr);
+}
