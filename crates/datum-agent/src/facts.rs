@@ -135,12 +135,24 @@ mod tests {
         let manifest = b"datum: v1alpha1\ntype: Manifest\nhost: h\nlabels:\n  datum/host: h\n  os: debian-12\n  role: web\nlabel_facts:\n  os: os\nlayers: []\nresources: {}\n";
         let tied = manifest_tied(manifest);
         assert_eq!(tied.len(), 1);
-        assert_eq!((tied[0].key.as_str(), tied[0].value.as_str(), tied[0].fact.as_str()), ("os", "debian-12", "os"));
-        assert!(manifest_tied(b"datum: v1alpha1\ntype: Manifest\nhost: h\nlabels: {}\n").is_empty());
+        assert_eq!(
+            (
+                tied[0].key.as_str(),
+                tied[0].value.as_str(),
+                tied[0].fact.as_str()
+            ),
+            ("os", "debian-12", "os")
+        );
+        assert!(
+            manifest_tied(b"datum: v1alpha1\ntype: Manifest\nhost: h\nlabels: {}\n").is_empty()
+        );
         let mut observed = Observed::new();
         observed.insert("os".into(), Ok("debian-13".into()));
         let d = compare(&tied, &observed, "h", None).unwrap();
-        assert_eq!(d.text, "error: inventory says os=debian-12; h runs debian-13");
+        assert_eq!(
+            d.text,
+            "error: inventory says os=debian-12; h runs debian-13"
+        );
         assert_eq!(d.hint, "update the host's document: `os: debian-13`");
         assert_eq!(
             d.mismatches,

@@ -72,9 +72,9 @@ pub fn check_reports(fleet: &Fleet, dir: &Path) -> Result<Vec<Diagnostic>, Repor
         if record.facts.is_null() {
             continue;
         }
-        let newer = newest
-            .get(&record.host)
-            .is_none_or(|n| (&record.finished, &record.run_id) > (&n.record.finished, &n.record.run_id));
+        let newer = newest.get(&record.host).is_none_or(|n| {
+            (&record.finished, &record.run_id) > (&n.record.finished, &n.record.run_id)
+        });
         if newer {
             newest.insert(record.host.clone(), Newest { path, record });
         }
@@ -84,7 +84,10 @@ pub fn check_reports(fleet: &Fleet, dir: &Path) -> Result<Vec<Diagnostic>, Repor
             diags.push(
                 Diagnostic::warning(
                     Code::BadReport,
-                    format!("{} reports host `{host}`, which the fleet does not declare", n.path.display()),
+                    format!(
+                        "{} reports host `{host}`, which the fleet does not declare",
+                        n.path.display()
+                    ),
                 )
                 .hint("remove the reports of hosts that left the fleet, or declare the host"),
             );

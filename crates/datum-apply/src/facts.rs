@@ -83,8 +83,14 @@ impl Facts {
         let text = |name: &std::ffi::OsStr| name.to_string_lossy().into_owned();
         Facts {
             os_release: os_release(root),
-            arch: uname.as_ref().map(|u| text(u.machine())).map_err(Clone::clone),
-            kernel: uname.as_ref().map(|u| text(u.release())).map_err(Clone::clone),
+            arch: uname
+                .as_ref()
+                .map(|u| text(u.machine()))
+                .map_err(Clone::clone),
+            kernel: uname
+                .as_ref()
+                .map(|u| text(u.release()))
+                .map_err(Clone::clone),
             virtualization: Ok(virtualization(machine)),
             cpus: cpus(machine),
             memory_bytes: memory(machine),
@@ -127,7 +133,10 @@ impl Facts {
         out.insert("arch".into(), self.arch.clone());
         out.insert(
             "virtualization".into(),
-            self.virtualization.as_ref().map(|v| v.name.clone()).map_err(Clone::clone),
+            self.virtualization
+                .as_ref()
+                .map(|v| v.name.clone())
+                .map_err(Clone::clone),
         );
         out
     }
@@ -147,12 +156,16 @@ impl Facts {
             .map(|(r, _)| FactValue::List(r.id_like.clone()))
             .map_err(Clone::clone);
         out.push(Fact::new("os_like", like, true));
-        let pretty = self.os_release.as_ref().map_err(Clone::clone).and_then(|(r, _)| {
-            r.pretty_name
-                .clone()
-                .map(FactValue::Text)
-                .ok_or_else(|| "os-release has no PRETTY_NAME".to_owned())
-        });
+        let pretty = self
+            .os_release
+            .as_ref()
+            .map_err(Clone::clone)
+            .and_then(|(r, _)| {
+                r.pretty_name
+                    .clone()
+                    .map(FactValue::Text)
+                    .ok_or_else(|| "os-release has no PRETTY_NAME".to_owned())
+            });
         out.push(Fact::new("os_name", pretty, true));
         out.push(Fact::new("arch", text(&self.arch), false));
         out.push(Fact::new("kernel", text(&self.kernel), false));
@@ -229,7 +242,11 @@ impl Facts {
         for (heading, from_root) in [(tree.as_str(), true), (machine, false)] {
             line(out, "", Text::tagged(Tag::Heading, format!("{heading}:")))?;
             if let (true, Err(why)) = (from_root, &self.os_release) {
-                line(out, "  ", Text::tagged(Tag::Failure, format!("unknown: {why}")))?;
+                line(
+                    out,
+                    "  ",
+                    Text::tagged(Tag::Failure, format!("unknown: {why}")),
+                )?;
                 continue;
             }
             let rows: Vec<Vec<Text>> = all
@@ -237,9 +254,9 @@ impl Facts {
                 .filter(|f| f.from_root == from_root)
                 .map(|f| {
                     let value = match &f.value {
-                        Ok(FactValue::Number(n)) if f.name == "memory_bytes" => {
-                            Text::from(format!("{n} ({:.1} GiB)", *n as f64 / f64::from(1u32 << 30)))
-                        }
+                        Ok(FactValue::Number(n)) if f.name == "memory_bytes" => Text::from(
+                            format!("{n} ({:.1} GiB)", *n as f64 / f64::from(1u32 << 30)),
+                        ),
                         Ok(v) => Text::from(v.to_string()),
                         Err(why) => Text::tagged(Tag::Failure, format!("unknown: {why}")),
                     };
@@ -415,7 +432,11 @@ fn virtualization(machine: &Path) -> Virtualization {
 fn container(machine: &Path) -> Option<String> {
     // Written by systemd (and most container managers) for the container.
     if let Some(name) = read(machine, "run/systemd/container").filter(|n| !n.is_empty()) {
-        return Some(if name == "oci" { "container-other".into() } else { name });
+        return Some(if name == "oci" {
+            "container-other".into()
+        } else {
+            name
+        });
     }
     if machine.join("run/.containerenv").exists() {
         return Some("podman".into());
@@ -492,9 +513,13 @@ fn cpus(machine: &Path) -> Seen<u64> {
     {
         return Ok(n);
     }
-    let cpuinfo = read(machine, "proc/cpuinfo")
-        .ok_or_else(|| "neither /sys/devices/system/cpu/online nor /proc/cpuinfo can be read".to_owned())?;
-    let n = cpuinfo.lines().filter(|l| l.starts_with("processor")).count() as u64;
+    let cpuinfo = read(machine, "proc/cpuinfo").ok_or_else(|| {
+        "neither /sys/devices/system/cpu/online nor /proc/cpuinfo can be read".to_owned()
+    })?;
+    let n = cpuinfo
+        .lines()
+        .filter(|l| l.starts_with("processor"))
+        .count() as u64;
     if n == 0 {
         return Err("/proc/cpuinfo lists no processor".into());
     }
@@ -550,7 +575,10 @@ mod tests {
         assert_eq!(r.id, "rocky");
         assert_eq!(r.id_like, ["rhel", "centos", "fedora"]);
         assert_eq!(r.version_id.as_deref(), Some("9.4"));
-        assert_eq!(r.pretty_name.as_deref(), Some("Rocky Linux 9.4 (Blue Onyx)"));
+        assert_eq!(
+            r.pretty_name.as_deref(),
+            Some("Rocky Linux 9.4 (Blue Onyx)")
+        );
         assert_eq!(unquote("\"a \\\"b\\\" \\\\ \\$c\""), "a \"b\" \\ $c");
         assert_eq!(parse_os_release("NAME=x\n"), None);
         assert_eq!(parse_os_release("ID=arch\n").unwrap().version_id, None);
@@ -559,7 +587,11 @@ mod tests {
     #[test]
     fn the_os_release_comes_from_the_root_through_its_own_links() {
         let dir = tempfile::tempdir().unwrap();
-        plant(dir.path(), "usr/lib/os-release", "ID=debian\nVERSION_ID=\"13\"\n");
+        plant(
+            dir.path(),
+            "usr/lib/os-release",
+            "ID=debian\nVERSION_ID=\"13\"\n",
+        );
         std::fs::create_dir_all(dir.path().join("etc")).unwrap();
         // Absolute, as distributions ship it: it leads inside the root.
         std::os::unix::fs::symlink("/usr/lib/os-release", dir.path().join("etc/os-release"))
@@ -582,16 +614,29 @@ mod tests {
     fn virtualization_is_a_container_first_then_a_vm() {
         let m = tempfile::tempdir().unwrap();
         assert_eq!(virtualization(m.path()).name, "none");
-        plant(m.path(), "proc/cpuinfo", "processor\t: 0\nflags\t\t: fpu hypervisor sse\n");
+        plant(
+            m.path(),
+            "proc/cpuinfo",
+            "processor\t: 0\nflags\t\t: fpu hypervisor sse\n",
+        );
         assert_eq!(virtualization(m.path()).name, "vm-other");
         plant(m.path(), "sys/class/dmi/id/sys_vendor", "QEMU\n");
-        assert_eq!(virtualization(m.path()), Virtualization { name: "qemu".into(), kind: "vm" });
+        assert_eq!(
+            virtualization(m.path()),
+            Virtualization {
+                name: "qemu".into(),
+                kind: "vm"
+            }
+        );
         plant(m.path(), "sys/class/dmi/id/product_name", "KVM\n");
         assert_eq!(virtualization(m.path()).name, "kvm");
         plant(m.path(), ".dockerenv", "");
         assert_eq!(
             virtualization(m.path()),
-            Virtualization { name: "docker".into(), kind: "container" }
+            Virtualization {
+                name: "docker".into(),
+                kind: "container"
+            }
         );
         plant(m.path(), "run/systemd/container", "lxc\n");
         assert_eq!(virtualization(m.path()).name, "lxc");
@@ -605,7 +650,11 @@ mod tests {
         assert_eq!(cpus(m.path()), Ok(2));
         plant(m.path(), "sys/devices/system/cpu/online", "0-3,6\n");
         assert_eq!(cpus(m.path()), Ok(5));
-        plant(m.path(), "proc/meminfo", "MemTotal:       2048 kB\nMemFree: 1 kB\n");
+        plant(
+            m.path(),
+            "proc/meminfo",
+            "MemTotal:       2048 kB\nMemFree: 1 kB\n",
+        );
         assert_eq!(memory(m.path()), Ok(2048 * 1024));
         assert_eq!(count_ranges("3-1"), None);
     }

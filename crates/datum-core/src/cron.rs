@@ -110,7 +110,9 @@ fn field_problem(field: &str, slot: &Slot) -> Option<String> {
     }
     for item in field.split(',') {
         if item.is_empty() {
-            return Some(format!("the {what} field `{field}` has an empty list entry"));
+            return Some(format!(
+                "the {what} field `{field}` has an empty list entry"
+            ));
         }
         let (base, step) = match item.split_once('/') {
             Some((b, s)) => (b, Some(s)),
@@ -208,11 +210,20 @@ mod tests {
             ("@fortnightly", "`@fortnightly` is not a cron shortcut"),
             ("* * * *", "this one has 4"),
             ("* * * * * root", "this one has 6"),
-            ("60 * * * *", "the minute field `60` holds `60`, outside 0-59"),
+            (
+                "60 * * * *",
+                "the minute field `60` holds `60`, outside 0-59",
+            ),
             ("* 24 * * *", "the hour field `24` holds `24`, outside 0-23"),
-            ("* * 0 * *", "the day of month field `0` holds `0`, outside 1-31"),
+            (
+                "* * 0 * *",
+                "the day of month field `0` holds `0`, outside 1-31",
+            ),
             ("* * * 13 *", "outside 1-12, or jan-dec"),
-            ("* * * * 8", "the day of week field `8` holds `8`, outside 0-7, or sun-sat"),
+            (
+                "* * * * 8",
+                "the day of week field `8` holds `8`, outside 0-7, or sun-sat",
+            ),
             ("* * * * mon-fri", "uses the name `mon` in a range or list"),
             ("*/0 * * * *", "has the step `0`"),
             ("5/10 * * * *", "steps from `5`"),

@@ -28,7 +28,10 @@ pub const TIEABLE: &[(&str, &str)] = &[
         "the OS and its release, from os-release: ID, `-`, and the major part of VERSION_ID (`debian-12`, `rocky-9`); Ubuntu and Pop!_OS keep their whole release (`ubuntu-24.04`); a release without VERSION_ID is the ID alone (`arch`)",
     ),
     ("os_id", "os-release's ID (`debian`, `rocky`, `ubuntu`)"),
-    ("os_version", "os-release's VERSION_ID, whole (`12`, `9.4`, `24.04`)"),
+    (
+        "os_version",
+        "os-release's VERSION_ID, whole (`12`, `9.4`, `24.04`)",
+    ),
     (
         "arch",
         "the architecture, as the kernel names it (`x86_64`, `aarch64`)",

@@ -352,7 +352,11 @@ fn resource_id() -> Tree<'static> {
     // The title: no brackets or control characters, no space at either end.
     let inner = r"[^\[\]\x00-\x1f\x7f-\x9f]";
     let edge = r"[^\[\]\s\x00-\x1f\x7f-\x9f]";
-    let cron = Rule::CronName.patterns().0.trim_start_matches('^').trim_end_matches('$');
+    let cron = Rule::CronName
+        .patterns()
+        .0
+        .trim_start_matches('^')
+        .trim_end_matches('$');
     described("A resource id, Type[title], such as Package[nginx].")
         .with("type", Tree::str("string"))
         .with(

@@ -110,7 +110,10 @@ impl Rule {
             ),
             Rule::PasswdPath => (r"^/[^:\u0000-\u001f\u007f-\u009f]*$", &[r"(^|/)\.\.(/|$)"]),
             Rule::CronName => (r"^[A-Za-z0-9_-]+$", &[]),
-            Rule::CronCommand => (r"^([^%\\\u0000-\u001f\u007f]|\\[^\u0000-\u001f\u007f])+$", &[]),
+            Rule::CronCommand => (
+                r"^([^%\\\u0000-\u001f\u007f]|\\[^\u0000-\u001f\u007f])+$",
+                &[],
+            ),
             Rule::OneLine => (r"^[^\u0000-\u001f\u007f]*$", &[]),
             Rule::SysctlKey => (
                 r"^[A-Za-z0-9_][A-Za-z0-9_.:@+/-]*$",
@@ -118,7 +121,10 @@ impl Rule {
             ),
             Rule::FstabDevice => (r"^[^#\u0000-\u001f\u007f][^\u0000-\u001f\u007f]*$", &[]),
             Rule::Fstype => (r"^[a-z0-9][a-z0-9._+-]*$", &[]),
-            Rule::MountOptions => (r"^[^, \u0000-\u001f\u007f]+(,[^, \u0000-\u001f\u007f]+)*$", &[]),
+            Rule::MountOptions => (
+                r"^[^, \u0000-\u001f\u007f]+(,[^, \u0000-\u001f\u007f]+)*$",
+                &[],
+            ),
         }
     }
 
@@ -193,7 +199,9 @@ impl Rule {
             Rule::FstabDevice => {
                 "write a device path, `UUID=...`, `LABEL=...`, `server:/export` or a pseudo device such as `tmpfs`"
             }
-            Rule::Fstype => "write a filesystem type as mount -t takes it, such as `ext4`, `xfs`, `nfs` or `tmpfs`",
+            Rule::Fstype => {
+                "write a filesystem type as mount -t takes it, such as `ext4`, `xfs`, `nfs` or `tmpfs`"
+            }
             Rule::MountOptions => {
                 "write mount options separated by commas without spaces, such as `defaults,noatime`"
             }
@@ -479,10 +487,17 @@ mod tests {
         assert!(Rule::CronCommand.check("echo \\").is_some());
         assert_eq!(Rule::OneLine.check("32768 60999"), None);
         assert!(Rule::OneLine.check("1\n2").is_some());
-        for ok in ["net.ipv4.ip_forward", "net/ipv4/conf/eth0.100/rp_filter", "kernel.core_pattern", "vm.swappiness"] {
+        for ok in [
+            "net.ipv4.ip_forward",
+            "net/ipv4/conf/eth0.100/rp_filter",
+            "kernel.core_pattern",
+            "vm.swappiness",
+        ] {
             assert_eq!(Rule::SysctlKey.check(ok), None, "{ok}");
         }
-        for bad in ["", "-net.x", "net..x", "net/../x", "/net/x", "net.x.", "net x", "net/./x", "net.*"] {
+        for bad in [
+            "", "-net.x", "net..x", "net/../x", "/net/x", "net.x.", "net x", "net/./x", "net.*",
+        ] {
             assert!(Rule::SysctlKey.check(bad).is_some(), "{bad:?}");
         }
         assert_eq!(Rule::FstabDevice.check("LABEL=my disk"), None);

@@ -20,8 +20,8 @@ use std::collections::BTreeSet;
 use crate::report::{Attribute, Change};
 use crate::root::Root;
 use crate::spec::{
-    CronSpec, DirectorySpec, FileSpec, GroupSpec, MountSpec, PackageSpec, ServiceSpec,
-    SymlinkSpec, SysctlSpec, UserSpec,
+    CronSpec, DirectorySpec, FileSpec, GroupSpec, MountSpec, PackageSpec, ServiceSpec, SymlinkSpec,
+    SysctlSpec, UserSpec,
 };
 
 /// Why a resource could not be examined or changed.

@@ -114,11 +114,20 @@ impl Mounts {
         };
         let text = std::fs::read_to_string(file)
             .map_err(|e| Failure::new(format!("cannot read {}: {e}", file.display())))?;
-        Ok(text.lines().filter_map(mountinfo_line).rfind(|(p, _)| p == path).map(|(_, m)| m))
+        Ok(text
+            .lines()
+            .filter_map(mountinfo_line)
+            .rfind(|(p, _)| p == path)
+            .map(|(_, m)| m))
     }
 
     /// The live change, on the running system.
-    fn live(&self, s: &MountSpec, old: Option<&Entry>, cx: &Context<'_>) -> Result<Option<Change>, Failure> {
+    fn live(
+        &self,
+        s: &MountSpec,
+        old: Option<&Entry>,
+        cx: &Context<'_>,
+    ) -> Result<Option<Change>, Failure> {
         if self.mountinfo.is_none() {
             return Ok(None);
         }
@@ -162,7 +171,11 @@ impl Mounts {
     }
 
     fn run(&self, args: &[&str], path: &str) -> Result<(), Failure> {
-        let program = if args.first() == Some(&"umount") { "umount" } else { "mount" };
+        let program = if args.first() == Some(&"umount") {
+            "umount"
+        } else {
+            "mount"
+        };
         let mut cmd = tool(program);
         cmd.args(&args[1..]).arg("--").arg(path);
         command::run(&mut cmd).map(|_| ())
@@ -208,7 +221,12 @@ impl Provider<MountSpec> for Mounts {
         Ok(ex)
     }
 
-    fn converge(&self, s: &MountSpec, changes: &[Change], _cx: &Context<'_>) -> Result<(), Failure> {
+    fn converge(
+        &self,
+        s: &MountSpec,
+        changes: &[Change],
+        _cx: &Context<'_>,
+    ) -> Result<(), Failure> {
         let live = changes.iter().find(|c| c.attribute == Attribute::Mounted);
         if live.is_some() && s.ensure != MountState::Mounted {
             self.run(&["umount"], &s.path)?;
@@ -217,7 +235,11 @@ impl Provider<MountSpec> for Mounts {
             let found = self.read()?;
             let text = found.as_ref().map_or("", |(t, _)| t.as_str());
             let owned = owned_line(text, &s.path, &self.shown())?;
-            let edited = edit(text, owned.map(|(i, _, _)| i), (s.ensure != MountState::Absent).then(|| line(s)));
+            let edited = edit(
+                text,
+                owned.map(|(i, _, _)| i),
+                (s.ensure != MountState::Absent).then(|| line(s)),
+            );
             self.write(&edited, found.as_ref().map(|(_, m)| m))?;
         }
         match live {
@@ -257,13 +279,19 @@ fn line(s: &MountSpec) -> String {
 
 /// The line for `path`: its index among the lines, its entry and text.
 /// More than one is a failure.
-fn owned_line(text: &str, path: &str, shown: &str) -> Result<Option<(usize, Entry, String)>, Failure> {
+fn owned_line(
+    text: &str,
+    path: &str,
+    shown: &str,
+) -> Result<Option<(usize, Entry, String)>, Failure> {
     let found: Vec<(usize, Entry, String)> = text
         .split_inclusive('\n')
         .enumerate()
         .filter_map(|(i, l)| {
             let raw = l.trim_end_matches(['\n', '\r']);
-            parse_entry(raw).filter(|e| e.path == path).map(|e| (i, e, raw.to_owned()))
+            parse_entry(raw)
+                .filter(|e| e.path == path)
+                .map(|e| (i, e, raw.to_owned()))
         })
         .collect();
     if found.len() > 1 {
@@ -297,8 +325,8 @@ fn edit(text: &str, at: Option<usize>, new: Option<String>) -> String {
             }
         }
         (None, Some(new)) => {
-            if lines.last().is_some_and(|l| !l.ends_with('\n')) {
-                lines.last_mut().map(|l| l.push('\n'));
+            if let Some(last) = lines.last_mut().filter(|l| !l.ends_with('\n')) {
+                last.push('\n');
             }
             lines.push(format!("{MARKER}\n{new}\n"));
         }
@@ -341,7 +369,9 @@ fn field_unescape(f: &str) -> String {
     let mut out = Vec::with_capacity(b.len());
     let mut i = 0;
     while i < b.len() {
-        let octal = b.get(i + 1..i + 4).filter(|d| d.iter().all(|c| (b'0'..=b'7').contains(c)));
+        let octal = b
+            .get(i + 1..i + 4)
+            .filter(|d| d.iter().all(|c| (b'0'..=b'7').contains(c)));
         match (b[i], octal) {
             (b'\\', Some(d)) => {
                 let n = d.iter().fold(0u32, |n, c| n * 8 + u32::from(c - b'0'));
@@ -407,7 +437,10 @@ fn device_path(device: &str) -> Option<PathBuf> {
         ("PARTUUID=", "by-partuuid"),
         ("PARTLABEL=", "by-partlabel"),
     ];
-    let path = match by.iter().find_map(|(p, d)| device.strip_prefix(p).map(|v| (d, v))) {
+    let path = match by
+        .iter()
+        .find_map(|(p, d)| device.strip_prefix(p).map(|v| (d, v)))
+    {
         Some((dir, value)) => PathBuf::from(format!("/dev/disk/{dir}/{value}")),
         None if device.starts_with('/') => PathBuf::from(device),
         None => return None,

@@ -110,10 +110,7 @@ impl Sysctls {
                 "the running kernel has no parameter {key} ({} does not exist)",
                 path.display()
             ))),
-            Err(e) => Err(Failure::new(format!(
-                "cannot read {}: {e}",
-                path.display()
-            ))),
+            Err(e) => Err(Failure::new(format!("cannot read {}: {e}", path.display()))),
         }
     }
 
@@ -140,14 +137,16 @@ impl Provider<SysctlSpec> for Sysctls {
         let found = self.read()?;
         let mut ex = Examined::default();
         if found.link {
-            ex.changes.push(Change::new(Attribute::Type, "symbolic link", "file"));
+            ex.changes
+                .push(Change::new(Attribute::Type, "symbolic link", "file"));
         }
         let have = found.values.get(&s.name).map(|v| words(v));
         let want = words(&s.value);
         match (s.ensure, have) {
             (Ensure::Present, None) => ex.changes.push(Change::set(Attribute::Value, &want)),
             (Ensure::Present, Some(h)) if h != want => {
-                ex.changes.push(Change::new(Attribute::Value, escape(&h), &want));
+                ex.changes
+                    .push(Change::new(Attribute::Value, escape(&h), &want));
             }
             (Ensure::Absent, Some(h)) => {
                 ex.changes.push(Change {
@@ -181,7 +180,12 @@ impl Provider<SysctlSpec> for Sysctls {
         Ok(ex)
     }
 
-    fn converge(&self, s: &SysctlSpec, changes: &[Change], _cx: &Context<'_>) -> Result<(), Failure> {
+    fn converge(
+        &self,
+        s: &SysctlSpec,
+        changes: &[Change],
+        _cx: &Context<'_>,
+    ) -> Result<(), Failure> {
         if has(changes, Attribute::Live) {
             self.set_live(&s.name, &words(&s.value))?;
         }
@@ -206,7 +210,10 @@ fn parse(text: &str) -> BTreeMap<String, String> {
         .filter(|l| !l.is_empty() && !l.starts_with(['#', ';']))
         .filter_map(|l| {
             let (k, v) = l.split_once('=')?;
-            Some((k.trim().trim_start_matches('-').to_owned(), v.trim().to_owned()))
+            Some((
+                k.trim().trim_start_matches('-').to_owned(),
+                v.trim().to_owned(),
+            ))
         })
         .collect()
 }

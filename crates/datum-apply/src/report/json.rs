@@ -128,4 +128,3 @@ fn outcome_tree(o: &Outcome) -> Tree<'_> {
     }
     t
 }
-

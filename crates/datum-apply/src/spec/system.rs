@@ -100,7 +100,8 @@ impl Fields<'_> {
     /// rule again (a bundle's manifest is not always `render`'s).
     fn checked(&mut self, rule: Rule, what: &str, name: &str) {
         if let Some(why) = rule.check(name) {
-            self.problems.push(format!("{what} `{name}` is not {}: {why}", rule.what()));
+            self.problems
+                .push(format!("{what} `{name}` is not {}: {why}", rule.what()));
         }
     }
 

@@ -10,10 +10,10 @@ use datum_agent::cycle::{self, Run, Tee, publish};
 use datum_agent::http::{self, FetchOptions};
 use datum_agent::report::{Mode, Timestamp};
 use datum_agent::sshsig::AllowedSigners;
+use datum_apply::facts::Facts;
 use datum_apply::root::{Identity, Root, host_name};
 use datum_apply::spec::{Item, items};
 use datum_apply::{HumanReporter, JsonReporter, Providers, Reporter, RunStatus, Summary};
-use datum_apply::facts::Facts;
 use datum_core::emit::Tree;
 use datum_core::facts::Tied;
 use datum_core::host::HostError;
@@ -129,7 +129,13 @@ pub fn run(ui: &mut Ui, global: &GlobalArgs, args: Args) -> Result<Status> {
         }
     })?;
     resolved.require_ok()?;
-    check_labels(ui, &identity.name, &fleet.tied(resolved.host), &fleet.files, &facts)?;
+    check_labels(
+        ui,
+        &identity.name,
+        &fleet.tied(resolved.host),
+        &fleet.files,
+        &facts,
+    )?;
     let manifest = Manifest::new(&fleet, resolved.host, &resolved.resolution);
     let items = items(&manifest, &reader);
     let origin = Origin {
@@ -143,7 +149,13 @@ pub fn run(ui: &mut Ui, global: &GlobalArgs, args: Args) -> Result<Status> {
 /// Refuses, before anything changes, a host whose labels tied to a fact
 /// disagree with what it observes: each label drawn as an error at its
 /// place in the fleet (a bundle's manifest has no places).
-fn check_labels(ui: &mut Ui, host: &str, tied: &[Tied], files: &Files, facts: &Facts) -> Result<()> {
+fn check_labels(
+    ui: &mut Ui,
+    host: &str,
+    tied: &[Tied],
+    files: &Files,
+    facts: &Facts,
+) -> Result<()> {
     let placed = (!files.is_empty()).then_some(files);
     let whence = "observed by this host now (`datum facts` shows every fact)";
     let diags = datum_core::facts::check(tied, &facts.observed(), host, placed, whence);
@@ -154,7 +166,11 @@ fn check_labels(ui: &mut Ui, host: &str, tied: &[Tied], files: &Files, facts: &F
     Err(CommandError::failed(format!(
         "refusing to apply: {} of {host}'s labels {} with what it observes; nothing was changed",
         diags.len(),
-        if diags.len() == 1 { "disagrees" } else { "disagree" }
+        if diags.len() == 1 {
+            "disagrees"
+        } else {
+            "disagree"
+        }
     )))
 }
 
@@ -181,7 +197,12 @@ fn converge(
         |r: &mut dyn Reporter| datum_apply::apply(host, items, &providers, machine, &options, r);
     let tree = facts.tree();
     let result = match args.format {
-        ReportFormat::Text => tee(HumanReporter::styled(ui.styled_stream()), record, &tree, run),
+        ReportFormat::Text => tee(
+            HumanReporter::styled(ui.styled_stream()),
+            record,
+            &tree,
+            run,
+        ),
         ReportFormat::Json => tee(
             JsonReporter::new(ui.stdout()).with_facts(tree.clone()),
             record,
@@ -287,7 +308,11 @@ fn bundle_items(
     let items = opened
         .items(&name)
         .map_err(|e| CommandError::failed(e.to_string()).with_source(e))?;
-    Ok((items, opened.commit().map(|c| c.id.to_owned()), opened.tied()))
+    Ok((
+        items,
+        opened.commit().map(|c| c.id.to_owned()),
+        opened.tied(),
+    ))
 }
 
 /// Set, a run checks the fleet directory's owner as a run as root does,

@@ -53,11 +53,17 @@ fn apply_refuses_a_host_whose_os_label_disagrees_and_changes_nothing() {
     // JSON: one Error object carrying the diagnostic and its place.
     let run = s.apply(&["--format", "json"]);
     assert_eq!(run.code, 1);
-    assert_eq!(crate::json_contract::assert_conforms("apply refused", &run), "Error");
+    assert_eq!(
+        crate::json_contract::assert_conforms("apply refused", &run),
+        "Error"
+    );
     let v: Value = serde_json::from_str(&run.stdout).unwrap();
     let d = &v["diagnostics"][0];
     assert_eq!(d["code"], "fact-mismatch");
-    assert_eq!(crate::common::place(&d["primary"]["location"]), "hosts.yaml:6:7");
+    assert_eq!(
+        crate::common::place(&d["primary"]["location"]),
+        "hosts.yaml:6:7"
+    );
 
     // A release datum.yaml does not declare: the hint says to declare it.
     s.write("etc/os-release", &os_release("14"));
@@ -75,8 +81,9 @@ fn apply_refuses_a_host_whose_os_label_disagrees_and_changes_nothing() {
     let run = s.apply(&[]);
     assert_eq!(run.code, 1);
     assert!(
-        run.stderr
-            .contains("inventory says os=debian-12; app-001's os cannot be observed: no os-release ("),
+        run.stderr.contains(
+            "inventory says os=debian-12; app-001's os cannot be observed: no os-release ("
+        ),
         "{}",
         run.stderr
     );
@@ -88,7 +95,10 @@ fn a_host_whose_labels_agree_is_applied_and_its_report_carries_the_facts() {
     let s = scene("debian-13", "13.1");
     let run = s.apply(&["--format", "json"]);
     assert_eq!(run.code, 2, "{}{}", run.stdout, run.stderr);
-    assert_eq!(crate::json_contract::assert_conforms("apply", &run), "ApplyReport");
+    assert_eq!(
+        crate::json_contract::assert_conforms("apply", &run),
+        "ApplyReport"
+    );
     let v: Value = serde_json::from_str(&run.stdout).unwrap();
     assert_eq!(v["facts"]["os"], "debian-13");
     assert_eq!(v["facts"]["os_version"], "13.1");
@@ -103,7 +113,10 @@ fn a_host_whose_labels_agree_is_applied_and_its_report_carries_the_facts() {
     );
     let m: Value = serde_json::from_str(&render.stdout).unwrap();
     assert_eq!(m["label_facts"], serde_json::json!({"os": "os"}));
-    assert_eq!(crate::json_contract::assert_conforms("render", &render), "Manifest");
+    assert_eq!(
+        crate::json_contract::assert_conforms("render", &render),
+        "Manifest"
+    );
 }
 
 #[test]
@@ -140,7 +153,10 @@ fn a_bundle_carries_its_tied_labels_and_apply_checks_them() {
         "{}",
         run.stderr
     );
-    assert!(run.stderr.contains("hint: update the host's document: `os: debian-13`"));
+    assert!(
+        run.stderr
+            .contains("hint: update the host's document: `os: debian-13`")
+    );
     assert!(!s.root().join("etc/motd").exists());
     s.write("etc/os-release", &os_release("12"));
     assert_eq!(apply(&s).code, 2);
@@ -162,7 +178,15 @@ fn the_agent_refuses_reports_and_counts_a_label_that_disagrees() {
     git(&work, &["commit", "-q", "-m", "fleet"]);
     let remote = s.root().join("srv/fleet.git");
     crate::delivery::Repo::bare(&remote);
-    git(&work, &["push", "-q", remote.to_str().unwrap(), "HEAD:refs/heads/main"]);
+    git(
+        &work,
+        &[
+            "push",
+            "-q",
+            remote.to_str().unwrap(),
+            "HEAD:refs/heads/main",
+        ],
+    );
     s.write(
         "etc/datum/agent.yaml",
         "git:\n  remotes: [/srv/fleet.git]\n  branch: main\n  fleet: fleet\n",
@@ -184,7 +208,10 @@ fn the_agent_refuses_reports_and_counts_a_label_that_disagrees() {
         all.contains("refusing to apply: this host's labels disagree with what it observes"),
         "{all}"
     );
-    assert!(all.contains("inventory says os=debian-12; app-001 runs debian-13"), "{all}");
+    assert!(
+        all.contains("inventory says os=debian-12; app-001 runs debian-13"),
+        "{all}"
+    );
     assert!(all.contains("hosts.yaml:6:7"), "{all}");
     assert!(!s.root().join("etc/motd").exists());
     let report: Value =
@@ -196,7 +223,8 @@ fn the_agent_refuses_reports_and_counts_a_label_that_disagrees() {
         serde_json::json!([{"label": "os", "declared": "debian-12", "fact": "os", "observed": "debian-13"}])
     );
     let metrics = datum_testkit::metrics::parse(
-        &s.read("var/lib/prometheus/node-exporter/datum.prom").unwrap(),
+        &s.read("var/lib/prometheus/node-exporter/datum.prom")
+            .unwrap(),
     );
     assert_eq!(metrics["datum_label_mismatches"].one(), 1.0);
     let info = &metrics["datum_host_facts_info"].samples;
@@ -242,7 +270,11 @@ fn check_reports_lists_every_host_whose_labels_disagree_with_its_last_report() {
     let s = scene("debian-12", "12");
     fs::write(
         s.fleet().join("hosts.yaml"),
-        format!("{}---\n{}", host("debian-12"), host("debian-13").replace("app-001", "app-002")),
+        format!(
+            "{}---\n{}",
+            host("debian-12"),
+            host("debian-13").replace("app-001", "app-002")
+        ),
     )
     .unwrap();
     let dir = tempfile::tempdir().unwrap();
@@ -253,8 +285,14 @@ fn check_reports_lists_every_host_whose_labels_disagree_with_its_last_report() {
         fs::write(p, text).unwrap();
     };
     // app-001 was upgraded: its newest report says so; an older one does not.
-    put("app-001/20260101T000001Z-0000.json", &report("app-001", 1, Some("debian-12")));
-    put("app-001/last.json", &report("app-001", 9, Some("debian-13")));
+    put(
+        "app-001/20260101T000001Z-0000.json",
+        &report("app-001", 1, Some("debian-12")),
+    );
+    put(
+        "app-001/last.json",
+        &report("app-001", 9, Some("debian-13")),
+    );
     put("app-001/older-format.json", &report("app-001", 30, None));
     // app-002 agrees with what it reports.
     put("app-002.json", &report("app-002", 5, Some("debian-13")));
@@ -265,18 +303,30 @@ fn check_reports_lists_every_host_whose_labels_disagree_with_its_last_report() {
     assert_eq!(run.code, 1, "{}", run.stderr);
     for want in [
         "error: inventory says os=debian-12; app-001 runs debian-13\n --> hosts.yaml:6:7",
-        &format!("note: as app-001 last reported, at 2026-01-01T00:00:09.000Z ({r}/app-001/last.json)"),
+        &format!(
+            "note: as app-001 last reported, at 2026-01-01T00:00:09.000Z ({r}/app-001/last.json)"
+        ),
         "hint: update hosts.yaml: `os: debian-13`",
-        &format!("warning: {r}/ghost-001.json reports host `ghost-001`, which the fleet does not declare"),
+        &format!(
+            "warning: {r}/ghost-001.json reports host `ghost-001`, which the fleet does not declare"
+        ),
         &format!("warning: {r}/notes.json is not a run report Datum can read: not a run report"),
     ] {
         assert!(run.stderr.contains(want), "{want}\n{}", run.stderr);
     }
     assert!(!run.stderr.contains("app-002 runs"), "{}", run.stderr);
-    assert_eq!(run.stderr.matches("error: inventory says").count(), 1, "{}", run.stderr);
+    assert_eq!(
+        run.stderr.matches("error: inventory says").count(),
+        1,
+        "{}",
+        run.stderr
+    );
 
     let json = crate::common::run_in(&s.fleet(), &["check", "--reports", &r, "--format", "json"]);
-    assert_eq!(crate::json_contract::assert_conforms("check --reports", &json), "Check");
+    assert_eq!(
+        crate::json_contract::assert_conforms("check --reports", &json),
+        "Check"
+    );
     let v: Value = serde_json::from_str(&json.stdout).unwrap();
     let mismatch: Vec<&Value> = v["diagnostics"]
         .as_array()
@@ -286,7 +336,10 @@ fn check_reports_lists_every_host_whose_labels_disagree_with_its_last_report() {
         .collect();
     assert_eq!(mismatch.len(), 1);
     assert_eq!(mismatch[0]["hosts"], serde_json::json!(["app-001"]));
-    assert_eq!(crate::common::place(&mismatch[0]["primary"]["location"]), "hosts.yaml:6:7");
+    assert_eq!(
+        crate::common::place(&mismatch[0]["primary"]["location"]),
+        "hosts.yaml:6:7"
+    );
 
     // Without --reports, nothing is said of them; a path that is no
     // directory is bad usage.

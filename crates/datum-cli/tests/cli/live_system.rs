@@ -75,7 +75,11 @@ fn a_mount_and_a_sysctl_converge_on_a_running_system_in_namespaces_of_their_own(
     let fleet = t.join("fleet");
     fs::create_dir_all(&fleet).unwrap();
     fs::create_dir_all(t.join("mnt")).unwrap();
-    fs::write(fleet.join("datum.yaml"), "datum: v1alpha1\ntype: Fleet\nname: live\n").unwrap();
+    fs::write(
+        fleet.join("datum.yaml"),
+        "datum: v1alpha1\ntype: Fleet\nname: live\n",
+    )
+    .unwrap();
     fs::write(
         fleet.join("hosts.yaml"),
         "datum: v1alpha1\ntype: Host\nname: live-001\n",
@@ -85,8 +89,14 @@ fn a_mount_and_a_sysctl_converge_on_a_running_system_in_namespaces_of_their_own(
         layer(&mount(&t, "    options: size=1m\n"), &sysctl(1)),
         layer(&mount(&t, "    options: size=1m\n"), &sysctl(1)),
         layer(&mount(&t, "    options: size=2m\n"), &sysctl(0)),
-        layer(&mount(&t, "    ensure: unmounted\n    options: size=2m\n"), &sysctl(0)),
-        layer(&mount(&t, "    ensure: unmounted\n    options: size=2m\n"), &sysctl(0)),
+        layer(
+            &mount(&t, "    ensure: unmounted\n    options: size=2m\n"),
+            &sysctl(0),
+        ),
+        layer(
+            &mount(&t, "    ensure: unmounted\n    options: size=2m\n"),
+            &sysctl(0),
+        ),
         layer(&mount(&t, "    ensure: absent\n"), &sysctl(0)),
     ];
     for (i, text) in phases.iter().enumerate() {
@@ -96,7 +106,15 @@ fn a_mount_and_a_sysctl_converge_on_a_running_system_in_namespaces_of_their_own(
     let host_forward = fs::read_to_string("/proc/sys/net/ipv4/ip_forward").unwrap();
     let host_sysctl = Path::new("/etc/sysctl.d/90-datum.conf").exists();
     let status = Command::new("unshare")
-        .args(["--mount", "--net", "--propagation", "private", "sh", "-c", SCRIPT])
+        .args([
+            "--mount",
+            "--net",
+            "--propagation",
+            "private",
+            "sh",
+            "-c",
+            SCRIPT,
+        ])
         .env("T", &t)
         .env("F", &fleet)
         .env("DATUM", assert_cmd::cargo::cargo_bin("datum"))
@@ -104,19 +122,28 @@ fn a_mount_and_a_sysctl_converge_on_a_running_system_in_namespaces_of_their_own(
         .status()
         .unwrap();
     assert!(status.success());
-    let read = |name: &str, phase: usize| fs::read_to_string(t.join(format!("{name}{phase}"))).unwrap();
+    let read =
+        |name: &str, phase: usize| fs::read_to_string(t.join(format!("{name}{phase}"))).unwrap();
     let code = |phase| read("code", phase).trim().parse::<i32>().unwrap();
     let mnt = format!("{}/mnt", t.display());
     let line = |size: &str| format!("tmpfs {mnt} tmpfs size={size} 0 0\n");
 
     // 1: the line is added, the tmpfs mounted, the parameter set.
     assert_eq!(code(1), 2, "{}", read("out", 1));
-    assert!(read("out", 1).contains("mounted not mounted -> mounted"), "{}", read("out", 1));
+    assert!(
+        read("out", 1).contains("mounted not mounted -> mounted"),
+        "{}",
+        read("out", 1)
+    );
     assert!(read("out", 1).contains("live 0 -> 1"), "{}", read("out", 1));
     assert!(read("mnt", 1).starts_with("tmpfs"), "{}", read("mnt", 1));
     assert!(read("mnt", 1).contains("size=1024k"), "{}", read("mnt", 1));
     assert_eq!(read("live", 1), "1\n");
-    assert!(read("fstab", 1).ends_with(&line("1m")), "{}", read("fstab", 1));
+    assert!(
+        read("fstab", 1).ends_with(&line("1m")),
+        "{}",
+        read("fstab", 1)
+    );
     // 2: nothing to do.
     assert_eq!(code(2), 0, "{}", read("out", 2));
     // 3: new options remount it; the parameter goes back.
@@ -130,7 +157,11 @@ fn a_mount_and_a_sysctl_converge_on_a_running_system_in_namespaces_of_their_own(
     assert_eq!(read("live", 3), "0\n");
     // 4: --noop says it would unmount, and does not.
     assert_eq!(code(4), 2, "{}", read("out", 4));
-    assert!(read("out", 4).contains("would change: Mount[scratch]"), "{}", read("out", 4));
+    assert!(
+        read("out", 4).contains("would change: Mount[scratch]"),
+        "{}",
+        read("out", 4)
+    );
     assert!(read("mnt", 4).starts_with("tmpfs"));
     // 5: unmounted; its line stays.
     assert_eq!(code(5), 2, "{}", read("out", 5));
@@ -149,8 +180,14 @@ fn a_mount_and_a_sysctl_converge_on_a_running_system_in_namespaces_of_their_own(
 
     // This machine saw none of it.
     assert_eq!(fs::read("/etc/fstab").ok(), host_fstab);
-    assert_eq!(fs::read_to_string("/proc/sys/net/ipv4/ip_forward").unwrap(), host_forward);
-    assert_eq!(Path::new("/etc/sysctl.d/90-datum.conf").exists(), host_sysctl);
+    assert_eq!(
+        fs::read_to_string("/proc/sys/net/ipv4/ip_forward").unwrap(),
+        host_forward
+    );
+    assert_eq!(
+        Path::new("/etc/sysctl.d/90-datum.conf").exists(),
+        host_sysctl
+    );
     let mounts = fs::read_to_string("/proc/self/mountinfo").unwrap();
     assert!(!mounts.contains(&mnt), "{mounts}");
 }

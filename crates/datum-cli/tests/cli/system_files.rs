@@ -21,7 +21,12 @@ impl Scene {
     pub(crate) fn new() -> Scene {
         let dir = tempfile::tempdir().unwrap();
         let s = Scene { dir };
-        for d in ["root/etc/cron.d", "root/etc/sysctl.d", "root/srv/data", "fleet"] {
+        for d in [
+            "root/etc/cron.d",
+            "root/etc/sysctl.d",
+            "root/srv/data",
+            "fleet",
+        ] {
             fs::create_dir_all(s.dir.path().join(d)).unwrap();
         }
         s.write("etc/passwd", "root:x:0:0:root:/root:/bin/sh\n");
@@ -130,7 +135,11 @@ fn a_cron_entry_is_installed_changed_and_removed_as_its_own_file() {
         "{}",
         refused.stderr
     );
-    assert!(refused.stderr.contains("layer.yaml:8:15"), "{}", refused.stderr);
+    assert!(
+        refused.stderr.contains("layer.yaml:8:15"),
+        "{}",
+        refused.stderr
+    );
     let cron = CRON.replace("mon-fri", "1-5");
     s.layer(&cron);
     s.noop_changes_nothing(&["etc/cron.d/datum-backup"]);
@@ -176,14 +185,19 @@ fn a_link_planted_at_a_cron_file_is_replaced_never_followed() {
     s.layer("  Cron[x]:\n    schedule: '@hourly'\n    user: root\n    command: date +\\%F\n");
     let run = s.converges();
     assert!(
-        run.stdout.contains("type symbolic link to /etc/passwd -> file"),
+        run.stdout
+            .contains("type symbolic link to /etc/passwd -> file"),
         "{}",
         run.stdout
     );
     let meta = fs::symlink_metadata(s.root().join("etc/cron.d/datum-x")).unwrap();
     assert!(meta.is_file());
     assert_eq!(s.read("etc/passwd").unwrap(), passwd);
-    assert!(s.read("etc/cron.d/datum-x").unwrap().ends_with("@hourly root date +\\%F\n"));
+    assert!(
+        s.read("etc/cron.d/datum-x")
+            .unwrap()
+            .ends_with("@hourly root date +\\%F\n")
+    );
 }
 
 const SYSCTLS: &str = "  Sysctl[vm.swappiness]:\n    value: 10\n  Sysctl[forward]:\n    name: net.ipv4.ip_forward\n    value: '1'\n";
@@ -210,18 +224,30 @@ fn sysctls_share_one_sorted_file_written_whole() {
         first.stdout
     );
     let again = s.apply(&[]);
-    assert!(again.stdout.contains("note: only /etc/sysctl.d/90-datum.conf"));
+    assert!(
+        again
+            .stdout
+            .contains("note: only /etc/sysctl.d/90-datum.conf")
+    );
     assert!(!s.root().join("proc").exists());
 
     s.layer(&SYSCTLS.replace("value: 10", "value: 60"));
     s.noop_changes_nothing(&[SYSCTL_FILE]);
     let changed = s.converges();
-    assert!(changed.stdout.contains("value 10 -> 60"), "{}", changed.stdout);
+    assert!(
+        changed.stdout.contains("value 10 -> 60"),
+        "{}",
+        changed.stdout
+    );
 
     s.layer("  Sysctl[vm.swappiness]:\n    ensure: absent\n    value: 60\n  Sysctl[forward]:\n    name: net.ipv4.ip_forward\n    value: '1'\n");
     s.noop_changes_nothing(&[SYSCTL_FILE]);
     let removed = s.converges();
-    assert!(removed.stdout.contains("value 60 -> (none)"), "{}", removed.stdout);
+    assert!(
+        removed.stdout.contains("value 60 -> (none)"),
+        "{}",
+        removed.stdout
+    );
     assert_eq!(
         s.read(SYSCTL_FILE).unwrap(),
         format!("{SYSCTL_HEAD}net.ipv4.ip_forward = 1\n")
@@ -235,7 +261,11 @@ fn a_link_planted_at_the_sysctl_file_is_replaced_never_followed() {
     std::os::unix::fs::symlink("../motd", s.root().join(SYSCTL_FILE)).unwrap();
     s.layer(SYSCTLS);
     s.converges();
-    assert!(fs::symlink_metadata(s.root().join(SYSCTL_FILE)).unwrap().is_file());
+    assert!(
+        fs::symlink_metadata(s.root().join(SYSCTL_FILE))
+            .unwrap()
+            .is_file()
+    );
     assert_eq!(s.read("etc/motd").unwrap(), "hello\n");
 }
 
@@ -252,7 +282,10 @@ fn a_mount_owns_its_fstab_line_and_keeps_every_other_byte() {
     s.noop_changes_nothing(&["etc/fstab"]);
     let first = s.converges();
     let line = "LABEL=data\\040disk /srv/data ext4 defaults,noatime 0 2\n";
-    assert_eq!(s.read("etc/fstab").unwrap(), format!("{FSTAB}\n{MARKER}{line}"));
+    assert_eq!(
+        s.read("etc/fstab").unwrap(),
+        format!("{FSTAB}\n{MARKER}{line}")
+    );
     assert!(
         first.stdout.contains(
             "note: only /etc/fstab is edited under [ROOT]: nothing is mounted or unmounted there"
@@ -260,10 +293,17 @@ fn a_mount_owns_its_fstab_line_and_keeps_every_other_byte() {
         "{}",
         first.stdout
     );
-    assert_eq!(fs::metadata(s.root().join("etc/fstab")).unwrap().mode() & 0o777, 0o644);
+    assert_eq!(
+        fs::metadata(s.root().join("etc/fstab")).unwrap().mode() & 0o777,
+        0o644
+    );
 
     // A changed line is replaced where it stands; the others stay.
-    fs::set_permissions(s.root().join("etc/fstab"), fs::Permissions::from_mode(0o640)).unwrap();
+    fs::set_permissions(
+        s.root().join("etc/fstab"),
+        fs::Permissions::from_mode(0o640),
+    )
+    .unwrap();
     s.layer(&MOUNT.replace("defaults,noatime", "ro"));
     s.noop_changes_nothing(&["etc/fstab"]);
     let changed = s.converges();
@@ -279,7 +319,10 @@ fn a_mount_owns_its_fstab_line_and_keeps_every_other_byte() {
         format!("{FSTAB}\n{MARKER}LABEL=data\\040disk /srv/data ext4 ro 0 2\n")
     );
     // Its mode is kept.
-    assert_eq!(fs::metadata(s.root().join("etc/fstab")).unwrap().mode() & 0o777, 0o640);
+    assert_eq!(
+        fs::metadata(s.root().join("etc/fstab")).unwrap().mode() & 0o777,
+        0o640
+    );
 
     s.layer(&MOUNT.replace("    path:", "    ensure: absent\n    path:"));
     s.noop_changes_nothing(&["etc/fstab"]);
@@ -296,10 +339,15 @@ fn a_line_written_by_hand_for_the_mount_point_is_taken_over_in_place() {
     s.converges();
     assert_eq!(
         s.read("etc/fstab").unwrap(),
-        format!("proc /proc proc defaults 0 0\n{MARKER}LABEL=data\\040disk /srv/data ext4 defaults,noatime 0 2\ntmpfs /tmp tmpfs defaults 0 0\n")
+        format!(
+            "proc /proc proc defaults 0 0\n{MARKER}LABEL=data\\040disk /srv/data ext4 defaults,noatime 0 2\ntmpfs /tmp tmpfs defaults 0 0\n"
+        )
     );
     // Two lines for one mount point: Datum will not choose.
-    s.write("etc/fstab", &format!("{before}/dev/sdc1 /srv/data ext4 defaults 0 0\n"));
+    s.write(
+        "etc/fstab",
+        &format!("{before}/dev/sdc1 /srv/data ext4 defaults 0 0\n"),
+    );
     let run = s.apply(&[]);
     assert_eq!(run.code, 4, "{}", run.stdout);
     assert!(
@@ -326,7 +374,12 @@ fn a_link_planted_at_fstab_is_refused_and_nothing_changes() {
         run.stdout
     );
     assert_eq!(s.read("etc/fstab.real").unwrap(), FSTAB);
-    assert!(fs::symlink_metadata(s.root().join("etc/fstab")).unwrap().file_type().is_symlink());
+    assert!(
+        fs::symlink_metadata(s.root().join("etc/fstab"))
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
 }
 
 #[test]
@@ -340,13 +393,34 @@ fn mistakes_in_the_three_types_are_errors_at_their_line() {
     let run = crate::common::run_in(&s.fleet(), &["check"]);
     assert_eq!(run.code, 1);
     for (place, what) in [
-        ("layer.yaml:7:3", "`Cron[nightly.backup]` would be the file /etc/cron.d/datum-nightly.backup, which cron does not read: it holds `.`"),
-        ("layer.yaml:8:15", "`0 3 * *` is not a cron schedule: a schedule has five fields"),
-        ("layer.yaml:10:14", "`date +%F` is not a command line for cron: it holds a bare `%`"),
-        ("layer.yaml:12:12", "is not text on one line: it holds `\\n`"),
-        ("layer.yaml:15:13", "`#x` is not a device /etc/fstab can hold: it starts with `#`"),
-        ("layer.yaml:16:13", "`Ext4` is not a filesystem type: it holds `E`"),
-        ("layer.yaml:17:14", "`a, b` is not a list of mount options: it holds a space"),
+        (
+            "layer.yaml:7:3",
+            "`Cron[nightly.backup]` would be the file /etc/cron.d/datum-nightly.backup, which cron does not read: it holds `.`",
+        ),
+        (
+            "layer.yaml:8:15",
+            "`0 3 * *` is not a cron schedule: a schedule has five fields",
+        ),
+        (
+            "layer.yaml:10:14",
+            "`date +%F` is not a command line for cron: it holds a bare `%`",
+        ),
+        (
+            "layer.yaml:12:12",
+            "is not text on one line: it holds `\\n`",
+        ),
+        (
+            "layer.yaml:15:13",
+            "`#x` is not a device /etc/fstab can hold: it starts with `#`",
+        ),
+        (
+            "layer.yaml:16:13",
+            "`Ext4` is not a filesystem type: it holds `E`",
+        ),
+        (
+            "layer.yaml:17:14",
+            "`a, b` is not a list of mount options: it holds a space",
+        ),
         ("layer.yaml:18:11", "`pass` must be 0, 1 or 2"),
     ] {
         assert!(run.stderr.contains(what), "{what}\n{}", run.stderr);

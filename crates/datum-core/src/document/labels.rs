@@ -77,11 +77,17 @@ impl<'d, 'a, 'x> Cx<'d, 'a, 'x> {
                     let hint = match suggest(t, names.clone()) {
                         Some(n) => format!("did you mean `{n}`? "),
                         None => String::new(),
-                    } + &format!("a label can be tied to {}", super::list(&names.collect::<Vec<_>>()));
+                    } + &format!(
+                        "a label can be tied to {}",
+                        super::list(&names.collect::<Vec<_>>())
+                    );
                     self.err(
-                        Diagnostic::error(Code::UnknownFact, format!("`{t}` is not a fact Datum observes"))
-                            .at(self.span(val), "unknown fact")
-                            .hint(hint),
+                        Diagnostic::error(
+                            Code::UnknownFact,
+                            format!("`{t}` is not a fact Datum observes"),
+                        )
+                        .at(self.span(val), "unknown fact")
+                        .hint(hint),
                     );
                 }
                 other => {
@@ -90,18 +96,26 @@ impl<'d, 'a, 'x> Cx<'d, 'a, 'x> {
                         None => "a declared label takes `values` (its list of values) and `fact` (the fact it describes)".to_owned(),
                     };
                     self.err(
-                        Diagnostic::error(Code::UnknownKey, format!("unknown key `{other}` in the declaration of `{key}`"))
-                            .at(self.span(n), "unknown key")
-                            .hint(hint),
+                        Diagnostic::error(
+                            Code::UnknownKey,
+                            format!("unknown key `{other}` in the declaration of `{key}`"),
+                        )
+                        .at(self.span(n), "unknown key")
+                        .hint(hint),
                     );
                 }
             }
         }
         if values.is_none() {
             self.err(
-                Diagnostic::error(Code::MissingKey, format!("the declaration of `{key}` has no `values`"))
-                    .at(self.span(map), "no values")
-                    .hint(format!("list the values hosts may carry: `{key}: {{values: [a, b], fact: os}}`")),
+                Diagnostic::error(
+                    Code::MissingKey,
+                    format!("the declaration of `{key}` has no `values`"),
+                )
+                .at(self.span(map), "no values")
+                .hint(format!(
+                    "list the values hosts may carry: `{key}: {{values: [a, b], fact: os}}`"
+                )),
             );
         }
         (values, fact)

@@ -70,7 +70,10 @@ pub(super) fn name_schema(ty: Ty, rule: Rule) -> Tree<'static> {
             if let Tree::Map(entries) = &mut env
                 && let Some((_, Tree::Map(items))) = entries.iter_mut().find(|(k, _)| k == "items")
             {
-                items.push(("allOf".into(), Tree::List(vec![Tree::map().with("pattern", Tree::str(pattern))])));
+                items.push((
+                    "allOf".into(),
+                    Tree::List(vec![Tree::map().with("pattern", Tree::str(pattern))]),
+                ));
             }
             env
         }

@@ -19,23 +19,40 @@ proc /proc proc defaults\n";
 #[test]
 fn lines_and_mountinfo_read_with_their_escapes() {
     let e = parse_entry("\t/dev/sdb1 /srv/data\\040x/ xfs defaults 0 2").unwrap();
-    assert_eq!((e.device.as_str(), e.path.as_str()), ("/dev/sdb1", "/srv/data x"));
+    assert_eq!(
+        (e.device.as_str(), e.path.as_str()),
+        ("/dev/sdb1", "/srv/data x")
+    );
     let short = parse_entry("proc /proc proc").unwrap();
-    assert_eq!((short.options.as_str(), short.pass.as_str()), ("defaults", "0"));
+    assert_eq!(
+        (short.options.as_str(), short.pass.as_str()),
+        ("defaults", "0")
+    );
     assert_eq!(parse_entry("  # comment"), None);
-    assert_eq!(line(&spec("/mnt/a b", "defaults")), "LABEL=my\\040disk /mnt/a\\040b ext4 defaults 0 2");
+    assert_eq!(
+        line(&spec("/mnt/a b", "defaults")),
+        "LABEL=my\\040disk /mnt/a\\040b ext4 defaults 0 2"
+    );
     assert_eq!(field_unescape(&field_escape("a b\t\\c")), "a b\t\\c");
     let (path, m) = mountinfo_line(
         "36 35 98:0 /mnt1 /mnt/my\\040dir rw,noatime master:1 - ext3 /dev/root rw,errors=continue",
     )
     .unwrap();
     assert_eq!(path, "/mnt/my dir");
-    assert_eq!(m, Mounted { source: "/dev/root".into(), fstype: "ext3".into() });
+    assert_eq!(
+        m,
+        Mounted {
+            source: "/dev/root".into(),
+            fstype: "ext3".into()
+        }
+    );
 }
 
 #[test]
 fn the_owned_line_is_found_by_mount_point_and_two_are_refused() {
-    let (i, e, raw) = owned_line(FSTAB_TEXT, "/srv/data x", "fstab").unwrap().unwrap();
+    let (i, e, raw) = owned_line(FSTAB_TEXT, "/srv/data x", "fstab")
+        .unwrap()
+        .unwrap();
     assert_eq!((i, e.fstype.as_str()), (2, "xfs"));
     assert_eq!(raw, "\t/dev/sdb1 /srv/data\\040x xfs defaults 0 2");
     assert_eq!(owned_line(FSTAB_TEXT, "/srv", "fstab").unwrap(), None);
@@ -69,8 +86,14 @@ UUID=1234   /      ext4  errors=remount-ro  0  1\nproc /proc proc defaults\n"
     );
     // A last line without its newline gets one before the new line.
     let appended = edit("proc /proc proc defaults", None, Some(new.clone()));
-    assert_eq!(appended, format!("proc /proc proc defaults\n{MARKER}\n{new}\n"));
-    assert_eq!(edit("", None, Some(new.clone())), format!("{MARKER}\n{new}\n"));
+    assert_eq!(
+        appended,
+        format!("proc /proc proc defaults\n{MARKER}\n{new}\n")
+    );
+    assert_eq!(
+        edit("", None, Some(new.clone())),
+        format!("{MARKER}\n{new}\n")
+    );
 }
 
 #[test]
@@ -80,7 +103,10 @@ fn what_is_mounted_is_the_same_filesystem_by_type_and_device() {
         fstype: "tmpfs".into(),
         ..spec("/mnt/t", "size=1m")
     };
-    let m = |source: &str, fstype: &str| Mounted { source: source.into(), fstype: fstype.into() };
+    let m = |source: &str, fstype: &str| Mounted {
+        source: source.into(),
+        fstype: fstype.into(),
+    };
     assert!(same_fs(&m("tmpfs", "tmpfs"), &tmpfs));
     assert!(!same_fs(&m("tmpfs", "ramfs"), &tmpfs));
     assert!(!same_fs(&m("other", "tmpfs"), &tmpfs));
