@@ -33,14 +33,6 @@ import sys
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 from sizes import code_only  # noqa: E402  (the one comment and string blanker)
 
-# TEMPORARY, to be deleted by the lead when issue 23's other parts land: the
-# cycles other branches own. A cycle whose modules are all in one of these
-# sets is printed as "allowed" and does not fail the run; anything else
-# (a new module joining one of them, any new cycle) fails.
-ALLOWED = {
-    "datum-cli": [{"command_error", "exit"}],
-}
-
 IDENT = r"[A-Za-z_][A-Za-z0-9_]*"
 MOD_DECL = re.compile(
     r"((?:#\s*\[[^\]]*\]\s*)*)(?:pub(?:\s*\([^)]*\))?\s+)?mod\s+(" + IDENT + r")\s*([;{])"
@@ -264,7 +256,7 @@ def main():
     ap.add_argument("--root", type=pathlib.Path, default=pathlib.Path(__file__).resolve().parent.parent)
     ap.add_argument("--edges", action="store_true", help="print every edge")
     args = ap.parse_args()
-    total = failing = 0
+    total = 0
     for crate in crates(args.root):
         if args.edges:
             print(f"{crate.name}: modules: {' '.join(sorted(crate.modules))}")
@@ -272,20 +264,16 @@ def main():
                 if b in crate.modules:
                     file, line = places[0]
                     print(f"{crate.name}: {a} -> {b}  ({file}:{line})")
-        base = crate.name.split(" ")[0]
         for comp in sccs(crate.modules, crate.edges):
             total += 1
-            allowed = any(set(comp) <= a for a in ALLOWED.get(base, []))
-            failing += not allowed
-            tag = "  (allowed until issue 23 lands)" if allowed else ""
-            print(f"{crate.name}: cycle of {len(comp)}: {' '.join(comp)}{tag}")
+            print(f"{crate.name}: cycle of {len(comp)}: {' '.join(comp)}")
             for (a, b), places in sorted(crate.edges.items()):
                 if a in comp and b in comp:
                     file, line = places[0]
                     more = f" and {len(places) - 1} more" if len(places) > 1 else ""
                     print(f"    {a} -> {b}  ({file}:{line}{more})")
-    print(f"cycles: {total}, of them not allowed: {failing}")
-    sys.exit(1 if failing else 0)
+    print(f"cycles: {total}")
+    sys.exit(1 if total else 0)
 
 
 if __name__ == "__main__":

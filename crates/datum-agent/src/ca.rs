@@ -2,9 +2,11 @@
 //! instead of the platform's roots, read and checked whole (every
 //! certificate a usable trust anchor) before any connection is made.
 
+use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use datum_core::hint::Hinted;
 use rustls::RootCertStore;
 use rustls::pki_types::CertificateDer;
 use ureq::tls::{Certificate, PemItem, parse_pem};
@@ -61,9 +63,11 @@ pub enum CaError {
     },
 }
 
-impl CaError {
-    pub fn hint(&self) -> &'static str {
-        "`ca_file` in the agent configuration names a PEM file of one or more CA certificates (`-----BEGIN CERTIFICATE-----` blocks)"
+impl Hinted for CaError {
+    fn hint(&self) -> Option<Cow<'static, str>> {
+        Some(Cow::Borrowed(
+            "`ca_file` in the agent configuration names a PEM file of one or more CA certificates (`-----BEGIN CERTIFICATE-----` blocks)",
+        ))
     }
 }
 

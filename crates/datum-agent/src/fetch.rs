@@ -13,8 +13,10 @@
 //! `ssh://` or `user@host:path` (through the host's `ssh` program, which must
 //! work without a prompt: a known host key and a key without passphrase).
 
+use std::borrow::Cow;
 use std::sync::atomic::AtomicBool;
 
+use datum_core::hint::Hinted;
 use gix::bstr::ByteSlice;
 use gix::remote::Direction;
 
@@ -50,10 +52,10 @@ pub enum SourceError {
     },
 }
 
-impl SourceError {
-    /// What would fix it.
-    pub fn hint(&self) -> &'static str {
-        match self {
+/// What would fix it.
+impl Hinted for SourceError {
+    fn hint(&self) -> Option<Cow<'static, str>> {
+        Some(Cow::Borrowed(match self {
             Self::NoRemotes => {
                 "list remotes as in remotes: [\"https://git.example.net/fleet.git\"]"
             }
@@ -63,7 +65,7 @@ impl SourceError {
             Self::BadRemote { .. } => {
                 "write a path, file://, https:// or ssh:// URL, or user@host:path"
             }
-        }
+        }))
     }
 }
 
@@ -163,10 +165,12 @@ pub enum FetchError {
     },
 }
 
-impl FetchError {
-    /// What would fix it.
-    pub fn hint(&self) -> &'static str {
-        "check the network and the remotes; the agent keeps applying the last input it verified"
+/// What would fix it.
+impl Hinted for FetchError {
+    fn hint(&self) -> Option<Cow<'static, str>> {
+        Some(Cow::Borrowed(
+            "check the network and the remotes; the agent keeps applying the last input it verified",
+        ))
     }
 }
 

@@ -8,6 +8,10 @@
 //! signatures are accepted: an OpenPGP or X.509 signature is refused by
 //! name, since verifying it would mean calling gpg.
 
+use std::borrow::Cow;
+
+use datum_core::hint::Hinted;
+
 use crate::repo::{LocalRepo, ObjectId, RepoError};
 use crate::sshsig::{AllowedSigners, Signer, VerifyError};
 
@@ -54,15 +58,17 @@ pub enum CommitSignatureError {
     },
 }
 
-impl CommitSignatureError {
-    /// What would fix it.
-    pub fn hint(&self) -> &'static str {
+/// What would fix it.
+impl Hinted for CommitSignatureError {
+    fn hint(&self) -> Option<Cow<'static, str>> {
         match self {
             Self::Read(e) => e.hint(),
-            Self::Parse { .. } => "the commit object is damaged; refetch from a remote you trust",
-            Self::Unsigned { .. } | Self::NotSsh { .. } => {
-                "sign commits with an SSH key: git config gpg.format ssh; git config user.signingkey ~/.ssh/id_ed25519.pub; git commit -S"
+            Self::Parse { .. } => {
+                Some("the commit object is damaged; refetch from a remote you trust".into())
             }
+            Self::Unsigned { .. } | Self::NotSsh { .. } => Some(
+                "sign commits with an SSH key: git config gpg.format ssh; git config user.signingkey ~/.ssh/id_ed25519.pub; git commit -S".into(),
+            ),
             Self::Signature { source, .. } => source.hint(),
         }
     }

@@ -3,12 +3,14 @@
 //! report. Plain `http://` is allowed because a signed bundle does not need
 //! the transport to be trusted; without a signature it is not safe.
 
+use std::borrow::Cow;
 use std::ffi::OsStr;
 use std::io;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use datum_core::hint::Hinted;
 use ureq::Agent;
 use ureq::tls::{RootCerts, TlsConfig};
 
@@ -104,10 +106,10 @@ pub enum FetchError {
     },
 }
 
-impl FetchError {
-    /// What the operator can do about it.
-    pub fn hint(&self) -> Option<&'static str> {
-        match self {
+/// What the operator can do about it.
+impl Hinted for FetchError {
+    fn hint(&self) -> Option<Cow<'static, str>> {
+        let hint: Option<&'static str> = match self {
             FetchError::Status { status: 404, .. } => {
                 Some("check the URL: the server has nothing for this host at that path")
             }
@@ -127,7 +129,8 @@ impl FetchError {
                 Some("check that the URL names a bundle, or raise the size limit")
             }
             _ => None,
-        }
+        };
+        hint.map(Cow::Borrowed)
     }
 }
 

@@ -23,6 +23,9 @@
 //! - [`config`]: `/etc/datum/agent.yaml`, read into a [`config::Config`].
 //! - [`cycle`]: one run of the agent ([`cycle::Agent::run_once`]): fetch,
 //!   verify, refuse going back, apply, record, report.
+//! - [`local`]: `datum apply`'s run: a bundle file opened with the agent's
+//!   checks ([`local::open_bundle_file`]), applied, and recorded as the
+//!   agent records its runs ([`local::apply`]).
 //! - [`http`]: bundle mode: one URL or path to bytes, bounded in size and time.
 //! - [`file`]: a local file's bytes, bounded in size (a bundle path, the
 //!   configuration, the CA file).
@@ -55,6 +58,7 @@ pub mod fetch;
 pub mod file;
 pub mod gitsig;
 pub mod http;
+pub mod local;
 pub mod metrics;
 pub mod repo;
 pub mod report;

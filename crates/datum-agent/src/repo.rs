@@ -6,6 +6,9 @@
 //! user gitconfig, no `GIT_*` variables), so what the agent fetches and
 //! trusts depends only on the paths and settings its caller passes.
 
+use datum_core::hint::Hinted;
+
+use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 
 pub use gix::ObjectId;
@@ -59,10 +62,10 @@ pub enum RepoError {
     },
 }
 
-impl RepoError {
-    /// What would fix it.
-    pub fn hint(&self) -> &'static str {
-        match self {
+/// What would fix it.
+impl Hinted for RepoError {
+    fn hint(&self) -> Option<Cow<'static, str>> {
+        Some(Cow::Borrowed(match self {
             Self::Create { .. } => "check that the parent directory exists and is writable",
             Self::Open { .. } => {
                 "the agent's repository is only a cache of what it fetched: move it aside and the next run fetches afresh"
@@ -70,7 +73,7 @@ impl RepoError {
             Self::MissingCommit { .. } => {
                 "the commit was fetched into another repository, or the repository was replaced; fetch again"
             }
-        }
+        }))
     }
 }
 

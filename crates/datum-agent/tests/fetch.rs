@@ -2,6 +2,7 @@
 
 mod common;
 
+use datum_core::hint::Hinted as _;
 use std::path::Path;
 
 use common::{Work, git, ok};
@@ -146,7 +147,7 @@ fn when_every_remote_fails_each_reason_is_listed() {
         "{text}"
     );
     assert_eq!(lines[2], format!("  {remote}: it has no branch `nope`"));
-    assert!(err.hint().contains("last input it verified"));
+    assert!(err.hint().unwrap().contains("last input it verified"));
 }
 
 #[test]
@@ -195,7 +196,7 @@ fn sources_are_checked_before_any_fetch() {
             matches!(err, SourceError::BadBranch { .. }),
             "{branch}: {err:?}"
         );
-        assert!(err.hint().contains("short name"));
+        assert!(err.hint().unwrap().contains("short name"));
     }
     let err = GitSource::new(vec!["".into()], "main".into()).unwrap_err();
     assert!(matches!(err, SourceError::BadRemote { .. }), "{err:?}");
@@ -220,7 +221,7 @@ fn a_directory_that_is_not_a_repository_is_not_taken_over() {
     let err = LocalRepo::open_or_init(&path).unwrap_err();
     assert!(matches!(err, RepoError::Open { .. }), "{err:?}");
     assert!(err.to_string().contains(path.to_str().unwrap()), "{err}");
-    assert!(err.hint().contains("move it aside"));
+    assert!(err.hint().unwrap().contains("move it aside"));
     assert_eq!(
         std::fs::read_to_string(path.join("notes.txt")).unwrap(),
         "mine"

@@ -2,6 +2,7 @@
 
 mod common;
 
+use datum_core::hint::Hinted as _;
 use std::path::PathBuf;
 
 use common::{Key, Work, git, run};
@@ -91,7 +92,7 @@ fn an_unsigned_commit_is_refused() {
         err.to_string(),
         format!("commit {head} is not signed, and allowed signers are configured")
     );
-    assert!(err.hint().contains("gpg.format ssh"));
+    assert!(err.hint().unwrap().contains("gpg.format ssh"));
 }
 
 #[test]

@@ -7,6 +7,7 @@ use datum_agent::repo::{LocalRepo, ObjectId};
 use datum_agent::rollback::{
     self, Applied, Policy, Progress, RollbackError, StateError, StateFile,
 };
+use datum_core::hint::Hinted as _;
 
 /// main: c1 - c2 - c3; side: c1 - s1 (a rewritten history).
 struct History {
@@ -112,7 +113,7 @@ fn an_older_commit_is_refused_as_behind() {
             h.c1, h.c3
         )
     );
-    assert!(err.hint().contains("--allow-rollback"));
+    assert!(err.hint().unwrap().contains("--allow-rollback"));
 }
 
 #[test]
@@ -344,7 +345,7 @@ fn a_damaged_record_is_an_error_naming_the_file() {
             message.contains(expected) && message.contains(path.to_str().unwrap()),
             "{text}: {message}"
         );
-        assert!(err.hint().contains("--allow-rollback"));
+        assert!(err.hint().unwrap().contains("--allow-rollback"));
         // What the file holds is never repeated.
         assert!(
             !message.contains("svn") && !message.contains("xyz"),

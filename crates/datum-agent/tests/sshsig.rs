@@ -3,6 +3,7 @@
 
 mod common;
 
+use datum_core::hint::Hinted as _;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -188,7 +189,11 @@ fn a_key_not_listed_is_refused_and_named() {
             file.display()
         )
     );
-    assert!(err.hint().contains("allowed signers file on the host"));
+    assert!(
+        err.hint()
+            .unwrap()
+            .contains("allowed signers file on the host")
+    );
     assert!(!setup.keygen_verifies(&file, "ops", "datum", b"x", &signature, None));
 }
 
@@ -310,7 +315,7 @@ fn keys_that_cannot_sign_unattended_are_refused_with_a_hint() {
     let locked = Key::generate_with(setup.dir.path(), "locked", "ed25519", "secret words");
     let err = SigningKey::read(&locked.private).unwrap_err();
     assert!(matches!(err, KeyError::Encrypted { .. }), "{err:?}");
-    assert!(err.hint().contains("-N ''"));
+    assert!(err.hint().unwrap().contains("-N ''"));
 
     let ec = Key::generate(setup.dir.path(), "ec", "ecdsa");
     let err = SigningKey::read(&ec.private).unwrap_err();

@@ -4,7 +4,8 @@
 
 use std::collections::BTreeMap;
 
-use crate::graph::{self, Cycle};
+pub use crate::error::ApplyError;
+use crate::graph;
 use crate::provider::{Context, Examined, Failure, Pending, Providers, Restarted};
 use crate::report::{Attribute, Change, Outcome, Reason, Reporter, RunInfo, Status, Summary};
 use crate::root::Root;
@@ -24,25 +25,6 @@ pub struct Options {
     pub identity: Option<String>,
 }
 
-/// Why a run did not start.
-#[derive(Debug, thiserror::Error)]
-pub enum ApplyError {
-    /// Resources wait on each other in a circle; nothing was applied.
-    #[error("{}", cycles_message(.0))]
-    Cycles(Vec<Cycle>),
-    /// The lock or the state directory.
-    #[error(transparent)]
-    State(#[from] StateError),
-    /// The reporter could not write. The run went on to the end regardless
-    /// (stopping half way would leave the machine between two states for no
-    /// gain); this is how it ended.
-    #[error("cannot write the report: {source}")]
-    Report {
-        source: std::io::Error,
-        summary: Summary,
-    },
-}
-
 /// A reporter that keeps the first error and stops writing after it, so a
 /// closed terminal or pipe does not stop the run.
 struct Guarded<'a> {
@@ -58,21 +40,6 @@ impl Guarded<'_> {
             self.error = Some(e);
         }
     }
-}
-
-fn cycles_message(cycles: &[Cycle]) -> String {
-    let mut lines = vec![match cycles.len() {
-        1 => "resources wait on each other in a cycle; nothing was applied".to_owned(),
-        n => format!("resources wait on each other in {n} cycles; nothing was applied"),
-    }];
-    for c in cycles {
-        lines.push(format!("  {}", c.chain()));
-        for (i, (id, why)) in c.steps.iter().enumerate() {
-            let next = &c.steps[(i + 1) % c.steps.len()].0;
-            lines.push(format!("    {id} {} {next}", why.phrase()));
-        }
-    }
-    lines.join("\n")
 }
 
 /// Applies the items (sorted by id, as a manifest gives them) to the machine

@@ -9,7 +9,8 @@
 //!   gives the real ones (filesystem, dpkg/apt, systemd, shadow tools,
 //!   commands through [`provider::exec::SystemRunner`]).
 //! - [`engine`]: a run ([`engine::apply`]): lock, observe, compare, change,
-//!   skip what follows a failure, restart what must restart.
+//!   skip what follows a failure, restart what must restart; [`error`]:
+//!   why one did not start.
 //! - [`report`]: what a run tells, through a [`report::Reporter`]
 //!   ([`report::HumanReporter`], [`report::JsonReporter`]).
 //! - [`secret`]: a File's secret, decrypted with the host's key in a real
@@ -17,6 +18,7 @@
 //! - [`state`]: the lock, and the restarts and refreshes owed, under
 //!   `/var/lib/datum`.
 //! - [`root`]: `/` or the `--root` directory, its accounts, and the host's name.
+//! - [`trust`]: who may hand a run as root a fleet ([`trust::check_fleet`]).
 //! - [`confine`]: every path resolved inside the root, links included.
 //! - [`spawn`]: a command entering the root as its user, in its own process.
 //! - [`facts`]: what the host observes (OS release from the root, the
@@ -28,6 +30,7 @@
 
 pub mod confine;
 pub mod engine;
+pub mod error;
 pub mod facts;
 pub mod graph;
 pub mod provider;
@@ -37,8 +40,10 @@ pub mod secret;
 pub mod spawn;
 pub mod spec;
 pub mod state;
+pub mod trust;
 
-pub use engine::{ApplyError, Options, apply};
+pub use engine::{Options, apply};
+pub use error::ApplyError;
 pub use provider::Providers;
 pub use report::{HumanReporter, JsonReporter, Reporter, RunStatus, Status, Summary};
 pub use root::Root;

@@ -11,12 +11,14 @@
 //! the state) are read only as regular files, never through a link, and no
 //! more than a few kilobytes of them.
 
+use std::borrow::Cow;
 use std::ffi::OsString;
 use std::fmt;
 use std::fs::{File, Metadata};
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 
+use datum_core::hint::Hinted;
 use nix::errno::Errno;
 use nix::fcntl::{OFlag, openat};
 use nix::sys::stat::{Mode, mkdirat};
@@ -396,76 +398,9 @@ fn read_db(root: &Root, abs: &str) -> io::Result<Vec<Vec<String>>> {
         .collect())
 }
 
-/// Who runs apply, as far as trusting a fleet directory goes: git's
-/// `safe.directory` rule, with the ids passed in so it can be tested
-/// without being root.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Runner {
-    /// The effective user id.
-    pub euid: u32,
-    /// The user who ran `sudo` (`SUDO_UID`), when the runner is root.
-    pub invoking: Option<u32>,
-}
-
-impl Runner {
-    /// This process: its effective uid, and `SUDO_UID` when it is root.
-    pub fn current() -> Runner {
-        let euid = nix::unistd::geteuid().as_raw();
-        let invoking = std::env::var("SUDO_UID")
-            .ok()
-            .and_then(|u| u.parse::<u32>().ok())
-            .filter(|_| euid == 0);
-        Runner { euid, invoking }
-    }
-}
-
-/// Why a fleet directory is not trusted by a root run.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-pub enum Untrusted {
-    #[error("{dir} is owned by uid {owner}, not by root{}", invoking_text(.invoking))]
-    Owner {
-        dir: String,
-        owner: u32,
-        invoking: Option<u32>,
-    },
-    #[error("{dir} is writable by every user (mode {mode:04o})")]
-    WorldWritable { dir: String, mode: u32 },
-}
-
-fn invoking_text(invoking: &Option<u32>) -> String {
-    match invoking {
-        Some(uid) => format!(" or uid {uid} (who ran sudo)"),
-        None => String::new(),
-    }
-}
-
-/// Whether a run as root may apply the fleet in `dir`, whose owner and
-/// mode are `owner` and `mode`: the directory must be owned by root or by
-/// the user who ran sudo, and not writable by every user. Anyone else who
-/// can change the fleet could otherwise run anything as root through it.
-pub fn trust_fleet(dir: &str, owner: u32, mode: u32, runner: Runner) -> Result<(), Untrusted> {
-    if runner.euid != 0 {
-        return Ok(());
-    }
-    if owner != 0 && Some(owner) != runner.invoking {
-        return Err(Untrusted::Owner {
-            dir: dir.to_owned(),
-            owner,
-            invoking: runner.invoking,
-        });
-    }
-    if mode & 0o002 != 0 {
-        return Err(Untrusted::WorldWritable {
-            dir: dir.to_owned(),
-            mode: mode & 0o7777,
-        });
-    }
-    Ok(())
-}
-
 /// Why this machine has no name to go by.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
-pub enum HostError {
+pub enum HostNameError {
     #[error("cannot read {path}: {message}")]
     Unreadable { path: String, message: String },
     #[error("{path} is empty")]
@@ -476,6 +411,12 @@ pub enum HostError {
     Invalid { path: String, problem: String },
     #[error("cannot read the system hostname: {0}")]
     Hostname(String),
+}
+
+impl Hinted for HostNameError {
+    fn hint(&self) -> Option<Cow<'static, str>> {
+        Some("name the host with --host NAME".into())
+    }
 }
 
 /// Which host a machine is, and where that came from.
@@ -527,7 +468,7 @@ pub const HOST_FILE_LIMIT: u64 = 1024;
 /// through a link at its name, every directory above it resolved inside
 /// the root), at most [`HOST_FILE_LIMIT`] bytes, and must hold one valid
 /// host name; what it holds otherwise is never repeated.
-pub fn host_name(explicit: Option<&str>, root: &Root) -> Result<Identity, HostError> {
+pub fn host_name(explicit: Option<&str>, root: &Root) -> Result<Identity, HostNameError> {
     if let Some(name) = explicit {
         return Ok(Identity {
             name: name.to_owned(),
@@ -540,27 +481,27 @@ pub fn host_name(explicit: Option<&str>, root: &Root) -> Result<Identity, HostEr
         Ok(Some(bytes)) => bytes,
         Ok(None) => {
             return nix::unistd::gethostname()
-                .map_err(|e| HostError::Hostname(e.to_string()))
+                .map_err(|e| HostNameError::Hostname(e.to_string()))
                 .map(|h| Identity {
                     name: h.to_string_lossy().into_owned(),
                     from: NameSource::Hostname,
                 });
         }
         Err(e) => {
-            return Err(HostError::Unreadable {
+            return Err(HostNameError::Unreadable {
                 path,
                 message: e.to_string(),
             });
         }
     };
-    let invalid = |problem: &str| HostError::Invalid {
+    let invalid = |problem: &str| HostNameError::Invalid {
         path: path.clone(),
         problem: problem.to_owned(),
     };
     let text = std::str::from_utf8(&bytes).map_err(|_| invalid("it is not UTF-8 text"))?;
     let name = text.trim();
     if name.is_empty() {
-        return Err(HostError::Empty { path });
+        return Err(HostNameError::Empty { path });
     }
     if name.lines().count() > 1 || name.contains(char::is_whitespace) {
         return Err(invalid("it holds more than one word"));
@@ -581,43 +522,6 @@ pub fn host_name(explicit: Option<&str>, root: &Root) -> Result<Identity, HostEr
 mod tests {
     use super::*;
     use std::fs;
-
-    #[test]
-    fn a_root_run_trusts_only_fleets_of_root_or_the_sudo_user_not_writable_by_all() {
-        let root = Runner {
-            euid: 0,
-            invoking: None,
-        };
-        let sudo = Runner {
-            euid: 0,
-            invoking: Some(1000),
-        };
-        let user = Runner {
-            euid: 1000,
-            invoking: None,
-        };
-        assert_eq!(trust_fleet("/f", 0, 0o755, root), Ok(()));
-        assert_eq!(trust_fleet("/f", 1000, 0o755, sudo), Ok(()));
-        assert_eq!(trust_fleet("/f", 1000, 0o777, user), Ok(()));
-        assert_eq!(
-            trust_fleet("/f", 1000, 0o755, root)
-                .unwrap_err()
-                .to_string(),
-            "/f is owned by uid 1000, not by root"
-        );
-        assert_eq!(
-            trust_fleet("/f", 2000, 0o755, sudo)
-                .unwrap_err()
-                .to_string(),
-            "/f is owned by uid 2000, not by root or uid 1000 (who ran sudo)"
-        );
-        assert_eq!(
-            trust_fleet("/f", 0, 0o40777, root).unwrap_err().to_string(),
-            "/f is writable by every user (mode 0777)"
-        );
-        // Group-writable is the owner's choice of who may change it.
-        assert_eq!(trust_fleet("/f", 0, 0o775, root), Ok(()));
-    }
 
     #[test]
     fn paths_land_inside_the_root() {
@@ -672,6 +576,9 @@ mod tests {
         assert!(from.to_string().ends_with("/etc/datum/host"));
         assert_eq!(name(Some("db-001")), "db-001");
         fs::write(dir.path().join("etc/datum/host"), "\n").unwrap();
-        assert!(matches!(host_name(None, &r), Err(HostError::Empty { .. })));
+        assert!(matches!(
+            host_name(None, &r),
+            Err(HostNameError::Empty { .. })
+        ));
     }
 }

@@ -836,13 +836,7 @@ fn generated_manifest(parts: &[(u8, u8, u8)]) -> String {
 }
 
 fn real_accounts(root: &Root) -> Option<Providers> {
-    let tool = |name: &str| {
-        Command::new("sh")
-            .args(["-c", &format!("command -v {name}")])
-            .output()
-            .is_ok_and(|o| o.status.success())
-    };
-    (tool("useradd") && tool("groupadd")).then(|| {
+    datum_testkit::tools::installed(&["useradd", "groupadd"]).then(|| {
         let log = Log::default();
         let mut p = providers(
             root,

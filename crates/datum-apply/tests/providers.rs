@@ -14,6 +14,8 @@ use datum_apply::provider::systemd::Systemd;
 use datum_apply::provider::{Context, Pending, Provider, Restarted, ServiceProvider};
 use datum_apply::report::{Attribute, Change};
 use datum_apply::root::Root;
+use datum_testkit::tools;
+
 use datum_apply::spec::{
     DirectorySpec, Ensure, FileSpec, GroupSpec, PackageSpec, ServiceSpec, SymlinkSpec, UserSpec,
 };
@@ -38,18 +40,6 @@ fn converge<S>(p: &dyn Provider<S>, spec: &S) -> Vec<Change> {
     let again = p.examine(spec, &cx()).unwrap();
     assert_eq!(again.changes, [], "still differs after converging");
     ex.changes
-}
-
-fn tool_missing(name: &str) -> bool {
-    let missing = Command::new("sh")
-        .args(["-c", &format!("command -v {name}")])
-        .output()
-        .map(|o| !o.status.success())
-        .unwrap_or(true);
-    if missing {
-        eprintln!("skipped: {name} is not installed here");
-    }
-    missing
 }
 
 fn command_ok(cmd: &mut Command) {
@@ -365,7 +355,7 @@ fn deb(root: &Path, name: &str, version: &str) {
 
 #[test]
 fn packages_install_from_the_roots_archive_cache_with_dpkg() {
-    if tool_missing("dpkg-deb") || tool_missing("dpkg") {
+    if !tools::installed(&["dpkg-deb", "dpkg"]) {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -426,7 +416,7 @@ fn packages_install_from_the_roots_archive_cache_with_dpkg() {
 
 #[test]
 fn groups_and_users_are_managed_with_the_shadow_tools_under_a_prefix() {
-    if tool_missing("useradd") || tool_missing("groupadd") {
+    if !tools::installed(&["useradd", "groupadd"]) {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -517,7 +507,7 @@ fn groups_and_users_are_managed_with_the_shadow_tools_under_a_prefix() {
 
 #[test]
 fn services_are_enabled_in_a_root_and_never_started_there() {
-    if tool_missing("systemctl") {
+    if !tools::installed(&["systemctl"]) {
         return;
     }
     let dir = tempfile::tempdir().unwrap();

@@ -38,14 +38,6 @@ pub fn generate(shape: &str, dir: &Path) -> io::Result<()> {
     }
 }
 
-/// Every shape, each in `dir/<shape>`.
-pub fn generate_all(dir: &Path) -> io::Result<()> {
-    for shape in SHAPES {
-        generate(shape, &dir.join(shape))?;
-    }
-    Ok(())
-}
-
 fn long_label(dir: &Path) -> io::Result<()> {
     let value = "a".repeat(200_000);
     let mut hosts =

@@ -150,9 +150,9 @@ fn the_match_index_agrees_with_a_full_scan() {
     }
 }
 
-/// The hostile shapes check to a handful of diagnostics in bounded time
-/// (the 2 s and 200 MiB budget is for the release build: see
-/// docs/performance.md; a debug build is given ten times as long here).
+/// The hostile shapes check to a handful of diagnostics, and the check
+/// ends (the 2 s and 200 MiB budget is for the release build, measured by
+/// the benchmarks: see docs/performance.md; tests do not time).
 #[test]
 fn hostile_shapes_stay_bounded() {
     use datum_bench::hostile;
@@ -165,21 +165,25 @@ fn hostile_shapes_stay_bounded() {
     ] {
         let dir = tmp.path().join(shape);
         hostile::generate(shape, &dir).unwrap();
-        let start = std::time::Instant::now();
-        let fleet = loader::load(&DirReader::new(&dir).unwrap()).unwrap();
-        let all = resolve_all(&fleet);
-        let report = check(&fleet, &all);
-        let took = start.elapsed();
+        // Bounded, not timed: a check that blows up (quadratic in a
+        // million, say) never ends here, and fails after five minutes; a
+        // slow machine does not. The work itself is counted by the core's
+        // own tests (suggestion steps, pairs of layers compared).
+        let (done, checked) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let fleet = loader::load(&DirReader::new(&dir).unwrap()).unwrap();
+            let all = resolve_all(&fleet);
+            let _ = done.send(check(&fleet, &all));
+        });
+        let report = checked
+            .recv_timeout(std::time::Duration::from_secs(300))
+            .unwrap_or_else(|e| panic!("{shape}: the check did not end: {e}"));
         let of_code = report.diagnostics.iter().filter(|d| d.code == code).count();
         assert_eq!(of_code, count, "{shape}");
         // What text output draws.
         assert!(
             cap(&report.diagnostics).shown.len() <= 1 + 20 * 3,
             "{shape}"
-        );
-        assert!(
-            took < std::time::Duration::from_secs(20),
-            "{shape}: {took:?}"
         );
     }
 }

@@ -1,19 +1,13 @@
 //! The one error a command ends with: a kind that decides the exit status,
 //! the message, the error it came from, and hints. Every library error a
-//! command meets converts with `?`; which kind it is and what hint it
-//! carries is decided here, once, not in each command.
+//! command meets converts with `?`: its message, hint and kind come from
+//! its [`Hinted`] impl, the same way for all of them, in one place here.
 
 use std::error::Error as StdError;
 use std::io;
+use std::path::{Path, PathBuf};
 
-use datum_apply::engine::ApplyError;
-use datum_apply::state::StateError;
-use datum_core::explain::TargetError;
-use datum_core::host::{DoesNotResolve, HostError};
-use datum_core::query::{Undeclared, UnsetVar};
-use datum_core::reader::ReadError;
-use datum_core::selector::{NotCarried, SelectorError};
-use datum_git::GitError;
+use datum_core::hint::{Fault, Hinted};
 
 use crate::exit::Status;
 
@@ -26,6 +20,9 @@ pub enum ErrorKind {
     /// The fleet or the machine said no: a host that does not resolve, a
     /// name nothing declares, a file that cannot be read or written.
     Failed,
+    /// Datum broke a promise of its own: a bug, never the operator's doing,
+    /// worded and exiting unlike both of the above.
+    Internal,
     /// Stdout was closed by a reader that had seen enough (`| head`): not
     /// an error, and nothing is printed.
     BrokenPipe,
@@ -36,10 +33,25 @@ impl ErrorKind {
         match self {
             ErrorKind::Usage => Status::USAGE,
             ErrorKind::Failed => Status::FAILED,
+            ErrorKind::Internal => Status::INTERNAL,
             ErrorKind::BrokenPipe => Status::OK,
         }
     }
 }
+
+impl From<Fault> for ErrorKind {
+    fn from(fault: Fault) -> ErrorKind {
+        match fault {
+            Fault::Usage => ErrorKind::Usage,
+            Fault::Failed => ErrorKind::Failed,
+            Fault::Internal => ErrorKind::Internal,
+        }
+    }
+}
+
+/// The last hint of every internal error: what the operator can do about
+/// a bug.
+pub const REPORT_BUG: &str = "this is a bug in Datum, not a problem with the fleet or the command line: please report it with the command that failed and this message";
 
 /// An error that ends a command.
 ///
@@ -75,9 +87,20 @@ impl CommandError {
         CommandError::new(ErrorKind::Failed, message)
     }
 
-    /// An error of `kind` whose message is the source's own.
-    fn from_error(kind: ErrorKind, source: impl StdError + Send + Sync + 'static) -> CommandError {
-        CommandError::new(kind, source.to_string()).with_source(source)
+    /// A library error: its message, its hint, and the kind its
+    /// [`Fault`] gives. An internal one is worded as a bug.
+    pub fn hinted(e: impl Hinted + Send + Sync + 'static) -> CommandError {
+        let kind = ErrorKind::from(e.fault());
+        let message = match kind {
+            ErrorKind::Internal => format!("internal error: {e}"),
+            _ => e.to_string(),
+        };
+        let mut err = CommandError::new(kind, message);
+        err.hints.extend(e.hints().into_iter().map(String::from));
+        if kind == ErrorKind::Internal {
+            err.hints.push(REPORT_BUG.to_owned());
+        }
+        err.with_source(e)
     }
 
     pub fn with_source(mut self, source: impl StdError + Send + Sync + 'static) -> CommandError {
@@ -106,135 +129,107 @@ pub type Result<T> = std::result::Result<T, CommandError>;
 impl From<io::Error> for CommandError {
     fn from(e: io::Error) -> CommandError {
         if e.kind() == io::ErrorKind::BrokenPipe {
-            return CommandError::from_error(ErrorKind::BrokenPipe, e);
+            return CommandError::new(ErrorKind::BrokenPipe, e.to_string()).with_source(e);
         }
         CommandError::failed(format!("cannot write output: {e}")).with_source(e)
     }
 }
 
-impl From<ReadError> for CommandError {
-    fn from(e: ReadError) -> CommandError {
-        CommandError::from_error(ErrorKind::Failed, e)
+/// A file or directory a command reads or writes itself (`init`'s starter
+/// files, `man --out`'s pages, the bundle `bundle --out` names).
+#[derive(Debug, thiserror::Error)]
+#[error("cannot {what} {}: {source}", path.display())]
+pub struct FileError {
+    /// What was being done: `read`, `create`, `write`.
+    pub what: &'static str,
+    pub path: PathBuf,
+    #[source]
+    pub source: io::Error,
+}
+
+impl FileError {
+    /// The error of doing `what` to `path`, for `map_err`.
+    pub fn of(what: &'static str, path: &Path) -> impl FnOnce(io::Error) -> FileError + use<> {
+        let path = path.to_path_buf();
+        move |source| FileError { what, path, source }
     }
 }
 
-/// Bad usage when the operator named something that is not there, a
-/// failure when git could not be read.
-impl From<GitError> for CommandError {
-    fn from(e: GitError) -> CommandError {
-        match e {
-            GitError::NotARepository { .. }
-            | GitError::Bare { .. }
-            | GitError::OutsideWorkTree { .. } => CommandError::from_error(ErrorKind::Usage, e)
-                .hint(
-                    "datum diff compares git revisions: run it on a fleet inside a git work tree",
-                ),
-            GitError::UnknownRevision { .. } => CommandError::from_error(ErrorKind::Usage, e).hint(
-                "name a commit: HEAD~1, a branch, a tag or an id; in CI, fetch enough history for the base revision (actions/checkout: fetch-depth: 0)",
-            ),
-            _ => CommandError::from_error(ErrorKind::Failed, e),
-        }
-    }
-}
+impl Hinted for FileError {}
 
-impl From<ApplyError> for CommandError {
-    fn from(e: ApplyError) -> CommandError {
-        let locked = matches!(e, ApplyError::State(StateError::Locked { .. }));
-        let err = CommandError::from_error(ErrorKind::Failed, e);
-        if locked {
-            return err.hint(
-                "wait for that run to finish; the lock is released when it ends, even if it is killed",
-            );
-        }
-        err
-    }
+/// `From` for each error a command meets, through
+/// [`CommandError::hinted`]: the library errors below, and the binary's own
+/// typed errors where they are declared. (A blanket impl over [`Hinted`]
+/// would collide with the one for `io::Error`.)
+macro_rules! from_hinted {
+    ($($error:ty),* $(,)?) => {
+        $(
+            impl From<$error> for $crate::command_error::CommandError {
+                fn from(e: $error) -> $crate::command_error::CommandError {
+                    $crate::command_error::CommandError::hinted(e)
+                }
+            }
+        )*
+    };
 }
+pub(crate) use from_hinted;
 
-/// `render --all` could not fill its directory.
-impl From<datum_fs::manifests::RenderError> for CommandError {
-    fn from(e: datum_fs::manifests::RenderError) -> CommandError {
-        CommandError::from_error(ErrorKind::Failed, e)
-    }
-}
-
-/// A bundle that could not be made or written.
-impl From<datum_agent::bundle::BatchError> for CommandError {
-    fn from(e: datum_agent::bundle::BatchError) -> CommandError {
-        CommandError::from_error(ErrorKind::Failed, e)
-    }
-}
-
-/// The machine's own name could not be read.
-impl From<datum_apply::root::HostError> for CommandError {
-    fn from(e: datum_apply::root::HostError) -> CommandError {
-        CommandError::from_error(ErrorKind::Failed, e).hint("name the host with --host NAME")
-    }
-}
-
-impl From<HostError> for CommandError {
-    fn from(e: HostError) -> CommandError {
-        let hint = e.hint();
-        CommandError::from_error(ErrorKind::Failed, e).hint(hint)
-    }
-}
-
-impl From<DoesNotResolve> for CommandError {
-    fn from(e: DoesNotResolve) -> CommandError {
-        CommandError::from_error(ErrorKind::Failed, e)
-    }
-}
-
-/// A `KEY=VALUE` argument that is not one.
-impl From<SelectorError> for CommandError {
-    fn from(e: SelectorError) -> CommandError {
-        let hint = e.hint();
-        CommandError::from_error(ErrorKind::Usage, e).hint(hint)
-    }
-}
-
-/// A selector label no host carries.
-impl From<NotCarried> for CommandError {
-    fn from(e: NotCarried) -> CommandError {
-        let hint = e.hint();
-        CommandError::from_error(ErrorKind::Failed, e).hint(hint)
-    }
-}
-
-/// A query for a resource no layer declares.
-impl From<Undeclared> for CommandError {
-    fn from(e: Undeclared) -> CommandError {
-        let hint = e.hint();
-        CommandError::from_error(ErrorKind::Failed, e).hint(hint)
-    }
-}
-
-/// A query for a var no layer sets.
-impl From<UnsetVar> for CommandError {
-    fn from(e: UnsetVar) -> CommandError {
-        let hint = e.hint();
-        CommandError::from_error(ErrorKind::Failed, e).hint(hint)
-    }
-}
-
-/// A resource or field argument that names none: bad usage when the text
-/// is not even shaped like an id; a failure when it names a type or field
-/// the schema does not have.
-impl From<TargetError> for CommandError {
-    fn from(e: TargetError) -> CommandError {
-        let kind = if e.is_malformed() {
-            ErrorKind::Usage
-        } else {
-            ErrorKind::Failed
-        };
-        let hint = e.hint();
-        CommandError::from_error(kind, e).hint(hint)
-    }
-}
+from_hinted!(
+    datum_core::reader::ReadError,
+    datum_core::host::HostError,
+    datum_core::host::DoesNotResolve,
+    datum_core::selector::SelectorError,
+    datum_core::selector::NotCarried,
+    datum_core::query::Undeclared,
+    datum_core::query::UnsetVar,
+    datum_core::query::Unknowable,
+    datum_core::explain::TargetError,
+    datum_git::GitError,
+    datum_fs::manifests::RenderError,
+    datum_agent::bundle::BatchError,
+    datum_agent::bundle::MakeError,
+    datum_apply::engine::ApplyError,
+    datum_apply::root::HostNameError,
+    datum_apply::trust::FleetTrustError,
+    datum_agent::local::BundleFileError,
+    datum_agent::config::ConfigError,
+    datum_agent::cycle::Refusal,
+    datum_agent::sshsig::AllowedSignersError,
+    datum_agent::sshsig::KeyError,
+    datum_secrets::ReadIdentityError,
+    FileError,
+);
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use datum_core::explain::Target;
+    use datum_core::explain::{Target, TargetError};
+    use datum_core::reader::ReadError;
+    use datum_git::GitError;
+
+    /// A broken promise of Datum's own.
+    #[derive(Debug, thiserror::Error)]
+    #[error("payload x was not read")]
+    struct Broken;
+
+    impl Hinted for Broken {
+        fn fault(&self) -> Fault {
+            Fault::Internal
+        }
+    }
+
+    #[test]
+    fn a_bug_is_worded_as_one_and_exits_unlike_any_user_error() {
+        let e = CommandError::hinted(Broken);
+        assert_eq!(e.kind, ErrorKind::Internal);
+        assert_eq!(e.status(), Status::INTERNAL);
+        assert_eq!(e.message, "internal error: payload x was not read");
+        assert_eq!(e.hints, [REPORT_BUG]);
+        assert!(e.source_as::<Broken>().is_some());
+        for user in [CommandError::usage("x"), CommandError::failed("x")] {
+            assert_ne!(user.status(), e.status());
+        }
+    }
 
     #[test]
     fn a_closed_pipe_is_success_and_other_write_errors_fail() {

@@ -3,33 +3,21 @@
 
 use signal_hook::consts::{SIGHUP, SIGINT, SIGQUIT, SIGTERM};
 use std::path::Path;
-use std::process::{Command, ExitStatus};
+use std::process::Command;
+
+use datum_secrets::EditorEnd;
 
 use crate::held::Held;
 
-/// What ended an editing session.
-pub enum Edited {
-    /// The editor exited with this status.
-    Exited(ExitStatus),
-    /// Datum was told to stop (`SIGHUP`, `SIGTERM`) while the editor ran:
-    /// what it wrote is not used.
-    Stopped(&'static str),
-}
-
-/// Runs `$VISUAL`, else `$EDITOR`, else `vi`, through `sh` on `file`, and
-/// waits for it. Meanwhile Ctrl-C and Ctrl-\ are the editor's alone (as
-/// git does), and a hang-up or termination is remembered rather than
-/// ending Datum, so the caller always gets to wipe the file.
-pub fn edit(file: &Path) -> Result<(String, Edited), (String, std::io::Error)> {
-    let editor = ["VISUAL", "EDITOR"]
-        .into_iter()
-        .filter_map(|name| std::env::var(name).ok())
-        .find(|e| !e.trim().is_empty())
-        .unwrap_or_else(|| "vi".to_owned());
-    let hold = |signals: &[i32]| Held::catch(signals).map_err(|e| (editor.clone(), e));
-    let stop = hold(&[SIGHUP, SIGTERM])?;
+/// Runs `editor` (`$VISUAL`, else `$EDITOR`, else `vi`: the settings say)
+/// through `sh` on `file`, and waits for it. Meanwhile Ctrl-C and Ctrl-\
+/// are the editor's alone (as git does), and a hang-up or termination is
+/// remembered rather than ending Datum, so the caller always gets to wipe
+/// the file.
+pub fn edit(editor: &str, file: &Path) -> std::io::Result<EditorEnd> {
+    let stop = Held::catch(&[SIGHUP, SIGTERM])?;
     // Received and dropped: the terminal sent them to the editor too.
-    let ignored = hold(&[SIGINT, SIGQUIT])?;
+    let ignored = Held::catch(&[SIGINT, SIGQUIT])?;
     // The child starts with default signal handling: handlers do not
     // survive exec.
     let status = Command::new("sh")
@@ -47,9 +35,8 @@ pub fn edit(file: &Path) -> Result<(String, Edited), (String, std::io::Error)> {
             } else {
                 "SIGTERM"
             };
-            Ok((editor, Edited::Stopped(name)))
+            Ok(EditorEnd::Stopped(name))
         }
-        (Ok(status), None) => Ok((editor, Edited::Exited(status))),
-        (Err(e), None) => Err((editor, e)),
+        (status, None) => status.map(EditorEnd::Exited),
     }
 }

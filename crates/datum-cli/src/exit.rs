@@ -5,8 +5,8 @@ use std::process::ExitCode;
 
 use datum_apply::RunStatus;
 
-/// An exit status. Commands end with one; errors carry a kind that gives
-/// theirs ([`crate::command_error::ErrorKind::status`]).
+/// An exit status. Commands end with one; an error's kind gives theirs
+/// (the error module maps kinds to statuses; this one knows no errors).
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct Status(u8);
 
@@ -33,6 +33,10 @@ impl Status {
     /// `apply`: changes were made (or are pending, under `--noop`) and some
     /// resources failed.
     pub const APPLY_CHANGED_AND_FAILED: Status = Status(RunStatus::ChangedAndFailed.code());
+    /// A bug in Datum (EX_SOFTWARE from sysexits.h): a promise of its own
+    /// broken, never a problem of the fleet, the machine or the command
+    /// line, so that no script mistakes one for the other.
+    pub const INTERNAL: Status = Status(70);
 }
 
 impl Status {
@@ -60,17 +64,23 @@ mod tests {
     use super::*;
 
     #[test]
-    fn usage_is_ex_usage_and_collides_with_no_other_status() {
+    fn usage_is_ex_usage_a_bug_ex_software_and_no_two_statuses_collide() {
         assert_eq!(Status::USAGE, Status(64));
-        for other in [
+        assert_eq!(Status::INTERNAL, Status(70));
+        let all = [
             Status::OK,
             Status::FAILED,
             Status::CHANGED,
+            Status::USAGE,
             Status::APPLY_CHANGED,
             Status::APPLY_FAILED,
             Status::APPLY_CHANGED_AND_FAILED,
-        ] {
-            assert_ne!(Status::USAGE, other);
+            Status::INTERNAL,
+        ];
+        for (i, a) in all.iter().enumerate() {
+            for b in &all[i + 1..] {
+                assert_ne!(a, b);
+            }
         }
     }
 

@@ -1,6 +1,7 @@
 //! The `datum` command: parses arguments, runs one subcommand, maps the
 //! outcome to an exit status. Everything it knows about fleets comes from
-//! `datum-core`; this crate only reads the environment and prints.
+//! `datum-core`; this crate only reads the environment (once, into
+//! [`settings::Settings`]) and prints.
 //!
 //! - [`commands`]: one file per subcommand: its arguments, and a `run` that
 //!   calls the core for a report value and prints it through the [`ui::Ui`].
@@ -9,6 +10,7 @@
 //!   source, hints), and the conversions from every library error.
 //! - [`exit`]: the exit statuses, each number written once.
 //! - [`root`]: finding and loading the fleet.
+//! - [`settings`]: the environment, read once before the command runs.
 #![forbid(unsafe_code)]
 
 /// mimalloc: the loader and resolver allocate many small values from
@@ -24,6 +26,7 @@ mod held;
 mod paint;
 mod passphrase;
 mod root;
+mod settings;
 mod ui;
 #[cfg(test)]
 mod version;
@@ -34,6 +37,7 @@ use clap::{CommandFactory, Parser};
 
 use crate::commands::Command;
 use crate::exit::Status;
+use crate::settings::Settings;
 use crate::ui::Ui;
 
 /// Datum resolves what every host of a fleet receives, and why.
@@ -123,7 +127,8 @@ fn main() -> ExitCode {
     if cli.command.reports_json() {
         ui.reports_json();
     }
-    let status = match commands::run(&mut ui, &cli.global, cli.command) {
+    let settings = Settings::new(cli.global.fleet.clone());
+    let status = match commands::run(&mut ui, &settings, cli.command) {
         Ok(status) => status,
         Err(e) => ui.error(&e),
     };

@@ -3,10 +3,12 @@
 //! the terminal restored on every path, the passphrase in zeroized memory,
 //! at most three tries.
 
+use std::borrow::Cow;
 use std::fs::File;
 use std::io::{self, Read as _, Write as _};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
+use datum_core::hint::Hinted;
 use datum_secrets::{Identity, IdentityError, KeyFile, Protection, ReadIdentityError};
 use std::os::fd::AsFd as _;
 
@@ -18,7 +20,7 @@ use nix::sys::termios::{tcgetattr, tcsetattr};
 use signal_hook::consts::{SIGALRM, SIGHUP, SIGTERM};
 use zeroize::Zeroizing;
 
-use crate::command_error::{CommandError, Result};
+use crate::command_error::{CommandError, Result, from_hinted};
 use crate::held::Held;
 use datum_apply::provider::exec::shown;
 
@@ -42,7 +44,11 @@ pub fn open_identities(path: &Path) -> Result<Vec<Identity>> {
         }) => by,
         other => return other.map_err(read_error),
     };
-    let mut tty = Terminal::open().map_err(|e| no_terminal(path, by, &e))?;
+    let mut tty = Terminal::open().map_err(|source| PassphraseError::NoTerminal {
+        path: path.to_owned(),
+        by,
+        source,
+    })?;
     let prompt = format!("Enter passphrase for {}: ", path.display());
     let mut attempt = 1;
     loop {
@@ -62,8 +68,12 @@ pub fn open_identities(path: &Path) -> Result<Vec<Identity>> {
                     ..
                 },
             ) => {
-                return Err(CommandError::failed(format!("{e} ({ATTEMPTS} tries)"))
-                    .hint(by.check_hint().replace("KEY", &path.display().to_string())));
+                return Err(PassphraseError::Wrong {
+                    path: path.to_owned(),
+                    by,
+                    source: e,
+                }
+                .into());
             }
             other => return other.map_err(read_error),
         }
@@ -71,19 +81,55 @@ pub fn open_identities(path: &Path) -> Result<Vec<Identity>> {
 }
 
 fn read_error(e: ReadIdentityError) -> CommandError {
-    let hint = match &e {
-        ReadIdentityError::Invalid { source, .. } => source.hint(),
-        _ => "check the path given to --identity (or DATUM_IDENTITY)",
-    };
-    CommandError::failed(e.to_string())
-        .with_source(e)
-        .hint(hint)
+    CommandError::from(e)
+}
+
+/// Why an admin's key protected by a passphrase was not opened.
+#[derive(Debug, thiserror::Error)]
+pub enum PassphraseError {
+    /// The last of the tries was wrong too.
+    #[error("{source} ({ATTEMPTS} tries)")]
+    Wrong {
+        path: PathBuf,
+        by: Protection,
+        #[source]
+        source: ReadIdentityError,
+    },
+    /// No terminal to ask on.
+    #[error(
+        "identity {} is protected by a passphrase, and there is no terminal to ask for it ({source})",
+        path.display()
+    )]
+    NoTerminal {
+        path: PathBuf,
+        by: Protection,
+        #[source]
+        source: io::Error,
+    },
+    /// The passphrase could not be read.
+    #[error("{}", ask_text(path, why))]
+    Ask { path: PathBuf, why: AskError },
+}
+
+from_hinted!(PassphraseError);
+
+impl Hinted for PassphraseError {
+    fn hint(&self) -> Option<Cow<'static, str>> {
+        match self {
+            PassphraseError::Wrong { path, by, .. } => Some(
+                by.check_hint()
+                    .replace("KEY", &path.display().to_string())
+                    .into(),
+            ),
+            PassphraseError::NoTerminal { path, by, .. } => Some(no_terminal(path, *by).into()),
+            PassphraseError::Ask { .. } => None,
+        }
+    }
 }
 
 /// A protected key and no terminal to ask on: what can be used instead.
-fn no_terminal(path: &Path, by: Protection, e: &io::Error) -> CommandError {
-    let key = path.display();
-    let quoted = shown(&[key.to_string()]);
+fn no_terminal(path: &Path, by: Protection) -> String {
+    let quoted = shown(&[path.display().to_string()]);
     // mktemp makes the copy 0600 under a name nobody can plant first; the
     // redirection keeps that mode (`age -o` would make it 0644).
     let scratch = r#"umask 077; k=$(mktemp -p "${XDG_RUNTIME_DIR:-/dev/shm}")"#;
@@ -93,16 +139,14 @@ fn no_terminal(path: &Path, by: Protection, e: &io::Error) -> CommandError {
         }
         Protection::AgeFile => format!(r#"{scratch} && age -d {quoted} > "$k""#),
     };
-    CommandError::failed(format!(
-        "identity {key} is protected by a passphrase, and there is no terminal to ask for it ({e})"
-    ))
-    .hint(format!(
+    format!(
         "run this from a terminal; without one, give an age identity file or a copy of the key without a passphrase on a memory file system, removed after use (`{copy}`, then `DATUM_IDENTITY=\"$k\"`, and `rm -f \"$k\"` after); an SSH agent is not used"
-    ))
+    )
 }
 
 /// Why no passphrase was read.
-enum AskError {
+#[derive(Debug)]
+pub enum AskError {
     Io(io::Error),
     /// End of input (Ctrl-D) before any character.
     Cancelled,
@@ -112,24 +156,26 @@ enum AskError {
     NotUtf8,
 }
 
+fn ask_text(path: &Path, why: &AskError) -> String {
+    let key = path.display();
+    match why {
+        AskError::Io(e) => format!("cannot read the passphrase for {key}: {e}"),
+        AskError::Cancelled => format!("no passphrase was given for {key}"),
+        AskError::Interrupted => "interrupted".to_owned(),
+        AskError::TooLong => {
+            format!("the passphrase for {key} is longer than {MAX_PASSPHRASE} bytes")
+        }
+        AskError::NotUtf8 => format!("the passphrase for {key} is not valid UTF-8"),
+    }
+}
+
 impl AskError {
     fn into_error(self, path: &Path) -> CommandError {
-        let key = path.display();
-        match self {
-            AskError::Io(e) => {
-                CommandError::failed(format!("cannot read the passphrase for {key}: {e}"))
-            }
-            AskError::Cancelled => {
-                CommandError::failed(format!("no passphrase was given for {key}"))
-            }
-            AskError::Interrupted => CommandError::failed("interrupted"),
-            AskError::TooLong => CommandError::failed(format!(
-                "the passphrase for {key} is longer than {MAX_PASSPHRASE} bytes"
-            )),
-            AskError::NotUtf8 => {
-                CommandError::failed(format!("the passphrase for {key} is not valid UTF-8"))
-            }
+        PassphraseError::Ask {
+            path: path.to_owned(),
+            why: self,
         }
+        .into()
     }
 }
 

@@ -1,60 +1,95 @@
 //! Finding the fleet: `--fleet DIR` or `DATUM_FLEET`, else the nearest
 //! directory holding datum.yaml, from the current directory up.
 
+use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use datum_core::report::count;
-
 use datum_core::fleet::Fleet;
+use datum_core::hint::{Fault, Hinted};
 use datum_core::loader;
 use datum_core::reader::DirReader;
+use datum_core::report::count;
 
-use crate::GlobalArgs;
-use crate::command_error::{CommandError, Result};
+use crate::command_error::{Result, from_hinted};
+use crate::settings::Settings;
 use crate::ui::Ui;
 
-/// The fleet root to use.
-pub fn find(explicit: Option<&Path>) -> Result<PathBuf> {
-    if let Some(dir) = explicit {
+/// Why there is no fleet to work on. Always bad usage: the command line
+/// (or where it was run) names no fleet.
+#[derive(Debug, thiserror::Error)]
+pub enum FindError {
+    #[error("{} is not a directory", .0.display())]
+    NotADirectory(PathBuf),
+    #[error("{} holds no datum.yaml", .0.display())]
+    NoFleetFile(PathBuf),
+    #[error("cannot read the current directory: {0}")]
+    NoCwd(String),
+    #[error("no datum.yaml in this directory or any parent")]
+    NotFound,
+}
+
+from_hinted!(FindError);
+
+impl Hinted for FindError {
+    fn hint(&self) -> Option<Cow<'static, str>> {
+        let hint = match self {
+            FindError::NotADirectory(_) => {
+                "--fleet (or DATUM_FLEET) names the directory holding datum.yaml"
+            }
+            FindError::NoFleetFile(_) => {
+                "--fleet (or DATUM_FLEET) names the directory holding datum.yaml; `datum init DIR` creates a fleet"
+            }
+            FindError::NoCwd(_) => return None,
+            FindError::NotFound => "run datum inside a fleet repository, or pass --fleet DIR",
+        };
+        Some(hint.into())
+    }
+
+    fn more_hints(&self) -> Vec<Cow<'static, str>> {
+        match self {
+            FindError::NotFound => vec!["to start a fleet here, run `datum init`".into()],
+            _ => Vec::new(),
+        }
+    }
+
+    fn fault(&self) -> Fault {
+        Fault::Usage
+    }
+}
+
+/// The fleet root to use: `--fleet` (or `DATUM_FLEET`), else the nearest
+/// directory holding datum.yaml from the current one up.
+pub fn find(settings: &Settings) -> Result<PathBuf> {
+    Ok(find_root(settings)?)
+}
+
+fn find_root(settings: &Settings) -> std::result::Result<PathBuf, FindError> {
+    if let Some(dir) = &settings.fleet {
         if !dir.is_dir() {
-            return Err(
-                CommandError::usage(format!("{} is not a directory", dir.display()))
-                    .hint("--fleet (or DATUM_FLEET) names the directory holding datum.yaml"),
-            );
+            return Err(FindError::NotADirectory(dir.clone()));
         }
         if !dir.join("datum.yaml").is_file() {
-            return Err(
-                CommandError::usage(format!("{} holds no datum.yaml", dir.display()))
-                    .hint("--fleet (or DATUM_FLEET) names the directory holding datum.yaml; `datum init DIR` creates a fleet"),
-            );
+            return Err(FindError::NoFleetFile(dir.clone()));
         }
-        return Ok(dir.to_path_buf());
+        return Ok(dir.clone());
     }
-    let cwd = std::env::current_dir().map_err(|e| {
-        CommandError::usage(format!("cannot read the current directory: {e}")).with_source(e)
-    })?;
-    let mut dir: &Path = &cwd;
+    let cwd = match &settings.cwd {
+        Ok(cwd) => cwd,
+        Err(e) => return Err(FindError::NoCwd(e.to_string())),
+    };
+    let mut dir: &Path = cwd;
     loop {
         if dir.join("datum.yaml").is_file() {
             return Ok(dir.to_path_buf());
         }
-        match dir.parent() {
-            Some(parent) => dir = parent,
-            None => {
-                return Err(
-                    CommandError::usage("no datum.yaml in this directory or any parent")
-                        .hint("run datum inside a fleet repository, or pass --fleet DIR")
-                        .hint("to start a fleet here, run `datum init`"),
-                );
-            }
-        }
+        dir = dir.parent().ok_or(FindError::NotFound)?;
     }
 }
 
 /// The fleet root, said under `-v`.
-pub fn locate(ui: &mut Ui, global: &GlobalArgs) -> Result<PathBuf> {
-    let root = find(global.fleet.as_deref())?;
+pub fn locate(ui: &mut Ui, settings: &Settings) -> Result<PathBuf> {
+    let root = find(settings)?;
     let shown = root.canonicalize().unwrap_or_else(|_| root.clone());
     ui.detail(&format!("fleet root: {}", shown.display()));
     Ok(root)
@@ -62,8 +97,8 @@ pub fn locate(ui: &mut Ui, global: &GlobalArgs) -> Result<PathBuf> {
 
 /// Loads the fleet for a command; under `-v`, says where it was found and
 /// what was loaded, how fast.
-pub fn open(ui: &mut Ui, global: &GlobalArgs) -> Result<(Fleet, DirReader)> {
-    let root = locate(ui, global)?;
+pub fn open(ui: &mut Ui, settings: &Settings) -> Result<(Fleet, DirReader)> {
+    let root = locate(ui, settings)?;
     let started = Instant::now();
     let reader = DirReader::new(&root)?;
     let fleet = loader::load(&reader)?;
@@ -82,8 +117,8 @@ pub fn open(ui: &mut Ui, global: &GlobalArgs) -> Result<(Fleet, DirReader)> {
 }
 
 /// Loads the fleet at the root `find` gives.
-pub fn load(explicit: Option<&Path>) -> Result<(Fleet, DirReader)> {
-    let root = find(explicit)?;
+pub fn load(settings: &Settings) -> Result<(Fleet, DirReader)> {
+    let root = find(settings)?;
     let reader = DirReader::new(&root)?;
     let fleet = loader::load(&reader)?;
     Ok((fleet, reader))

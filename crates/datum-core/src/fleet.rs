@@ -326,6 +326,37 @@ impl Fleet {
         ids.into_iter().map(|i| &self.broken[i as usize]).collect()
     }
 
+    /// The broken documents that keep every host from resolving: a layer
+    /// whose matcher cannot be read as written, datum.yaml, a file that
+    /// could not be read. Until they are fixed no host has a manifest.
+    pub fn blocking_every_host(&self) -> Vec<&BrokenDoc> {
+        self.blocks_all
+            .iter()
+            .map(|&i| &self.broken[i as usize])
+            .collect()
+    }
+
+    /// The files that may declare hosts no one can see: a broken Host
+    /// document, a file that could not be read, and a file with a YAML
+    /// syntax error (what the broken part said is unknown). Sorted.
+    pub fn files_that_may_hide_hosts(&self) -> Vec<String> {
+        use crate::diagnostic::Code;
+        let mut paths: Vec<String> = self
+            .broken
+            .iter()
+            .filter(|b| matches!(b.what, BrokenKind::Host | BrokenKind::File))
+            .map(|b| b.path.clone())
+            .chain(self.diagnostics.iter().filter_map(|d| {
+                let label = d.primary.as_ref()?;
+                matches!(d.code, Code::YamlSyntax | Code::NotUtf8 | Code::Unreadable)
+                    .then(|| self.files.path(label.span.file).to_owned())
+            }))
+            .collect();
+        paths.sort();
+        paths.dedup();
+        paths
+    }
+
     /// For a name that is not a loaded host: the broken documents that
     /// declared it, if any.
     pub fn broken_host(&self, name: &str) -> Option<Vec<&BrokenDoc>> {

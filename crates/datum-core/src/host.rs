@@ -2,8 +2,11 @@
 //! (`render HOST`, `explain`, `apply`): its resolution with its problems as
 //! diagnostics, or why it has none, as a value; the caller prints it.
 
+use std::borrow::Cow;
+
 use crate::diagnostic::Diagnostic;
 use crate::fleet::{Fleet, HostId};
+use crate::hint::Hinted;
 use crate::report::count;
 use crate::report::problem_diagnostic;
 use crate::resolve::Resolution;
@@ -22,11 +25,24 @@ pub struct Resolved {
     pub problems: Vec<Diagnostic>,
     /// Errors in documents that do not touch this host.
     pub errors_elsewhere: usize,
+    /// The broken documents that hold this host back (`path (what)`): it
+    /// was resolved without them, for explain, and has no manifest.
+    pub held_back: Vec<String>,
 }
 
 impl Resolved {
     pub fn is_ok(&self) -> bool {
-        self.problems.is_empty()
+        self.problems.is_empty() && self.held_back.is_empty()
+    }
+
+    /// The error a host held back by broken documents ends with: it has
+    /// no manifest, whatever it was explained as.
+    pub fn held_back_error(&self) -> Option<HostError> {
+        (!self.held_back.is_empty()).then(|| HostError::Blocked {
+            name: self.name.clone(),
+            documents: self.held_back.clone(),
+            diagnostics: Vec::new(),
+        })
     }
 
     /// Fails when the host does not resolve: it has no manifest.
@@ -62,6 +78,8 @@ pub struct DoesNotResolve {
     pub errors: usize,
 }
 
+impl Hinted for DoesNotResolve {}
+
 /// Why a named host cannot be resolved at all.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum HostError {
@@ -74,6 +92,8 @@ pub enum HostError {
         nearest: Option<String>,
         /// Whether the fleet has any host at all.
         any: bool,
+        /// Files that failed to load and may declare it.
+        failed: Vec<String>,
     },
     /// The documents declaring it failed to load.
     #[error("host `{name}` did not load: its document in {} has errors", .paths.join(", "))]
@@ -98,30 +118,37 @@ pub enum HostError {
     },
 }
 
-impl HostError {
-    /// What to do about it.
-    pub fn hint(&self) -> String {
-        match self {
+impl Hinted for HostError {
+    fn hint(&self) -> Option<Cow<'static, str>> {
+        Some(match self {
+            HostError::Unknown { failed, .. } if !failed.is_empty() => format!(
+                "{} failed to load and may declare it: fix {} first; `datum check` lists every problem",
+                failed.join(", "),
+                if failed.len() == 1 { "it" } else { "them" }
+            )
+            .into(),
             HostError::Unknown {
                 nearest: Some(near),
                 ..
-            } => format!("the nearest host name is `{near}`; `datum hosts` lists them all"),
+            } => format!("the nearest host name is `{near}`; `datum hosts` lists them all").into(),
             HostError::Unknown {
                 nearest: None,
                 any: true,
                 ..
-            } => "no host name is close to it; `datum hosts` lists them all".to_owned(),
+            } => "no host name is close to it; `datum hosts` lists them all".into(),
             HostError::Unknown {
                 nearest: None,
                 any: false,
                 ..
-            } => "the fleet has no hosts yet: a Host document declares one".to_owned(),
+            } => "the fleet has no hosts yet: a Host document declares one".into(),
             HostError::DidNotLoad { .. } | HostError::Blocked { .. } => {
-                "fix the errors above; `datum check` lists every problem in the fleet".to_owned()
+                "fix the errors above; `datum check` lists every problem in the fleet".into()
             }
-        }
+        })
     }
+}
 
+impl HostError {
     /// The diagnostics to show before the error: the broken documents.
     pub fn diagnostics(&self) -> &[Diagnostic] {
         match self {
@@ -155,24 +182,38 @@ pub fn find(fleet: &Fleet, name: &str) -> Result<HostId, HostError> {
         name: name.to_owned(),
         nearest: suggest(name, fleet.hosts.iter().map(|h| &*h.name)).map(str::to_owned),
         any: !fleet.hosts.is_empty(),
+        failed: fleet.files_that_may_hide_hosts(),
     })
 }
 
-/// Finds and resolves the host named `name`, once.
+/// Finds and resolves the host named `name`, once; refused when broken
+/// documents hold it back (what it would receive is unknown).
 pub fn resolve(fleet: &Fleet, name: &str) -> Result<Resolved, HostError> {
+    let resolved = resolve_anyway(fleet, name)?;
+    match resolved.held_back_error() {
+        Some(HostError::Blocked {
+            name, documents, ..
+        }) => Err(HostError::Blocked {
+            name,
+            documents,
+            diagnostics: fleet.diagnostics.clone(),
+        }),
+        _ => Ok(resolved),
+    }
+}
+
+/// Finds and resolves the host named `name` with the documents that
+/// loaded, even when broken ones hold it back ([`Resolved::held_back`]):
+/// what `explain` shows while the fleet is being fixed. Nothing resolved
+/// this way is a manifest.
+pub fn resolve_anyway(fleet: &Fleet, name: &str) -> Result<Resolved, HostError> {
     let host = find(fleet, name)?;
     let name = fleet.host(host).name.to_string();
-    let blockers = fleet.blockers(host);
-    if !blockers.is_empty() {
-        return Err(HostError::Blocked {
-            documents: blockers
-                .iter()
-                .map(|b| format!("{} ({})", b.path, b.what))
-                .collect(),
-            name,
-            diagnostics: fleet.diagnostics.clone(),
-        });
-    }
+    let held_back = fleet
+        .blockers(host)
+        .iter()
+        .map(|b| format!("{} ({})", b.path, b.what))
+        .collect();
     let resolution = crate::resolve::resolve_host(fleet, host);
     let problems = resolution
         .problems
@@ -185,6 +226,7 @@ pub fn resolve(fleet: &Fleet, name: &str) -> Result<Resolved, HostError> {
         resolution,
         problems,
         errors_elsewhere: fleet.diagnostics.iter().filter(|d| d.is_error()).count(),
+        held_back,
     })
 }
 
@@ -255,15 +297,15 @@ mod tests {
         let e = resolve(&f, "web-01").unwrap_err();
         assert_eq!(e.to_string(), "no host named `web-01` in this fleet");
         assert_eq!(
-            e.hint(),
-            "the nearest host name is `web-001`; `datum hosts` lists them all"
+            e.hint().as_deref(),
+            Some("the nearest host name is `web-001`; `datum hosts` lists them all")
         );
         assert!(e.diagnostics().is_empty() && e.is_not_found());
         // Nothing close: no name is offered as if it were a typo.
         let e = resolve(&f, "nosuch").unwrap_err();
         assert_eq!(
-            e.hint(),
-            "no host name is close to it; `datum hosts` lists them all"
+            e.hint().as_deref(),
+            Some("no host name is close to it; `datum hosts` lists them all")
         );
     }
 

@@ -11,7 +11,8 @@
 //! 1. Foundations: [`source`] (the file table and positions), [`printable`]
 //!    (what a fleet wrote, made safe to show), [`diagnostic`] (problems as
 //!    data), [`reader`] (where bytes come from: a directory, memory; git is
-//!    `datum-git`), [`intern`], [`graph`].
+//!    `datum-git`), [`intern`], [`graph`], [`hint`] (what every library
+//!    error of every crate suggests, and whose doing it is).
 //! 2. YAML and documents, the only modules that parse YAML: `yaml`
 //!    (private), [`emit`] (every YAML and JSON output), [`schema`]
 //!    (resource types, fields, normalisation, suggestions), [`names`],
@@ -58,6 +59,7 @@ pub mod fleet;
 #[cfg(feature = "fuzz")]
 pub mod fuzz;
 pub mod graph;
+pub mod hint;
 pub mod host;
 pub mod intern;
 pub mod json_schema;

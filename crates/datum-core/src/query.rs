@@ -10,6 +10,7 @@ use std::collections::BTreeMap;
 
 use crate::emit::Tree;
 use crate::fleet::{Fleet, HostId, LayerId, ResId};
+use crate::hint::Hinted;
 use crate::manifest::value_tree;
 use crate::resolve::{FleetResolution, Resolution};
 use crate::schema::{Field, ResourceId, Value, suggest};
@@ -74,12 +75,13 @@ pub struct UnsetVar {
     pub nearest: Option<String>,
 }
 
-impl UnsetVar {
-    pub fn hint(&self) -> String {
-        match &self.nearest {
-            Some(n) => format!("did you mean vars.{n}?"),
-            None => "a layer sets vars under `vars:`".to_owned(),
-        }
+/// The var name nearest to the one asked about.
+impl Hinted for UnsetVar {
+    fn hint(&self) -> Option<Cow<'static, str>> {
+        Some(match &self.nearest {
+            Some(n) => format!("did you mean vars.{n}?").into(),
+            None => "a layer sets vars under `vars:`".into(),
+        })
     }
 }
 
@@ -150,6 +152,39 @@ pub struct Group<'f> {
     pub hosts: Vec<HostId>,
 }
 
+/// Why no host's value can be known: a broken document that could match
+/// any host (a layer whose matcher cannot be read as written).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "no host's value can be known: {} failed to load and could match any host",
+    .documents.join(", ")
+)]
+pub struct Unknowable {
+    /// `path (what)`, for each.
+    pub documents: Vec<String>,
+}
+
+impl Hinted for Unknowable {
+    fn hint(&self) -> Option<Cow<'static, str>> {
+        Some("fix the errors above; `datum check` lists every problem in the fleet".into())
+    }
+}
+
+/// Refuses a fleet-wide question while a broken document could match any
+/// host: every answer would be a guess.
+pub fn require_knowable(fleet: &Fleet) -> Result<(), Unknowable> {
+    let documents: Vec<String> = fleet
+        .blocking_every_host()
+        .iter()
+        .map(|b| format!("{} ({})", b.path, b.what))
+        .collect();
+    if documents.is_empty() {
+        Ok(())
+    } else {
+        Err(Unknowable { documents })
+    }
+}
+
 /// Why a query names nothing some layer declares.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("no layer declares {resource}")]
@@ -159,13 +194,13 @@ pub struct Undeclared {
     pub nearest: Option<String>,
 }
 
-impl Undeclared {
-    /// The declared id nearest to the one asked about.
-    pub fn hint(&self) -> String {
-        match &self.nearest {
-            Some(n) => format!("did you mean {n}?"),
-            None => "no layer declares any resource yet".to_owned(),
-        }
+/// The declared id nearest to the one asked about.
+impl Hinted for Undeclared {
+    fn hint(&self) -> Option<Cow<'static, str>> {
+        Some(match &self.nearest {
+            Some(n) => format!("did you mean {n}?").into(),
+            None => "no layer declares any resource yet".into(),
+        })
     }
 }
 

@@ -10,6 +10,7 @@
 
 use crate::beneath::{Beneath, open_beneath};
 use crate::discover::is_yaml_name;
+use crate::hint::Hinted;
 use std::collections::BTreeMap;
 use std::fs;
 use std::io::{self, Read as _};
@@ -128,6 +129,8 @@ impl PartialEq for ReadError {
 }
 
 impl Eq for ReadError {}
+
+impl Hinted for ReadError {}
 
 /// Why a `source` payload cannot be read.
 #[derive(Debug, thiserror::Error, Clone, PartialEq, Eq)]

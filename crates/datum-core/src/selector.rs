@@ -11,6 +11,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use crate::emit::Tree;
 use crate::fleet::{Fleet, Host, HostId};
+use crate::hint::{Fault, Hinted};
 use crate::intern::Sym;
 use crate::printable::quoted;
 use crate::schema::nearest;
@@ -31,11 +32,17 @@ pub struct SelectorError {
     pub text: String,
 }
 
-impl SelectorError {
-    /// What a selector looks like.
-    pub fn hint(&self) -> String {
-        "write KEY=VALUE, such as role=web, role=web,cache (either value) or datum/host=web-001"
-            .to_owned()
+/// What a selector looks like; a malformed one is bad usage.
+impl Hinted for SelectorError {
+    fn hint(&self) -> Option<Cow<'static, str>> {
+        Some(
+            "write KEY=VALUE, such as role=web, role=web,cache (either value) or datum/host=web-001"
+                .into(),
+        )
+    }
+
+    fn fault(&self) -> Fault {
+        Fault::Usage
     }
 }
 
@@ -200,9 +207,10 @@ pub struct NotCarried {
     hint: String,
 }
 
-impl NotCarried {
-    pub fn hint(&self) -> String {
-        self.hint.clone()
+/// The nearest label, and what the hosts carry.
+impl Hinted for NotCarried {
+    fn hint(&self) -> Option<Cow<'static, str>> {
+        Some(self.hint.clone().into())
     }
 }
 
@@ -395,8 +403,8 @@ mod tests {
         let e = typo.require_carried(&f).unwrap_err();
         assert_eq!(e.to_string(), "no host carries `role=wbe`");
         assert_eq!(
-            e.hint(),
-            "did you mean `web`? hosts carry `role` with `db`, `web`"
+            e.hint().as_deref(),
+            Some("did you mean `web`? hosts carry `role` with `db`, `web`")
         );
     }
 

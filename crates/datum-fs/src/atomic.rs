@@ -189,7 +189,8 @@ const TEMP_FLAGS: OFlag = OFlag::O_WRONLY
 /// The atomic write itself: the entry `name` of `dir` replaced by a file
 /// holding `bytes` with `attrs`, through a temporary file flushed to disk
 /// before the rename. The directory is not flushed: [`write_atomic_in`]
-/// does that for one file, [`crate::OutDir::sync`] once for many.
+/// does that. (Many files at once go through [`crate::OutDir`], which
+/// flushes once for all of them.)
 pub(crate) fn replace(dir: &File, name: &OsStr, bytes: &[u8], attrs: Attrs) -> io::Result<()> {
     let (mut file, tmp) = create_temp(dir, name)?;
     let written = (|| {

@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 use datum_core::document::valid_host_name;
 use datum_core::emit;
 use datum_core::fleet::{Fleet, HostId};
+use datum_core::hint::Hinted;
 use datum_core::manifest::Manifest;
 use datum_core::resolve::FleetResolution;
 use rayon::prelude::*;
@@ -67,6 +68,8 @@ pub enum RenderError {
     Clear { dir: PathBuf, source: io::Error },
 }
 
+impl Hinted for RenderError {}
+
 /// Writes `<host>.<ext>` into `dir` (created if missing) for every host
 /// that resolves, in parallel; removes the file of every host that does
 /// not, then every other stale file of render's own naming and making
@@ -84,6 +87,7 @@ pub fn render_all(
         OutDir::create(dir).map_err(error(|dir, source| RenderError::Create { dir, source }))?;
     let write = error(|dir, source| RenderError::Write { dir, source });
     let written = write_all(fleet, all, &out, format).map_err(write)?;
+    out.commit().map_err(write)?;
     let removed = remove_stale(fleet, all, &out, format)
         .map_err(error(|dir, source| RenderError::Clear { dir, source }))?;
     out.sync().map_err(write)?;

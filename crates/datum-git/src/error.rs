@@ -1,7 +1,10 @@
 //! What can go wrong finding a repository, naming a revision or reading a
 //! tree, worded for the operator who ran `datum diff`.
 
+use std::borrow::Cow;
 use std::path::PathBuf;
+
+use datum_core::hint::{Fault, Hinted};
 
 /// A problem with the git repository or a revision in it (not a problem in a
 /// fleet document).
@@ -93,6 +96,35 @@ pub enum GitError {
         /// What git reported.
         message: String,
     },
+}
+
+/// Bad usage when the operator named something that is not there (a
+/// fleet outside any work tree, a revision that names no commit), with
+/// what to do instead; a failure when git could not be read.
+impl Hinted for GitError {
+    fn hint(&self) -> Option<Cow<'static, str>> {
+        match self {
+            GitError::NotARepository { .. }
+            | GitError::Bare { .. }
+            | GitError::OutsideWorkTree { .. } => Some(
+                "datum diff compares git revisions: run it on a fleet inside a git work tree".into(),
+            ),
+            GitError::UnknownRevision { .. } => Some(
+                "name a commit: HEAD~1, a branch, a tag or an id; in CI, fetch enough history for the base revision (actions/checkout: fetch-depth: 0)".into(),
+            ),
+            _ => None,
+        }
+    }
+
+    fn fault(&self) -> Fault {
+        match self {
+            GitError::NotARepository { .. }
+            | GitError::Bare { .. }
+            | GitError::OutsideWorkTree { .. }
+            | GitError::UnknownRevision { .. } => Fault::Usage,
+            _ => Fault::Failed,
+        }
+    }
 }
 
 /// Where in a repository a file was being read: its revision and work tree.

@@ -14,6 +14,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use datum_core::diagnostic::{Code, Diagnostic};
 use datum_core::document::KeyDecl;
 use datum_core::fleet::{Fleet, HostId};
+use datum_core::hint::Hinted;
 use datum_core::report::host_list;
 use datum_core::resolve::FleetResolution;
 use datum_core::secret::{Delivery, deliveries, recipients_text};
@@ -366,7 +367,7 @@ fn parse_keys(decls: &[KeyDecl], what: &str, errors: &mut Vec<Diagnostic>) -> Ve
                     format!("an entry of {what} is not a usable public key: {e}"),
                 )
                 .at(within(decl, &e), "here")
-                .hint(e.hint()),
+                .hint(e.hint().unwrap_or_default()),
             ),
         }
     }

@@ -6,12 +6,14 @@
 //! `--root`, the CLI takes `--identity`. Errors never quote the file's
 //! content, since it is a private key.
 
+use std::borrow::Cow;
 use std::fmt;
 use std::io::Read as _;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
 
 use age::secrecy::{ExposeSecret as _, SecretString};
+use datum_core::hint::Hinted;
 use zeroize::Zeroizing;
 
 use crate::key::PublicKey;
@@ -326,10 +328,10 @@ pub enum IdentityError {
     BadAgeLine { line: usize, what: &'static str },
 }
 
-impl IdentityError {
-    /// What the user can do about it.
-    pub fn hint(&self) -> &'static str {
-        match self {
+/// What the user can do about it.
+impl Hinted for IdentityError {
+    fn hint(&self) -> Option<Cow<'static, str>> {
+        Some(Cow::Borrowed(match self {
             IdentityError::NoKeys
             | IdentityError::Unrecognized
             | IdentityError::BadAgeLine { .. } => {
@@ -354,7 +356,7 @@ impl IdentityError {
             IdentityError::TooMuchWork { .. } => {
                 "re-encrypt the identity file with `age -p` on this machine"
             }
-        }
+        }))
     }
 }
 
@@ -401,6 +403,16 @@ pub enum ReadIdentityError {
         #[source]
         source: IdentityError,
     },
+}
+
+/// What is wrong with the key, or where it was looked for.
+impl Hinted for ReadIdentityError {
+    fn hint(&self) -> Option<Cow<'static, str>> {
+        match self {
+            ReadIdentityError::Invalid { source, .. } => source.hint(),
+            _ => Some("check the path given to --identity (or DATUM_IDENTITY)".into()),
+        }
+    }
 }
 
 #[cfg(test)]

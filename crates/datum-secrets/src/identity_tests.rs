@@ -81,7 +81,7 @@ fn a_public_key_file_is_recognised() {
         "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIHJGQCHov3YjSOfDpVbgVzDl/b1LfIYibmbDxhNPdaNv root@web-01\n",
     );
     assert!(matches!(e, IdentityError::PublicKey), "{e:?}");
-    assert!(e.hint().contains(".pub"));
+    assert!(e.hint().unwrap().contains(".pub"));
 }
 
 #[test]

@@ -7,12 +7,14 @@
 //! that was parsed, so a caller that knows where the text sits in a file can
 //! point at `path:line:column`.
 
+use std::borrow::Cow;
 use std::fmt;
 use std::ops::Range;
 use std::str::FromStr;
 
 use base64::Engine as _;
 use base64::prelude::{BASE64_STANDARD, BASE64_STANDARD_NO_PAD};
+use datum_core::hint::Hinted;
 use sha2::{Digest as _, Sha256};
 
 /// The three kinds of key age can encrypt to that Datum accepts.
@@ -385,30 +387,10 @@ pub enum KeyError {
     TrailingText { span: Range<usize> },
 }
 
-impl KeyError {
-    /// The bytes of the parsed text the error is about; the whole text for
-    /// [`KeyError::Empty`], which is `0..0`.
-    pub fn span(&self) -> Range<usize> {
-        match self {
-            KeyError::Empty => 0..0,
-            KeyError::PrivateKey { span }
-            | KeyError::UnknownType { span, .. }
-            | KeyError::UnsupportedSshType { span, .. }
-            | KeyError::UnsupportedAgeType { span, .. }
-            | KeyError::MissingKeyData { span }
-            | KeyError::BadBase64 { span, .. }
-            | KeyError::TypeMismatch { span, .. }
-            | KeyError::InvalidSshKey { span, .. }
-            | KeyError::RsaTooSmall { span }
-            | KeyError::RsaTooLarge { span }
-            | KeyError::InvalidAgeKey { span, .. }
-            | KeyError::TrailingText { span } => span.clone(),
-        }
-    }
-
-    /// What the user can do about it.
-    pub fn hint(&self) -> &'static str {
-        match self {
+/// What the user can do about it.
+impl Hinted for KeyError {
+    fn hint(&self) -> Option<Cow<'static, str>> {
+        Some(Cow::Borrowed(match self {
             KeyError::Empty | KeyError::UnknownType { .. } => {
                 "a key starts with `ssh-ed25519`, `ssh-rsa` or `age1`; a host's SSH key is in /etc/ssh/ssh_host_ed25519_key.pub"
             }
@@ -434,6 +416,28 @@ impl KeyError {
             KeyError::TrailingText { .. } => {
                 "an age key takes no comment; put a note in a YAML comment (` # ...`) instead"
             }
+        }))
+    }
+}
+
+impl KeyError {
+    /// The bytes of the parsed text the error is about; the whole text for
+    /// [`KeyError::Empty`], which is `0..0`.
+    pub fn span(&self) -> Range<usize> {
+        match self {
+            KeyError::Empty => 0..0,
+            KeyError::PrivateKey { span }
+            | KeyError::UnknownType { span, .. }
+            | KeyError::UnsupportedSshType { span, .. }
+            | KeyError::UnsupportedAgeType { span, .. }
+            | KeyError::MissingKeyData { span }
+            | KeyError::BadBase64 { span, .. }
+            | KeyError::TypeMismatch { span, .. }
+            | KeyError::InvalidSshKey { span, .. }
+            | KeyError::RsaTooSmall { span }
+            | KeyError::RsaTooLarge { span }
+            | KeyError::InvalidAgeKey { span, .. }
+            | KeyError::TrailingText { span } => span.clone(),
         }
     }
 }

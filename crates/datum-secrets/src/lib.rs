@@ -18,6 +18,9 @@
 //!   the resolution, and the `check` of its recipients file ([`Plan`]).
 //! - [`recipients`]: the `PATH.recipients` file ([`Recipients`]), its
 //!   strict parser and writer, and [`Recipients::compare`] for rekeying.
+//! - [`store`]: the fleet's secret files as `datum secret` works on them
+//!   ([`Store`]): encrypted to their recipients, opened, edited through a
+//!   [`scratch`] copy that is wiped, rekeyed.
 #![forbid(unsafe_code)]
 
 pub mod ciphertext;
@@ -26,6 +29,8 @@ pub mod identity;
 pub mod key;
 pub mod plaintext;
 pub mod recipients;
+pub mod scratch;
+pub mod store;
 
 pub use ciphertext::{DecryptError, EncryptError, ciphertext_sha256, decrypt, encrypt};
 pub use fleet::{Plan, SecretPlan, Stored};
@@ -39,3 +44,4 @@ pub use recipients::{
     Holder, Recipient, Recipients, RecipientsChange, RecipientsError, RecipientsErrorKind,
     recipients_path,
 };
+pub use store::{Creating, Edited, EditorEnd, Sealed, Store, StoreError};

@@ -23,9 +23,12 @@
 //!   and unique, so the file is the same bytes for the same set and a diff
 //!   of it shows exactly who was added or removed.
 
+use std::borrow::Cow;
 use std::collections::BTreeSet;
 use std::fmt;
 use std::path::{Path, PathBuf};
+
+use datum_core::hint::Hinted;
 
 use crate::key::Fingerprint;
 
@@ -256,10 +259,12 @@ pub struct RecipientsError {
     pub kind: RecipientsErrorKind,
 }
 
-impl RecipientsError {
-    /// What the user can do about it.
-    pub fn hint(&self) -> &'static str {
-        "the file is written by `datum secret`; run `datum secret rekey` on its secret to write it again"
+/// What the user can do about it.
+impl Hinted for RecipientsError {
+    fn hint(&self) -> Option<Cow<'static, str>> {
+        Some(Cow::Borrowed(
+            "the file is written by `datum secret`; run `datum secret rekey` on its secret to write it again",
+        ))
     }
 }
 

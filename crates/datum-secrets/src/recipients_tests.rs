@@ -120,7 +120,7 @@ fn errors_carry_line_column_and_text() {
     assert_eq!(e.kind, RecipientsErrorKind::ExtraField);
     assert_eq!(e.text, format!("host web-01 {FP_B} extra"));
     assert!(e.to_string().starts_with("line 3, column "), "{e}");
-    assert!(e.hint().contains("datum secret rekey"));
+    assert!(e.hint().unwrap().contains("datum secret rekey"));
 }
 
 #[test]

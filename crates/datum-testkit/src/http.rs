@@ -14,8 +14,10 @@ use std::time::Duration;
 pub enum Reply {
     /// These bytes, then close.
     Send(Vec<u8>),
-    /// Read the request, then say nothing for this long.
-    Stall(Duration),
+    /// Read the request, then say nothing until the client hangs up (at
+    /// most ten minutes): a client that gives up on its own is the only
+    /// way such a request ends soon, and nothing is timed.
+    Silent,
 }
 
 /// What a client sent: the request head and the body.
@@ -55,7 +57,12 @@ pub fn serve(replies: Vec<Reply>) -> Server {
                 Reply::Send(bytes) => {
                     let _ = stream.write_all(&bytes);
                 }
-                Reply::Stall(d) => thread::sleep(d),
+                Reply::Silent => {
+                    let _ = stream.set_read_timeout(Some(Duration::from_secs(600)));
+                    let mut buf = [0u8; 1024];
+                    // End of stream or a reset: the client gave up.
+                    while matches!(stream.read(&mut buf), Ok(n) if n > 0) {}
+                }
             }
         }
         seen

@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 
 use datum_core::bundle::Commit;
 use datum_core::fleet::{Fleet, HostId};
+use datum_core::hint::{Fault, Hinted};
 use datum_core::manifest::Manifest;
 use datum_core::resolve::FleetResolution;
 use datum_fs::OutDir;
@@ -35,6 +36,16 @@ pub enum BatchError {
     },
     #[error("cannot write into {}: {source}", dir.display())]
     Write { dir: PathBuf, source: io::Error },
+}
+
+/// A bundle that cannot be made because of a bug is one.
+impl Hinted for BatchError {
+    fn fault(&self) -> Fault {
+        match self {
+            BatchError::Make { source, .. } => source.fault(),
+            BatchError::Write { .. } => Fault::Failed,
+        }
+    }
 }
 
 impl Batch<'_> {
@@ -75,6 +86,7 @@ impl Batch<'_> {
         for r in results {
             written.extend(r?);
         }
+        out.commit().map_err(cannot)?;
         for entry in out.entries().map_err(cannot)? {
             let name = entry.name.to_string_lossy();
             let stale = match entry.temp_of() {

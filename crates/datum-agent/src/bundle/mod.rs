@@ -12,11 +12,13 @@
 mod many;
 mod resources;
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use datum_apply::spec::{Item, items_of};
 use datum_core::bundle::{self, Bundle, BundleError, Commit, Decoded, ManifestFormat};
 use datum_core::emit;
+use datum_core::hint::{Fault, Hinted};
 use datum_core::manifest::Manifest;
 use datum_core::reader::{ReadError, Reader, SourceError};
 use datum_core::schema::Field;
@@ -80,6 +82,17 @@ pub enum MakeError {
     /// Signing failed.
     #[error("{0}")]
     Sign(#[from] SignError),
+}
+
+/// A payload the caller did not read is the caller's bug: every source
+/// and secret of the fleet is read before any bundle is made.
+impl Hinted for MakeError {
+    fn fault(&self) -> Fault {
+        match self {
+            MakeError::Unread { .. } => Fault::Internal,
+            _ => Fault::Failed,
+        }
+    }
 }
 
 /// The bundle file for the host of `manifest`: its manifest in YAML, the
@@ -160,21 +173,21 @@ pub enum OpenError {
     WrongHost { bundle: String, host: String },
 }
 
-impl OpenError {
-    /// What would fix it.
-    pub fn hint(&self) -> &'static str {
-        match self {
-            OpenError::Damaged(e) => e
-                .hint()
-                .unwrap_or("make the bundle again with `datum bundle` and fetch it again"),
-            OpenError::Unsigned => {
-                "make bundles with `datum bundle --sign-key KEY`, by a key the public keys file lists"
-            }
-            OpenError::Signature(e) => e.hint(),
-            OpenError::WrongHost { .. } => {
-                "a host applies only its own bundle: check the host the bundle was made for, and this host's name (/etc/datum/host, else the system hostname)"
-            }
+/// What would fix it.
+impl Hinted for OpenError {
+    fn hint(&self) -> Option<Cow<'static, str>> {
+        Some(match self {
+        OpenError::Damaged(e) => e
+            .hint()
+            .unwrap_or("make the bundle again with `datum bundle` and fetch it again".into()),
+        OpenError::Unsigned => {
+            "make bundles with `datum bundle --sign-key KEY`, by a key the public keys file lists".into()
         }
+        OpenError::Signature(e) => return e.hint(),
+        OpenError::WrongHost { .. } => {
+            "a host applies only its own bundle: check the host the bundle was made for, and this host's name (/etc/datum/host, else the system hostname)".into()
+        }
+    })
     }
 }
 

@@ -12,10 +12,12 @@
 //! interval: 30m
 //! ```
 
+use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use datum_core::diagnostic::{Code, Diagnostic};
+use datum_core::hint::Hinted;
 use datum_core::schema::{normalise_abs_path, suggest};
 use datum_core::settings::{self, Node, Value};
 use datum_core::source::{Files, Span};
@@ -83,17 +85,19 @@ pub enum ConfigError {
     },
 }
 
-impl ConfigError {
-    /// What would fix it.
-    pub fn hint(&self) -> &'static str {
-        match self {
+/// What would fix it.
+impl Hinted for ConfigError {
+    fn hint(&self) -> Option<Cow<'static, str>> {
+        Some(Cow::Borrowed(match self {
             ConfigError::Read { .. } => {
                 "write /etc/datum/agent.yaml (see docs/agent.md), or name another file with --config"
             }
             ConfigError::Invalid { .. } => "fix each error above; docs/agent.md lists every key",
-        }
+        }))
     }
+}
 
+impl ConfigError {
     /// The diagnostics and the file they point into, for an invalid file.
     pub fn diagnostics(&self) -> Option<(&Files, &[Diagnostic])> {
         match self {

@@ -1,6 +1,7 @@
 //! The agent configuration's `git:` and `bundle:` sections: where the
 //! host's configuration comes from.
 
+use datum_core::hint::Hinted;
 use datum_core::schema::normalise_rel_path;
 use datum_core::settings::{Node, Value};
 
@@ -64,7 +65,7 @@ impl Cx {
             Ok(source) if ok => Some(Source::Git { source, fleet }),
             Ok(_) => None,
             Err(e) => {
-                let hint = e.hint();
+                let hint = e.hint().unwrap_or_default();
                 self.error(branch_span, e.to_string(), hint);
                 None
             }
@@ -100,7 +101,7 @@ impl Cx {
             }
             // Checked one by one, so a bad one is shown where it is written.
             if let Err(e) = GitSource::new(vec![remote.to_owned()], "main".to_owned()) {
-                let hint = e.hint();
+                let hint = e.hint().unwrap_or_default();
                 self.error(item.span(), e.to_string(), hint);
                 ok = false;
                 continue;

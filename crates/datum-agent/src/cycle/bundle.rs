@@ -4,7 +4,9 @@
 
 use std::io::Write;
 
-use super::{Agent, CACHED_BUNDLE, Input, Log, Refusal, now_secs, refusal};
+use datum_core::hint::Hinted;
+
+use super::{Agent, CACHED_BUNDLE, Input, Log, Refusal, now_secs, refusal, refused};
 use crate::bundle::{self, Opened};
 use crate::ca::CaFile;
 use crate::http::{self, FetchOptions, Location};
@@ -34,7 +36,7 @@ impl Agent {
             refusal(
                 e.to_string(),
                 e.hint()
-                    .unwrap_or("check `bundle.url` in the agent configuration"),
+                    .unwrap_or("check `bundle.url` in the agent configuration".into()),
             )
         })?;
         let fetched = self.fetch_bundle(&url, ca, log, out)?;
@@ -51,7 +53,12 @@ impl Agent {
             Some(&self.host),
             now_secs(),
         )
-        .map_err(|e| refusal(format!("refusing {name}: {e}"), e.hint()))?;
+        .map_err(|e| {
+            refusal(
+                format!("refusing {name}: {e}"),
+                e.hint().unwrap_or_default(),
+            )
+        })?;
         if let Some(signer) = &opened.signer {
             let _ = writeln!(
                 out,
@@ -114,7 +121,9 @@ impl Agent {
             Err(e) => e,
         };
         log.fetch_failed = true;
-        let hint = e.hint().unwrap_or("");
+        let hint = e
+            .hint()
+            .unwrap_or("check the bundle URL and the server".into());
         log.note(out, format!("fetching the bundle failed: {e}"));
         let cache = self.root.path(CACHED_BUNDLE);
         // Only a regular file, never through a link at its name, no larger
@@ -125,11 +134,7 @@ impl Agent {
         else {
             return Err(refusal(
                 "fetching failed, and no verified input is cached to fall back to",
-                if hint.is_empty() {
-                    "check the bundle URL and the server"
-                } else {
-                    hint
-                },
+                hint,
             ));
         };
         log.note(
@@ -171,7 +176,7 @@ impl Agent {
                     log.note(out, format!("--allow-rollback: applying it anyway: {why}"))
                 }
                 Ok(_) => {}
-                Err(e) => return Err(refusal(e.to_string(), e.hint())),
+                Err(e) => return Err(refused(&e)),
             }
         }
         Ok(Some((id, c.time)))

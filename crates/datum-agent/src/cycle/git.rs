@@ -12,7 +12,9 @@ use datum_core::manifest::Manifest;
 use datum_core::source::Files;
 use datum_core::{host, loader};
 
-use super::{Agent, Input, Log, REPO, Refusal, now_secs, refusal};
+use datum_core::hint::Hinted;
+
+use super::{Agent, Input, Log, REPO, Refusal, now_secs, refusal, refused};
 use crate::fetch::{self, GitSource};
 use crate::gitsig;
 use crate::http;
@@ -41,10 +43,7 @@ impl Agent {
         let last = self.last_applied(log, out)?;
         let signers = self.signers(self.config.allowed_signers.as_ref())?;
         let repo_dir = self.root.path(REPO);
-        let repo = LocalRepo::open_or_init(&repo_dir).map_err(|e| {
-            let hint = e.hint();
-            refusal(e.to_string(), hint)
-        })?;
+        let repo = LocalRepo::open_or_init(&repo_dir).map_err(|e| refused(&e))?;
         let chosen = self.choose_commit(&repo, source, last.as_ref(), log, out)?;
         self.verify_commit(&repo, &chosen, signers.as_ref(), last.as_ref(), log, out)?;
         log.source = Some(chosen.origin.clone());
@@ -76,8 +75,7 @@ impl Agent {
             .iter()
             .map(|r| remote_under_root(r, &self.root))
             .collect();
-        let local = GitSource::new(remotes, source.branch().to_owned())
-            .map_err(|e| refusal(e.to_string(), e.hint()))?;
+        let local = GitSource::new(remotes, source.branch().to_owned()).map_err(|e| refused(&e))?;
         match fetch::fetch(repo, &local) {
             Ok(fetched) => {
                 for failure in &fetched.failures {
@@ -109,7 +107,7 @@ impl Agent {
                 else {
                     return Err(refusal(
                         "fetching failed, and no verified input is cached to fall back to",
-                        e.hint(),
+                        e.hint().unwrap_or_default(),
                     ));
                 };
                 log.note(
@@ -140,7 +138,7 @@ impl Agent {
         let commit = chosen.commit;
         if let Some(signers) = signers {
             let signer = gitsig::verify_commit(repo, commit, signers, now_secs())
-                .map_err(|e| refusal(e.to_string(), e.hint()))?;
+                .map_err(|e| refused(&e))?;
             let _ = writeln!(
                 out,
                 "commit {commit} is signed by {} ({})",
@@ -154,7 +152,7 @@ impl Agent {
                     log.note(out, format!("--allow-rollback: applying it anyway: {why}"))
                 }
                 Ok(_) => {}
-                Err(e) => return Err(refusal(e.to_string(), e.hint())),
+                Err(e) => return Err(refused(&e)),
             }
         }
         Ok(())
@@ -187,7 +185,7 @@ impl Agent {
             Ok(r) => r,
             Err(e) => {
                 let message = with_diagnostics(e.to_string(), &fleet.files, e.diagnostics());
-                return Err(refusal(message, e.hint()));
+                return Err(refusal(message, e.hint().unwrap_or_default()));
             }
         };
         if let Err(e) = resolved.require_ok() {

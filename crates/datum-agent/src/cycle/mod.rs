@@ -22,6 +22,7 @@ use datum_apply::engine::{ApplyError, Options};
 use datum_apply::root::Root;
 use datum_apply::spec::Item;
 use datum_apply::{HumanReporter, JsonReporter, Providers, RunStatus, Summary};
+use datum_core::hint::Hinted;
 
 use crate::ca::CaFile;
 use crate::config::{Config, Source};
@@ -61,10 +62,18 @@ pub struct Agent {
 }
 
 /// Why nothing was applied.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
 pub struct Refusal {
     pub message: String,
     pub hint: String,
+}
+
+/// Every refusal says what to do, even as an empty line.
+impl Hinted for Refusal {
+    fn hint(&self) -> Option<std::borrow::Cow<'static, str>> {
+        Some(self.hint.clone().into())
+    }
 }
 
 fn refusal(message: impl Into<String>, hint: impl Into<String>) -> Refusal {
@@ -72,6 +81,11 @@ fn refusal(message: impl Into<String>, hint: impl Into<String>) -> Refusal {
         message: message.into(),
         hint: hint.into(),
     }
+}
+
+/// A refusal saying what `e` says, with its hint.
+fn refused(e: &impl Hinted) -> Refusal {
+    refusal(e.to_string(), e.hint().unwrap_or_default())
 }
 
 /// What a run did.
@@ -211,7 +225,7 @@ impl Agent {
                 );
                 Ok(None)
             }
-            Err(e) => Err(refusal(e.to_string(), e.hint())),
+            Err(e) => Err(refused(&e)),
         }
     }
 
@@ -221,7 +235,7 @@ impl Agent {
         };
         AllowedSigners::read(&self.path(path))
             .map(Some)
-            .map_err(|e| refusal(e.to_string(), e.hint()))
+            .map_err(|e| refused(&e))
     }
 
     /// The CAs of `ca_file`, read afresh each run (so a renewed CA needs
@@ -232,7 +246,7 @@ impl Agent {
         };
         CaFile::read(&self.path(path))
             .map(Some)
-            .map_err(|e| refusal(e.to_string(), e.hint()))
+            .map_err(|e| refused(&e))
     }
 
     fn policy(&self) -> Policy {

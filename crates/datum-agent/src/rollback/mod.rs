@@ -12,6 +12,10 @@ mod state;
 
 pub use state::{Applied, StateError, StateFile};
 
+use std::borrow::Cow;
+
+use datum_core::hint::Hinted;
+
 use crate::repo::{LocalRepo, ObjectId, RepoError};
 use crate::sshsig::time::format_utc;
 
@@ -119,10 +123,10 @@ pub enum RollbackError {
     Repo(#[from] RepoError),
 }
 
-impl RollbackError {
-    /// What would fix it.
-    pub fn hint(&self) -> &'static str {
-        match self {
+/// What would fix it.
+impl Hinted for RollbackError {
+    fn hint(&self) -> Option<Cow<'static, str>> {
+        Some(Cow::Borrowed(match self {
             Self::Behind { .. } | Self::Older { .. } => {
                 "a mirror may lag behind the others; if going back is intended, run once with --allow-rollback"
             }
@@ -132,7 +136,7 @@ impl RollbackError {
             Self::Unknown { .. } | Self::TooFar { .. } | Self::Walk { .. } | Self::Repo(_) => {
                 "if this commit is the one to apply, run once with --allow-rollback"
             }
-        }
+        }))
     }
 }
 

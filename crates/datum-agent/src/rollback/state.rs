@@ -13,9 +13,11 @@
 //! leaves the old record or the new one, never half of either. Keys datum
 //! does not know are ignored, so an older agent can read a newer record.
 
+use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 
 use datum_apply::root::{Refused, Root};
+use datum_core::hint::Hinted;
 use datum_fs::Attrs;
 
 use serde_json::{Value, json};
@@ -105,15 +107,15 @@ pub enum StateError {
     },
 }
 
-impl StateError {
-    /// What would fix it.
-    pub fn hint(&self) -> &'static str {
-        match self {
+/// What would fix it.
+impl Hinted for StateError {
+    fn hint(&self) -> Option<Cow<'static, str>> {
+        Some(Cow::Borrowed(match self {
             Self::Read { .. } | Self::Corrupt { .. } => {
                 "without this record a rollback cannot be detected; run once with --allow-rollback to accept the current input and write a fresh record"
             }
             Self::Write { .. } => "check that the state directory exists and is writable",
-        }
+        }))
     }
 }
 

@@ -11,8 +11,10 @@
 //! errors with the line and column, because a trust file that means less
 //! than its author thinks is worse than one that does not load.
 
+use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 
+use datum_core::hint::Hinted;
 use ssh_key::PublicKey;
 
 use super::pattern;
@@ -90,16 +92,16 @@ pub enum AllowedSignersError {
     },
 }
 
-impl AllowedSignersError {
-    /// What would fix it.
-    pub fn hint(&self) -> String {
+/// What would fix it.
+impl Hinted for AllowedSignersError {
+    fn hint(&self) -> Option<Cow<'static, str>> {
         match self {
-            Self::Read { .. } => {
+            Self::Read { .. } => Some(
                 "the allowed signers file lives on the host, never in the fleet repository; \
                  create it with one `PRINCIPAL ssh-ed25519 KEY` line per signer"
-                    .to_owned()
-            }
-            Self::Syntax { problem, .. } => problem.hint().to_owned(),
+                    .into(),
+            ),
+            Self::Syntax { problem, .. } => problem.hint(),
         }
     }
 }
@@ -190,10 +192,10 @@ fn time_problem(problem: TimeProblemKind) -> &'static str {
     }
 }
 
-impl SyntaxProblem {
-    /// What would fix it.
-    pub fn hint(&self) -> &'static str {
-        match self {
+/// What would fix it.
+impl Hinted for SyntaxProblem {
+    fn hint(&self) -> Option<Cow<'static, str>> {
+        Some(Cow::Borrowed(match self {
             Self::UnterminatedQuote | Self::Unexpected { .. } => {
                 "a line reads PRINCIPALS [OPTIONS] KEYTYPE KEY [COMMENT]; quote values as in namespaces=\"git\""
             }
@@ -209,7 +211,7 @@ impl SyntaxProblem {
             }
             Self::BadTime { .. } => "write times in UTC, as in \"20270101Z\" or \"202701011200Z\"",
             Self::NeverValid => "swap the two times, or remove the line",
-        }
+        }))
     }
 }
 

@@ -207,8 +207,10 @@ fn the_message_shows_the_file_and_the_line_and_a_hint() {
         "{text}"
     );
     assert!(
-        err.hint().starts_with("the options are cert-authority"),
-        "{}",
+        err.hint()
+            .unwrap()
+            .starts_with("the options are cert-authority"),
+        "{:?}",
         err.hint()
     );
     // A bare word where the key type goes reads as a key that is not one.
@@ -218,7 +220,11 @@ fn the_message_shows_the_file_and_the_line_and_a_hint() {
             .starts_with("signers:1:5: cannot read the public key"),
         "{err}"
     );
-    assert!(err.hint().contains(".pub file"), "{}", err.hint());
+    assert!(
+        err.hint().unwrap().contains(".pub file"),
+        "{:?}",
+        err.hint()
+    );
 }
 
 #[test]

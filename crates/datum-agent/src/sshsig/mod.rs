@@ -13,8 +13,10 @@ mod allowed;
 mod pattern;
 pub(crate) mod time;
 
+use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 
+use datum_core::hint::Hinted;
 use ssh_key::{HashAlg, LineEnding, PrivateKey, SshSig};
 
 pub use allowed::{AllowedSigners, AllowedSignersError, SyntaxProblem, TimeProblemKind};
@@ -70,10 +72,10 @@ pub enum KeyError {
     },
 }
 
-impl KeyError {
-    /// What would fix it.
-    pub fn hint(&self) -> &'static str {
-        match self {
+/// What would fix it.
+impl Hinted for KeyError {
+    fn hint(&self) -> Option<Cow<'static, str>> {
+        Some(Cow::Borrowed(match self {
             Self::Read { .. } | Self::Parse { .. } => {
                 "give the private half (the file without .pub), as written by `ssh-keygen -t ed25519`"
             }
@@ -81,7 +83,7 @@ impl KeyError {
                 "keep this key for interactive use, and sign with a key made by `ssh-keygen -t ed25519 -N ''` kept where only the signer reads it"
             }
             Self::NotEd25519 { .. } => "make one with `ssh-keygen -t ed25519`",
-        }
+        }))
     }
 }
 
@@ -261,10 +263,10 @@ pub enum VerifyError {
     },
 }
 
-impl VerifyError {
-    /// What would fix it.
-    pub fn hint(&self) -> &'static str {
-        match self {
+/// What would fix it.
+impl Hinted for VerifyError {
+    fn hint(&self) -> Option<Cow<'static, str>> {
+        Some(Cow::Borrowed(match self {
             Self::Malformed { .. } => {
                 "a signature starts with -----BEGIN SSH SIGNATURE-----, as `ssh-keygen -Y sign` writes it"
             }
@@ -284,7 +286,7 @@ impl VerifyError {
             Self::NotYetValid { .. } | Self::Expired { .. } => {
                 "sign with a key valid now, or change the line's valid-after/valid-before"
             }
-        }
+        }))
     }
 }
 

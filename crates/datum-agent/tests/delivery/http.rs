@@ -1,4 +1,5 @@
-use std::time::{Duration, Instant};
+use datum_core::hint::Hinted as _;
+use std::time::Duration;
 
 use datum_agent::http::{self, FetchError, FetchOptions, Location};
 
@@ -96,17 +97,17 @@ fn a_body_over_the_cap_is_refused() {
 
 #[test]
 fn a_slow_server_hits_the_timeout() {
-    let server = serve(vec![Reply::Stall(Duration::from_secs(3))]);
+    // The server never answers and waits for the client to hang up: only
+    // the client's own timeout ends the request soon, and only it gives a
+    // Timeout error (a server giving up would close, a different error).
+    let server = serve(vec![Reply::Silent]);
     let url = format!("{}/slow", server.base);
     let quick = FetchOptions {
         timeout: Duration::from_millis(300),
         ..opts(1024)
     };
-    let started = Instant::now();
     let err = http::fetch(&url, &quick).unwrap_err();
-    let took = started.elapsed();
     assert!(matches!(err, FetchError::Timeout { .. }), "{err:?}");
-    assert!(took < Duration::from_secs(2), "took {took:?}");
     assert_eq!(
         err.to_string(),
         format!("GET {url}: no complete answer within 300ms")

@@ -1,6 +1,6 @@
 use std::fs;
 use std::os::unix::fs::PermissionsExt;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use datum_agent::http::FetchOptions;
 
@@ -198,15 +198,16 @@ fn posting_is_best_effort_and_bounded() {
     let dir = tempfile::tempdir().unwrap();
     let reports = Reports::new(dir.path());
     let r = record(&reports, 5);
-    let server = serve(vec![
-        Reply::Send(response("200 OK", b"")),
-        Reply::Stall(Duration::from_secs(3)),
-    ]);
+    let server = serve(vec![Reply::Send(response("200 OK", b"")), Reply::Silent]);
     let url = format!("{}/datum/reports", server.base);
     assert!(report::post(&url, &r, &within(5000)).is_none());
-    let started = Instant::now();
+    // Only the post's own timeout ends it: the server waits for it to
+    // hang up (and `requests` below waits for the server).
     let warning = report::post(&url, &r, &within(300)).unwrap();
-    assert!(started.elapsed() < Duration::from_secs(2));
+    assert!(
+        matches!(warning.0, datum_agent::http::FetchError::Timeout { .. }),
+        "{warning}"
+    );
     assert!(
         warning
             .to_string()

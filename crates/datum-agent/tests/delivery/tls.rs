@@ -2,6 +2,7 @@
 //! 127.0.0.1 made here, a bundle served over TLS, and the agent trusting
 //! the CA only when told to.
 
+use datum_core::hint::Hinted as _;
 use std::path::Path;
 use std::time::Duration;
 
@@ -220,6 +221,7 @@ fn a_ca_file_that_cannot_be_used_says_which_and_why() {
         assert!(err.to_string().starts_with(&expected), "{text:?}: {err}");
         assert!(
             err.hint()
+                .unwrap()
                 .contains("PEM file of one or more CA certificates")
         );
     }

@@ -549,30 +549,52 @@ mod tests {
     #[test]
     fn a_command_past_its_time_is_killed_with_what_it_started() {
         let dir = tempfile::tempdir().unwrap();
-        let marker = dir.path().join("late");
+        let pid_file = dir.path().join("background");
+        // A background child that would hold the output pipe for 1000 s.
         let mut i = inv(&[
             "/bin/sh",
             "-c",
             &format!(
-                "(sleep 2; touch {}) & echo started; sleep 30",
-                marker.display()
+                "sleep 1000 & echo $! > {}; echo started; sleep 1000",
+                pid_file.display()
             ),
         ]);
         i.timeout = Duration::from_millis(300);
-        let start = Instant::now();
-        let ran = system().run(&i).unwrap();
+        // Bounded, not timed: the run must come back, however slow the
+        // machine; only a run that waits for the pipe hangs here.
+        let (done, ran) = std::sync::mpsc::channel();
+        std::thread::spawn(move || done.send(system().run(&i)));
+        let ran = ran
+            .recv_timeout(Duration::from_secs(120))
+            .expect("the run waited for its background child")
+            .unwrap();
         assert_eq!(ran.exit, Exit::TimedOut(Duration::from_millis(300)));
         assert_eq!(ran.output, "started\n");
-        assert!(
-            start.elapsed() < Duration::from_secs(5),
-            "{:?}",
-            start.elapsed()
-        );
-        std::thread::sleep(Duration::from_millis(2500));
-        assert!(
-            !marker.exists(),
-            "the background child outlived the timeout"
-        );
+        // Killed, it is gone (or a zombie) within moments; alive, it would
+        // sleep for 1000 s: 60 s tells the two apart on any machine.
+        let pid = std::fs::read_to_string(&pid_file).unwrap();
+        let pid = pid.trim();
+        let waited = Instant::now();
+        while running(pid) && waited.elapsed() < Duration::from_secs(60) {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        if running(pid) {
+            let _ = std::process::Command::new("kill")
+                .args(["-9", pid])
+                .status();
+            panic!("the background child outlived the timeout");
+        }
+    }
+
+    /// Whether process `pid` exists and is not a zombie (killed, waiting to
+    /// be reaped by whoever inherited it).
+    fn running(pid: &str) -> bool {
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+            return false;
+        };
+        // `PID (COMM) STATE ...`: the state follows the last `)`.
+        let state = stat.rsplit(')').next().unwrap_or_default().trim_start();
+        !state.starts_with('Z') && !state.starts_with('X')
     }
 
     #[test]

@@ -6,14 +6,14 @@ use std::hash::{BuildHasher, RandomState};
 use std::path::PathBuf;
 use std::time::{Duration, SystemTime};
 
-use datum_agent::config::{self, ConfigError};
+use datum_agent::config;
 use datum_agent::cycle::{Agent, REPORTS, RunOptions, RunOutcome};
 use datum_agent::report::{Reports, Timestamp};
 use datum_apply::root::{Root, host_name};
 
-use crate::GlobalArgs;
 use crate::command_error::{CommandError, Result};
 use crate::exit::Status;
+use crate::settings::Settings;
 use crate::ui::Ui;
 
 /// Converge this host on its own: fetch its configuration from git or as a
@@ -56,7 +56,7 @@ pub struct Args {
     allow_rollback: bool,
 }
 
-pub fn run(ui: &mut Ui, _global: &GlobalArgs, args: Args) -> Result<Status> {
+pub fn run(ui: &mut Ui, _settings: &Settings, args: Args) -> Result<Status> {
     let machine = match &args.root {
         Some(dir) => Root::at(super::apply::root_dir(dir)?),
         None => Root::system(),
@@ -69,7 +69,7 @@ pub fn run(ui: &mut Ui, _global: &GlobalArgs, args: Args) -> Result<Status> {
         if let Some((files, diags)) = e.diagnostics() {
             ui.diagnostics(files, diags);
         }
-        config_error(e)
+        CommandError::from(e)
     })?;
     let identity = host_name(args.host.as_deref(), &machine)?;
     let agent = Agent {
@@ -88,13 +88,6 @@ pub fn run(ui: &mut Ui, _global: &GlobalArgs, args: Args) -> Result<Status> {
     run_loop(ui, &agent, args.allow_rollback)
 }
 
-fn config_error(e: ConfigError) -> CommandError {
-    let hint = e.hint();
-    CommandError::failed(e.to_string())
-        .with_source(e)
-        .hint(hint)
-}
-
 /// Prints the run's end and gives its status.
 fn show(ui: &mut Ui, outcome: &RunOutcome) -> Status {
     for w in &outcome.warnings {
@@ -103,7 +96,7 @@ fn show(ui: &mut Ui, outcome: &RunOutcome) -> Status {
     let _ = writeln!(ui.stdout(), "report: {}", outcome.report.display());
     let _ = ui.flush();
     if let Some(r) = &outcome.refusal {
-        ui.error(&CommandError::failed(r.message.clone()).hint(r.hint.clone()));
+        ui.error(&CommandError::from(r.clone()));
     }
     outcome.status.into()
 }

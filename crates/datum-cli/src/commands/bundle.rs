@@ -17,10 +17,10 @@ use datum_fs::{Attrs, output_mode};
 use datum_git::{GitError, Repo, Revision};
 
 use super::resolve_host;
-use crate::GlobalArgs;
-use crate::command_error::{CommandError, Result};
+use crate::command_error::{CommandError, FileError, Result};
 use crate::exit::Status;
 use crate::root;
+use crate::settings::Settings;
 use crate::ui::Ui;
 
 /// Write a host's bundle: its manifest, exactly the payload files the
@@ -55,17 +55,12 @@ pub struct Args {
     rev: Option<String>,
 }
 
-pub fn run(ui: &mut Ui, global: &GlobalArgs, args: Args) -> Result<Status> {
+pub fn run(ui: &mut Ui, settings: &Settings, args: Args) -> Result<Status> {
     let key = match &args.sign_key {
-        Some(path) => Some(SigningKey::read(path).map_err(|e| {
-            let hint = e.hint();
-            CommandError::failed(e.to_string())
-                .with_source(e)
-                .hint(hint)
-        })?),
+        Some(path) => Some(SigningKey::read(path)?),
         None => None,
     };
-    let dir = root::find(global.fleet.as_deref())?;
+    let dir = root::find(settings)?;
     let (fleet, reader, revision) = load(&dir, args.rev.as_deref())?;
     let commit = revision.as_ref().map(|r| Commit {
         id: r.id(),
@@ -75,8 +70,7 @@ pub fn run(ui: &mut Ui, global: &GlobalArgs, args: Args) -> Result<Status> {
         reader.as_ref(),
         fleet.sources.keys().map(String::as_str),
         fleet.source_limit,
-    )
-    .map_err(|e| CommandError::failed(e.to_string()).with_source(e))?;
+    )?;
     let at = match &revision {
         Some(r) => format!(" at commit {}", r.short()),
         None => String::new(),
@@ -93,10 +87,8 @@ pub fn run(ui: &mut Ui, global: &GlobalArgs, args: Args) -> Result<Status> {
             resolved.require_ok()?;
             let manifest = Manifest::new(&fleet, resolved.host, &resolved.resolution);
             let bytes = batch.make(&manifest)?;
-            datum_fs::write_atomic(&args.out, &bytes, Attrs::mode(output_mode())).map_err(|e| {
-                CommandError::failed(format!("cannot write {}: {e}", args.out.display()))
-                    .with_source(e)
-            })?;
+            datum_fs::write_atomic(&args.out, &bytes, Attrs::mode(output_mode()))
+                .map_err(FileError::of("write", &args.out))?;
             writeln!(
                 ui.stdout(),
                 "bundled {name}{at} into {}{}",

@@ -5,10 +5,10 @@ use datum_core::present;
 use datum_core::resolve::resolve_all;
 
 use super::ReportFormat;
-use crate::GlobalArgs;
 use crate::command_error::Result;
 use crate::exit::Status;
 use crate::root;
+use crate::settings::Settings;
 use crate::ui::{Format, Ui};
 
 /// Resolve every host and report every error and warning in the fleet.
@@ -37,8 +37,8 @@ pub struct Args {
     reports: Option<std::path::PathBuf>,
 }
 
-pub fn run(ui: &mut Ui, global: &GlobalArgs, args: Args) -> Result<Status> {
-    let (fleet, _) = root::open(ui, global)?;
+pub fn run(ui: &mut Ui, settings: &Settings, args: Args) -> Result<Status> {
+    let (fleet, _) = root::open(ui, settings)?;
     let all = resolve_all(&fleet);
     let mut report = check(&fleet, &all);
     // Who can decrypt each secret: the recipients files against the

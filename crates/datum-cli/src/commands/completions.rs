@@ -7,16 +7,15 @@
 //! against the binary's options.
 
 use std::ffi::OsStr;
-use std::path::PathBuf;
 
 use clap::ValueEnum;
 use clap_complete::engine::CompletionCandidate;
 use clap_complete::env::{Bash, Elvish, EnvCompleter, Fish, Powershell, Zsh};
 
-use crate::GlobalArgs;
 use crate::command_error::Result;
 use crate::exit::Status;
 use crate::root;
+use crate::settings::Settings;
 use crate::ui::Ui;
 
 /// The environment variable that turns a run of `datum` into a completion
@@ -66,7 +65,7 @@ impl Shell {
     }
 }
 
-pub fn run(ui: &mut Ui, _global: &GlobalArgs, args: Args) -> Result<Status> {
+pub fn run(ui: &mut Ui, _settings: &Settings, args: Args) -> Result<Status> {
     // The script runs `datum` from PATH, not this file's path: a packaged
     // script then keeps working after an upgrade moves the binary.
     args.shell
@@ -84,8 +83,7 @@ pub fn host_names(current: &OsStr) -> Vec<CompletionCandidate> {
     let Some(prefix) = current.to_str() else {
         return Vec::new();
     };
-    let explicit = std::env::var_os("DATUM_FLEET").map(PathBuf::from);
-    let Ok((fleet, _)) = root::load(explicit.as_deref()) else {
+    let Ok((fleet, _)) = root::load(&Settings::completing()) else {
         return Vec::new();
     };
     let mut names: Vec<CompletionCandidate> = fleet

@@ -15,10 +15,10 @@ use datum_core::resolve::{FleetResolution, resolve_all};
 use datum_git::{GitError, Repo, Revision};
 
 use super::ReportFormat;
-use crate::GlobalArgs;
 use crate::command_error::{CommandError, Result};
 use crate::exit::Status;
 use crate::root;
+use crate::settings::Settings;
 use crate::ui::{Format, Ui};
 
 /// Show every host whose manifest a change alters, field by field, with the
@@ -58,8 +58,8 @@ enum Loaded {
     Absent(GitError),
 }
 
-pub fn run(ui: &mut Ui, global: &GlobalArgs, args: Args) -> Result<Status> {
-    let root = root::locate(ui, global)?;
+pub fn run(ui: &mut Ui, settings: &Settings, args: Args) -> Result<Status> {
+    let root = root::locate(ui, settings)?;
     let repo = Repo::discover(&root)?;
     let old_rev = repo.resolve(args.old.as_deref().unwrap_or("HEAD"))?;
     let new_rev = match &args.new {

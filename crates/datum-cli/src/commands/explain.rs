@@ -6,11 +6,11 @@ use datum_apply::provider::exec::shown;
 use datum_core::explain::{Explanation, Target, json};
 use datum_core::present::explain as text;
 
-use super::{ReportFormat, parse_target, resolve_host};
-use crate::GlobalArgs;
+use super::{ReportFormat, parse_target, resolve_host_anyway};
 use crate::command_error::{CommandError, Result};
 use crate::exit::Status;
 use crate::root;
+use crate::settings::Settings;
 use crate::ui::{Format, Ui};
 
 /// Show where every value of a host comes from: the layer that set it, the
@@ -42,17 +42,19 @@ pub struct Args {
     pub format: ReportFormat,
 }
 
-pub fn run(ui: &mut Ui, global: &GlobalArgs, args: Args) -> Result<Status> {
+pub fn run(ui: &mut Ui, settings: &Settings, args: Args) -> Result<Status> {
     let host = host(&args)?;
     // Read before the fleet loads: a mistyped id needs no fleet to be refused.
     let target = match &args.target {
         None => Target::Host,
         Some(text) => parse_target(text)?,
     };
-    let (fleet, _) = root::open(ui, global)?;
+    let (fleet, _) = root::open(ui, settings)?;
     // A host with problems (shown on stderr) is explained all the same:
-    // debugging them is when explain is needed most.
-    let resolved = resolve_host(ui, &fleet, host)?;
+    // debugging them is when explain is needed most. So is a host broken
+    // documents hold back, with the documents that loaded; it still has no
+    // manifest, and the status says so.
+    let resolved = resolve_host_anyway(ui, &fleet, host)?;
     let ex = Explanation::new(&fleet, resolved.host, &resolved.resolution);
     let answer = ex.answer(&target);
     match args.format {
@@ -68,6 +70,9 @@ pub fn run(ui: &mut Ui, global: &GlobalArgs, args: Args) -> Result<Status> {
         }
     }
     ui.flush()?;
+    if let Some(held_back) = resolved.held_back_error() {
+        return Err(held_back.into());
+    }
     resolved.require_ok()?;
     Ok(if answer.found() {
         Status::OK

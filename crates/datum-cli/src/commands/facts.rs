@@ -8,9 +8,9 @@ use datum_apply::facts::Facts;
 
 use super::ReportFormat;
 use super::apply::root_dir;
-use crate::GlobalArgs;
 use crate::command_error::Result;
 use crate::exit::Status;
+use crate::settings::Settings;
 use crate::ui::{Format, Ui};
 
 /// Print what this host observes: its OS and release (from os-release),
@@ -35,7 +35,7 @@ pub struct Args {
     pub format: ReportFormat,
 }
 
-pub fn run(ui: &mut Ui, _global: &GlobalArgs, args: Args) -> Result<Status> {
+pub fn run(ui: &mut Ui, _settings: &Settings, args: Args) -> Result<Status> {
     let root = match &args.root {
         Some(dir) => Root::at(root_dir(dir)?),
         None => Root::system(),

@@ -6,10 +6,10 @@ use datum_core::present::hosts;
 use datum_core::selector::{Selector, hosts_tree};
 
 use super::{ReportFormat, require_carried, warn_load_errors};
-use crate::GlobalArgs;
 use crate::command_error::Result;
 use crate::exit::Status;
 use crate::root;
+use crate::settings::Settings;
 use crate::ui::{Format, Ui};
 
 /// List the hosts a selector matches, with their labels.
@@ -28,9 +28,9 @@ pub struct Args {
     pub format: ReportFormat,
 }
 
-pub fn run(ui: &mut Ui, global: &GlobalArgs, args: Args) -> Result<Status> {
+pub fn run(ui: &mut Ui, settings: &Settings, args: Args) -> Result<Status> {
     let selector = Selector::parse(&args.selector)?;
-    let (fleet, _) = root::open(ui, global)?;
+    let (fleet, _) = root::open(ui, settings)?;
     warn_load_errors(ui, &fleet);
     require_carried(&fleet, &selector)?;
     let hosts = selector.hosts(&fleet);

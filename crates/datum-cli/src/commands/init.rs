@@ -1,15 +1,17 @@
 //! `datum init [DIR]`: a minimal fleet that checks clean, to start from.
 
+use std::borrow::Cow;
 use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
 
 use datum_core::emit;
+use datum_core::hint::{Fault, Hinted};
 use datum_core::json_schema;
 
-use crate::GlobalArgs;
-use crate::command_error::{CommandError, Result};
+use crate::command_error::{FileError, Result, from_hinted};
 use crate::exit::Status;
+use crate::settings::Settings;
 use crate::ui::Ui;
 
 /// Create a minimal fleet: datum.yaml declaring labels, a base layer, a
@@ -106,22 +108,18 @@ fn with_modeline(path: &str, text: &str) -> String {
     format!("# yaml-language-server: $schema={up}{SCHEMA_FILE}\n{text}")
 }
 
-pub fn run(ui: &mut Ui, _global: &GlobalArgs, args: Args) -> Result<Status> {
+pub fn run(ui: &mut Ui, _settings: &Settings, args: Args) -> Result<Status> {
     let dir = &args.dir;
     if dir.exists() && !dir.is_dir() {
-        return Err(CommandError::usage(format!(
-            "{} is not a directory",
-            dir.display()
-        )));
+        return Err(InitError::NotADirectory(dir.clone()).into());
     }
-    let occupied = occupied(dir).map_err(|e| cannot("read", dir, e))?;
+    let occupied = occupied(dir).map_err(FileError::of("read", dir))?;
     if !occupied.is_empty() && !args.force {
-        return Err(CommandError::failed(format!(
-            "{} is not empty (it holds {})",
-            dir.display(),
-            names(&occupied)
-        ))
-        .hint("pass --force to add the fleet's files beside what is there, or name a new directory: datum init DIR"));
+        return Err(InitError::NotEmpty {
+            dir: dir.clone(),
+            holds: names(&occupied),
+        }
+        .into());
     }
     let clashes: Vec<String> = FILES
         .iter()
@@ -130,25 +128,24 @@ pub fn run(ui: &mut Ui, _global: &GlobalArgs, args: Args) -> Result<Status> {
         .filter(|path| dir.join(path).symlink_metadata().is_ok())
         .collect();
     if !clashes.is_empty() {
-        return Err(CommandError::failed(format!(
-            "{} already holds {}; nothing was written",
-            dir.display(),
-            names(&clashes)
-        ))
-        .hint("datum init never overwrites a file: move those away, or start in a new directory"));
+        return Err(InitError::Clash {
+            dir: dir.clone(),
+            holds: names(&clashes),
+        }
+        .into());
     }
     for (path, text) in FILES {
         let target = dir.join(path);
         if let Some(parent) = target.parent() {
-            fs::create_dir_all(parent).map_err(|e| cannot("create", parent, e))?;
+            fs::create_dir_all(parent).map_err(FileError::of("create", parent))?;
         }
-        fs::write(&target, with_modeline(path, text)).map_err(|e| cannot("write", &target, e))?;
+        fs::write(&target, with_modeline(path, text)).map_err(FileError::of("write", &target))?;
         ui.detail(&format!("wrote {}", target.display()));
     }
     let mut schema = Vec::new();
     emit::write_json(&mut schema, &json_schema::schema())?;
     let target = dir.join(SCHEMA_FILE);
-    fs::write(&target, schema).map_err(|e| cannot("write", &target, e))?;
+    fs::write(&target, schema).map_err(FileError::of("write", &target))?;
     ui.detail(&format!("wrote {}", target.display()));
     let here = dir.as_os_str() == ".";
     let (shown, fleet) = if here {
@@ -205,8 +202,39 @@ fn names(items: &[String]) -> String {
     out
 }
 
-fn cannot(what: &str, path: &Path, e: io::Error) -> CommandError {
-    CommandError::failed(format!("cannot {what} {}: {e}", path.display())).with_source(e)
+/// Why no fleet was created. Nothing is written before any of these.
+#[derive(Debug, thiserror::Error)]
+pub enum InitError {
+    #[error("{} is not a directory", .0.display())]
+    NotADirectory(PathBuf),
+    #[error("{} is not empty (it holds {holds})", dir.display())]
+    NotEmpty { dir: PathBuf, holds: String },
+    #[error("{} already holds {holds}; nothing was written", dir.display())]
+    Clash { dir: PathBuf, holds: String },
+}
+
+from_hinted!(InitError);
+
+impl Hinted for InitError {
+    fn hint(&self) -> Option<Cow<'static, str>> {
+        let hint = match self {
+            InitError::NotADirectory(_) => return None,
+            InitError::NotEmpty { .. } => {
+                "pass --force to add the fleet's files beside what is there, or name a new directory: datum init DIR"
+            }
+            InitError::Clash { .. } => {
+                "datum init never overwrites a file: move those away, or start in a new directory"
+            }
+        };
+        Some(hint.into())
+    }
+
+    fn fault(&self) -> Fault {
+        match self {
+            InitError::NotADirectory(_) => Fault::Usage,
+            _ => Fault::Failed,
+        }
+    }
 }
 
 #[cfg(test)]

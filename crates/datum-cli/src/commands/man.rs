@@ -1,16 +1,17 @@
 //! `datum man [--out DIR]`: manual pages, generated from the same argument
 //! definitions as `--help`.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use clap::CommandFactory;
 use clap_mangen::Man;
 use datum_fs::OutDir;
 
-use crate::command_error::{CommandError, Result};
+use crate::Cli;
+use crate::command_error::{FileError, Result};
 use crate::exit::Status;
+use crate::settings::Settings;
 use crate::ui::Ui;
-use crate::{Cli, GlobalArgs};
 
 /// Print datum's manual page, or write one page per command into a
 /// directory.
@@ -25,7 +26,7 @@ pub struct Args {
     out: Option<PathBuf>,
 }
 
-pub fn run(ui: &mut Ui, _global: &GlobalArgs, args: Args) -> Result<Status> {
+pub fn run(ui: &mut Ui, _settings: &Settings, args: Args) -> Result<Status> {
     let pages = pages();
     match args.out {
         None => {
@@ -34,16 +35,16 @@ pub fn run(ui: &mut Ui, _global: &GlobalArgs, args: Args) -> Result<Status> {
             ui.flush()?;
         }
         Some(dir) => {
-            let out = OutDir::create(&dir).map_err(|e| cannot("create", &dir, e))?;
+            let out = OutDir::create(&dir).map_err(FileError::of("create", &dir))?;
             for (name, page) in &pages {
                 let path = dir.join(name);
                 let mut text = Vec::new();
                 page.render(&mut text)?;
                 out.write(name, &text)
-                    .map_err(|e| cannot("write", &path, e))?;
+                    .map_err(FileError::of("write", &path))?;
                 ui.detail(&format!("wrote {}", path.display()));
             }
-            out.sync().map_err(|e| cannot("write", &dir, e))?;
+            out.commit().map_err(FileError::of("write", &dir))?;
             ui.status(&format!(
                 "wrote {} manual pages into {}",
                 pages.len(),
@@ -69,10 +70,6 @@ fn pages() -> Vec<(String, Man)> {
         out.push(page(sub.clone()));
     }
     out
-}
-
-fn cannot(what: &str, path: &Path, e: std::io::Error) -> CommandError {
-    CommandError::failed(format!("cannot {what} {}: {e}", path.display())).with_source(e)
 }
 
 #[cfg(test)]

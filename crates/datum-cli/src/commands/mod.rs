@@ -24,9 +24,9 @@ use datum_core::fleet::Fleet;
 use datum_core::host::{self, Resolved};
 use datum_core::selector::Selector;
 
-use crate::GlobalArgs;
 use crate::command_error::Result;
 use crate::exit::Status;
+use crate::settings::Settings;
 use crate::ui::{Format, Ui};
 
 #[derive(Debug, clap::Subcommand)]
@@ -48,23 +48,23 @@ pub enum Command {
     Secret(secret::Args),
 }
 
-pub fn run(ui: &mut Ui, global: &GlobalArgs, command: Command) -> Result<Status> {
+pub fn run(ui: &mut Ui, settings: &Settings, command: Command) -> Result<Status> {
     match command {
-        Command::Render(args) => render::run(ui, global, args),
-        Command::Check(args) => check::run(ui, global, args),
-        Command::Explain(args) => explain::run(ui, global, args),
-        Command::Apply(args) => apply::run(ui, global, args),
-        Command::Hosts(args) => hosts::run(ui, global, args),
-        Command::Facts(args) => facts::run(ui, global, args),
-        Command::Diff(args) => diff::run(ui, global, args),
-        Command::Query(args) => query::run(ui, global, args),
-        Command::Bundle(args) => bundle::run(ui, global, args),
-        Command::Agent(args) => agent::run(ui, global, args),
-        Command::Init(args) => init::run(ui, global, args),
-        Command::Completions(args) => completions::run(ui, global, args),
-        Command::Man(args) => man::run(ui, global, args),
-        Command::Schema(args) => schema::run(ui, global, args),
-        Command::Secret(args) => secret::run(ui, global, args),
+        Command::Render(args) => render::run(ui, settings, args),
+        Command::Check(args) => check::run(ui, settings, args),
+        Command::Explain(args) => explain::run(ui, settings, args),
+        Command::Apply(args) => apply::run(ui, settings, args),
+        Command::Hosts(args) => hosts::run(ui, settings, args),
+        Command::Facts(args) => facts::run(ui, settings, args),
+        Command::Diff(args) => diff::run(ui, settings, args),
+        Command::Query(args) => query::run(ui, settings, args),
+        Command::Bundle(args) => bundle::run(ui, settings, args),
+        Command::Agent(args) => agent::run(ui, settings, args),
+        Command::Init(args) => init::run(ui, settings, args),
+        Command::Completions(args) => completions::run(ui, settings, args),
+        Command::Man(args) => man::run(ui, settings, args),
+        Command::Schema(args) => schema::run(ui, settings, args),
+        Command::Secret(args) => secret::run(ui, settings, args),
     }
 }
 
@@ -128,6 +128,28 @@ pub fn resolve_host(ui: &mut Ui, fleet: &Fleet, name: &str) -> Result<Resolved> 
     let resolved = host::resolve(fleet, name).inspect_err(|e| {
         ui.diagnostics(&fleet.files, e.diagnostics());
     })?;
+    ui.diagnostics(&fleet.files, &resolved.problems);
+    if let Some(warning) = resolved.elsewhere_warning() {
+        ui.warning(&warning);
+    }
+    Ok(resolved)
+}
+
+/// [`resolve_host`] for a host broken documents hold back too: resolved
+/// with the documents that loaded, those documents' errors shown first,
+/// with a note that what follows leaves them out.
+pub fn resolve_host_anyway(ui: &mut Ui, fleet: &Fleet, name: &str) -> Result<Resolved> {
+    let resolved = host::resolve_anyway(fleet, name).inspect_err(|e| {
+        ui.diagnostics(&fleet.files, e.diagnostics());
+    })?;
+    if !resolved.held_back.is_empty() {
+        ui.diagnostics(&fleet.files, &fleet.diagnostics);
+        ui.note(&format!(
+            "explained without {}, which failed to load; {} has no manifest until it is fixed",
+            resolved.held_back.join(", "),
+            resolved.name
+        ));
+    }
     ui.diagnostics(&fleet.files, &resolved.problems);
     if let Some(warning) = resolved.elsewhere_warning() {
         ui.warning(&warning);

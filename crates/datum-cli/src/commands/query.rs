@@ -4,15 +4,15 @@ use std::io::Write;
 
 use datum_core::explain::Target;
 use datum_core::present::query as text;
-use datum_core::query::{Answer, query, query_var};
+use datum_core::query::{Answer, query, query_var, require_knowable};
 use datum_core::resolve::resolve_all;
 use datum_core::selector::Selector;
 
 use super::{ReportFormat, parse_target, require_carried, warn_load_errors};
-use crate::GlobalArgs;
 use crate::command_error::{CommandError, Result};
 use crate::exit::Status;
 use crate::root;
+use crate::settings::Settings;
 use crate::ui::{Format, Ui};
 
 /// Show each host's value of one field, and the layer that set it.
@@ -38,7 +38,7 @@ pub struct Args {
     pub format: ReportFormat,
 }
 
-pub fn run(ui: &mut Ui, global: &GlobalArgs, args: Args) -> Result<Status> {
+pub fn run(ui: &mut Ui, settings: &Settings, args: Args) -> Result<Status> {
     let target = parse_target(&args.target)?;
     let names_no_field = || {
         CommandError::usage(format!("`{}` names no field", args.target))
@@ -48,7 +48,11 @@ pub fn run(ui: &mut Ui, global: &GlobalArgs, args: Args) -> Result<Status> {
         return Err(names_no_field());
     }
     let selector = Selector::parse(&args.selector)?;
-    let (fleet, _) = root::open(ui, global)?;
+    let (fleet, _) = root::open(ui, settings)?;
+    if let Err(e) = require_knowable(&fleet) {
+        ui.diagnostics(&fleet.files, &fleet.diagnostics);
+        return Err(e.into());
+    }
     warn_load_errors(ui, &fleet);
     require_carried(&fleet, &selector)?;
     let all = resolve_all(&fleet);

@@ -10,10 +10,10 @@ use datum_core::resolve::resolve_all;
 use datum_fs::manifests;
 
 use super::{DocFormat, resolve_host};
-use crate::GlobalArgs;
 use crate::command_error::{CommandError, Result};
 use crate::exit::Status;
 use crate::root;
+use crate::settings::Settings;
 use crate::ui::Ui;
 
 /// Print the manifest a host receives: its labels, the layers it matches in
@@ -44,7 +44,7 @@ pub struct Args {
     pub format: DocFormat,
 }
 
-pub fn run(ui: &mut Ui, global: &GlobalArgs, args: Args) -> Result<Status> {
+pub fn run(ui: &mut Ui, settings: &Settings, args: Args) -> Result<Status> {
     // Checked before the fleet is read: an option the form does not use
     // would otherwise be silently ignored (clap's `requires` is not
     // enforced once the positional host is given).
@@ -56,7 +56,7 @@ pub fn run(ui: &mut Ui, global: &GlobalArgs, args: Args) -> Result<Status> {
             "redirect stdout (datum render HOST > FILE), or use --all --out DIR for every host",
         ));
     }
-    let (fleet, _) = root::open(ui, global)?;
+    let (fleet, _) = root::open(ui, settings)?;
     match (&args.host, &args.out) {
         (Some(name), None) => {
             let resolved = resolve_host(ui, &fleet, name)?;

@@ -2,9 +2,9 @@
 
 use datum_core::json_schema;
 
-use crate::GlobalArgs;
 use crate::command_error::Result;
 use crate::exit::Status;
+use crate::settings::Settings;
 use crate::ui::{Format, Ui};
 
 /// Print the JSON Schema (draft 2020-12) of Fleet, Host and Layer
@@ -18,7 +18,7 @@ use crate::ui::{Format, Ui};
 #[derive(Debug, clap::Args)]
 pub struct Args {}
 
-pub fn run(ui: &mut Ui, _global: &GlobalArgs, _args: Args) -> Result<Status> {
+pub fn run(ui: &mut Ui, _settings: &Settings, _args: Args) -> Result<Status> {
     ui.write_tree(&json_schema::schema(), Format::Json)?;
     ui.flush()?;
     Ok(Status::OK)

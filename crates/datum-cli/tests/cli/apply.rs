@@ -389,12 +389,15 @@ fn a_second_run_fails_clearly_while_the_lock_is_held() {
     let m = machine();
     let lock = m.path().join("var/lib/datum/apply.lock");
     fs::create_dir_all(lock.parent().unwrap()).unwrap();
+    // Held far longer than any wait below, so a slow machine cannot see it
+    // released; killed once the run is refused.
     let mut holder = Command::new("flock")
         .arg(&lock)
-        .args(["sleep", "30"])
+        .args(["sleep", "600"])
         .spawn()
         .unwrap();
-    // Wait until the holder has the lock.
+    // Wait until the holder has the lock (bounded: fails only if it never
+    // does).
     let start = Instant::now();
     while Command::new("flock")
         .args(["--nonblock"])
@@ -405,7 +408,7 @@ fn a_second_run_fails_clearly_while_the_lock_is_held() {
         .success()
     {
         assert!(
-            start.elapsed() < Duration::from_secs(10),
+            start.elapsed() < Duration::from_secs(120),
             "flock never took the lock"
         );
         std::thread::sleep(Duration::from_millis(20));

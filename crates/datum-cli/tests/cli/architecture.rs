@@ -156,7 +156,7 @@ fn cycles(root: &Path) -> (i32, String) {
 fn no_crate_imports_its_own_modules_in_a_cycle() {
     let (code, text) = cycles(&repo_root());
     assert_eq!(code, 0, "scripts/cycles.py:\n{text}");
-    assert!(text.contains("of them not allowed: 0"), "{text}");
+    assert!(text.ends_with("cycles: 0\n"), "{text}");
 }
 
 /// The layers docs/architecture.md draws for the core: each module with
@@ -255,5 +255,5 @@ fn a_cycle_through_a_grouped_use_or_a_doc_link_is_found_and_test_code_is_not() {
     assert!(text.contains("a -> b  (src/a.rs:1)"), "{text}");
     assert!(text.contains("b -> a  (src/b/inner.rs:1)"), "{text}");
     assert!(!text.contains("c d"), "{text}");
-    assert!(text.contains("cycles: 1, of them not allowed: 1"), "{text}");
+    assert!(text.contains("cycles: 1\n"), "{text}");
 }

@@ -51,15 +51,36 @@ impl From<Output> for Run {
 
 /// Runs `datum ARGS --fleet DIR`.
 pub fn run_in(fleet: &Path, args: &[&str]) -> Run {
-    let out = datum()
-        .args(args)
-        .arg("--fleet")
-        .arg(fleet)
-        .output()
-        .unwrap();
+    let mut cmd = datum();
+    cmd.args(args);
+    with_fleet(cmd, fleet)
+}
+
+/// Runs `cmd` with `--fleet DIR` last; Datum must not have panicked.
+fn with_fleet(mut cmd: assert_cmd::Command, fleet: &Path) -> Run {
+    let out = cmd.arg("--fleet").arg(fleet).output().unwrap();
     let run = Run::from(out);
     assert_ne!(run.code, 101, "datum panicked:\n{}", run.stderr);
     run
+}
+
+/// `datum apply --host HOST --root ROOT ARGS --fleet FLEET`, killed if it
+/// has not ended within five minutes (a run that blocks fails the test
+/// instead of hanging it, and no slow machine takes that long); the root's
+/// path in the output reads `[ROOT]`.
+pub fn apply_under(root: &Path, host: &str, fleet: &Path, args: &[&str]) -> Run {
+    let mut cmd = datum();
+    cmd.timeout(std::time::Duration::from_secs(300))
+        .args(["apply", "--host", host, "--root"])
+        .arg(root)
+        .args(args);
+    let run = with_fleet(cmd, fleet);
+    let real = root.canonicalize().unwrap().display().to_string();
+    Run {
+        code: run.code,
+        stdout: run.stdout.replace(&real, "[ROOT]"),
+        stderr: run.stderr.replace(&real, "[ROOT]"),
+    }
 }
 
 /// Copies a directory tree (regular files and directories only).

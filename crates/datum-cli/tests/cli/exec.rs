@@ -11,7 +11,7 @@ use std::fs;
 use std::os::unix::fs::PermissionsExt;
 use std::path::PathBuf;
 
-use crate::common::{Run, datum};
+use crate::common::{Run, apply_under};
 
 /// The programs the fleets below run, each with the path its wrapper has.
 const PROGRAMS: [(&str, &str); 6] = [
@@ -99,22 +99,7 @@ impl Scene {
     /// `datum apply --host app-001 --root ROOT ARGS`; the root's path in
     /// the output reads `[ROOT]`.
     fn apply(&self, args: &[&str]) -> Run {
-        let out = datum()
-            .args(["apply", "--host", "app-001", "--root"])
-            .arg(self.root())
-            .args(args)
-            .arg("--fleet")
-            .arg(self.fleet())
-            .output()
-            .unwrap();
-        let run = Run::from(out);
-        assert_ne!(run.code, 101, "datum panicked:\n{}", run.stderr);
-        let real = self.root().canonicalize().unwrap().display().to_string();
-        Run {
-            code: run.code,
-            stdout: run.stdout.replace(&real, "[ROOT]"),
-            stderr: run.stderr.replace(&real, "[ROOT]"),
-        }
+        apply_under(&self.root(), "app-001", &self.fleet(), args)
     }
 
     /// The command lines run since the last call.

@@ -5,9 +5,12 @@
 //! --net`): a copy of /etc is bound over /etc (so /etc/fstab and
 //! /etc/sysctl.d are the copy's), a directory over /var/lib (Datum's
 //! state), and the parameter is `net.ipv4.ip_forward`, which belongs to the
-//! test's own network namespace. Where the machine does not allow
-//! namespaces (a container without CAP_SYS_ADMIN), the test says it was
-//! skipped, and `system_files.rs` still covers everything but the live part.
+//! test's own network namespace. It needs root, util-linux's `unshare`,
+//! `findmnt`, `mount` and `umount`, and a machine that lets it take
+//! namespaces (a container without CAP_SYS_ADMIN does not); without them
+//! it says it was skipped, and fails under `DATUM_TEST_REQUIRE_TOOLS`, as
+//! every test that needs the machine does. `system_files.rs` covers
+//! everything but the live part either way.
 
 use std::fs;
 use std::path::Path;
@@ -64,10 +67,14 @@ done
 
 #[test]
 fn a_mount_and_a_sysctl_converge_on_a_running_system_in_namespaces_of_their_own() {
+    use datum_testkit::tools;
+    if !tools::root() || !tools::installed(&["unshare", "findmnt", "mount", "umount"]) {
+        return;
+    }
     if !namespaces() {
-        eprintln!(
-            "skipped: this machine does not let a test take its own mount and network namespaces (unshare --mount --net); the running-system side of Mount and Sysctl is untested here"
-        );
+        let why = "this machine does not let a test take its own mount and network namespaces (unshare --mount --net)";
+        assert!(!tools::required(), "{why}, and {} is set: the test must run", tools::REQUIRE);
+        eprintln!("skipped: {why}; the running-system side of Mount and Sysctl is untested here");
         return;
     }
     let dir = tempfile::tempdir().unwrap();

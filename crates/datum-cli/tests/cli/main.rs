@@ -22,6 +22,7 @@ mod escaping;
 mod exec;
 mod explain;
 mod facts;
+mod fail_closed;
 mod hosts;
 mod init;
 mod json_contract;

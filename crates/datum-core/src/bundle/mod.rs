@@ -52,11 +52,14 @@ mod manifest;
 #[cfg(test)]
 mod tests;
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::fmt;
 use std::io::{self, Write};
 
 use sha2::{Digest, Sha256};
+
+use crate::hint::Hinted;
 
 pub use decode::decode;
 
@@ -385,11 +388,11 @@ pub enum BundleError {
     Write(#[source] io::Error),
 }
 
-impl BundleError {
-    /// What the operator can do about it.
-    pub fn hint(&self) -> Option<&'static str> {
+/// What the operator can do about it.
+impl Hinted for BundleError {
+    fn hint(&self) -> Option<Cow<'static, str>> {
         use BundleError::*;
-        match self {
+        let hint = match self {
             NotABundle => Some("check the URL or path: it should name a file `datum bundle` wrote"),
             Version { .. } => Some("produce the bundle with the same Datum release as the agent"),
             Truncated { .. } => {
@@ -402,7 +405,8 @@ impl BundleError {
                 "the bundle was altered after it was made: make it again with `datum bundle` and do not edit it",
             ),
             _ => None,
-        }
+        };
+        hint.map(Cow::Borrowed)
     }
 }
 

@@ -7,7 +7,9 @@
 //! style, or not first. A first document with a top-level `type: Fleet`,
 //! `Host` or `Layer` is a document file too, so that one whose author forgot
 //! `datum:` is reported (by the decoder, at its `type` line) instead of
-//! being skipped. Anything else is a payload.
+//! being skipped. A first document with `type: Manifest` is Datum's own
+//! output (`datum render --all --out DIR` run inside the fleet): never
+//! input, wherever it sits. Anything else is a payload.
 //!
 //! Parsing stops as soon as the answer is known: a document file is
 //! usually decided at its first key, and a payload costs at most its first
@@ -26,6 +28,8 @@ pub enum Class {
     Document,
     /// Anything else: read no further.
     Payload,
+    /// What Datum writes (`type: Manifest`): never read as input.
+    Output,
 }
 
 /// Whether `text` is a document file (the same rule the loader applies to
@@ -55,6 +59,7 @@ pub(crate) fn decide<R: Read>(chars: &mut Chars<R>) -> Class {
     }
     drop(events);
     match &chars.kept {
+        Some(kept) if is_output(kept) => Class::Output,
         Some(kept) if looks_like_document(kept) => Class::Document,
         _ => Class::Payload,
     }
@@ -71,6 +76,9 @@ struct Walk {
     expect_key: bool,
     /// The top-level key whose value comes next, when it was a scalar.
     key: Option<String>,
+    /// A top-level `datum` key was seen: a document file, or Datum's output
+    /// when its `type` says so.
+    datum: bool,
 }
 
 impl Walk {
@@ -126,16 +134,22 @@ impl Walk {
     fn top_level(&mut self, event: Event<'_>) -> Option<Class> {
         let was_key = self.expect_key;
         match event {
+            Event::MappingEnd if self.datum => return Some(Class::Document),
             Event::MappingEnd => return Some(Class::Payload),
             Event::Scalar(text, _) if was_key => {
                 if text == "datum" {
-                    return Some(Class::Document);
+                    self.datum = true;
                 }
                 self.key = Some(text.into_owned());
             }
             Event::Scalar(text, _) => {
-                if self.key.as_deref() == Some("type") && is_datum_type(&text) {
-                    return Some(Class::Document);
+                if self.key.as_deref() == Some("type") {
+                    if text == OUTPUT_TYPE {
+                        return Some(Class::Output);
+                    }
+                    if self.datum || is_datum_type(&text) {
+                        return Some(Class::Document);
+                    }
                 }
                 self.key = None;
             }
@@ -151,6 +165,9 @@ impl Walk {
         None
     }
 }
+
+/// The `type` of what Datum writes.
+const OUTPUT_TYPE: &str = "Manifest";
 
 fn is_datum_type(text: &str) -> bool {
     matches!(text, "Fleet" | "Host" | "Layer")
@@ -176,6 +193,21 @@ fn looks_like_document(bytes: &[u8]) -> bool {
             _ => false,
         }
     })
+}
+
+/// Whether a file that does not parse says, at the start of a line of its
+/// first document, that it is Datum's output (`type: Manifest`).
+fn is_output(bytes: &[u8]) -> bool {
+    let text = String::from_utf8_lossy(bytes);
+    text.lines()
+        .skip_while(|l| l.starts_with("---") || l.trim().is_empty() || l.starts_with('#'))
+        .take_while(|l| !l.starts_with("---"))
+        .any(|line| {
+            key_of(line).is_some_and(|(key, rest)| {
+                let value = rest.split('#').next().unwrap_or("").trim();
+                key == "type" && value.trim_matches(|c| c == '"' || c == '\'') == OUTPUT_TYPE
+            })
+        })
 }
 
 /// The key at the very start of a line (plain or quoted) and what follows
@@ -237,6 +269,28 @@ mod tests {
             "a: b\n  datum: v1alpha1\n",
         ] {
             assert_eq!(classify(text), Class::Payload, "{text:?}");
+        }
+    }
+
+    #[test]
+    fn datums_own_output_is_told_apart() {
+        for text in [
+            "datum: v1alpha1\ntype: Manifest\nhost: web-001\n",
+            "{datum: v1alpha1, type: Manifest, host: x}\n",
+            "type: Manifest\ndatum: v1alpha1\n",
+            "---\ndatum: v1alpha1\ntype: \"Manifest\"\n",
+            // Broken, as a hand edit may leave it.
+            "datum: v1alpha1\nhost: [x\ntype: Manifest\n",
+        ] {
+            assert_eq!(classify(text), Class::Output, "{text:?}");
+        }
+        // Input stays input: a manifest later in the file is the decoder's
+        // to refuse, and a broken input file is not taken for output.
+        for text in [
+            "datum: v1alpha1\ntype: Host\n---\ndatum: v1alpha1\ntype: Manifest\n",
+            "datum: v1alpha1\nname: [x\n---\ntype: Manifest\n",
+        ] {
+            assert_eq!(classify(text), Class::Document, "{text:?}");
         }
     }
 

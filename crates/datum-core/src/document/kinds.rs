@@ -178,6 +178,17 @@ impl<'d, 'a, 'x> Cx<'d, 'a, 'x> {
             Scalar::Text("Fleet", _) => Some(DocType::Fleet),
             Scalar::Text("Host", _) => Some(DocType::Host),
             Scalar::Text("Layer", _) => Some(DocType::Layer),
+            Scalar::Text("Manifest", _) => {
+                self.err(
+                    Diagnostic::error(
+                        Code::UnknownType,
+                        "a Manifest is what Datum writes, never a document of the fleet",
+                    )
+                    .at(self.span(v), "Datum's output")
+                    .hint("a file whose first document is a Manifest is skipped as output; move this one out of the fleet, or delete it"),
+                );
+                None
+            }
             Scalar::Text(other, _) => {
                 let hint = match suggest(other, ["Fleet", "Host", "Layer"]) {
                     Some(n) => format!("did you mean `{n}`? The types are Fleet, Host and Layer"),
@@ -328,6 +339,11 @@ impl<'d, 'a, 'x> Cx<'d, 'a, 'x> {
                     vars,
                 })
             }
+            // A document cut short by a syntax error could have said
+            // anything past the cut: its matcher, however much of it was
+            // read, is not the one its author wrote, so it touches every
+            // host.
+            (_, _, _) if self.doc.truncated => out.broken.push(Broken::Layer(None)),
             (_, _, matcher) => out.broken.push(Broken::Layer(matcher)),
         }
     }

@@ -1,6 +1,7 @@
 //! A layer's resources: ids, and which fields each type takes.
 
 use crate::diagnostic::{Code, Diagnostic};
+use crate::hint::Hinted;
 use crate::names::Rule;
 use crate::schema::{Field, Kind, ResourceId, suggest};
 
@@ -46,7 +47,7 @@ impl<'d, 'a, 'x> Cx<'d, 'a, 'x> {
                     continue;
                 }
                 Err(e) => {
-                    let (msg, hint) = (e.to_string(), e.hint());
+                    let (msg, hint) = (e.to_string(), e.hint().unwrap_or_default());
                     self.err(
                         Diagnostic::error(Code::InvalidResource, msg)
                             .at(self.span(k), "here")

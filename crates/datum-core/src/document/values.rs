@@ -2,6 +2,7 @@
 //! words from a fixed set, lists of text and resource references.
 
 use crate::diagnostic::{Code, Diagnostic};
+use crate::hint::Hinted;
 use crate::names::{self, Rule};
 use crate::printable::quoted;
 use crate::schema::{
@@ -544,7 +545,7 @@ impl<'d, 'a, 'x> Cx<'d, 'a, 'x> {
                     }
                 }
                 Err(e) => {
-                    let (msg, hint) = (e.to_string(), e.hint());
+                    let (msg, hint) = (e.to_string(), e.hint().unwrap_or_default());
                     self.err(
                         Diagnostic::error(Code::InvalidResource, msg)
                             .at(self.span(item), "here")

@@ -16,12 +16,14 @@
 
 pub mod json;
 
+use std::borrow::Cow;
 use std::cell::OnceCell;
 
 pub use crate::resolve::{Role, State};
 
 use crate::diagnostic::Diagnostic;
 use crate::fleet::{Contrib, Fleet, HostId, LayerId, ResId, Setting};
+use crate::hint::{Fault, Hinted};
 use crate::matcher::{Label, LabelCheck, groups};
 use crate::report::problem_diagnostic;
 use crate::resolve::{Resolution, ResolvedField, ResolvedResource, ResolvedVar};
@@ -111,6 +113,42 @@ impl Target {
     }
 }
 
+/// What to write instead: the shape of a target, or the fields its type
+/// takes. Bad usage when the text is not even shaped like a resource id,
+/// a failure when it names a type or field the schema does not have.
+impl Hinted for TargetError {
+    fn hint(&self) -> Option<Cow<'static, str>> {
+        Some(match self {
+            TargetError::Id(e @ IdError::Shape { .. }) => format!(
+                "{}, and a field follows a dot: File[motd].mode",
+                e.hint().unwrap_or_default()
+            )
+            .into(),
+            TargetError::Id(e) => return e.hint(),
+            TargetError::NoFieldName { kind, .. } => takes(*kind).into(),
+            TargetError::VarName { .. } => {
+                "a var is named `vars.NAME`, the name letters, digits and `_`: vars.ntp_server"
+                    .into()
+            }
+            TargetError::NoField { kind, name } => {
+                let fields = kind.fields().iter().map(|f| f.name());
+                match suggest(name, fields) {
+                    Some(near) => format!("did you mean `{near}`? {}", takes(*kind)).into(),
+                    None => takes(*kind).into(),
+                }
+            }
+        })
+    }
+
+    fn fault(&self) -> Fault {
+        if self.is_malformed() {
+            Fault::Usage
+        } else {
+            Fault::Failed
+        }
+    }
+}
+
 impl TargetError {
     /// Whether the text is not even shaped like a resource id (bad usage),
     /// as opposed to naming a type or field the schema does not have.
@@ -120,29 +158,6 @@ impl TargetError {
             TargetError::Id(IdError::Shape { .. } | IdError::Title { .. })
                 | TargetError::VarName { .. }
         )
-    }
-
-    /// What to write instead: the shape of a target, or the fields its
-    /// type takes.
-    pub fn hint(&self) -> String {
-        match self {
-            TargetError::Id(e @ IdError::Shape { .. }) => {
-                format!("{}, and a field follows a dot: File[motd].mode", e.hint())
-            }
-            TargetError::Id(e) => e.hint(),
-            TargetError::NoFieldName { kind, .. } => takes(*kind),
-            TargetError::VarName { .. } => {
-                "a var is named `vars.NAME`, the name letters, digits and `_`: vars.ntp_server"
-                    .to_owned()
-            }
-            TargetError::NoField { kind, name } => {
-                let fields = kind.fields().iter().map(|f| f.name());
-                match suggest(name, fields) {
-                    Some(near) => format!("did you mean `{near}`? {}", takes(*kind)),
-                    None => takes(*kind),
-                }
-            }
-        }
     }
 }
 

@@ -88,8 +88,10 @@ fn bad_targets_say_what_is_wrong() {
     assert_eq!(err("nginx"), shape("nginx"));
     assert!(err("nginx").is_malformed());
     assert_eq!(
-        err("nginx").hint(),
-        "a resource id is Type[title], such as Package[nginx] or File[motd], and a field follows a dot: File[motd].mode"
+        err("nginx").hint().as_deref(),
+        Some(
+            "a resource id is Type[title], such as Package[nginx] or File[motd], and a field follows a dot: File[motd].mode"
+        )
     );
     assert_eq!(
         err("File[a]b]"),
@@ -106,15 +108,19 @@ fn bad_targets_say_what_is_wrong() {
     let unknown = err("Fiel[x].mode");
     assert!(!unknown.is_malformed());
     assert_eq!(
-        unknown.hint(),
-        "did you mean `File`? The types are Cron, Directory, Exec, File, Group, Mount, Package, Service, Symlink, Sysctl, User"
+        unknown.hint().as_deref(),
+        Some(
+            "did you mean `File`? The types are Cron, Directory, Exec, File, Group, Mount, Package, Service, Symlink, Sysctl, User"
+        )
     );
     let typo = err("File[x].mdoe");
     assert!(!typo.is_malformed());
     assert_eq!(typo.to_string(), "File has no field `mdoe`");
     assert_eq!(
-        typo.hint(),
-        "did you mean `mode`? File takes path, ensure, owner, group, mode, source, content, template, secret, sensitive, requires"
+        typo.hint().as_deref(),
+        Some(
+            "did you mean `mode`? File takes path, ensure, owner, group, mode, source, content, template, secret, sensitive, requires"
+        )
     );
     // A field of another type is not a field of this one.
     assert_eq!(
@@ -124,8 +130,8 @@ fn bad_targets_say_what_is_wrong() {
     let dot = err("File[x].");
     assert_eq!(dot.to_string(), "`File[x].` names no field after the dot");
     assert!(
-        dot.hint().starts_with("File takes path, "),
-        "{}",
+        dot.hint().unwrap().starts_with("File takes path, "),
+        "{:?}",
         dot.hint()
     );
 }

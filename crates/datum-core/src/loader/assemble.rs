@@ -19,6 +19,10 @@ pub(super) struct PendingLayer {
     pub(super) path: String,
     pub(super) doc: LayerDoc,
     pub(super) ok: bool,
+    /// Its matcher means what its author wrote: false when it names a
+    /// label key or value `Fleet.labels` does not declare, so the layer,
+    /// set aside, touches every host.
+    pub(super) matcher_sound: bool,
 }
 
 pub(super) struct PendingHost {
@@ -229,6 +233,7 @@ impl Assembler {
                 path: path.to_owned(),
                 doc,
                 ok: true,
+                matcher_sound: true,
             });
         }
         if spans.len() > 1 {

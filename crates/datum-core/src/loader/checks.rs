@@ -176,6 +176,7 @@ impl Assembler {
             self.layers[k].doc.matcher = matcher;
             if !ok {
                 self.layers[k].ok = false;
+                self.layers[k].matcher_sound = false;
             }
         }
         self.check_sources(reader);

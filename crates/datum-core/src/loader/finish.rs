@@ -67,7 +67,12 @@ impl Assembler {
         let mut layers = Vec::with_capacity(pending.len());
         for l in pending {
             if !l.ok {
-                self.set_aside(&l.path, BrokenKind::Layer, Touch::Matcher(l.doc.matcher));
+                let touch = if l.matcher_sound {
+                    Touch::Matcher(l.doc.matcher)
+                } else {
+                    Touch::All
+                };
+                self.set_aside(&l.path, BrokenKind::Layer, touch);
                 continue;
             }
             layers.push(self.layer(l));

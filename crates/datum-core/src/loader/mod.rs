@@ -158,15 +158,17 @@ fn decode(files: &Files, id: FileId, utf8: bool) -> Loaded {
     let mut docs = document::decode_file(id, text, &mut diags);
     if !utf8 {
         // The documents are only a guess at what the file holds: keep
-        // what they touch, and report the encoding alone.
+        // what they touch (a layer's matcher is a guess too, so a layer
+        // touches every host), and report the encoding alone.
         diags.clear();
         let mut broken = std::mem::take(&mut docs.broken);
         broken.extend(docs.hosts.drain(..).map(|h| Broken::Host(Some(h.name))));
-        broken.extend(
-            docs.layers
-                .drain(..)
-                .map(|l| Broken::Layer(Some(l.matcher))),
-        );
+        broken.extend(docs.layers.drain(..).map(|_| Broken::Layer(None)));
+        for b in &mut broken {
+            if let Broken::Layer(m) = b {
+                *m = None;
+            }
+        }
         if !docs.fleets.is_empty() {
             docs.fleets.clear();
             broken.push(Broken::Fleet);

@@ -58,7 +58,9 @@ pub fn read_document(
     if let Some(e) = chars.error.take() {
         return Err(io(e));
     }
-    if class == Class::Payload {
+    // Datum's own output (a manifest `render --all --out` wrote inside the
+    // fleet) is never input.
+    if matches!(class, Class::Payload | Class::Output) {
         return Ok(None);
     }
     if let Some(size) = size.filter(|&size| size > limit) {

@@ -246,3 +246,36 @@ fn a_layer_name_taken_twice_sets_the_second_aside() {
     let names: Vec<&str> = fleet.layers.iter().map(|l| &*l.name).collect();
     assert_eq!(names, ["web", "other"]);
 }
+
+#[test]
+fn a_layer_whose_matcher_cannot_be_read_as_written_holds_back_every_host() {
+    let fleet_doc = format!("{FLEET}labels:\n  role: [web, db]\n");
+    let hosts = host("web-001", "{role: web}") + &host("db-001", "{role: db}");
+    let blocked = |layer_text: String| {
+        let r = MemReader::new()
+            .file("datum.yaml", fleet_doc.clone())
+            .file("hosts.yaml", hosts.clone())
+            .file("roles/web/layer.yaml", layer_text);
+        let fleet = load(&r).unwrap();
+        assert!(!fleet.diagnostics.is_empty());
+        ["web-001", "db-001"].map(|h| !fleet.blockers(fleet.host_id(h).unwrap()).is_empty())
+    };
+    // An undeclared value: `wbe` was meant for some hosts, none knows which.
+    assert_eq!(blocked(layer(30, "{role: wbe}", "")), [true, true]);
+    // An undeclared key.
+    assert_eq!(blocked(layer(30, "{rle: web}", "")), [true, true]);
+    // `match` misspelt, so missing.
+    let text = layer(30, "{role: web}", "").replace("match:", "mtach:");
+    assert_eq!(blocked(text), [true, true]);
+    // A syntax error after a matcher that was read whole.
+    let text = layer(30, "{role: web}", "  Package[nginx]: {ensure: [installed\n");
+    assert_eq!(blocked(text), [true, true]);
+    // An error inside a resource of a layer whose matcher is sound holds
+    // back only the hosts it selects.
+    let text = layer(
+        30,
+        "{role: web}",
+        "  Package[nginx]:\n    ensure: instaled\n",
+    );
+    assert_eq!(blocked(text), [true, false]);
+}

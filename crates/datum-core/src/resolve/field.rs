@@ -137,15 +137,6 @@ impl ResolvedField {
         &self.entries[self.kept as usize..]
     }
 
-    /// Whether the field appears in the manifest.
-    pub fn is_present(&self, fleet: &Fleet) -> bool {
-        if self.field.is_set() {
-            !self.entries().is_empty()
-        } else {
-            self.value(fleet).is_some()
-        }
-    }
-
     fn range(&self) -> std::ops::Range<usize> {
         self.start as usize..(self.start + self.len) as usize
     }

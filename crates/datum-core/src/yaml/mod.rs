@@ -153,8 +153,11 @@ pub(crate) fn parse<'a>(file: FileId, text: &'a str, diags: &mut Vec<Diagnostic>
 /// Parses every document in `text`, handing each to `each` as soon as it
 /// is complete, so a file of thousands of documents never holds all their
 /// trees at once. Problems become diagnostics. After a syntax error,
-/// parsing starts again at the next `---` line, so one broken document does
-/// not hide the others in its file.
+/// parsing starts again at the first `---` line after the start of the
+/// document it broke (a `---` at the start of a line always ends a
+/// document, whatever the parser made of what came before, such as a `[`
+/// never closed), so one broken document does not hide the others in its
+/// file.
 pub(crate) fn parse_each<'a>(
     file: FileId,
     text: &'a str,
@@ -225,8 +228,9 @@ fn lines_inclusive(text: &str) -> impl Iterator<Item = &str> {
     })
 }
 
-/// Parses documents until the end or a syntax error; returns the line of
-/// the error, if one stopped it.
+/// Parses documents until the end or a syntax error; when one stopped it,
+/// returns the line the broken document started on (the error's line when
+/// it came between documents).
 fn parse_from<'a>(
     file: FileId,
     text: &'a str,
@@ -253,8 +257,12 @@ fn parse_from<'a>(
             Some(Err(e)) => {
                 let where_ = at(e.marker());
                 diags.push(scan_error(file, text, where_, line_offset, &e));
+                let started = builder
+                    .doc
+                    .as_ref()
+                    .map_or(where_.line, |_| builder.started);
                 builder.cut_short(docs, diags);
-                return Some(where_.line);
+                return Some(started.min(where_.line));
             }
         };
         if !builder.event(event, span_of(&span), docs, diags) {
@@ -275,6 +283,8 @@ struct Builder<'a> {
     stack: Vec<Open>,
     /// Depth of collections being skipped because they are nested too deep.
     skipping: usize,
+    /// The line `doc` started on.
+    started: u32,
 }
 
 impl<'a> Builder<'a> {
@@ -290,6 +300,7 @@ impl<'a> Builder<'a> {
         let Some(d) = self.doc.as_mut() else {
             match event {
                 Event::DocumentStart(_) => {
+                    self.started = span.start.line;
                     self.doc = Some(Doc {
                         // Enough for a host document without growing.
                         nodes: Vec::with_capacity(24),

@@ -83,6 +83,20 @@ fn parsing_resumes_after_a_broken_document() {
 }
 
 #[test]
+fn parsing_resumes_after_a_document_whose_error_is_found_past_its_end() {
+    // A `[` never closed: the scanner reads on through the `---` and only
+    // stops at the end of the text, but the `---` ended the document.
+    let text = "a: 1\nb:\n  c: [x\n---\nd: 4\ne: 5\n---\nf: 6\n";
+    let (docs, diags) = parse_ok(text);
+    assert_eq!(diags.len(), 1, "{diags:?}");
+    assert_eq!(docs.len(), 3);
+    assert!(docs[0].broken);
+    assert!(!docs[1].broken && !docs[2].broken);
+    assert_eq!(docs[1].node(1).span.start, Pos { line: 5, col: 1 });
+    assert_eq!(docs[2].node(1).span.start, Pos { line: 8, col: 1 });
+}
+
+#[test]
 fn parsing_resumes_at_the_same_line_whatever_the_line_endings() {
     for eol in ["\n", "\r\n", "\r"] {
         let text = "a: 1\n---\nb: [1\nc: 2\n---\nd: 4\n".replace('\n', eol);

@@ -1,12 +1,14 @@
 //! A second opinion from the reference implementation: the Go `age` CLI
 //! (Debian's `age` package) decrypts what Datum encrypts, and Datum
-//! decrypts what it encrypts. Ignored by default because the CLI is not
-//! part of the toolchain; run with `cargo test -p datum-secrets -- --ignored`.
+//! decrypts what it encrypts. Skipped, saying so, where the CLI is not
+//! installed; CI installs it and fails these tests without it
+//! (`datum_testkit::tools`).
 
 use std::io::Write as _;
 use std::process::{Command, Stdio};
 
 use datum_secrets::{decrypt, encrypt, read_identities};
+use datum_testkit::tools;
 
 use crate::support::{age_key_file, run, ssh_keygen};
 
@@ -29,8 +31,10 @@ fn age_cli(args: &[&str], input: &[u8]) -> Vec<u8> {
 }
 
 #[test]
-#[ignore = "needs the Go age CLI: apt-get install age"]
 fn the_age_cli_decrypts_what_datum_encrypts() {
+    if !tools::installed(&["age"]) {
+        return;
+    }
     let dir = tempfile::tempdir().unwrap();
     let host = ssh_keygen("ed25519", "", &[]);
     let (admin_file, admin) = age_key_file(dir.path(), "admin.txt");
@@ -41,8 +45,10 @@ fn the_age_cli_decrypts_what_datum_encrypts() {
 }
 
 #[test]
-#[ignore = "needs the Go age CLI: apt-get install age"]
 fn datum_decrypts_what_the_age_cli_encrypts() {
+    if !tools::installed(&["age", "age-keygen"]) {
+        return;
+    }
     let dir = tempfile::tempdir().unwrap();
     let host = ssh_keygen("ed25519", "", &[]);
     let admin_file = dir.path().join("admin.txt");

@@ -149,6 +149,13 @@ fn var_overlaps(
     }
 }
 
+#[cfg(test)]
+thread_local! {
+    /// Pairs of sides [`latent`] has looked at on this thread: what the
+    /// rule's cost is counted in by the tests, never timed.
+    pub(super) static PAIRS: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
 /// Every side that takes part in some latent pair (in the order given),
 /// and the first pair: one warning per field (or var) and precedence,
 /// however many layers (1,500 layers overlapping pairwise are one
@@ -166,6 +173,8 @@ fn latent<C: Copy>(
     let mut first: Option<(C, C)> = None;
     for (i, &a) in sides.iter().enumerate() {
         for (j, &b) in sides.iter().enumerate().skip(i + 1) {
+            #[cfg(test)]
+            PAIRS.with(|p| p.set(p.get() + 1));
             let (la, lb) = (layer(a), layer(b));
             // Both already counted: this pair adds nothing.
             if (involved[i] && involved[j])

@@ -1,0 +1,285 @@
+//! No host goes past a doubt: a layer whose matcher cannot be read as
+//! written holds back every host in every command that produces or applies
+//! a manifest; one broken document hides nothing else; Datum never reads
+//! its own output; publishing refuses what would fail on the host.
+
+use std::fs;
+
+use crate::common::{Run, apply_under, copy_tree, example, run_in};
+
+/// `examples/fleet` copied, with `role: web` in roles/web misspelt `wbe`:
+/// `Fleet.labels` declares `role`, so the matcher names an undeclared value.
+fn typo_fleet() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    copy_tree(&example("fleet"), dir.path());
+    let layer = dir.path().join("roles/web/layer.yaml");
+    let text = fs::read_to_string(&layer).unwrap();
+    assert!(text.contains("    role: web\n"));
+    fs::write(&layer, text.replace("    role: web\n", "    role: wbe\n")).unwrap();
+    dir
+}
+
+/// The matcher's error as `check` draws it: the place, the line, the hint.
+fn shows_the_typo(run: &Run) {
+    assert!(
+        run.stderr.contains(
+            "error: `wbe` is not a declared value of label `role`
+ --> roles/web/layer.yaml:7:11
+  |
+7 |     role: wbe
+  |           ^^^ undeclared value
+  |
+  = hint: did you mean `web`?"
+        ),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn a_matcher_typo_holds_back_every_host_in_render() {
+    let fleet = typo_fleet();
+    // A host the misspelt layer was meant for, and one it was not: neither
+    // can be vouched for.
+    for host in ["web-002", "db-001"] {
+        let run = run_in(fleet.path(), &["render", host]);
+        assert_eq!(run.code, 1, "{host}: {}", run.stdout);
+        assert_eq!(run.stdout, "", "{host}: a manifest was printed");
+        shows_the_typo(&run);
+        assert!(
+            run.stderr.contains(&format!(
+                "error: {host} cannot be resolved: documents it depends on failed to load: roles/web/layer.yaml (Layer document)"
+            )),
+            "{}",
+            run.stderr
+        );
+    }
+}
+
+#[test]
+fn a_matcher_typo_holds_back_every_host_in_render_all_and_bundle() {
+    let fleet = typo_fleet();
+    let out = tempfile::tempdir().unwrap();
+    let rendered = out.path().join("rendered");
+    let run = run_in(
+        fleet.path(),
+        &["render", "--all", "--out", rendered.to_str().unwrap()],
+    );
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    shows_the_typo(&run);
+    assert_eq!(fs::read_dir(&rendered).unwrap().count(), 0);
+    let bundles = out.path().join("bundles");
+    let run = run_in(
+        fleet.path(),
+        &["bundle", "--all", "--out", bundles.to_str().unwrap()],
+    );
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    shows_the_typo(&run);
+    assert_eq!(fs::read_dir(&bundles).unwrap().count(), 0);
+}
+
+#[test]
+fn a_matcher_typo_holds_back_every_host_in_apply_and_noop() {
+    let fleet = typo_fleet();
+    let root = tempfile::tempdir().unwrap();
+    for args in [&["--noop"][..], &[]] {
+        let run = apply_under(root.path(), "db-001", fleet.path(), args);
+        assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
+        shows_the_typo(&run);
+        assert_eq!(
+            fs::read_dir(root.path()).unwrap().count(),
+            0,
+            "apply wrote into the root"
+        );
+    }
+}
+
+#[test]
+fn a_matcher_typo_makes_query_refuse_and_explain_say_so() {
+    let fleet = typo_fleet();
+    let run = run_in(fleet.path(), &["query", "Package[postgresql].ensure"]);
+    assert_eq!(run.code, 1, "{}", run.stdout);
+    assert_eq!(run.stdout, "");
+    shows_the_typo(&run);
+    assert!(
+        run.stderr.contains(
+            "error: no host's value can be known: roles/web/layer.yaml (Layer document) failed to load and could match any host"
+        ),
+        "{}",
+        run.stderr
+    );
+    // Explain still explains, with what loaded, and ends with the error.
+    let run = run_in(
+        fleet.path(),
+        &["explain", "Package[postgresql]", "--host", "db-001"],
+    );
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(
+        run.stdout.starts_with("Package[postgresql]"),
+        "{}",
+        run.stdout
+    );
+    shows_the_typo(&run);
+    assert!(
+        run.stderr.contains(
+            "note: explained without roles/web/layer.yaml (Layer document), which failed to load; db-001 has no manifest until it is fixed"
+        ),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn an_error_inside_a_resource_holds_back_only_the_hosts_its_layer_selects() {
+    let fleet = tempfile::tempdir().unwrap();
+    copy_tree(&example("fleet"), fleet.path());
+    let layer = fleet.path().join("roles/web/layer.yaml");
+    let text = fs::read_to_string(&layer).unwrap();
+    fs::write(
+        &layer,
+        text.replace("ensure: installed", "ensure: instaled"),
+    )
+    .unwrap();
+    let run = run_in(fleet.path(), &["render", "web-002"]);
+    assert_eq!(run.code, 1);
+    let run = run_in(fleet.path(), &["render", "db-001"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(run.stdout.contains("host: db-001\n"));
+}
+
+/// A fleet whose `hosts.yaml` holds `first`, then `second`.
+fn two_hosts_in_one_file(first: &str, second: &str) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    fs::write(
+        dir.path().join("datum.yaml"),
+        "datum: v1alpha1\ntype: Fleet\nname: f\n",
+    )
+    .unwrap();
+    fs::write(
+        dir.path().join("hosts.yaml"),
+        format!("{first}---\n{second}"),
+    )
+    .unwrap();
+    fs::write(
+        dir.path().join("base.yaml"),
+        "datum: v1alpha1\ntype: Layer\nname: base\nprecedence: 0\nmatch: {}\nresources:\n  Package[curl]: {}\n",
+    )
+    .unwrap();
+    dir
+}
+
+#[test]
+fn a_host_after_a_broken_host_in_the_same_file_still_renders() {
+    // The `[` is never closed: the parser reads on past the `---`.
+    let fleet = two_hosts_in_one_file(
+        "datum: v1alpha1\ntype: Host\nname: web-001\nlabels:\n  role: [web\n",
+        "datum: v1alpha1\ntype: Host\nname: web-002\nlabels:\n  role: web\n",
+    );
+    let run = run_in(fleet.path(), &["render", "web-002"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(run.stdout.contains("host: web-002\n"), "{}", run.stdout);
+    let run = run_in(fleet.path(), &["check"]);
+    assert_eq!(run.code, 1);
+    assert!(run.stderr.contains("hosts.yaml:"), "{}", run.stderr);
+}
+
+#[test]
+fn a_host_not_found_while_a_file_failed_to_load_names_that_file() {
+    // The name of the second host is inside the broken part.
+    let fleet = two_hosts_in_one_file(
+        "datum: v1alpha1\ntype: Host\nname: web-001\n",
+        "datum: v1alpha1\ntype: Host\nname: [web-009\n",
+    );
+    let run = run_in(fleet.path(), &["render", "web-009"]);
+    assert_eq!(run.code, 1, "{}", run.stdout);
+    assert!(
+        run.stderr.contains(
+            "error: no host named `web-009` in this fleet
+  = hint: hosts.yaml failed to load and may declare it: fix it first; `datum check` lists every problem"
+        ),
+        "{}",
+        run.stderr
+    );
+}
+
+/// Every file below `dir`, with its bytes, sorted.
+fn tree(dir: &std::path::Path) -> Vec<(String, Vec<u8>)> {
+    let mut out = Vec::new();
+    for entry in fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        if path.is_dir() {
+            out.extend(
+                tree(&path)
+                    .into_iter()
+                    .map(|(n, b)| (format!("{name}/{n}"), b)),
+            );
+        } else {
+            out.push((name, fs::read(&path).unwrap()));
+        }
+    }
+    out.sort();
+    out
+}
+
+#[test]
+fn render_all_into_the_fleet_any_number_of_times_gives_the_same_files() {
+    let fleet = tempfile::tempdir().unwrap();
+    copy_tree(&example("fleet"), fleet.path());
+    let mut before = None;
+    for round in 0..3 {
+        let out = fleet.path().join("rendered");
+        let run = run_in(
+            fleet.path(),
+            &["render", "--all", "--out", out.to_str().unwrap()],
+        );
+        assert_eq!(run.code, 0, "round {round}: {}", run.stderr);
+        assert_eq!(run.stderr, "", "round {round}");
+        let files = tree(&out);
+        assert_eq!(files.len(), 5, "round {round}");
+        match &before {
+            None => before = Some(files),
+            Some(first) => assert_eq!(&files, first, "round {round}"),
+        }
+        let check = run_in(fleet.path(), &["check"]);
+        assert_eq!(check.code, 0, "round {round}: {}", check.stderr);
+    }
+}
+
+#[test]
+fn bundle_all_into_the_fleet_any_number_of_times_gives_the_same_files() {
+    let fleet = tempfile::tempdir().unwrap();
+    copy_tree(&example("fleet"), fleet.path());
+    let mut before = None;
+    for round in 0..3 {
+        let out = fleet.path().join("bundles");
+        let run = run_in(
+            fleet.path(),
+            &["bundle", "--all", "--out", out.to_str().unwrap()],
+        );
+        assert_eq!(run.code, 0, "round {round}: {}", run.stderr);
+        let files = tree(&out);
+        assert_eq!(files.len(), 5, "round {round}");
+        match &before {
+            None => before = Some(files),
+            Some(first) => assert_eq!(&files, first, "round {round}"),
+        }
+    }
+}
+
+#[test]
+fn a_manifest_document_inside_an_input_file_is_refused_with_its_place() {
+    let fleet = two_hosts_in_one_file(
+        "datum: v1alpha1\ntype: Host\nname: web-001\n",
+        "datum: v1alpha1\ntype: Manifest\nhost: web-001\n",
+    );
+    let run = run_in(fleet.path(), &["check"]);
+    assert_eq!(run.code, 1);
+    assert!(
+        run.stderr.contains(
+            "error: a Manifest is what Datum writes, never a document of the fleet\n --> hosts.yaml:6:7"
+        ),
+        "{}",
+        run.stderr
+    );
+}
