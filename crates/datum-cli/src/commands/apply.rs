@@ -6,15 +6,15 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use datum_agent::local::{self, Origin};
 use datum_agent::report::Mode;
 use datum_apply::engine::Options;
+use datum_apply::facts::Facts;
 use datum_apply::root::{Root, host_name};
 use datum_apply::spec::{Item, items};
 use datum_apply::trust::check_fleet;
 use datum_apply::{HumanReporter, JsonReporter, Providers};
-use datum_apply::facts::Facts;
 use datum_core::facts::Tied;
 use datum_core::host::HostError;
-use datum_core::source::Files;
 use datum_core::manifest::Manifest;
+use datum_core::source::Files;
 
 use super::{ReportFormat, resolve_host};
 use crate::command_error::{CommandError, Result};
@@ -117,7 +117,13 @@ pub fn run(ui: &mut Ui, settings: &Settings, args: Args) -> Result<Status> {
         }
     })?;
     resolved.require_ok()?;
-    check_labels(ui, &identity.name, &fleet.tied(resolved.host), &fleet.files, &facts)?;
+    check_labels(
+        ui,
+        &identity.name,
+        &fleet.tied(resolved.host),
+        &fleet.files,
+        &facts,
+    )?;
     let manifest = Manifest::new(&fleet, resolved.host, &resolved.resolution);
     let items = items(&manifest, &reader);
     let origin = Origin {
@@ -131,7 +137,13 @@ pub fn run(ui: &mut Ui, settings: &Settings, args: Args) -> Result<Status> {
 /// Refuses, before anything changes, a host whose labels tied to a fact
 /// disagree with what it observes: each label drawn as an error at its
 /// place in the fleet (a bundle's manifest has no places).
-fn check_labels(ui: &mut Ui, host: &str, tied: &[Tied], files: &Files, facts: &Facts) -> Result<()> {
+fn check_labels(
+    ui: &mut Ui,
+    host: &str,
+    tied: &[Tied],
+    files: &Files,
+    facts: &Facts,
+) -> Result<()> {
     let placed = (!files.is_empty()).then_some(files);
     let whence = "observed by this host now (`datum facts` shows every fact)";
     let diags = datum_core::facts::check(tied, &facts.observed(), host, placed, whence);
@@ -142,7 +154,11 @@ fn check_labels(ui: &mut Ui, host: &str, tied: &[Tied], files: &Files, facts: &F
     Err(CommandError::failed(format!(
         "refusing to apply: {} of {host}'s labels {} with what it observes; nothing was changed",
         diags.len(),
-        if diags.len() == 1 { "disagrees" } else { "disagree" }
+        if diags.len() == 1 {
+            "disagrees"
+        } else {
+            "disagree"
+        }
     )))
 }
 
@@ -166,11 +182,15 @@ fn converge(
     let applied = match args.format {
         ReportFormat::Text => {
             let reporter = HumanReporter::styled(ui.styled_stream());
-            local::apply(host, items, machine, &providers, &options, record, facts, reporter)
+            local::apply(
+                host, items, machine, &providers, &options, record, facts, reporter,
+            )
         }
         ReportFormat::Json => {
             let reporter = JsonReporter::new(ui.stdout()).with_facts(facts.tree());
-            local::apply(host, items, machine, &providers, &options, record, facts, reporter)
+            local::apply(
+                host, items, machine, &providers, &options, record, facts, reporter,
+            )
         }
     };
     for w in &applied.warnings {

@@ -73,7 +73,11 @@ fn a_mount_and_a_sysctl_converge_on_a_running_system_in_namespaces_of_their_own(
     }
     if !namespaces() {
         let why = "this machine does not let a test take its own mount and network namespaces (unshare --mount --net)";
-        assert!(!tools::required(), "{why}, and {} is set: the test must run", tools::REQUIRE);
+        assert!(
+            !tools::required(),
+            "{why}, and {} is set: the test must run",
+            tools::REQUIRE
+        );
         eprintln!("skipped: {why}; the running-system side of Mount and Sysctl is untested here");
         return;
     }
