@@ -219,6 +219,17 @@ impl Kind {
         }
     }
 
+    /// Fields a resolved resource must have when its `ensure` is
+    /// `absent`: what names the thing to remove (a Mount's mount point),
+    /// no more; a Cron or a Sysctl is named by its title or `name`.
+    pub fn required_when(self, absent: bool) -> &'static [Field] {
+        match self {
+            Kind::Cron | Kind::Sysctl if absent => &[],
+            Kind::Mount if absent => &[Field::Path],
+            _ => self.required(),
+        }
+    }
+
     /// The fields that each give a resource its content: at most one of
     /// them may be set. Another kind of content is one more entry here.
     pub fn content_fields(self) -> &'static [Field] {

@@ -211,7 +211,8 @@ fn resource(
             )),
         }
     }
-    for &field in kind.required() {
+    let absent = r.values.get(&Field::Ensure).and_then(Value::as_str) == Some("absent");
+    for &field in kind.required_when(absent) {
         if !r.values.contains_key(&field) {
             problems.push(problem(
                 id_span,

@@ -44,7 +44,8 @@ pub(super) fn validate(fleet: &Fleet, res: &Resolution, problems: &mut Vec<Probl
 /// the conflict only.
 fn missing(fleet: &Fleet, r: &ResolvedResource, problems: &mut Vec<Problem>) {
     let kind = fleet.resources.get(r.id).kind;
-    for &field in kind.required() {
+    let absent = r.value(fleet, Field::Ensure).and_then(Value::as_str) == Some("absent");
+    for &field in kind.required_when(absent) {
         let f = r.field(field);
         if f.is_some_and(|f| f.has_conflict()) {
             continue;
@@ -282,6 +283,51 @@ mod tests {
                 _ => None,
             })
             .collect()
+    }
+
+    /// The fields each resource of host `h` lacks, as `Type[title].field`.
+    fn missing_fields(resources: &str) -> Vec<String> {
+        let r = MemReader::new()
+            .file("datum.yaml", FLEET)
+            .file("hosts.yaml", host("h", "{}"))
+            .file("base.yaml", layer(0, "{}", resources));
+        let fleet = load(&r).unwrap();
+        assert!(fleet.diagnostics.is_empty(), "{:?}", fleet.diagnostics);
+        let res = crate::resolve::resolve_host(&fleet, fleet.host_id("h").unwrap());
+        res.problems
+            .iter()
+            .filter_map(|p| match p {
+                Problem::Missing {
+                    resource, field, ..
+                } => Some(format!("{}.{field}", fleet.resources.text(*resource))),
+                _ => None,
+            })
+            .collect::<std::collections::BTreeSet<_>>()
+            .into_iter()
+            .collect()
+    }
+
+    #[test]
+    fn what_is_removed_needs_only_what_names_it() {
+        assert_eq!(
+            missing_fields(
+                "  Cron[a]:\n    ensure: absent\n  Sysctl[vm.swappiness]:\n    ensure: absent\n\
+                 \x20 Mount[m]:\n    ensure: absent\n  Mount[n]:\n    ensure: absent\n    path: /n\n"
+            ),
+            ["Mount[m].path"]
+        );
+        assert_eq!(
+            missing_fields(
+                "  Cron[a]:\n    user: root\n  Sysctl[vm.swappiness]: {}\n  Mount[m]:\n    ensure: unmounted\n    path: /m\n"
+            ),
+            [
+                "Cron[a].command",
+                "Cron[a].schedule",
+                "Mount[m].device",
+                "Mount[m].fstype",
+                "Sysctl[vm.swappiness].value"
+            ]
+        );
     }
 
     #[test]
