@@ -119,8 +119,11 @@ impl Sysctls {
             return Ok(());
         };
         let path = dir.join(proc_path(key));
+        // Truncated as the shell's `>` does: procfs ignores it, a file
+        // standing in for it in a test does not.
         let written = std::fs::OpenOptions::new()
             .write(true)
+            .truncate(true)
             .open(&path)
             .and_then(|mut f| f.write_all(value.as_bytes()));
         written.map_err(|e| {
@@ -164,12 +167,13 @@ impl Provider<SysctlSpec> for Sysctls {
             }
             _ => {}
         }
-        match self.live(&s.name)? {
-            Some(live) if s.ensure == Ensure::Present && live != want => {
-                ex.changes
-                    .push(Change::new(Attribute::Live, escape(&live), &want));
-            }
-            _ => {}
+        // A parameter being removed is not read: its module may be gone.
+        if s.ensure == Ensure::Present
+            && let Some(live) = self.live(&s.name)?
+            && live != want
+        {
+            ex.changes
+                .push(Change::new(Attribute::Live, escape(&live), &want));
         }
         if let Some(dir) = self.root.dir() {
             ex.notes.push(format!(
@@ -258,6 +262,87 @@ mod tests {
             "net/ipv4/conf/eth0.100/rp_filter"
         );
         assert_eq!(proc_path("kernel"), "kernel");
+    }
+
+    /// A root with /etc/sysctl.d, and a stand-in for /proc/sys holding
+    /// `vm/swappiness` (60) and `net/ipv4/ip_local_port_range`.
+    fn scene() -> (tempfile::TempDir, Sysctls) {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("root/etc/sysctl.d")).unwrap();
+        let proc_sys = dir.path().join("proc/sys");
+        std::fs::create_dir_all(proc_sys.join("vm")).unwrap();
+        std::fs::create_dir_all(proc_sys.join("net/ipv4")).unwrap();
+        std::fs::write(proc_sys.join("vm/swappiness"), "60\n").unwrap();
+        std::fs::write(
+            proc_sys.join("net/ipv4/ip_local_port_range"),
+            "32768\t60999\n",
+        )
+        .unwrap();
+        let p = Sysctls::with_proc_sys(Root::at(dir.path().join("root")), proc_sys);
+        (dir, p)
+    }
+
+    fn spec(name: &str, ensure: Ensure, value: &str) -> SysctlSpec {
+        SysctlSpec {
+            name: name.into(),
+            ensure,
+            value: value.into(),
+        }
+    }
+
+    #[test]
+    fn the_running_value_is_compared_and_written_before_the_file() {
+        let (dir, p) = scene();
+        let pending = crate::provider::Pending::default();
+        let cx = Context {
+            noop: false,
+            pending: &pending,
+        };
+        let s = spec("vm.swappiness", Ensure::Present, "10");
+        let ex = p.examine(&s, &cx).unwrap();
+        assert_eq!(
+            ex.changes,
+            [
+                Change::set(Attribute::Value, "10"),
+                Change::new(Attribute::Live, "60", "10")
+            ]
+        );
+        p.converge(&s, &ex.changes, &cx).unwrap();
+        let proc =
+            |rel: &str| std::fs::read_to_string(dir.path().join("proc/sys").join(rel)).unwrap();
+        assert_eq!(proc("vm/swappiness"), "10");
+        assert!(p.examine(&s, &cx).unwrap().changes.is_empty());
+        // Tabs in the kernel's value read as one space.
+        let range = spec(
+            "net.ipv4.ip_local_port_range",
+            Ensure::Present,
+            "32768 60999",
+        );
+        let ex = p.examine(&range, &cx).unwrap();
+        assert_eq!(ex.changes, [Change::set(Attribute::Value, "32768 60999")]);
+        // A key the kernel lacks fails; removing one is fine, with a note.
+        let missing = spec("vm.nosuch", Ensure::Present, "1");
+        let err = p.examine(&missing, &cx).unwrap_err();
+        assert!(
+            err.0
+                .starts_with("the running kernel has no parameter vm.nosuch"),
+            "{}",
+            err.0
+        );
+        let gone = spec("vm.swappiness", Ensure::Absent, "");
+        let ex = p.examine(&gone, &cx).unwrap();
+        assert_eq!(ex.changes.len(), 1);
+        assert!(
+            ex.notes[0].contains("keeps its value of vm.swappiness"),
+            "{:?}",
+            ex.notes
+        );
+        assert!(
+            p.examine(&spec("vm.nosuch", Ensure::Absent, ""), &cx)
+                .unwrap()
+                .changes
+                .is_empty()
+        );
     }
 
     #[test]

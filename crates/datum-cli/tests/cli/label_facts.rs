@@ -362,7 +362,10 @@ fn the_agent_in_bundle_mode_checks_the_labels_its_bundle_carries() {
             .unwrap(),
     );
     assert_eq!(made.code, 0, "{}", made.stderr);
-    s.write("etc/datum/agent.yaml", "bundle:\n  url: /srv/bundles/{host}.bundle\n");
+    s.write(
+        "etc/datum/agent.yaml",
+        "bundle:\n  url: /srv/bundles/{host}.bundle\n",
+    );
     s.write("etc/datum/host", "app-001\n");
     let agent = || {
         Run::from(
@@ -376,13 +379,20 @@ fn the_agent_in_bundle_mode_checks_the_labels_its_bundle_carries() {
     let run = agent();
     assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
     let all = format!("{}{}", run.stdout, run.stderr);
-    assert!(all.contains("inventory says os=debian-13; app-001 runs debian-12"), "{all}");
+    assert!(
+        all.contains("inventory says os=debian-13; app-001 runs debian-12"),
+        "{all}"
+    );
     assert!(!s.root().join("etc/motd").exists());
     let report: Value =
         serde_json::from_str(&s.read("var/lib/datum/reports/last.json").unwrap()).unwrap();
     assert_eq!(report["label_mismatches"][0]["observed"], "debian-12");
     // Nothing was applied, so the bundle is not kept as the last verified one.
-    assert!(!s.root().join("var/lib/datum/agent/verified.bundle").exists());
+    assert!(
+        !s.root()
+            .join("var/lib/datum/agent/verified.bundle")
+            .exists()
+    );
     s.write("etc/os-release", &os_release("13"));
     assert_eq!(agent().code, 2);
     assert_eq!(s.read("etc/motd").as_deref(), Some("hello\n"));
