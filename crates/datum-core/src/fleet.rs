@@ -84,6 +84,10 @@ pub struct LayerResource {
     pub id: ResId,
     pub span: Span,
     pub fields: Vec<LayerField>,
+    /// A problem inside its declaration was reported ([`crate::document::ResourceDecl::set_aside`]):
+    /// its other fields are checked, what a missing field would cause is
+    /// not reported, and the hosts of its layer get no manifest.
+    pub set_aside: bool,
 }
 
 /// A var a layer sets under `vars:`.
@@ -121,6 +125,10 @@ pub struct Layer {
 pub struct BrokenDoc {
     pub path: String,
     pub what: BrokenKind,
+    /// Loaded with parts set aside (a layer with a resource in error): it
+    /// still takes part in `check`'s resolution, but no host it touches
+    /// gets a manifest.
+    pub partial: bool,
 }
 
 /// What failed to load: a file that could not be read, or a document of

@@ -28,6 +28,10 @@ pub struct Resolved {
     /// The broken documents that hold this host back (`path (what)`): it
     /// was resolved without them, for explain, and has no manifest.
     pub held_back: Vec<String>,
+    /// What of them the resolution leaves out, for a note: whole documents
+    /// that failed to load, or the fields in error of a layer loaded with
+    /// resources set aside.
+    pub left_out: Vec<String>,
 }
 
 impl Resolved {
@@ -209,10 +213,20 @@ pub fn resolve(fleet: &Fleet, name: &str) -> Result<Resolved, HostError> {
 pub fn resolve_anyway(fleet: &Fleet, name: &str) -> Result<Resolved, HostError> {
     let host = find(fleet, name)?;
     let name = fleet.host(host).name.to_string();
-    let held_back = fleet
-        .blockers(host)
+    let blockers = fleet.blockers(host);
+    let held_back = blockers
         .iter()
         .map(|b| format!("{} ({})", b.path, b.what))
+        .collect();
+    let left_out = blockers
+        .iter()
+        .map(|b| {
+            if b.partial {
+                format!("the fields in error of {}", b.path)
+            } else {
+                format!("{} ({}), which failed to load", b.path, b.what)
+            }
+        })
         .collect();
     let resolution = crate::resolve::resolve_host(fleet, host);
     let problems = resolution
@@ -227,6 +241,7 @@ pub fn resolve_anyway(fleet: &Fleet, name: &str) -> Result<Resolved, HostError> 
         problems,
         errors_elsewhere: fleet.diagnostics.iter().filter(|d| d.is_error()).count(),
         held_back,
+        left_out,
     })
 }
 

@@ -2,7 +2,7 @@
 
 use datum_core::check::check;
 use datum_core::present;
-use datum_core::resolve::resolve_all;
+use datum_core::resolve::resolve_all_for_check;
 
 use super::ReportFormat;
 use crate::command_error::Result;
@@ -39,7 +39,7 @@ pub struct Args {
 
 pub fn run(ui: &mut Ui, settings: &Settings, args: Args) -> Result<Status> {
     let (fleet, _) = root::open(ui, settings)?;
-    let all = resolve_all(&fleet);
+    let all = resolve_all_for_check(&fleet);
     let mut report = check(&fleet, &all);
     // Who can decrypt each secret: the recipients files against the
     // resolution (datum-secrets, which reads the keys).

@@ -145,8 +145,8 @@ pub fn resolve_host_anyway(ui: &mut Ui, fleet: &Fleet, name: &str) -> Result<Res
     if !resolved.held_back.is_empty() {
         ui.diagnostics(&fleet.files, &fleet.diagnostics);
         ui.note(&format!(
-            "explained without {}, which failed to load; {} has no manifest until it is fixed",
-            resolved.held_back.join(", "),
+            "explained without {}; {} has no manifest until the errors are fixed",
+            resolved.left_out.join(", "),
             resolved.name
         ));
     }

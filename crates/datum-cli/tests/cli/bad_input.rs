@@ -202,7 +202,7 @@ fn every_independent_error_is_reported_in_one_run() {
     insta::assert_snapshot!(run.stderr);
     assert_eq!(
         run.stdout,
-        "checked 2 hosts against 1 layer: 3 errors, no warnings\n"
+        "checked 2 hosts against 2 layers: 3 errors, no warnings\n"
     );
 }
 

@@ -273,13 +273,13 @@ fn a_host_held_back_by_broken_documents_names_them() {
     assert_eq!(run.code, 1);
     assert!(
         run.stdout
-            .starts_with("web-001 has no File[nginx-config]\n"),
+            .starts_with("File[nginx-config] /etc/nginx/nginx.conf\n"),
         "{}",
         run.stdout
     );
     assert!(
         run.stderr.contains(
-            "note: explained without roles/web/layer.yaml (Layer document), which failed to load; web-001 has no manifest until it is fixed\n"
+            "note: explained without the fields in error of roles/web/layer.yaml; web-001 has no manifest until the errors are fixed\n"
         ),
         "{}",
         run.stderr

@@ -122,7 +122,7 @@ fn a_matcher_typo_makes_query_refuse_and_explain_say_so() {
     shows_the_typo(&run);
     assert!(
         run.stderr.contains(
-            "note: explained without roles/web/layer.yaml (Layer document), which failed to load; db-001 has no manifest until it is fixed"
+            "note: explained without roles/web/layer.yaml (Layer document), which failed to load; db-001 has no manifest until the errors are fixed"
         ),
         "{}",
         run.stderr
@@ -282,4 +282,79 @@ fn a_manifest_document_inside_an_input_file_is_refused_with_its_place() {
         "{}",
         run.stderr
     );
+}
+
+#[test]
+fn a_missing_source_sets_aside_only_its_resource_and_check_reports_every_other_error() {
+    let fleet = tempfile::tempdir().unwrap();
+    let dir = fleet.path();
+    fs::write(
+        dir.join("datum.yaml"),
+        "datum: v1alpha1\ntype: Fleet\nname: f\n",
+    )
+    .unwrap();
+    fs::write(
+        dir.join("hosts.yaml"),
+        "datum: v1alpha1\ntype: Host\nname: web-001\nlabels: {role: web}\n---\ndatum: v1alpha1\ntype: Host\nname: db-001\nlabels: {role: db}\n",
+    )
+    .unwrap();
+    fs::create_dir(dir.join("templates")).unwrap();
+    fs::write(dir.join("templates/motd.j2"), "{{ vars.banner }}\n").unwrap();
+    fs::write(
+        dir.join("web.yaml"),
+        r#"datum: v1alpha1
+type: Layer
+name: web
+precedence: 30
+match: {labels: {role: web}}
+resources:
+  File[app]:
+    path: /etc/app.conf
+    source: files/app.conf
+  Package[nginx]:
+    requires: Package[openssl]
+  File[a]:
+    path: /a
+    requires: File[b]
+  File[b]:
+    path: /b
+    requires: File[a]
+  Exec[migrate]:
+    command: [migrate]
+  File[motd]:
+    path: /etc/motd
+    template: templates/motd.j2
+"#,
+    )
+    .unwrap();
+    let run = run_in(dir, &["check", "--format", "json"]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    let report: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    let mut codes: Vec<&str> = report["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["code"].as_str().unwrap())
+        .collect();
+    codes.sort();
+    // The missing payload, and every error independent of it, in one run.
+    assert_eq!(
+        codes,
+        [
+            "cycle",
+            "invalid-source",
+            "template-error",
+            "unguarded-exec",
+            "unknown-reference"
+        ],
+        "{}",
+        run.stdout
+    );
+    assert_eq!(report["held_back"], serde_json::json!(["web-001"]));
+    // The host it touches has no manifest; the others do.
+    let run = run_in(dir, &["render", "web-001"]);
+    assert_eq!(run.code, 1);
+    assert_eq!(run.stdout, "");
+    let run = run_in(dir, &["render", "db-001"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
 }

@@ -11,7 +11,7 @@ fn names_apply_cannot_use_fail_check_where_they_are_written() {
     assert_eq!(run.code, 1, "{}", run.stderr);
     assert_eq!(
         run.stdout,
-        "checked 1 host against 1 layer: 9 errors, no warnings\n"
+        "checked 1 host against 2 layers: 9 errors, 1 warning\n"
     );
     insta::assert_snapshot!(run.stderr);
 }
@@ -56,6 +56,9 @@ fn the_same_names_are_refused_by_render_and_in_json() {
             ("invalid-name", "base/layer.yaml:9:3"),
             ("invalid-name", "base/layer.yaml:10:3"),
             ("invalid-name", "base/layer.yaml:11:3"),
+            // extra/ has names in error, so its resources are set aside,
+            // not the layer: its matcher is still checked.
+            ("uncarried-label", "extra/layer.yaml:7:11"),
         ]
     );
 }

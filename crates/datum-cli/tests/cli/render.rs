@@ -150,11 +150,13 @@ fn render_all_fails_on_an_error_in_a_document_no_host_uses() {
     let tmp = tempfile::tempdir().unwrap();
     let fleet = tmp.path().join("fleet");
     crate::common::copy_tree(&example("fleet"), &fleet);
-    // Matches no host, so every host still renders.
+    // Matches no host (a host gone from the fleet), so every host still
+    // renders. (A value `Fleet.labels` does not declare would be a matcher
+    // that cannot be read as written, holding back every host.)
     std::fs::create_dir_all(fleet.join("extra")).unwrap();
     std::fs::write(
         fleet.join("extra/layer.yaml"),
-        "datum: v1alpha1\ntype: Layer\nname: unused\nprecedence: 5\nmatch:\n  labels:\n    role: nothing\nresources:\n  File[x]:\n    path: /x\n    colour: blue\n",
+        "datum: v1alpha1\ntype: Layer\nname: unused\nprecedence: 5\nmatch:\n  labels:\n    datum/host: retired-001\nresources:\n  File[x]:\n    path: /x\n    colour: blue\n",
     )
     .unwrap();
     let out = tmp.path().join("out");

@@ -20,7 +20,8 @@ pub struct CheckReport {
     pub diagnostics: Vec<Diagnostic>,
     pub hosts: usize,
     pub layers: usize,
-    /// Hosts not resolved because documents they depend on failed to load.
+    /// Hosts with no manifest because documents they depend on have errors
+    /// (checked all the same when those are layers with resources set aside).
     pub held_back: Vec<String>,
 }
 
@@ -67,7 +68,7 @@ impl CheckReport {
         }
         let names: Vec<&str> = self.held_back.iter().map(String::as_str).collect();
         Some(format!(
-            "not resolved, because documents they depend on failed to load: {}",
+            "held back, no manifest until the errors in documents they depend on are fixed: {}",
             host_list(&names)
         ))
     }
@@ -198,7 +199,10 @@ pub fn check(fleet: &Fleet, all: &FleetResolution) -> CheckReport {
         .hosts
         .iter()
         .enumerate()
-        .filter(|(h, _)| all.of(HostId(*h as u32)).is_none())
+        .filter(|(h, _)| {
+            let h = HostId(*h as u32);
+            all.of(h).is_none() || !fleet.blockers(h).is_empty()
+        })
         .map(|(_, host)| host.name.to_string())
         .collect();
     CheckReport {
@@ -219,8 +223,9 @@ mod tests {
     use crate::resolve::resolve_all;
     use crate::testkit::{FLEET, host, layer};
 
-    /// A conflict on web-001, db-001 held back by a broken layer, and a
-    /// layer no host matches (a warning).
+    /// A conflict on web-001, db-001 held back by a layer with a resource
+    /// in error (still one of the fleet's layers), and a layer no host
+    /// matches (a warning).
     fn fleet() -> Fleet {
         let r = MemReader::new()
             .file("datum.yaml", FLEET)
@@ -269,7 +274,7 @@ mod tests {
         assert_eq!((report.errors(), report.warnings()), (3, 0));
         assert_eq!(
             report.summary(),
-            "checked 2 hosts against 3 layers: 3 errors, no warnings"
+            "checked 2 hosts against 4 layers: 3 errors, no warnings"
         );
     }
 
@@ -280,14 +285,16 @@ mod tests {
         assert_eq!(report.held_back, ["db-001"]);
         assert_eq!(
             report.held_back_note().as_deref(),
-            Some("not resolved, because documents they depend on failed to load: db-001")
+            Some(
+                "held back, no manifest until the errors in documents they depend on are fixed: db-001"
+            )
         );
         let mut json = Vec::new();
         write_json(&mut json, &report.tree(&fleet.files)).unwrap();
         let json = String::from_utf8(json).unwrap();
         assert!(
             json.starts_with(
-                "{\n  \"datum\": \"v1alpha1\",\n  \"type\": \"Check\",\n  \"summary\": {\n    \"hosts\": 2,\n    \"layers\": 3,\n    \"errors\": 2,\n    \"warnings\": 1,\n    \"held_back\": 1\n  },\n  \"summary_line\": \"checked 2 hosts against 3 layers: 2 errors, 1 warning\",\n  \"held_back\": [\n    \"db-001\"\n  ],\n  \"codes\": [\n    {\n      \"code\": \"conflict\",\n      \"count\": 1\n    },\n    {\n      \"code\": \"invalid-value\",\n      \"count\": 1\n    },\n    {\n      \"code\": \"uncarried-label\",\n      \"count\": 1\n    }\n  ],\n  \"diagnostics\": [\n"
+                "{\n  \"datum\": \"v1alpha1\",\n  \"type\": \"Check\",\n  \"summary\": {\n    \"hosts\": 2,\n    \"layers\": 4,\n    \"errors\": 2,\n    \"warnings\": 1,\n    \"held_back\": 1\n  },\n  \"summary_line\": \"checked 2 hosts against 4 layers: 2 errors, 1 warning\",\n  \"held_back\": [\n    \"db-001\"\n  ],\n  \"codes\": [\n    {\n      \"code\": \"conflict\",\n      \"count\": 1\n    },\n    {\n      \"code\": \"invalid-value\",\n      \"count\": 1\n    },\n    {\n      \"code\": \"uncarried-label\",\n      \"count\": 1\n    }\n  ],\n  \"diagnostics\": [\n"
             ),
             "{json}"
         );

@@ -123,6 +123,10 @@ pub struct ResourceDecl {
     pub id: ResourceId,
     pub span: Span,
     pub fields: Vec<FieldDecl>,
+    /// A problem inside it was reported: the fields that caused it are left
+    /// out of `fields`, the rest are kept so that they are still checked,
+    /// and the hosts its layer selects get no manifest.
+    pub set_aside: bool,
 }
 
 /// One field as one layer sets it.

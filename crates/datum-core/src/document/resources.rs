@@ -56,6 +56,9 @@ impl<'d, 'a, 'x> Cx<'d, 'a, 'x> {
                     continue;
                 }
             };
+            // A problem inside one resource sets that resource aside, not
+            // the document: the other resources are still read and checked.
+            let ok_before = std::mem::replace(&mut self.ok, true);
             if id.kind == Kind::Cron
                 && let Some(why) = Rule::CronName.check(&id.title)
             {
@@ -81,10 +84,13 @@ impl<'d, 'a, 'x> Cx<'d, 'a, 'x> {
                 );
                 Vec::new()
             };
+            let set_aside = !self.ok;
+            self.ok = ok_before;
             out.push(ResourceDecl {
                 id,
                 span: self.span(k),
                 fields,
+                set_aside,
             });
         }
         out

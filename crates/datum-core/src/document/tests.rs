@@ -132,8 +132,23 @@ fn versions_reserved_labels_and_host_names() {
 }
 
 #[test]
-fn a_broken_layer_keeps_its_matcher() {
+fn a_bad_field_sets_aside_its_resource_not_the_layer() {
     let (docs, diags) = decode(&LAYER.replace("ensure: installed", "ensure: 3"));
+    assert_eq!(diags.len(), 1);
+    assert!(docs.broken.is_empty(), "{:?}", docs.broken);
+    let layer = &docs.layers[0];
+    assert_eq!(&*layer.matcher[0].value, "web");
+    let bad = &layer.resources[0];
+    assert!(bad.set_aside);
+    assert!(bad.fields.iter().all(|f| f.field != Field::Ensure));
+    assert!(layer.resources[1..].iter().all(|r| !r.set_aside));
+}
+
+#[test]
+fn a_broken_layer_keeps_its_matcher() {
+    // An error outside the resources still sets the layer aside, with its
+    // matcher, so that it holds back the hosts it selects.
+    let (docs, diags) = decode(&LAYER.replace("precedence: 30", "precedence: high"));
     assert_eq!(diags.len(), 1);
     match &docs.broken[..] {
         [Broken::Layer(Some(m))] => assert_eq!(&*m[0].value, "web"),

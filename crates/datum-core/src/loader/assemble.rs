@@ -96,6 +96,18 @@ impl Assembler {
         self.broken.push(BrokenDoc {
             path: path.to_owned(),
             what,
+            partial: false,
+        });
+        self.touches.push(touch);
+    }
+
+    /// A layer loaded with resources set aside: it holds back the hosts its
+    /// matcher selects, and stays in the fleet for `check`.
+    pub(super) fn set_partly_aside(&mut self, path: &str, touch: Touch) {
+        self.broken.push(BrokenDoc {
+            path: path.to_owned(),
+            what: BrokenKind::Layer,
+            partial: true,
         });
         self.touches.push(touch);
     }

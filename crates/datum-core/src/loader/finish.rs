@@ -75,6 +75,9 @@ impl Assembler {
                 self.set_aside(&l.path, BrokenKind::Layer, touch);
                 continue;
             }
+            if l.doc.resources.iter().any(|r| r.set_aside) {
+                self.set_partly_aside(&l.path, Touch::Matcher(l.doc.matcher.clone()));
+            }
             layers.push(self.layer(l));
         }
         layers.sort_by(|a, b| {
@@ -94,6 +97,7 @@ impl Assembler {
             .map(|r| LayerResource {
                 id: self.resources.intern(&r.id),
                 span: r.span,
+                set_aside: r.set_aside,
                 fields: r
                     .fields
                     .into_iter()

@@ -9,7 +9,7 @@ use rayon::prelude::*;
 use sha2::{Digest, Sha256};
 
 use crate::diagnostic::{Code, Diagnostic};
-use crate::document::{FieldValue, LayerDoc};
+use crate::document::{FieldDecl, FieldValue, LayerDoc};
 use crate::fleet::SourceInfo;
 use crate::reader::{Reader, SourceError};
 use crate::schema::{Field, Value, suggest};
@@ -22,18 +22,33 @@ impl Assembler {
     pub(super) fn check_sources(&mut self, reader: &dyn Reader) {
         let failed = self.read_sources(reader);
         self.read_recipients(reader);
+        if failed.is_empty() {
+            return;
+        }
+        // A payload that cannot be read sets aside the field naming it, and
+        // its resource: the rest of the layer is still checked.
         for k in 0..self.layers.len() {
-            let bad: Vec<(Field, String, Span, SourceError)> = sources_of(&self.layers[k].doc)
-                .filter_map(|(f, p, span)| Some((f, p.to_owned(), span, failed.get(p)?.clone())))
-                .collect();
-            for (field, p, span, e) in bad {
-                let hint = source_hint(reader, &p, &e);
-                self.diags.push(
-                    Diagnostic::error(Code::InvalidSource, format!("{field} `{p}` {e}"))
-                        .at(span, field.name())
-                        .hint(hint),
-                );
-                self.layers[k].ok = false;
+            for r in &mut self.layers[k].doc.resources {
+                let mut bad = Vec::new();
+                r.fields.retain(|f| match payload_of(f) {
+                    Some(p) if failed.contains_key(p) => {
+                        bad.push((f.field, p.to_owned(), f.span));
+                        false
+                    }
+                    _ => true,
+                });
+                if !bad.is_empty() {
+                    r.set_aside = true;
+                }
+                for (field, p, span) in bad {
+                    let e = &failed[&p];
+                    let hint = source_hint(reader, &p, e);
+                    self.diags.push(
+                        Diagnostic::error(Code::InvalidSource, format!("{field} `{p}` {e}"))
+                            .at(span, field.name())
+                            .hint(hint),
+                    );
+                }
             }
         }
     }
@@ -98,14 +113,17 @@ fn sources_of(doc: &LayerDoc) -> impl Iterator<Item = (Field, &str, Span)> {
     doc.resources
         .iter()
         .flat_map(|r| &r.fields)
-        .filter_map(|f| match &f.value {
-            FieldValue::Value(Value::Str(p))
-                if matches!(f.field, Field::Source | Field::Secret) =>
-            {
-                Some((f.field, &**p, f.span))
-            }
-            _ => None,
-        })
+        .filter_map(|f| payload_of(f).map(|p| (f.field, p, f.span)))
+}
+
+/// The payload a `source` or `secret` field names.
+fn payload_of(f: &FieldDecl) -> Option<&str> {
+    match &f.value {
+        FieldValue::Value(Value::Str(p)) if matches!(f.field, Field::Source | Field::Secret) => {
+            Some(p)
+        }
+        _ => None,
+    }
 }
 
 /// The existing file nearest to a missing payload path, close enough to be

@@ -50,8 +50,8 @@ impl Assembler {
                         "the layers naming a template are set aside: `{DIR}/` could not be listed"
                     )),
                 );
-                for (k, _, _) in &named {
-                    self.layers[*k].ok = false;
+                for (k, path, _) in &named {
+                    self.set_template_aside(*k, path);
                 }
                 return;
             }
@@ -94,8 +94,23 @@ impl Assembler {
                     .at(span, "template")
                     .hint(hint),
             );
-            self.layers[k].ok = false;
+            self.set_template_aside(k, &path);
         }
         self.templates = templates;
+    }
+
+    /// Sets aside every `template: path` of layer `k`, and its resource:
+    /// the rest of the layer is still checked.
+    fn set_template_aside(&mut self, k: usize, path: &str) {
+        for r in &mut self.layers[k].doc.resources {
+            let before = r.fields.len();
+            r.fields.retain(|f| {
+                !(f.field == Field::Template
+                    && matches!(&f.value, FieldValue::Value(Value::Str(p)) if &**p == path))
+            });
+            if r.fields.len() != before {
+                r.set_aside = true;
+            }
+        }
     }
 }

@@ -249,11 +249,29 @@ impl FleetResolution {
 /// resolution, and resolutions in which the same layers declare a resource
 /// share that resource's fold.
 pub fn resolve_all(fleet: &Fleet) -> FleetResolution {
+    resolve_where(fleet, |blockers| blockers.is_empty())
+}
+
+/// For `check` only: also the hosts held back by nothing but layers loaded
+/// with resources set aside ([`crate::fleet::BrokenDoc::partial`]), so one
+/// run reports every independent error. Those hosts resolve here without
+/// the fields in error; nothing resolved here for them is a manifest, and
+/// no command but `check` may use it.
+pub fn resolve_all_for_check(fleet: &Fleet) -> FleetResolution {
+    resolve_where(fleet, |blockers| blockers.iter().all(|b| b.partial))
+}
+
+/// Resolves the hosts whose blockers (the broken documents that touch
+/// them) `resolvable` accepts; the others get no resolution.
+fn resolve_where(
+    fleet: &Fleet,
+    resolvable: impl Fn(&[&crate::fleet::BrokenDoc]) -> bool + Sync,
+) -> FleetResolution {
     let sets: Vec<Option<Vec<LayerId>>> = (0..fleet.hosts.len() as u32)
         .into_par_iter()
         .map(|h| {
             let h = HostId(h);
-            fleet.blockers(h).is_empty().then(|| fleet.matching(h))
+            resolvable(&fleet.blockers(h)).then(|| fleet.matching(h))
         })
         .collect();
     let mut distinct: FxHashMap<&[LayerId], u32> = FxHashMap::default();

@@ -20,10 +20,19 @@ pub(super) fn validate(fleet: &Fleet, res: &Resolution, problems: &mut Vec<Probl
     // (class, what it manages, resource, where): sorted, equal neighbours are duplicates.
     let mut claims: Vec<Claim<'_>> = Vec::with_capacity(res.resources.len());
     for (i, r) in res.resources.iter().enumerate() {
-        missing(fleet, r, problems);
-        title_name(fleet, r, problems);
+        // A resource with a declaration in error lacks the fields that
+        // caused it: what their absence would cause is not a problem of
+        // its own (the error already said what is wrong).
+        let set_aside = r
+            .declared_by
+            .iter()
+            .any(|&(l, d)| fleet.layer(l).resources[d as usize].set_aside);
+        if !set_aside {
+            missing(fleet, r, problems);
+            title_name(fleet, r, problems);
+            exec(fleet, r, problems);
+        }
         exclusive(fleet, r, problems);
-        exec(fleet, r, problems);
         references(fleet, res, r, &mut edges[i], problems);
         claims.extend(claim(fleet, r));
     }

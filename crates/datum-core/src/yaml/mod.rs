@@ -7,6 +7,7 @@
 //! make loading slow or deep.
 
 pub(crate) mod events;
+mod lines;
 mod plain;
 #[cfg(test)]
 mod tests;
@@ -168,64 +169,12 @@ pub(crate) fn parse_each<'a>(
     let mut line_offset = 0u32;
     while let Some(error_line) = parse_from(file, &text[from..], line_offset, each, diags) {
         // Resume at the first `---` line after the error, if any.
-        let Some((at, line)) = next_separator(text, from, line_offset, error_line) else {
+        let Some((at, line)) = lines::next_separator(text, from, line_offset, error_line) else {
             break;
         };
         from = at;
         line_offset = line - 1;
     }
-}
-
-/// The byte offset and line of the first `---` line after `after_line`.
-fn next_separator(
-    text: &str,
-    from: usize,
-    line_offset: u32,
-    after_line: u32,
-) -> Option<(usize, u32)> {
-    let mut at = from;
-    for (line, l) in (line_offset + 1..).zip(lines_inclusive(&text[from..])) {
-        let separator =
-            l == "---" || l.starts_with("---\n") || l.starts_with("--- ") || l.starts_with("---\r");
-        if line > after_line && separator {
-            return Some((at, line));
-        }
-        at += l.len();
-    }
-    None
-}
-
-/// The lines of `text`, each with its line ending: LF, CRLF, or a CR
-/// alone, as the parser counts lines.
-fn lines_inclusive(text: &str) -> impl Iterator<Item = &str> {
-    let bytes = text.as_bytes();
-    let mut start = 0;
-    std::iter::from_fn(move || {
-        if start >= bytes.len() {
-            return None;
-        }
-        let mut end = start;
-        while end < bytes.len() {
-            match bytes[end] {
-                b'\n' => {
-                    end += 1;
-                    break;
-                }
-                b'\r' => {
-                    end += if bytes.get(end + 1) == Some(&b'\n') {
-                        2
-                    } else {
-                        1
-                    };
-                    break;
-                }
-                _ => end += 1,
-            }
-        }
-        let line = &text[start..end];
-        start = end;
-        Some(line)
-    })
 }
 
 /// Parses documents until the end or a syntax error; when one stopped it,
