@@ -163,6 +163,22 @@ fn a_bundle_carries_its_tied_labels_and_apply_checks_them() {
     assert_eq!(s.read("etc/motd").as_deref(), Some("hello\n"));
 }
 
+/// `datum agent --once` as app-001, under the scene's root.
+fn agent(s: &Scene) -> Run {
+    s.write("etc/datum/host", "app-001\n");
+    Run::from(
+        datum()
+            .args(["agent", "--once", "--root"])
+            .arg(s.root())
+            .output()
+            .unwrap(),
+    )
+}
+
+fn last_report(s: &Scene) -> Value {
+    serde_json::from_str(&s.read("var/lib/datum/reports/last.json").unwrap()).unwrap()
+}
+
 #[test]
 fn the_agent_refuses_reports_and_counts_a_label_that_disagrees() {
     let s = scene("debian-12", "13");
@@ -191,17 +207,7 @@ fn the_agent_refuses_reports_and_counts_a_label_that_disagrees() {
         "etc/datum/agent.yaml",
         "git:\n  remotes: [/srv/fleet.git]\n  branch: main\n  fleet: fleet\n",
     );
-    s.write("etc/datum/host", "app-001\n");
-    let agent = || {
-        Run::from(
-            datum()
-                .args(["agent", "--once", "--root"])
-                .arg(s.root())
-                .output()
-                .unwrap(),
-        )
-    };
-    let run = agent();
+    let run = agent(&s);
     assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
     let all = format!("{}{}", run.stdout, run.stderr);
     assert!(
@@ -214,8 +220,7 @@ fn the_agent_refuses_reports_and_counts_a_label_that_disagrees() {
     );
     assert!(all.contains("hosts.yaml:6:7"), "{all}");
     assert!(!s.root().join("etc/motd").exists());
-    let report: Value =
-        serde_json::from_str(&s.read("var/lib/datum/reports/last.json").unwrap()).unwrap();
+    let report = last_report(&s);
     assert_eq!(report["exit_status"], 1);
     assert_eq!(report["facts"]["os"], "debian-13");
     assert_eq!(
@@ -236,11 +241,10 @@ fn the_agent_refuses_reports_and_counts_a_label_that_disagrees() {
 
     // The host put right: the next run applies, and says nothing disagrees.
     s.write("etc/os-release", &os_release("12"));
-    let run = agent();
+    let run = agent(&s);
     assert_eq!(run.code, 2, "{}{}", run.stdout, run.stderr);
     assert_eq!(s.read("etc/motd").as_deref(), Some("hello\n"));
-    let report: Value =
-        serde_json::from_str(&s.read("var/lib/datum/reports/last.json").unwrap()).unwrap();
+    let report = last_report(&s);
     assert_eq!(report["label_mismatches"], serde_json::json!([]));
     assert_eq!(report["resources"]["facts"]["os"], "debian-12");
 }
@@ -366,17 +370,7 @@ fn the_agent_in_bundle_mode_checks_the_labels_its_bundle_carries() {
         "etc/datum/agent.yaml",
         "bundle:\n  url: /srv/bundles/{host}.bundle\n",
     );
-    s.write("etc/datum/host", "app-001\n");
-    let agent = || {
-        Run::from(
-            datum()
-                .args(["agent", "--once", "--root"])
-                .arg(s.root())
-                .output()
-                .unwrap(),
-        )
-    };
-    let run = agent();
+    let run = agent(&s);
     assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
     let all = format!("{}{}", run.stdout, run.stderr);
     assert!(
@@ -384,8 +378,7 @@ fn the_agent_in_bundle_mode_checks_the_labels_its_bundle_carries() {
         "{all}"
     );
     assert!(!s.root().join("etc/motd").exists());
-    let report: Value =
-        serde_json::from_str(&s.read("var/lib/datum/reports/last.json").unwrap()).unwrap();
+    let report = last_report(&s);
     assert_eq!(report["label_mismatches"][0]["observed"], "debian-12");
     // Nothing was applied, so the bundle is not kept as the last verified one.
     assert!(
@@ -394,6 +387,6 @@ fn the_agent_in_bundle_mode_checks_the_labels_its_bundle_carries() {
             .exists()
     );
     s.write("etc/os-release", &os_release("13"));
-    assert_eq!(agent().code, 2);
+    assert_eq!(agent(&s).code, 2);
     assert_eq!(s.read("etc/motd").as_deref(), Some("hello\n"));
 }
