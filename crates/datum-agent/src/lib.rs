@@ -32,6 +32,10 @@
 //! - [`ca`]: `ca_file`, the CAs trusted for HTTPS instead of the platform's.
 //! - [`report`]: run records under `/var/lib/datum/reports`, and posting them.
 //! - [`metrics`]: the Prometheus textfile-collector file.
+//! - [`facts`]: the host's labels checked against what it observes before
+//!   anything is applied, and what a run records of it.
+//! - [`reported`]: `datum check --reports DIR`, the reports collected from
+//!   hosts checked against the fleet's labels.
 //! - `calendar`: UTC dates to and from seconds since the epoch (`jiff`),
 //!   for report times and allowed-signers validity.
 //! - [`schedule`]: when the next cycle runs: interval, per-host splay,
@@ -49,6 +53,7 @@ mod calendar;
 mod cause;
 pub mod config;
 pub mod cycle;
+pub mod facts;
 pub mod fetch;
 pub mod file;
 pub mod gitsig;
@@ -57,6 +62,7 @@ pub mod local;
 pub mod metrics;
 pub mod repo;
 pub mod report;
+pub mod reported;
 pub mod rollback;
 pub mod schedule;
 pub mod sshsig;

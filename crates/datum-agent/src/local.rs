@@ -8,9 +8,11 @@ use std::path::Path;
 use std::time::SystemTime;
 
 use datum_apply::engine::{ApplyError, Options};
+use datum_apply::facts::Facts;
 use datum_apply::root::{Identity, Root};
 use datum_apply::spec::Item;
 use datum_apply::{JsonReporter, Providers, Reporter, RunStatus, Summary};
+use datum_core::facts::Tied;
 use datum_core::hint::Hinted;
 
 use crate::bundle::{self, ManifestError, OpenError};
@@ -82,7 +84,8 @@ impl Hinted for BundleFileError {
     }
 }
 
-/// The resources of the bundle file `file` and where they came from, after
+/// The resources of the bundle file `file`, where they came from and the
+/// labels its manifest ties to a fact (to check before applying), after
 /// every check of the format, the signature when `keys` (an allowed
 /// signers file) is given, and that it is `identity`'s; `now` (seconds
 /// since the epoch) judges the keys' validity.
@@ -91,7 +94,7 @@ pub fn open_bundle_file(
     keys: Option<&Path>,
     identity: &Identity,
     now: i64,
-) -> Result<(Vec<Item>, Origin), BundleFileError> {
+) -> Result<(Vec<Item>, Origin, Vec<Tied>), BundleFileError> {
     let signers = match keys {
         Some(path) => Some(AllowedSigners::read(path).map_err(BundleFileError::Signers)?),
         None => None,
@@ -113,7 +116,7 @@ pub fn open_bundle_file(
         source: name,
         commit: opened.commit().map(|c| c.id.to_owned()),
     };
-    Ok((items, origin))
+    Ok((items, origin, opened.tied()))
 }
 
 /// A run's outcome, and what went wrong beside it.
@@ -129,7 +132,8 @@ pub struct Applied {
 /// Applies `items` as `host` on `machine` through `reporter`. With
 /// `record`, the run is also recorded as the agent records its own: a
 /// report under `/var/lib/datum/reports` and the metrics file (both under
-/// the root).
+/// the root), with the host's `facts`.
+#[allow(clippy::too_many_arguments)]
 pub fn apply<R: Reporter>(
     host: &str,
     items: &[Item],
@@ -137,6 +141,7 @@ pub fn apply<R: Reporter>(
     providers: &Providers,
     options: &Options,
     record: Option<Origin>,
+    facts: &Facts,
     reporter: R,
 ) -> Applied {
     let started = Timestamp::from(SystemTime::now());
@@ -147,7 +152,7 @@ pub fn apply<R: Reporter>(
         None => run(&mut { reporter }),
         Some(_) => run(&mut Tee {
             human: reporter,
-            json: JsonReporter::new(&mut json),
+            json: JsonReporter::new(&mut json).with_facts(facts.tree()),
         }),
     };
     let mut warnings = Vec::new();
@@ -179,6 +184,8 @@ pub fn apply<R: Reporter>(
             summary,
             resources,
             status,
+            facts: crate::facts::json(facts),
+            label_mismatches: Vec::new(),
         };
         let metrics = Path::new(crate::metrics::DEFAULT_PATH);
         let (_, _, more) = publish(machine, run, metrics, None, None);

@@ -73,6 +73,7 @@ pub fn render(record: &RunRecord) -> String {
         "Times fetching the configuration failed.",
         &[("", record.fetch_failures_total as f64)],
     );
+    facts(&mut out, record);
     metric(
         &mut out,
         "datum_run_duration_seconds",
@@ -81,6 +82,53 @@ pub fn render(record: &RunRecord) -> String {
         &[("", record.duration().as_secs_f64())],
     );
     out
+}
+
+/// What the host observed, and its labels that disagreed with it.
+fn facts(out: &mut String, record: &RunRecord) {
+    let fact = |k: &str| record.facts.get(k).and_then(|v| v.as_str()).unwrap_or("");
+    let info = labels(&[
+        ("arch", fact("arch")),
+        ("kernel", fact("kernel")),
+        ("os", fact("os")),
+        ("virtualization", fact("virtualization")),
+    ]);
+    metric(
+        out,
+        "datum_host_facts_info",
+        "gauge",
+        "What the host observed in the last Datum run: its OS release, architecture, kernel and virtualization (empty when unknown).",
+        &[(&info, 1.0)],
+    );
+    metric(
+        out,
+        "datum_label_mismatches",
+        "gauge",
+        "Labels of this host tied to a fact that disagreed with what it observed in the last Datum run, which was then refused.",
+        &[("", record.label_mismatches.len() as f64)],
+    );
+    let each: Vec<String> = record
+        .label_mismatches
+        .iter()
+        .map(|m| {
+            labels(&[
+                ("declared", &m.declared),
+                ("fact", &m.fact),
+                ("label", &m.label),
+                ("observed", m.observed.as_deref().unwrap_or("")),
+            ])
+        })
+        .collect();
+    if !each.is_empty() {
+        let samples: Vec<(&str, f64)> = each.iter().map(|l| (l.as_str(), 1.0)).collect();
+        metric(
+            out,
+            "datum_label_mismatch",
+            "gauge",
+            "A label of this host that disagreed with what it observed: declared value, fact and what was observed.",
+            &samples,
+        );
+    }
 }
 
 /// Writes [`render`]'s text to `abs` inside `root` atomically, readable by

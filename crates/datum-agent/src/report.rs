@@ -49,6 +49,14 @@ pub struct RunRecord {
     /// The apply JSON report, as apply wrote it.
     pub resources: serde_json::Value,
     pub exit_status: i32,
+    /// What the host observed as the run started (`datum facts`); null
+    /// in a report written before Datum recorded facts.
+    #[serde(default)]
+    pub facts: serde_json::Value,
+    /// Its labels tied to a fact that disagreed with them: the run was
+    /// refused.
+    #[serde(default)]
+    pub label_mismatches: Vec<crate::facts::LabelMismatch>,
 }
 
 /// Where the input came from.

@@ -531,6 +531,9 @@ fn examine(p: &Providers, d: &Desired, cx: &Context<'_>) -> Result<Examined, Fai
         Desired::User(s) => p.user.examine(s, cx),
         Desired::Group(s) => p.group.examine(s, cx),
         Desired::Exec(s) => p.exec.examine(s, cx, &[]),
+        Desired::Cron(s) => p.cron.examine(s, cx),
+        Desired::Mount(s) => p.mount.examine(s, cx),
+        Desired::Sysctl(s) => p.sysctl.examine(s, cx),
     }
 }
 
@@ -555,5 +558,8 @@ fn converge(
                 Err(Failure::new(ran.exit.to_string()))
             }
         }),
+        Desired::Cron(s) => p.cron.converge(s, changes, cx),
+        Desired::Mount(s) => p.mount.converge(s, changes, cx),
+        Desired::Sysctl(s) => p.sysctl.converge(s, changes, cx),
     }
 }

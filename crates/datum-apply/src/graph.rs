@@ -2,7 +2,9 @@
 //! (`requires`, `restart_on`, `run_on`) and the ones the resources imply (a path after
 //! the Directory resource holding it, a File or Directory after the User and
 //! Group that own it, a User after its groups, an Exec after the User it
-//! runs as and the Directory it runs in), sorted topologically with
+//! runs as and the Directory it runs in, a Cron after the User it runs as,
+//! a Mount after the Directory of its mount point and the Mount it is
+//! mounted inside), sorted topologically with
 //! ties broken by resource id. When no order exists, the cycles come from
 //! `datum_core::graph`, the routine resolution names its cycles with.
 
@@ -36,6 +38,11 @@ pub enum Why {
     /// An Exec after the Directory resource managing its `cwd`, or the
     /// nearest one above it.
     WorksIn,
+    /// A Mount after the Directory resource of its mount point.
+    MountsOn,
+    /// A Mount after the Mount nearest above its mount point (so its
+    /// line follows that one's in /etc/fstab, as `mount -a` needs).
+    Nested,
 }
 
 impl Why {
@@ -52,6 +59,8 @@ impl Why {
             Why::Member => "is a member of",
             Why::RunsAs => "runs as",
             Why::WorksIn => "runs in",
+            Why::MountsOn => "mounts on",
+            Why::Nested => "is mounted inside",
         }
     }
 }
@@ -153,8 +162,12 @@ fn edges(items: &[Item]) -> Vec<Vec<(usize, Why)>> {
     let mut dirs = BTreeMap::new();
     let mut users = BTreeMap::new();
     let mut groups = BTreeMap::new();
+    let mut mounts = BTreeMap::new();
     for (i, it) in items.iter().enumerate() {
         match &it.desired {
+            Desired::Mount(m) => {
+                mounts.insert(m.path.as_str(), i);
+            }
             Desired::Directory(d) => {
                 dirs.insert(d.path.as_str(), i);
             }
@@ -208,9 +221,29 @@ fn edges(items: &[Item]) -> Vec<Vec<(usize, Why)>> {
             });
             add(cwd, Why::WorksIn);
         }
+        system_edges(&it.desired, &dirs, &users, &mounts, &mut add);
         deps.push(mine.into_iter().collect());
     }
     deps
+}
+
+/// The edges of a Cron (its user) and a Mount (its mount point's
+/// Directory, the Mount it is inside).
+fn system_edges(
+    desired: &Desired,
+    dirs: &BTreeMap<&str, usize>,
+    users: &BTreeMap<&str, usize>,
+    mounts: &BTreeMap<&str, usize>,
+    add: &mut dyn FnMut(Option<&usize>, Why),
+) {
+    match desired {
+        Desired::Cron(c) => add(users.get(c.user.as_str()), Why::RunsAs),
+        Desired::Mount(m) => {
+            add(dirs.get(m.path.as_str()), Why::MountsOn);
+            add(ancestors(&m.path).find_map(|a| mounts.get(a)), Why::Nested);
+        }
+        _ => {}
+    }
 }
 
 /// The ancestors of an absolute path, nearest first: `/a/b/c` gives `/a/b`, `/a`, `/`.

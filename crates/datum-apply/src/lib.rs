@@ -21,6 +21,8 @@
 //! - [`trust`]: who may hand a run as root a fleet ([`trust::check_fleet`]).
 //! - [`confine`]: every path resolved inside the root, links included.
 //! - [`spawn`]: a command entering the root as its user, in its own process.
+//! - [`facts`]: what the host observes (OS release from the root, the
+//!   machine's architecture, kernel, virtualization, CPUs, memory).
 //!
 //! `unsafe` is denied here, and allowed on one function: the steps a
 //! command takes between fork and exec ([`spawn::Entry::prepare`]).
@@ -29,6 +31,7 @@
 pub mod confine;
 pub mod engine;
 pub mod error;
+pub mod facts;
 pub mod graph;
 pub mod provider;
 pub mod report;

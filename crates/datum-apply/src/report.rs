@@ -6,7 +6,9 @@ use std::fmt;
 use std::io::{self, Write};
 use std::time::Duration;
 
-use datum_core::emit::{self, Tree};
+mod json;
+pub use json::JsonReporter;
+
 use datum_core::present::{Plain, Styled, Tag};
 use datum_core::printable::escape;
 use datum_core::schema::ResourceId;
@@ -53,6 +55,14 @@ pub enum Attribute {
     Restart,
     /// A `refresh_only` Exec due to run.
     Refresh,
+    /// A Mount's line in /etc/fstab.
+    Entry,
+    /// Whether a Mount is mounted.
+    Mounted,
+    /// A Sysctl's value in its file.
+    Value,
+    /// A Sysctl's value on the running kernel.
+    Live,
 }
 
 impl Attribute {
@@ -77,6 +87,10 @@ impl Attribute {
             Attribute::Run => "run",
             Attribute::Restart => "restart",
             Attribute::Refresh => "refresh",
+            Attribute::Entry => "entry",
+            Attribute::Mounted => "mounted",
+            Attribute::Value => "value",
+            Attribute::Live => "live",
         }
     }
 }
@@ -486,116 +500,6 @@ impl<S: Styled> Reporter for HumanReporter<S> {
         writeln!(self.out, " {}", summary.line())?;
         self.out.flush()
     }
-}
-
-/// One JSON document at the end: the run, every resource with its status
-/// and changes, and the counts.
-pub struct JsonReporter<W> {
-    out: W,
-    run: Option<RunInfo>,
-    notes: Vec<String>,
-    outcomes: Vec<Outcome>,
-}
-
-impl<W: Write> JsonReporter<W> {
-    pub fn new(out: W) -> JsonReporter<W> {
-        JsonReporter {
-            out,
-            run: None,
-            notes: Vec::new(),
-            outcomes: Vec::new(),
-        }
-    }
-}
-
-impl<W: Write> Reporter for JsonReporter<W> {
-    fn start(&mut self, run: &RunInfo) -> io::Result<()> {
-        self.run = Some(run.clone());
-        Ok(())
-    }
-
-    fn note(&mut self, text: &str) -> io::Result<()> {
-        self.notes.push(text.to_owned());
-        Ok(())
-    }
-
-    fn resource(&mut self, outcome: &Outcome) -> io::Result<()> {
-        self.outcomes.push(outcome.clone());
-        Ok(())
-    }
-
-    fn finish(&mut self, summary: &Summary) -> io::Result<()> {
-        let mut t = Tree::document("ApplyReport");
-        if let Some(run) = &self.run {
-            t.push("host", Tree::str(run.host.as_str()));
-            if let Some(root) = &run.root {
-                t.push("root", Tree::str(root.as_str()));
-            }
-            t.push("noop", Tree::Bool(run.noop));
-        }
-        t.push("notes", Tree::strs(self.notes.iter().map(String::as_str)));
-        let resources = self.outcomes.iter().map(outcome_tree).collect();
-        t.push("resources", Tree::List(resources));
-        t.push(
-            "summary",
-            Tree::map()
-                .with("changed", int(summary.changed))
-                .with("would_change", int(summary.would_change))
-                .with("failed", int(summary.failed))
-                .with("skipped", int(summary.skipped))
-                .with("unchanged", int(summary.unchanged)),
-        );
-        emit::write_json(&mut self.out, &t)?;
-        self.out.flush()
-    }
-}
-
-fn int(n: usize) -> Tree<'static> {
-    Tree::Int(i64::try_from(n).unwrap_or(i64::MAX))
-}
-
-fn outcome_tree(o: &Outcome) -> Tree<'_> {
-    let mut t = Tree::map()
-        .with("id", Tree::str(o.id.as_str()))
-        .with("summary", Tree::str(o.summary.as_str()))
-        .with("status", Tree::str(o.status.key()));
-    let changes = o
-        .changes
-        .iter()
-        .map(|c| {
-            let mut ct = Tree::map().with("attribute", Tree::str(c.attribute.name()));
-            if let Some(f) = &c.from {
-                ct.push("from", Tree::str(f.as_str()));
-            }
-            if let Some(to) = &c.to {
-                ct.push("to", Tree::str(to.as_str()));
-            }
-            if let Some(d) = &c.diff {
-                ct.push("diff", Tree::str(d.as_str()));
-            }
-            ct
-        })
-        .collect();
-    t.push("changes", Tree::List(changes));
-    if !o.notes.is_empty() {
-        t.push("notes", Tree::strs(o.notes.iter().map(String::as_str)));
-    }
-    if let Some(r) = &o.reason {
-        t.push("reason", Tree::str(r.to_string()));
-    }
-    if let Some(c) = &o.command {
-        let mut ct = Tree::map().with("exit", Tree::str(c.exit.to_string()));
-        if let Some(code) = c.exit.code() {
-            ct.push("code", Tree::Int(code.into()));
-        }
-        ct.push("output", Tree::str(c.output.as_str()));
-        ct.push(
-            "omitted_bytes",
-            Tree::Int(i64::try_from(c.omitted).unwrap_or(i64::MAX)),
-        );
-        t.push("command", ct);
-    }
-    t
 }
 
 #[cfg(test)]

@@ -11,6 +11,9 @@ use datum_core::reader::Reader;
 use datum_core::schema::{Field, Kind, ResourceId, Value};
 use zeroize::Zeroizing;
 
+mod system;
+pub use system::{CRON_DIR, CronSpec, MountSpec, MountState, SysctlSpec, cron_path};
+
 /// `ensure` of the filesystem types, users and groups (`installed` reads as
 /// present for packages). A resource without `ensure` is present.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -193,6 +196,9 @@ pub enum Desired {
     User(UserSpec),
     Group(GroupSpec),
     Exec(ExecSpec),
+    Cron(CronSpec),
+    Mount(MountSpec),
+    Sysctl(SysctlSpec),
 }
 
 /// One resource to apply.
@@ -224,6 +230,9 @@ impl Desired {
             Desired::User(_) => Kind::User,
             Desired::Group(_) => Kind::Group,
             Desired::Exec(_) => Kind::Exec,
+            Desired::Cron(_) => Kind::Cron,
+            Desired::Mount(_) => Kind::Mount,
+            Desired::Sysctl(_) => Kind::Sysctl,
         }
     }
 
@@ -313,7 +322,10 @@ fn item(r: &dyn ResourceView, reader: &dyn Reader, limit: u64) -> Item {
     Item {
         id: r.id().clone(),
         summary: match r.kind() {
-            k if k.is_path() => r.str(Field::Path).unwrap_or_default().to_owned(),
+            k if k.is_path() || k == Kind::Mount => {
+                r.str(Field::Path).unwrap_or_default().to_owned()
+            }
+            Kind::Cron => cron_path(&r.id().title),
             // The command is shown as the change it makes.
             Kind::Exec => String::new(),
             _ => r.name().to_owned(),
@@ -397,6 +409,9 @@ impl Fields<'_> {
                 system: self.flag(Field::System),
             }),
             Kind::Exec => Desired::Exec(self.exec()),
+            Kind::Cron => Desired::Cron(self.cron()),
+            Kind::Mount => Desired::Mount(self.mount()),
+            Kind::Sysctl => Desired::Sysctl(self.sysctl()),
         }
     }
 

@@ -213,6 +213,9 @@ fn providers(
         user: Box::new(Named::new("useradd", log, &[])),
         group: Box::new(Named::new("groupadd", log, &[])),
         exec: Execs::new(root.clone(), Box::new(exec::FakeRunner::new(log))),
+        cron: Box::new(datum_apply::provider::cron::Crons::new(root.clone())),
+        mount: Box::new(datum_apply::provider::mount::Mounts::new(root.clone())),
+        sysctl: Box::new(datum_apply::provider::sysctl::Sysctls::new(root.clone())),
     }
 }
 

@@ -130,6 +130,8 @@ codes! {
     TwoLayers = "two-layers",
     /// A label key or value the Fleet document does not declare.
     UndeclaredLabel = "undeclared-label",
+    /// A label tied to a fact Datum does not observe (`fact:` in `Fleet.labels`).
+    UnknownFact = "unknown-fact",
     // Resolution (report.rs).
     /// Two layers of one precedence set different values.
     Conflict = "conflict",
@@ -153,6 +155,11 @@ codes! {
     /// An Exec command line that reads two ways (`shell: true` with
     /// arguments, or a whole command line as one program name).
     ExecCommand = "exec-command",
+    // Facts (apply, the agent, `check --reports`).
+    /// A host's label that disagrees with what the host observes.
+    FactMismatch = "fact-mismatch",
+    /// A run report (`check --reports`) that cannot be read.
+    BadReport = "bad-report",
     // Comparing revisions (diff/).
     /// A file that failed to load holds a host back from the comparison.
     HeldBack = "held-back",

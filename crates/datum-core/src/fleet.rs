@@ -228,6 +228,9 @@ pub struct Fleet {
     pub name: Option<Box<str>>,
     /// `Fleet.labels`, when declared.
     pub declared: Option<BTreeMap<String, BTreeSet<String>>>,
+    /// Declared label keys tied to a fact (`fact:` in `Fleet.labels`):
+    /// the fact, and where the tie is written.
+    pub ties: BTreeMap<String, (String, Span)>,
     pub syms: Interner,
     /// Sorted by name.
     pub hosts: Vec<Host>,
@@ -299,6 +302,30 @@ impl Fleet {
             .collect();
         v.sort_unstable();
         v
+    }
+
+    /// The labels of a host that are tied to a fact, in key order, with
+    /// the places of the label and of the tie ([`crate::facts`]).
+    pub fn tied(&self, id: HostId) -> Vec<crate::facts::Tied> {
+        let host = self.host(id);
+        self.ties
+            .iter()
+            .filter_map(|(key, (fact, tie))| {
+                let k = self.syms.get(key)?;
+                let label = host.labels.iter().find(|l| l.key == k)?;
+                Some(crate::facts::Tied {
+                    key: key.clone(),
+                    value: self.sym(label.value).to_owned(),
+                    fact: fact.clone(),
+                    declared: self
+                        .declared
+                        .as_ref()
+                        .and_then(|d| d.get(key))
+                        .map(|v| v.iter().cloned().collect()),
+                    places: Some((label.value_span, *tie)),
+                })
+            })
+            .collect()
     }
 
     /// The broken documents that keep a host from resolving.

@@ -17,6 +17,9 @@ use std::borrow::Cow;
 
 use crate::names::Rule;
 
+mod name;
+use name::name_schema;
+
 use crate::document::{self, HOST_LABEL, VERSIONS};
 use crate::emit::Tree;
 use crate::schema::{Field, Kind, SECONDS_MAX, Ty};
@@ -198,10 +201,34 @@ fn fleet_labels() -> Tree<'static> {
     .with("propertyNames", host_label_key())
     .with(
         "additionalProperties",
-        Tree::map()
-            .with("type", Tree::str("array"))
-            .with("items", reference("LabelValue")),
+        Tree::map().with(
+            "anyOf",
+            Tree::List(vec![
+                declared_values(),
+                described("The values, and the fact the label describes: apply and the agent refuse a host whose label disagrees with what it observes.")
+                    .with("type", Tree::str("object"))
+                    .with("required", Tree::strs(["values"]))
+                    .with(
+                        "properties",
+                        Tree::map().with("values", declared_values()).with(
+                            "fact",
+                            Tree::map().with(
+                                "enum",
+                                Tree::strs(crate::facts::tieable_names()),
+                            ),
+                        ),
+                    )
+                    .with("additionalProperties", Tree::Bool(false)),
+            ]),
+        ),
     )
+}
+
+/// The values a declared label takes.
+fn declared_values() -> Tree<'static> {
+    Tree::map()
+        .with("type", Tree::str("array"))
+        .with("items", reference("LabelValue"))
 }
 
 /// A Fleet's limits for the loader.
@@ -316,16 +343,26 @@ fn label_value() -> Tree<'static> {
 
 /// `Type[title]`, of a known type.
 fn resource_id() -> Tree<'static> {
-    let kinds: Vec<&str> = Kind::ALL.iter().map(|k| k.name()).collect();
+    // A Cron's title names its file, so it follows that name's rule.
+    let kinds: Vec<&str> = Kind::ALL
+        .iter()
+        .filter(|k| **k != Kind::Cron)
+        .map(|k| k.name())
+        .collect();
     // The title: no brackets or control characters, no space at either end.
     let inner = r"[^\[\]\x00-\x1f\x7f-\x9f]";
     let edge = r"[^\[\]\s\x00-\x1f\x7f-\x9f]";
+    let cron = Rule::CronName
+        .patterns()
+        .0
+        .trim_start_matches('^')
+        .trim_end_matches('$');
     described("A resource id, Type[title], such as Package[nginx].")
         .with("type", Tree::str("string"))
         .with(
             "pattern",
             Tree::str(format!(
-                r"^({})\[{edge}({inner}*{edge})?\]$",
+                r"^(({})\[{edge}({inner}*{edge})?\]|Cron\[{cron}\])$",
                 kinds.join("|")
             )),
         )
@@ -401,8 +438,20 @@ fn field_schema(kind: Kind, field: Field) -> Tree<'static> {
         .with("type", types(&["integer", "null"]))
         .with("minimum", Tree::Int(1))
         .with("maximum", Tree::Int(SECONDS_MAX)),
+        Ty::Schedule => described(
+            "When cron runs the command: five fields (minute hour day-of-month month day-of-week, such as `*/15 * * * *`) or a shortcut such as `@daily`.",
+        )
+        .with("type", types(&["string", "null"]))
+        .with("pattern", Tree::str(SCHEDULE)),
+        Ty::Pass => described("fsck's pass: 0 (not checked), 1 (the root filesystem) or 2.")
+            .with("type", types(&["integer", "null"]))
+            .with("minimum", Tree::Int(0))
+            .with("maximum", Tree::Int(2)),
     }
 }
+
+/// A cron schedule's shape; `crate::cron` checks each field's range too.
+const SCHEDULE: &str = r"^\s*(@(reboot|yearly|annually|monthly|weekly|daily|midnight|hourly)|[0-9A-Za-z*,/-]+(\s+[0-9A-Za-z*,/-]+){4})\s*$";
 
 /// A path field: absolute, a fleet file, or a template.
 fn path_schema(ty: Ty) -> Tree<'static> {
@@ -487,82 +536,6 @@ fn list_schema(ty: Ty) -> Tree<'static> {
             ]),
         ),
     }
-}
-
-/// A name apply hands to the system ([`crate::names`]): text, or a list of
-/// texts, that follows the rule. A number is not taken as a name here,
-/// although the loader reads an unquoted `1.5` as the text `1.5`; a
-/// version is the exception, where `version: 15` is common.
-fn name_schema(ty: Ty, rule: Rule) -> Tree<'static> {
-    let (pattern, nots) = rule.patterns();
-    let types_of = if rule == Rule::Version {
-        vec!["string", "number"]
-    } else {
-        vec!["string", "boolean"]
-    };
-    let mut one = Tree::map()
-        .with("type", Tree::strs(types_of.iter().copied()))
-        .with("pattern", Tree::str(pattern));
-    let mut all: Vec<Tree<'static>> = nots
-        .iter()
-        .map(|p| {
-            Tree::map().with(
-                "not",
-                Tree::map()
-                    .with("type", Tree::str("string"))
-                    .with("pattern", Tree::str(*p)),
-            )
-        })
-        .collect();
-    if rule == Rule::Version {
-        all.push(
-            Tree::map().with(
-                "not",
-                Tree::map()
-                    .with("type", Tree::str("number"))
-                    .with("exclusiveMaximum", Tree::Int(0)),
-            ),
-        );
-    }
-    if rule == Rule::Unit {
-        // systemctl adds `.service` to a name without a suffix.
-        all.push(Tree::map().with(
-            "anyOf",
-            Tree::List(vec![
-                Tree::map()
-                    .with("pattern", Tree::str(r"\."))
-                    .with("maxLength", Tree::Int(crate::names::UNIT_MAX as i64)),
-                Tree::map()
-                    .with("not", Tree::map().with("pattern", Tree::str(r"\.")))
-                    .with(
-                        "maxLength",
-                        Tree::Int((crate::names::UNIT_MAX - ".service".len()) as i64),
-                    ),
-            ]),
-        ));
-    }
-    if !all.is_empty() {
-        one.push("allOf", Tree::List(all));
-    }
-    match ty {
-        Ty::List => described(format!(
-            "A list of {}s, replaced whole by a higher layer.",
-            rule.what().trim_start_matches("a ")
-        ))
-        .with("type", types(&["array", "null"]))
-        .with("items", one),
-        _ => described(format!("{} (or null).", capitalised(rule.what()))).with(
-            "anyOf",
-            Tree::List(vec![Tree::map().with("type", Tree::str("null")), one]),
-        ),
-    }
-}
-
-fn capitalised(s: &str) -> String {
-    let mut c = s.chars();
-    c.next()
-        .map(|f| f.to_uppercase().chain(c).collect())
-        .unwrap_or_default()
 }
 
 #[cfg(test)]

@@ -16,7 +16,8 @@
 //! 2. YAML and documents, the only modules that parse YAML: `yaml`
 //!    (private), [`emit`] (every YAML and JSON output), [`schema`]
 //!    (resource types, fields, normalisation, suggestions), [`names`],
-//!    [`vars`], [`document`] (Fleet, Host and Layer documents, every value
+//!    [`cron`] (a Cron's schedule), [`facts`] (labels tied to what a host
+//!    observes, and a host whose labels disagree with it), [`vars`], [`document`] (Fleet, Host and Layer documents, every value
 //!    with its place), [`settings`] (small YAML files that are not fleet
 //!    documents), [`json_schema`] (the JSON Schema editors check with).
 //! 3. The fleet model: [`matcher`] (labels and which layers they match),
@@ -46,12 +47,14 @@ pub const VERSION: &str = "v1alpha1";
 mod beneath;
 pub mod bundle;
 pub mod check;
+pub mod cron;
 pub mod diagnostic;
 pub mod diff;
 mod discover;
 pub mod document;
 pub mod emit;
 pub mod explain;
+pub mod facts;
 pub mod fleet;
 #[cfg(feature = "fuzz")]
 pub mod fuzz;

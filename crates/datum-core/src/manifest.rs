@@ -78,10 +78,20 @@ impl<'f> Manifest<'f> {
             .resources()
             .map(|r| (Cow::Borrowed(r.id_text()), r.tree()))
             .collect();
-        Tree::document("Manifest")
+        let mut tree = Tree::document("Manifest")
             .with("host", Tree::str(self.host_name()))
-            .with("labels", Tree::Map(labels))
-            .with("layers", Tree::List(layers))
+            .with("labels", Tree::Map(labels));
+        // The labels tied to a fact, so a host applying this manifest
+        // without the fleet (a bundle) checks them as apply does.
+        let tied = fleet.tied(self.host);
+        if !tied.is_empty() {
+            let facts = tied
+                .into_iter()
+                .map(|t| (Cow::Owned(t.key), Tree::Str(Cow::Owned(t.fact))))
+                .collect();
+            tree.push("label_facts", Tree::Map(facts));
+        }
+        tree.with("layers", Tree::List(layers))
             .with("resources", Tree::Map(resources))
     }
 }

@@ -20,6 +20,19 @@
 //! - A User's `home` and `shell`: absolute paths without `..` or NUL, as
 //!   every path is, and without `:` or a line break, which `/etc/passwd`
 //!   cannot hold.
+//! - A Cron's title names its file, `/etc/cron.d/datum-TITLE`: letters,
+//!   digits, `_` and `-` only, as `run-parts` and cron require (a file
+//!   whose name holds a `.` is ignored by Debian's cron).
+//! - A Cron's `command`: one line, where a `%` is written `\%` (cron turns
+//!   a bare `%` into a line break and feeds what follows to the command).
+//! - Text written into a line of a system file (a Cron's `environment`, a
+//!   Sysctl's `value`): no line break or other control character.
+//! - A Sysctl's key (its `name`, else the title): `.` or `/` separated
+//!   components of letters, digits and `_ - : @ +`, with no empty
+//!   component and no `..`, so that it names a file below `/proc/sys`.
+//! - A Mount's `device` (not starting with `#`, no control characters),
+//!   `fstype` (`ext4`, `fuse.sshfs`) and `options` (comma-separated, no
+//!   spaces): what one `/etc/fstab` line holds.
 //!
 //! A name written as a field value is checked where it is written; a name
 //! that defaults to the resource's title is checked once the host's
@@ -35,6 +48,13 @@ pub enum Rule {
     Version,
     Unit,
     PasswdPath,
+    CronName,
+    CronCommand,
+    OneLine,
+    SysctlKey,
+    FstabDevice,
+    Fstype,
+    MountOptions,
 }
 
 /// The rule for a field of a kind, if its value is a name apply uses.
@@ -48,6 +68,13 @@ pub fn rule(kind: Kind, field: Field) -> Option<Rule> {
         (Kind::Package, Field::Version) => Some(Rule::Version),
         (Kind::Service, Field::Name) => Some(Rule::Unit),
         (Kind::User, Field::Home | Field::Shell) => Some(Rule::PasswdPath),
+        (Kind::Cron, Field::User) => Some(Rule::Account),
+        (Kind::Cron, Field::Command) => Some(Rule::CronCommand),
+        (Kind::Cron, Field::Environment) | (Kind::Sysctl, Field::Value) => Some(Rule::OneLine),
+        (Kind::Sysctl, Field::Name) => Some(Rule::SysctlKey),
+        (Kind::Mount, Field::Device) => Some(Rule::FstabDevice),
+        (Kind::Mount, Field::Fstype) => Some(Rule::Fstype),
+        (Kind::Mount, Field::Options) => Some(Rule::MountOptions),
         _ => None,
     }
 }
@@ -82,6 +109,22 @@ impl Rule {
                 &[],
             ),
             Rule::PasswdPath => (r"^/[^:\u0000-\u001f\u007f-\u009f]*$", &[r"(^|/)\.\.(/|$)"]),
+            Rule::CronName => (r"^[A-Za-z0-9_-]+$", &[]),
+            Rule::CronCommand => (
+                r"^([^%\\\u0000-\u001f\u007f]|\\[^\u0000-\u001f\u007f])+$",
+                &[],
+            ),
+            Rule::OneLine => (r"^[^\u0000-\u001f\u007f]*$", &[]),
+            Rule::SysctlKey => (
+                r"^[A-Za-z0-9_][A-Za-z0-9_.:@+/-]*$",
+                &[r"\.\.", r"//", r"/\.", r"\./", r"[./]$"],
+            ),
+            Rule::FstabDevice => (r"^[^#\u0000-\u001f\u007f][^\u0000-\u001f\u007f]*$", &[]),
+            Rule::Fstype => (r"^[a-z0-9][a-z0-9._+-]*$", &[]),
+            Rule::MountOptions => (
+                r"^[^, \u0000-\u001f\u007f]+(,[^, \u0000-\u001f\u007f]+)*$",
+                &[],
+            ),
         }
     }
 
@@ -93,6 +136,13 @@ impl Rule {
             Rule::Version => "a Debian package version",
             Rule::Unit => "a systemd unit name",
             Rule::PasswdPath => "a path /etc/passwd can hold",
+            Rule::CronName => "a name cron reads in /etc/cron.d",
+            Rule::CronCommand => "a command line for cron",
+            Rule::OneLine => "text on one line",
+            Rule::SysctlKey => "a kernel parameter (sysctl) key",
+            Rule::FstabDevice => "a device /etc/fstab can hold",
+            Rule::Fstype => "a filesystem type",
+            Rule::MountOptions => "a list of mount options",
         }
     }
 
@@ -104,6 +154,17 @@ impl Rule {
             Rule::Version => version(s),
             Rule::Unit => unit(s),
             Rule::PasswdPath => passwd_path(s),
+            Rule::CronName => first_bad(s, |c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-'))
+                .or_else(|| s.is_empty().then(|| "it is empty".into())),
+            Rule::CronCommand => cron_command(s),
+            Rule::OneLine => first_bad(s, |c| !c.is_ascii_control()),
+            Rule::SysctlKey => sysctl_key(s),
+            Rule::FstabDevice => first_bad(s, |c| !c.is_ascii_control()).or_else(|| {
+                s.starts_with('#')
+                    .then(|| "it starts with `#`, which makes the line a comment".into())
+            }),
+            Rule::Fstype => fstype(s),
+            Rule::MountOptions => mount_options(s),
         }
     }
 
@@ -124,6 +185,25 @@ impl Rule {
             }
             Rule::PasswdPath => {
                 "write an absolute path without `:` or line breaks, such as `/bin/sh`"
+            }
+            Rule::CronName => {
+                "the title names the file /etc/cron.d/datum-TITLE: use letters, digits, `_` and `-`, such as `Cron[logrotate-hourly]`"
+            }
+            Rule::CronCommand => {
+                "write the command on one line, and `%` as `\\%` (cron turns a bare `%` into a line break), such as `date +\\%F >> /var/log/stamp`"
+            }
+            Rule::OneLine => "write it on one line, without control characters",
+            Rule::SysctlKey => {
+                "a key is what `sysctl -a` lists, such as `net.ipv4.ip_forward` or `net/ipv4/conf/eth0.100/rp_filter`"
+            }
+            Rule::FstabDevice => {
+                "write a device path, `UUID=...`, `LABEL=...`, `server:/export` or a pseudo device such as `tmpfs`"
+            }
+            Rule::Fstype => {
+                "write a filesystem type as mount -t takes it, such as `ext4`, `xfs`, `nfs` or `tmpfs`"
+            }
+            Rule::MountOptions => {
+                "write mount options separated by commas without spaces, such as `defaults,noatime`"
             }
         }
     }
@@ -245,6 +325,63 @@ fn unit(s: &str) -> Option<String> {
     None
 }
 
+fn cron_command(s: &str) -> Option<String> {
+    if let Some(bad) = first_bad(s, |c| !c.is_ascii_control()) {
+        return Some(bad);
+    }
+    let mut chars = s.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '%' => return Some("it holds a bare `%`, which cron turns into a line break".into()),
+            '\\' if chars.next().is_none() => return Some("it ends with a lone `\\`".into()),
+            _ => {}
+        }
+    }
+    None
+}
+
+fn sysctl_key(s: &str) -> Option<String> {
+    if s.is_empty() {
+        return Some("it is empty".into());
+    }
+    if let Some(bad) = first_bad(s, |c| {
+        c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | ':' | '@' | '+' | '/' | '-')
+    }) {
+        return Some(bad);
+    }
+    if !s.starts_with(|c: char| c.is_ascii_alphanumeric() || c == '_') {
+        return Some(format!("it starts with `{}`", &s[..1]));
+    }
+    if s.contains("..") || s.contains("//") || s.contains("/.") || s.contains("./") {
+        return Some("it holds an empty component or `..`".into());
+    }
+    if s.ends_with(['.', '/']) {
+        return Some(format!("it ends with `{}`", &s[s.len() - 1..]));
+    }
+    None
+}
+
+fn fstype(s: &str) -> Option<String> {
+    if let Some(bad) = first_bad(s, |c| {
+        c.is_ascii_lowercase() || c.is_ascii_digit() || matches!(c, '.' | '_' | '+' | '-')
+    }) {
+        return Some(bad);
+    }
+    if !s.starts_with(|c: char| c.is_ascii_lowercase() || c.is_ascii_digit()) {
+        return Some("it does not start with a letter or digit".into());
+    }
+    None
+}
+
+fn mount_options(s: &str) -> Option<String> {
+    if let Some(bad) = first_bad(s, |c| !c.is_ascii_control() && c != ' ') {
+        return Some(bad);
+    }
+    s.split(',')
+        .any(str::is_empty)
+        .then(|| "it holds an empty option (`,,` or a comma at either end)".into())
+}
+
 fn passwd_path(s: &str) -> Option<String> {
     if !s.starts_with('/') {
         return Some("it is not an absolute path".into());
@@ -335,6 +472,43 @@ mod tests {
         assert!(Rule::PasswdPath.check("/a\nb").is_some());
         assert!(Rule::PasswdPath.check("/a/../b").is_some());
         assert!(Rule::PasswdPath.check("sh").is_some());
+    }
+
+    #[test]
+    fn what_cron_sysctl_and_fstab_lines_hold() {
+        assert_eq!(Rule::CronName.check("logrotate-hourly_2"), None);
+        assert_eq!(Rule::CronName.check("a.b").as_deref(), Some("it holds `.`"));
+        assert_eq!(Rule::CronCommand.check("date +\\%F > /tmp/x"), None);
+        assert_eq!(
+            Rule::CronCommand.check("date +%F").as_deref(),
+            Some("it holds a bare `%`, which cron turns into a line break")
+        );
+        assert!(Rule::CronCommand.check("a\nb").is_some());
+        assert!(Rule::CronCommand.check("echo \\").is_some());
+        assert_eq!(Rule::OneLine.check("32768 60999"), None);
+        assert!(Rule::OneLine.check("1\n2").is_some());
+        for ok in [
+            "net.ipv4.ip_forward",
+            "net/ipv4/conf/eth0.100/rp_filter",
+            "kernel.core_pattern",
+            "vm.swappiness",
+        ] {
+            assert_eq!(Rule::SysctlKey.check(ok), None, "{ok}");
+        }
+        for bad in [
+            "", "-net.x", "net..x", "net/../x", "/net/x", "net.x.", "net x", "net/./x", "net.*",
+        ] {
+            assert!(Rule::SysctlKey.check(bad).is_some(), "{bad:?}");
+        }
+        assert_eq!(Rule::FstabDevice.check("LABEL=my disk"), None);
+        assert!(Rule::FstabDevice.check("#x").is_some());
+        assert!(Rule::FstabDevice.check("a\tb").is_some());
+        assert_eq!(Rule::Fstype.check("fuse.sshfs"), None);
+        assert!(Rule::Fstype.check("Ext4").is_some());
+        assert_eq!(Rule::MountOptions.check("defaults,noatime"), None);
+        for bad in ["a, b", "a,,b", ",a", "a,"] {
+            assert!(Rule::MountOptions.check(bad).is_some(), "{bad:?}");
+        }
     }
 
     #[test]

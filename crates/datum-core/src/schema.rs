@@ -8,19 +8,24 @@ use std::fmt;
 
 use crate::hint::Hinted;
 
+mod path;
 mod suggestion;
+pub use path::{PathError, normalise_abs_path, normalise_rel_path};
 pub use suggestion::{COMPARED_MAX, edit_distance, nearest, suggest};
 
 /// A resource type.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Kind {
+    Cron,
     Directory,
     Exec,
     File,
     Group,
+    Mount,
     Package,
     Service,
     Symlink,
+    Sysctl,
     User,
 }
 
@@ -59,6 +64,12 @@ pub enum Field {
     User,
     Cwd,
     Environment,
+    Schedule,
+    Device,
+    Fstype,
+    Options,
+    Pass,
+    Value,
 }
 
 /// How a field's value is written and checked.
@@ -92,32 +103,43 @@ pub enum Ty {
     Env,
     /// A whole number of seconds, from 1 to [`SECONDS_MAX`].
     Seconds,
+    /// A cron schedule: five fields, or a shortcut such as `@daily`
+    /// ([`crate::cron`]).
+    Schedule,
+    /// fsck's pass number of a Mount: 0, 1 or 2.
+    Pass,
 }
 
 /// The longest `timeout` an Exec takes: a day.
 pub const SECONDS_MAX: i64 = 86_400;
 
 impl Kind {
-    pub const ALL: [Kind; 8] = [
+    pub const ALL: [Kind; 11] = [
+        Kind::Cron,
         Kind::Directory,
         Kind::Exec,
         Kind::File,
         Kind::Group,
+        Kind::Mount,
         Kind::Package,
         Kind::Service,
         Kind::Symlink,
+        Kind::Sysctl,
         Kind::User,
     ];
 
     pub fn name(self) -> &'static str {
         match self {
+            Kind::Cron => "Cron",
             Kind::Directory => "Directory",
             Kind::Exec => "Exec",
             Kind::File => "File",
             Kind::Group => "Group",
+            Kind::Mount => "Mount",
             Kind::Package => "Package",
             Kind::Service => "Service",
             Kind::Symlink => "Symlink",
+            Kind::Sysctl => "Sysctl",
             Kind::User => "User",
         }
     }
@@ -156,6 +178,9 @@ impl Kind {
                 Environment,
                 Requires,
             ],
+            Kind::Cron => &[Ensure, Schedule, User, Command, Environment, Requires],
+            Kind::Mount => &[Path, Ensure, Device, Fstype, Options, Pass, Requires],
+            Kind::Sysctl => &[Name, Ensure, Value, Requires],
         }
     }
 
@@ -172,10 +197,11 @@ impl Kind {
     }
 
     /// The field that names what the resource manages: `path` for the
-    /// filesystem types, `name` (defaulting to the title) for the others.
+    /// filesystem types and a Mount (its mount point), `name` (defaulting
+    /// to the title) for the others.
     pub fn summary_field(self) -> Field {
         match self {
-            Kind::File | Kind::Directory | Kind::Symlink => Field::Path,
+            Kind::File | Kind::Directory | Kind::Symlink | Kind::Mount => Field::Path,
             _ => Field::Name,
         }
     }
@@ -186,7 +212,21 @@ impl Kind {
             Kind::File | Kind::Directory => &[Field::Path],
             Kind::Symlink => &[Field::Path, Field::Target],
             Kind::Exec => &[Field::Command],
+            Kind::Cron => &[Field::Schedule, Field::User, Field::Command],
+            Kind::Mount => &[Field::Path, Field::Device, Field::Fstype],
+            Kind::Sysctl => &[Field::Value],
             _ => &[],
+        }
+    }
+
+    /// Fields a resolved resource must have when its `ensure` is
+    /// `absent`: what names the thing to remove (a Mount's mount point),
+    /// no more; a Cron or a Sysctl is named by its title or `name`.
+    pub fn required_when(self, absent: bool) -> &'static [Field] {
+        match self {
+            Kind::Cron | Kind::Sysctl if absent => &[],
+            Kind::Mount if absent => &[Field::Path],
+            _ => self.required(),
         }
     }
 
@@ -214,6 +254,7 @@ impl Kind {
         match self {
             Kind::Package => &["installed", "absent"],
             Kind::Service => &["running", "stopped"],
+            Kind::Mount => &["mounted", "unmounted", "absent"],
             _ => &["present", "absent"],
         }
     }
@@ -222,6 +263,8 @@ impl Kind {
     pub fn ty(self, field: Field) -> Ty {
         match field {
             Field::Shell if self == Kind::Exec => Ty::Bool,
+            // A cron entry's command is one line for the shell cron starts.
+            Field::Command if self == Kind::Cron => Ty::Text,
             Field::Path | Field::Home | Field::Creates | Field::Cwd => Ty::AbsPath,
             Field::Source | Field::Secret => Ty::Source,
             Field::Template => Ty::Template,
@@ -235,7 +278,13 @@ impl Kind {
             Field::Command | Field::Unless | Field::Onlyif => Ty::Argv,
             Field::Environment => Ty::Env,
             Field::Timeout => Ty::Seconds,
+            Field::Schedule => Ty::Schedule,
+            Field::Pass => Ty::Pass,
             Field::Target
+            | Field::Device
+            | Field::Fstype
+            | Field::Options
+            | Field::Value
             | Field::User
             | Field::Name
             | Field::Owner
@@ -253,7 +302,7 @@ impl fmt::Display for Kind {
 }
 
 impl Field {
-    pub const ALL: [Field; 32] = [
+    pub const ALL: [Field; 38] = [
         Field::Path,
         Field::Target,
         Field::Name,
@@ -286,6 +335,12 @@ impl Field {
         Field::User,
         Field::Cwd,
         Field::Environment,
+        Field::Schedule,
+        Field::Device,
+        Field::Fstype,
+        Field::Options,
+        Field::Pass,
+        Field::Value,
     ];
 
     pub fn name(self) -> &'static str {
@@ -322,6 +377,12 @@ impl Field {
             Field::User => "user",
             Field::Cwd => "cwd",
             Field::Environment => "environment",
+            Field::Schedule => "schedule",
+            Field::Device => "device",
+            Field::Fstype => "fstype",
+            Field::Options => "options",
+            Field::Pass => "pass",
+            Field::Value => "value",
         }
     }
 
@@ -491,69 +552,6 @@ pub fn normalise_mode(s: &str) -> Option<String> {
         return None;
     }
     Some(format!("{s:0>4}"))
-}
-
-/// Why a path is refused. The decoder words each case for the field it
-/// reads; the messages here are the plain ones.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
-pub enum PathError {
-    #[error("the path is not absolute")]
-    NotAbsolute,
-    #[error("the path is absolute")]
-    Absolute,
-    #[error("the path goes up through `..`")]
-    ParentDir,
-    #[error("the path names nothing")]
-    Empty,
-    #[error("the path holds a NUL byte")]
-    Nul,
-}
-
-/// Normalises an absolute path: repeated and trailing `/` and `.` components go.
-pub fn normalise_abs_path(s: &str) -> Result<String, PathError> {
-    if s.contains('\0') {
-        return Err(PathError::Nul);
-    }
-    if !s.starts_with('/') {
-        return Err(PathError::NotAbsolute);
-    }
-    let mut out = String::with_capacity(s.len());
-    for part in s.split('/') {
-        match part {
-            "" | "." => {}
-            ".." => return Err(PathError::ParentDir),
-            p => {
-                out.push('/');
-                out.push_str(p);
-            }
-        }
-    }
-    if out.is_empty() {
-        out.push('/');
-    }
-    Ok(out)
-}
-
-/// Normalises a path relative to the fleet root: `./files/x` is `files/x`.
-pub fn normalise_rel_path(s: &str) -> Result<String, PathError> {
-    if s.contains('\0') {
-        return Err(PathError::Nul);
-    }
-    if s.starts_with('/') {
-        return Err(PathError::Absolute);
-    }
-    let mut parts = Vec::new();
-    for part in s.split('/') {
-        match part {
-            "" | "." => {}
-            ".." => return Err(PathError::ParentDir),
-            p => parts.push(p),
-        }
-    }
-    if parts.is_empty() {
-        return Err(PathError::Empty);
-    }
-    Ok(parts.join("/"))
 }
 
 #[cfg(test)]

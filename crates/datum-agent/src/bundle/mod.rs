@@ -244,6 +244,12 @@ impl<'b> Opened<'b> {
         ))
     }
 
+    /// The manifest's labels tied to a fact (`label_facts`), to check
+    /// against what the host observes.
+    pub fn tied(&self) -> Vec<datum_core::facts::Tied> {
+        crate::facts::manifest_tied(self.bundle.manifest)
+    }
+
     /// The commit the bundle was made from, when the fleet is in git.
     pub fn commit(&self) -> Option<Commit<'b>> {
         self.bundle.commit

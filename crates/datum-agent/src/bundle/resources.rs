@@ -211,7 +211,8 @@ fn resource(
             )),
         }
     }
-    for &field in kind.required() {
+    let absent = r.values.get(&Field::Ensure).and_then(Value::as_str) == Some("absent");
+    for &field in kind.required_when(absent) {
         if !r.values.contains_key(&field) {
             problems.push(problem(
                 id_span,
@@ -235,7 +236,7 @@ enum Read {
 fn read_field(kind: Kind, field: Field, node: Node<'_, '_>) -> Result<Read, String> {
     let ty = kind.ty(field);
     let value = match ty {
-        Ty::Bool | Ty::Id | Ty::Seconds => read_number(ty, node)?,
+        Ty::Bool | Ty::Id | Ty::Seconds | Ty::Pass => read_number(ty, node)?,
         Ty::List | Ty::Argv | Ty::Env => read_list(ty, node)?,
         Ty::Refs => {
             let ids = list(node)?
@@ -246,6 +247,18 @@ fn read_field(kind: Kind, field: Field, node: Node<'_, '_>) -> Result<Read, Stri
         }
         _ => read_text(ty, node)?,
     };
+    // A name or a line written into a system file follows its rule here
+    // too: a manifest not made by `render` must not add a line to one.
+    if let Some(rule) = datum_core::names::rule(kind, field) {
+        let texts: Vec<&str> = match &value {
+            Value::Str(t) => vec![t],
+            Value::List(items) => items.iter().map(|t| &**t).collect(),
+            _ => Vec::new(),
+        };
+        if let Some(why) = texts.iter().find_map(|t| rule.check(t)) {
+            return Err(format!("is not {}: {why}", rule.what()));
+        }
+    }
     Ok(Read::Value(value))
 }
 
@@ -271,6 +284,7 @@ fn read_text(ty: Ty, node: Node<'_, '_>) -> Result<Value, String> {
         Ty::Source | Ty::Template if normalise_rel_path(t).as_deref() != Ok(t) => {
             Some(format!("is `{t}`, not a normalised relative path"))
         }
+        Ty::Schedule => datum_core::cron::check(t).map(|why| format!("is `{t}`: {why}")),
         _ => None,
     };
     match wrong {
@@ -287,6 +301,8 @@ fn read_number(ty: Ty, node: Node<'_, '_>) -> Result<Value, String> {
         (Ty::Bool, _) => Err(format!("must be true or false, and is {found}")),
         (Ty::Id, Yaml::Int(i)) if (0..i64::from(u32::MAX)).contains(&i) => Ok(Value::Int(i)),
         (Ty::Id, _) => Err(format!("must be a user or group id, and is {found}")),
+        (Ty::Pass, Yaml::Int(i @ 0..=2)) => Ok(Value::Int(i)),
+        (Ty::Pass, _) => Err(format!("must be 0, 1 or 2, and is {found}")),
         (_, Yaml::Int(i)) if (1..=SECONDS_MAX).contains(&i) => Ok(Value::Int(i)),
         _ => Err(format!(
             "must be a number of seconds from 1 to {SECONDS_MAX}, and is {found}"
@@ -464,6 +480,22 @@ mod tests {
             (
                 "  Exec[a]:\n    command: [x]\n    environment: [NOEQUALS]\n",
                 "holds `NOEQUALS`, not NAME=value",
+            ),
+            (
+                "  Cron[a]:\n    schedule: '61 * * * *'\n    user: root\n    command: x\n",
+                "the minute field `61` holds `61`",
+            ),
+            (
+                "  Cron[a]:\n    schedule: '@daily'\n    user: root\n    command: \"x\\n* * * * * root evil\"\n",
+                "is not a command line for cron",
+            ),
+            (
+                "  Mount[a]:\n    path: /a\n    device: tmpfs\n    fstype: tmpfs\n    pass: 3\n",
+                "must be 0, 1 or 2",
+            ),
+            (
+                "  Sysctl[a]:\n    name: net/../x\n    value: '1'\n",
+                "is not a kernel parameter (sysctl) key",
             ),
         ] {
             let err = read(&format!("{base}{resources}")).unwrap_err();

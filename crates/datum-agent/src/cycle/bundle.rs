@@ -68,6 +68,7 @@ impl Agent {
             );
         }
         let commit = self.bundle_commit(&opened, &name, last.as_ref(), cached, log, out)?;
+        self.check_labels(&opened.tied(), None, log)?;
         let items = opened.items(&name).map_err(|e| {
             refusal(
                 e.to_string(),

@@ -47,7 +47,7 @@ impl Agent {
         let chosen = self.choose_commit(&repo, source, last.as_ref(), log, out)?;
         self.verify_commit(&repo, &chosen, signers.as_ref(), last.as_ref(), log, out)?;
         log.source = Some(chosen.origin.clone());
-        let items = self.git_items(&repo_dir, fleet, chosen.commit)?;
+        let items = self.git_items(&repo_dir, fleet, chosen.commit, log)?;
         Ok(Input {
             items,
             commit: Some(chosen.commit.to_string()),
@@ -159,7 +159,13 @@ impl Agent {
     }
 
     /// The host's resources in the fleet at `commit` of the agent's repository.
-    fn git_items(&self, repo: &Path, fleet: &str, commit: ObjectId) -> Result<Vec<Item>, Refusal> {
+    fn git_items(
+        &self,
+        repo: &Path,
+        fleet: &str,
+        commit: ObjectId,
+        log: &mut Log,
+    ) -> Result<Vec<Item>, Refusal> {
         let git = |e: datum_git::GitError| {
             refusal(
                 e.to_string(),
@@ -189,6 +195,7 @@ impl Agent {
                 "fix the fleet and push: `datum check` shows the same errors",
             ));
         }
+        self.check_labels(&fleet.tied(resolved.host), Some(&fleet.files), log)?;
         let manifest = Manifest::new(&fleet, resolved.host, &resolved.resolution);
         Ok(items(&manifest, &reader))
     }

@@ -26,6 +26,7 @@ use datum_core::hint::Hinted;
 
 use crate::ca::CaFile;
 use crate::config::{Config, Source};
+use crate::facts::{self, LabelMismatch};
 use crate::report::{Mode, RunRecord, Timestamp};
 use crate::rollback::{Applied, Policy, StateFile};
 use crate::sshsig::AllowedSigners;
@@ -122,6 +123,10 @@ struct Log {
     notes: Vec<String>,
     fetch_failed: bool,
     source: Option<String>,
+    /// The facts labels may be tied to, observed as the run starts.
+    observed: datum_core::facts::Observed,
+    /// The tied labels that disagreed with them.
+    mismatches: Vec<LabelMismatch>,
 }
 
 impl Log {
@@ -146,7 +151,11 @@ impl Agent {
     /// Runs one cycle; progress and apply's changes go to `out`.
     pub fn run_once(&self, out: &mut dyn Write) -> RunOutcome {
         let started = Timestamp::from(SystemTime::now());
-        let mut log = Log::default();
+        let observed = datum_apply::facts::Facts::observe(&self.root);
+        let mut log = Log {
+            observed: observed.observed(),
+            ..Log::default()
+        };
         let mode = match self.config.source {
             Source::Git { .. } => Mode::Git,
             Source::Bundle { .. } => Mode::Bundle,
@@ -159,7 +168,7 @@ impl Agent {
         };
         let (summary, resources, refusal, commit, cached) = match input {
             Err(r) => (None, serde_json::Value::Null, Some(r), None, false),
-            Ok(input) => match self.apply(&input, &mut log, out) {
+            Ok(input) => match self.apply(&input, &observed, &mut log, out) {
                 Ok((summary, json)) => (Some(summary), json, None, input.commit, input.cached),
                 Err(r) => (None, serde_json::Value::Null, Some(r), None, false),
             },
@@ -184,6 +193,8 @@ impl Agent {
             summary,
             resources,
             status,
+            facts: facts::json(&observed),
+            label_mismatches: log.mismatches,
         };
         let (record, report, warnings) = publish(
             &self.root,
@@ -245,10 +256,34 @@ impl Agent {
         }
     }
 
+    /// Refuses a host whose labels tied to a fact disagree with what it
+    /// observes; `files` places the labels (a fleet's).
+    fn check_labels(
+        &self,
+        tied: &[datum_core::facts::Tied],
+        files: Option<&datum_core::source::Files>,
+        log: &mut Log,
+    ) -> Result<(), Refusal> {
+        match facts::compare(tied, &log.observed, &self.host, files) {
+            None => Ok(()),
+            Some(d) => {
+                log.mismatches = d.mismatches;
+                Err(refusal(
+                    format!(
+                        "refusing to apply: this host's labels disagree with what it observes\n{}",
+                        d.text
+                    ),
+                    d.hint,
+                ))
+            }
+        }
+    }
+
     /// Applies `input`, then records it (unless under noop).
     fn apply(
         &self,
         input: &Input,
+        observed: &datum_apply::facts::Facts,
         log: &mut Log,
         out: &mut dyn Write,
     ) -> Result<(Summary, serde_json::Value), Refusal> {
@@ -265,7 +300,7 @@ impl Agent {
         let result = {
             let mut tee = Tee {
                 human: HumanReporter::new(&mut *out),
-                json: JsonReporter::new(&mut json),
+                json: JsonReporter::new(&mut json).with_facts(observed.tree()),
             };
             datum_apply::apply(
                 &self.host,

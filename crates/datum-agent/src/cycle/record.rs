@@ -42,6 +42,10 @@ pub struct Run {
     /// Apply's JSON report, or null.
     pub resources: serde_json::Value,
     pub status: RunStatus,
+    /// What the host observed ([`crate::facts::json`]).
+    pub facts: serde_json::Value,
+    /// Its labels tied to a fact that disagreed (the run was refused).
+    pub label_mismatches: Vec<crate::facts::LabelMismatch>,
 }
 
 /// Records a finished run: its report under `/var/lib/datum/reports` and
@@ -81,6 +85,8 @@ pub fn publish(
         counts: run.summary.as_ref().map(Counts::from).unwrap_or_default(),
         resources: run.resources,
         exit_status: run.status.code().into(),
+        facts: run.facts,
+        label_mismatches: run.label_mismatches,
     };
     let report = reports
         .dir()

@@ -26,6 +26,9 @@ fn record() -> RunRecord {
         },
         resources: serde_json::Value::Null,
         exit_status: 6,
+        facts: serde_json::json!({"os": "debian-12", "arch": "x86_64", "kernel": "6.1.0-18-amd64",
+                                  "virtualization": "kvm", "cpus": 4}),
+        label_mismatches: Vec::new(),
     }
 }
 
@@ -38,6 +41,8 @@ fn every_metric_is_there_with_help_type_and_value() {
         names,
         [
             "datum_fetch_failures_total",
+            "datum_host_facts_info",
+            "datum_label_mismatches",
             "datum_last_run_cached_input",
             "datum_last_run_exit_status",
             "datum_last_run_timestamp_seconds",
@@ -79,6 +84,37 @@ fn every_metric_is_there_with_help_type_and_value() {
         ("source", "ssh://git@git.example.net/fleet.git"),
     ]);
     assert_eq!(info.get(&want), Some(&1.0), "{info:?}");
+    let facts = &m["datum_host_facts_info"].samples;
+    let want = labels(&[
+        ("arch", "x86_64"),
+        ("kernel", "6.1.0-18-amd64"),
+        ("os", "debian-12"),
+        ("virtualization", "kvm"),
+    ]);
+    assert_eq!(facts.get(&want), Some(&1.0), "{facts:?}");
+    assert_eq!(m["datum_label_mismatches"].one(), 0.0);
+}
+
+#[test]
+fn a_label_that_disagreed_with_the_facts_is_a_series_of_its_own() {
+    let mut r = record();
+    r.exit_status = 1;
+    r.label_mismatches = vec![datum_agent::facts::LabelMismatch {
+        label: "os".into(),
+        declared: "debian-12".into(),
+        fact: "os".into(),
+        observed: Some("debian-13".into()),
+    }];
+    let m = parse(&metrics::render(&r));
+    assert_eq!(m["datum_label_mismatches"].one(), 1.0);
+    let each = &m["datum_label_mismatch"].samples;
+    let want = labels(&[
+        ("declared", "debian-12"),
+        ("fact", "os"),
+        ("label", "os"),
+        ("observed", "debian-13"),
+    ]);
+    assert_eq!(each.get(&want), Some(&1.0), "{each:?}");
 }
 
 #[test]

@@ -38,6 +38,13 @@ fn record(reports: &Reports, secs: u64) -> RunRecord {
                            "changes": [{"attribute": "content", "diff": "-a\n+b\n"}]}],
                            "summary": {"changed": 2}}),
         exit_status: 6,
+        facts: json!({"os": "debian-13", "arch": "x86_64"}),
+        label_mismatches: vec![datum_agent::facts::LabelMismatch {
+            label: "os".into(),
+            declared: "debian-12".into(),
+            fact: "os".into(),
+            observed: Some("debian-13".into()),
+        }],
     }
 }
 
@@ -127,6 +134,8 @@ fn every_field_round_trips_through_the_file() {
         "counts": {"changed": 2, "failed": 1, "skipped": 1, "unchanged": 3, "would_change": 0},
         "resources": r.resources,
         "exit_status": 6,
+        "facts": {"os": "debian-13", "arch": "x86_64"},
+        "label_mismatches": [{"label": "os", "declared": "debian-12", "fact": "os", "observed": "debian-13"}],
     });
     assert_eq!(v, want);
     assert_eq!(r.duration(), Duration::from_millis(1250));
@@ -143,6 +152,20 @@ fn every_field_round_trips_through_the_file() {
     assert_eq!(v["mode"], "local");
     assert_eq!(v["source"], serde_json::Value::Null);
     assert_eq!(RunRecord::from_json(&local.to_json()).unwrap(), local);
+}
+
+#[test]
+fn a_report_written_before_facts_were_recorded_still_reads() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = record(&Reports::new(dir.path()), 3);
+    let mut v: serde_json::Value = serde_json::from_str(&r.to_json()).unwrap();
+    let map = v.as_object_mut().unwrap();
+    map.remove("facts");
+    map.remove("label_mismatches");
+    let old = RunRecord::from_json(&v.to_string()).unwrap();
+    assert_eq!(old.facts, serde_json::Value::Null);
+    assert!(old.label_mismatches.is_empty());
+    assert_eq!(old.host, r.host);
 }
 
 #[test]

@@ -121,6 +121,8 @@ fn a_report_is_posted_over_https_with_the_ca_file() {
         summary: None,
         resources: serde_json::Value::Null,
         status: datum_apply::RunStatus::NotApplied,
+        facts: serde_json::Value::Null,
+        label_mismatches: Vec::new(),
     };
     let metrics = Path::new("/metrics.prom");
     let (_, _, warnings) = publish(&root, run(), metrics, Some(&url), Some(&ca));

@@ -6,10 +6,13 @@
 //! decides what runs when; providers never look at other resources.
 
 pub mod command;
+pub mod cron;
 pub mod dpkg;
 pub mod exec;
 pub mod fs;
+pub mod mount;
 pub mod shadow;
+pub mod sysctl;
 pub mod systemd;
 
 use std::collections::BTreeSet;
@@ -17,7 +20,8 @@ use std::collections::BTreeSet;
 use crate::report::{Attribute, Change};
 use crate::root::Root;
 use crate::spec::{
-    DirectorySpec, FileSpec, GroupSpec, PackageSpec, ServiceSpec, SymlinkSpec, UserSpec,
+    CronSpec, DirectorySpec, FileSpec, GroupSpec, MountSpec, PackageSpec, ServiceSpec, SymlinkSpec,
+    SysctlSpec, UserSpec,
 };
 
 /// Why a resource could not be examined or changed.
@@ -103,12 +107,16 @@ pub struct Providers {
     pub group: Box<dyn Provider<GroupSpec>>,
     /// Commands: their guards, and running them.
     pub exec: exec::Execs,
+    pub cron: Box<dyn Provider<CronSpec>>,
+    pub mount: Box<dyn Provider<MountSpec>>,
+    pub sysctl: Box<dyn Provider<SysctlSpec>>,
 }
 
 impl Providers {
     /// The real providers for a machine: the filesystem, dpkg (apt on the
     /// running system), systemd, the shadow tools, and commands run on the
-    /// machine (chrooted under `--root`).
+    /// machine (chrooted under `--root`), files in /etc/cron.d, /etc/fstab
+    /// with mount(8), /etc/sysctl.d with /proc/sys.
     pub fn system(root: &Root) -> Providers {
         Providers {
             file: Box::new(fs::Files::new(root.clone())),
@@ -119,6 +127,9 @@ impl Providers {
             user: Box::new(shadow::Users::new(root.clone())),
             group: Box::new(shadow::Groups::new(root.clone())),
             exec: exec::Execs::system(root),
+            cron: Box::new(cron::Crons::new(root.clone())),
+            mount: Box::new(mount::Mounts::new(root.clone())),
+            sysctl: Box::new(sysctl::Sysctls::new(root.clone())),
         }
     }
 }

@@ -6,12 +6,15 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use datum_agent::local::{self, Origin};
 use datum_agent::report::Mode;
 use datum_apply::engine::Options;
+use datum_apply::facts::Facts;
 use datum_apply::root::{Root, host_name};
 use datum_apply::spec::{Item, items};
 use datum_apply::trust::check_fleet;
 use datum_apply::{HumanReporter, JsonReporter, Providers};
+use datum_core::facts::Tied;
 use datum_core::host::HostError;
 use datum_core::manifest::Manifest;
+use datum_core::source::Files;
 
 use super::{ReportFormat, resolve_host};
 use crate::command_error::{CommandError, Result};
@@ -25,12 +28,14 @@ use crate::ui::Ui;
 ///
 /// Resources run in dependency order; a failed resource skips the ones that
 /// come after it, and the others go on. Nothing is applied when the host
-/// does not resolve, or its resources wait on each other in a cycle.
+/// does not resolve, its resources wait on each other in a cycle, or a
+/// label datum.yaml ties to a fact (`os: {values: [...], fact: os}`)
+/// disagrees with what the host observes (see `datum facts`).
 ///
 /// Exit status: 0 nothing changed, 2 changes made (or pending, with --noop),
 /// 4 failures, 6 changes and failures, 1 nothing was applied (the host did
-/// not resolve, a bundle was refused, a dependency cycle, another run holds
-/// the lock).
+/// not resolve, a bundle was refused, a label disagreed with the host's
+/// facts, a dependency cycle, another run holds the lock).
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// The host to apply as. By default the content of /etc/datum/host
@@ -86,13 +91,15 @@ pub fn run(ui: &mut Ui, settings: &Settings, args: Args) -> Result<Status> {
         None => Root::system(),
     };
     let identity = host_name(args.host.as_deref(), &machine)?;
+    let facts = Facts::observe(&machine);
     if let Some(file) = &args.bundle {
         let now = SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .map_or(0, |d| d.as_secs() as i64);
-        let (items, origin) =
+        let (items, origin, tied) =
             local::open_bundle_file(file, args.public_keys.as_deref(), &identity, now)?;
-        return converge(ui, &identity.name, &items, &machine, &args, origin);
+        check_labels(ui, &identity.name, &tied, &Files::default(), &facts)?;
+        return converge(ui, &identity.name, &items, &machine, &args, origin, &facts);
     }
     let (fleet, reader) = root::open(ui, settings)?;
     if args.root.is_none() && !args.trust_fleet {
@@ -110,6 +117,13 @@ pub fn run(ui: &mut Ui, settings: &Settings, args: Args) -> Result<Status> {
         }
     })?;
     resolved.require_ok()?;
+    check_labels(
+        ui,
+        &identity.name,
+        &fleet.tied(resolved.host),
+        &fleet.files,
+        &facts,
+    )?;
     let manifest = Manifest::new(&fleet, resolved.host, &resolved.resolution);
     let items = items(&manifest, &reader);
     let origin = Origin {
@@ -117,7 +131,35 @@ pub fn run(ui: &mut Ui, settings: &Settings, args: Args) -> Result<Status> {
         source: reader.root().display().to_string(),
         commit: None,
     };
-    converge(ui, &identity.name, &items, &machine, &args, origin)
+    converge(ui, &identity.name, &items, &machine, &args, origin, &facts)
+}
+
+/// Refuses, before anything changes, a host whose labels tied to a fact
+/// disagree with what it observes: each label drawn as an error at its
+/// place in the fleet (a bundle's manifest has no places).
+fn check_labels(
+    ui: &mut Ui,
+    host: &str,
+    tied: &[Tied],
+    files: &Files,
+    facts: &Facts,
+) -> Result<()> {
+    let placed = (!files.is_empty()).then_some(files);
+    let whence = "observed by this host now (`datum facts` shows every fact)";
+    let diags = datum_core::facts::check(tied, &facts.observed(), host, placed, whence);
+    if diags.is_empty() {
+        return Ok(());
+    }
+    ui.diagnostics(files, &diags);
+    Err(CommandError::failed(format!(
+        "refusing to apply: {} of {host}'s labels {} with what it observes; nothing was changed",
+        diags.len(),
+        if diags.len() == 1 {
+            "disagrees"
+        } else {
+            "disagree"
+        }
+    )))
 }
 
 /// Applies `items` as `host` and gives the status the outcome calls for;
@@ -129,6 +171,7 @@ fn converge(
     machine: &Root,
     args: &Args,
     origin: Origin,
+    facts: &Facts,
 ) -> Result<Status> {
     let providers = Providers::system(machine);
     let options = Options {
@@ -139,11 +182,15 @@ fn converge(
     let applied = match args.format {
         ReportFormat::Text => {
             let reporter = HumanReporter::styled(ui.styled_stream());
-            local::apply(host, items, machine, &providers, &options, record, reporter)
+            local::apply(
+                host, items, machine, &providers, &options, record, facts, reporter,
+            )
         }
         ReportFormat::Json => {
-            let reporter = JsonReporter::new(ui.stdout());
-            local::apply(host, items, machine, &providers, &options, record, reporter)
+            let reporter = JsonReporter::new(ui.stdout()).with_facts(facts.tree());
+            local::apply(
+                host, items, machine, &providers, &options, record, facts, reporter,
+            )
         }
     };
     for w in &applied.warnings {

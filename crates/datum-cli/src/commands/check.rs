@@ -16,6 +16,11 @@ use crate::ui::{Format, Ui};
 /// Each distinct problem is reported once, naming the hosts it hits. Hosts
 /// that no broken document touches are still resolved, so one run shows
 /// every independent problem. Exits 1 when there are errors.
+///
+/// With --reports DIR, also every host whose labels tied to a fact in
+/// datum.yaml disagree with the facts of its last run report in DIR (the
+/// JSON reports hosts keep in /var/lib/datum/reports or POST to
+/// report_url): fixed in the fleet, the host will not refuse its next run.
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// Treat warnings as errors.
@@ -25,6 +30,11 @@ pub struct Args {
     /// stdout, or one JSON document on stdout.
     #[arg(long, value_enum, default_value_t = ReportFormat::Text)]
     pub format: ReportFormat,
+    /// A directory of run reports collected from hosts, searched a few
+    /// levels deep: compare each host's declared labels with the facts it
+    /// last reported.
+    #[arg(long, value_name = "DIR")]
+    reports: Option<std::path::PathBuf>,
 }
 
 pub fn run(ui: &mut Ui, settings: &Settings, args: Args) -> Result<Status> {
@@ -35,6 +45,18 @@ pub fn run(ui: &mut Ui, settings: &Settings, args: Args) -> Result<Status> {
     // resolution (datum-secrets, which reads the keys).
     let secrets = datum_secrets::Plan::new(&fleet, &all).diagnostics(&fleet);
     report.add(&fleet.files, secrets);
+    if let Some(dir) = &args.reports {
+        if !dir.is_dir() {
+            return Err(crate::command_error::CommandError::usage(format!(
+                "--reports {} is not a directory",
+                dir.display()
+            )));
+        }
+        let reported = datum_agent::reported::check_reports(&fleet, dir).map_err(|e| {
+            crate::command_error::CommandError::failed(e.to_string()).with_source(e)
+        })?;
+        report.add(&fleet.files, reported);
+    }
     if args.deny_warnings {
         report.deny_warnings();
     }

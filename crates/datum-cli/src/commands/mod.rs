@@ -9,6 +9,7 @@ mod check;
 pub mod completions;
 mod diff;
 mod explain;
+mod facts;
 mod hosts;
 mod init;
 mod man;
@@ -35,6 +36,7 @@ pub enum Command {
     Explain(explain::Args),
     Apply(apply::Args),
     Hosts(hosts::Args),
+    Facts(facts::Args),
     Diff(diff::Args),
     Query(query::Args),
     Bundle(bundle::Args),
@@ -53,6 +55,7 @@ pub fn run(ui: &mut Ui, settings: &Settings, command: Command) -> Result<Status>
         Command::Explain(args) => explain::run(ui, settings, args),
         Command::Apply(args) => apply::run(ui, settings, args),
         Command::Hosts(args) => hosts::run(ui, settings, args),
+        Command::Facts(args) => facts::run(ui, settings, args),
         Command::Diff(args) => diff::run(ui, settings, args),
         Command::Query(args) => query::run(ui, settings, args),
         Command::Bundle(args) => bundle::run(ui, settings, args),
@@ -76,6 +79,7 @@ impl Command {
             Command::Explain(a) => report(a.format),
             Command::Apply(a) => report(a.format),
             Command::Hosts(a) => report(a.format),
+            Command::Facts(a) => report(a.format),
             Command::Diff(a) => report(a.format),
             Command::Query(a) => report(a.format),
             Command::Bundle(_)

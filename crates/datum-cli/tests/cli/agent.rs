@@ -137,9 +137,11 @@ fn git_mode_converges_then_changes_nothing_and_reports_every_run() {
             "counts",
             "datum",
             "exit_status",
+            "facts",
             "fetch_failures_total",
             "finished",
             "host",
+            "label_mismatches",
             "mode",
             "notes",
             "resources",
@@ -150,6 +152,10 @@ fn git_mode_converges_then_changes_nothing_and_reports_every_run() {
         ]
     );
     assert_eq!(r["type"], "RunReport");
+    // What the host observed; the root has no os-release, so no OS.
+    assert_eq!(r["facts"]["os"], Value::Null);
+    assert_eq!(r["facts"]["arch"], std::env::consts::ARCH);
+    assert_eq!(r["label_mismatches"], json!([]));
     assert_eq!(r["datum"], "v1alpha1");
     assert_eq!(r["host"], "web-001");
     assert_eq!(r["mode"], "git");

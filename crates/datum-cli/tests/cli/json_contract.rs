@@ -208,6 +208,8 @@ fn every_json_output_follows_the_schema_of_its_type() {
         check(&templates, args);
     }
 
+    check(&fleet, &["facts"]);
+    check(&fleet, &["facts", "--root", &query.display().to_string()]);
     check(&fleet, &["hosts"]);
     check(&fleet, &["hosts", "role=web,db", "environment=production"]);
     assert_eq!(check(&fleet, &["hosts", "colour=blue"]).code, 1);

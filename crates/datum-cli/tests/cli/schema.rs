@@ -344,7 +344,13 @@ fn loader_accepts(doc: &Value) -> bool {
     block_yaml(doc.as_object().unwrap(), 0, &mut text);
     // The loader reads back exactly what the schema judged.
     assert_eq!(yaml_documents(&text), std::slice::from_ref(doc), "{text}");
-    fs::write(tmp.path().join("doc.yaml"), text).unwrap();
+    // A Fleet document is the fleet's own datum.yaml.
+    let name = if doc["type"] == "Fleet" {
+        "datum.yaml"
+    } else {
+        "doc.yaml"
+    };
+    fs::write(tmp.path().join(name), text).unwrap();
     let run = run_in(tmp.path(), &["check"]);
     run.code == 0
 }
@@ -443,6 +449,48 @@ fn the_schema_and_the_loader_agree_on_every_type_of_value() {
         field("Exec", "environment", json!(["NOEQUALS"])),
         field("Exec", "environment", json!("A=1")),
         field("Exec", "ensure", json!("present")),
+        field("Cron", "schedule", json!("*/15 * * * *")),
+        field("Cron", "schedule", json!("@daily")),
+        field("Cron", "schedule", json!("@fortnightly")),
+        field("Cron", "schedule", json!("* * * *")),
+        field("Cron", "schedule", json!(5)),
+        field("Cron", "command", json!("date +\\%F")),
+        field("Cron", "command", json!("date +%F")),
+        field("Cron", "command", json!(["date"])),
+        field("Cron", "user", json!("a:b")),
+        field("Cron", "environment", json!(["MAILTO=ops@example.com"])),
+        field("Cron", "environment", json!(["A=1\n2"])),
+        field("Cron", "ensure", json!("mounted")),
+        field("Mount", "ensure", json!("mounted")),
+        field("Mount", "ensure", json!("present")),
+        field("Mount", "device", json!("LABEL=data disk")),
+        field("Mount", "device", json!("#x")),
+        field("Mount", "fstype", json!("fuse.sshfs")),
+        field("Mount", "fstype", json!("Ext4")),
+        field("Mount", "options", json!("defaults,noatime")),
+        field("Mount", "options", json!("a,,b")),
+        field("Mount", "pass", json!(2)),
+        field("Mount", "pass", json!(3)),
+        field("Mount", "pass", json!("2")),
+        field("Mount", "path", json!("mnt")),
+        field("Sysctl", "value", json!(1)),
+        field("Sysctl", "value", json!("32768 60999")),
+        field("Sysctl", "value", json!("1\n2")),
+        field("Sysctl", "name", json!("net.ipv4.ip_forward")),
+        field("Sysctl", "name", json!("net/../x")),
+        field("Sysctl", "name", json!("-net.x")),
+        json!({"datum": "v1alpha1", "type": "Layer", "name": "x", "precedence": 0,
+               "match": {"labels": {"role": "nothing"}}, "resources": {"Cron[a.b]": null}}),
+        json!({"datum": "v1alpha1", "type": "Layer", "name": "x", "precedence": 0,
+               "match": {"labels": {"role": "nothing"}}, "resources": {"Cron[nightly-backup]": null}}),
+        json!({"datum": "v1alpha1", "type": "Fleet", "name": "f",
+               "labels": {"os": {"values": ["debian-12"], "fact": "os"}}}),
+        json!({"datum": "v1alpha1", "type": "Fleet", "name": "f",
+               "labels": {"os": {"values": ["debian-12"], "fact": "oss"}}}),
+        json!({"datum": "v1alpha1", "type": "Fleet", "name": "f",
+               "labels": {"os": {"fact": "os"}}}),
+        json!({"datum": "v1alpha1", "type": "Fleet", "name": "f",
+               "labels": {"os": {"values": ["a"], "colour": "x"}}}),
         field("Symlink", "target", json!("../relative")),
         field("Symlink", "mode", json!("0640")),
         label(json!("web")),

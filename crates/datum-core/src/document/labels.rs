@@ -3,6 +3,7 @@
 
 use crate::diagnostic::{Code, Diagnostic};
 use crate::schema::suggest;
+use crate::source::Span;
 use crate::yaml::{Plain, Style, classify_plain};
 
 use super::cx::{Cx, Scalar};
@@ -25,29 +26,99 @@ impl<'d, 'a, 'x> Cx<'d, 'a, 'x> {
         let mut out = Vec::new();
         for (key, k, val) in self.entries(v) {
             self.label_key(key, k, false);
+            let (list, fact) = if self.is_map(val) {
+                self.tied_label(key, val)
+            } else {
+                (Some(val), None)
+            };
             let mut values = Vec::new();
-            match self.scalar(val) {
-                Scalar::Seq => {
-                    for item in self.doc.children(val) {
+            match list.map(|l| (l, self.scalar(l))) {
+                Some((list, Scalar::Seq)) => {
+                    for item in self.doc.children(list) {
                         if let Some(t) = self.label_value(item) {
                             values.push((t.into(), self.span(item)));
                         }
                     }
                 }
-                _ => self.type_error(
-                    val,
+                Some((list, _)) => self.type_error(
+                    list,
                     &format!("the values of `{key}`"),
                     "a list",
-                    format!("write `{key}: [a, b]`"),
+                    format!("write `{key}: [a, b]`, or `{key}: {{values: [a, b], fact: os}}` to tie it to a fact"),
                 ),
+                None => {}
             }
             out.push(DeclaredLabel {
                 key: key.into(),
                 key_span: self.span(k),
                 values,
+                fact,
             });
         }
         Some(out)
+    }
+
+    /// `key: {values: [...], fact: NAME}`: the values (their node), and
+    /// the fact the label is tied to when it is one Datum observes.
+    fn tied_label(&mut self, key: &str, map: u32) -> (Option<u32>, Option<(Box<str>, Span)>) {
+        let (mut values, mut fact) = (None, None);
+        for (name, n, val) in self.entries(map) {
+            match name {
+                "values" => values = Some(val),
+                "fact" => {
+                    let Some(t) = self.text(val, &format!("the fact of `{key}`")) else {
+                        continue;
+                    };
+                    if crate::facts::is_tieable(t) {
+                        fact = Some((t.into(), self.span(val)));
+                        continue;
+                    }
+                    let names = crate::facts::tieable_names();
+                    let hint = match suggest(t, names.clone()) {
+                        Some(n) => format!("did you mean `{n}`? "),
+                        None => String::new(),
+                    } + &format!(
+                        "a label can be tied to {}",
+                        super::list(&names.collect::<Vec<_>>())
+                    );
+                    self.err(
+                        Diagnostic::error(
+                            Code::UnknownFact,
+                            format!("`{t}` is not a fact Datum observes"),
+                        )
+                        .at(self.span(val), "unknown fact")
+                        .hint(hint),
+                    );
+                }
+                other => {
+                    let hint = match suggest(other, ["values", "fact"]) {
+                        Some(n) => format!("did you mean `{n}`? A declared label takes `values` and `fact`"),
+                        None => "a declared label takes `values` (its list of values) and `fact` (the fact it describes)".to_owned(),
+                    };
+                    self.err(
+                        Diagnostic::error(
+                            Code::UnknownKey,
+                            format!("unknown key `{other}` in the declaration of `{key}`"),
+                        )
+                        .at(self.span(n), "unknown key")
+                        .hint(hint),
+                    );
+                }
+            }
+        }
+        if values.is_none() {
+            self.err(
+                Diagnostic::error(
+                    Code::MissingKey,
+                    format!("the declaration of `{key}` has no `values`"),
+                )
+                .at(self.span(map), "no values")
+                .hint(format!(
+                    "list the values hosts may carry: `{key}: {{values: [a, b], fact: os}}`"
+                )),
+            );
+        }
+        (values, fact)
     }
 
     /// A mapping of labels, for a host (`matcher == false`) or a matcher.

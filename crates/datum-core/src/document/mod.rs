@@ -79,6 +79,8 @@ pub struct DeclaredLabel {
     pub key: Box<str>,
     pub key_span: Span,
     pub values: Vec<(Box<str>, Span)>,
+    /// `fact:`: the fact the label describes ([`crate::facts`]), and where.
+    pub fact: Option<(Box<str>, Span)>,
 }
 
 #[derive(Debug)]

@@ -2,6 +2,7 @@
 
 use crate::diagnostic::{Code, Diagnostic};
 use crate::hint::Hinted;
+use crate::names::Rule;
 use crate::schema::{Field, Kind, ResourceId, suggest};
 
 use super::cx::{Cx, Scalar};
@@ -58,6 +59,7 @@ impl<'d, 'a, 'x> Cx<'d, 'a, 'x> {
             // A problem inside one resource sets that resource aside, not
             // the document: the other resources are still read and checked.
             let ok_before = std::mem::replace(&mut self.ok, true);
+            self.cron_title(&id, k);
             let fields = if self.is_null(val) {
                 Vec::new()
             } else if self.is_map(val) {
@@ -81,6 +83,26 @@ impl<'d, 'a, 'x> Cx<'d, 'a, 'x> {
             });
         }
         out
+    }
+
+    /// A Cron's title names its file: one cron would skip is refused.
+    fn cron_title(&mut self, id: &ResourceId, k: u32) {
+        if id.kind != Kind::Cron {
+            return;
+        }
+        if let Some(why) = Rule::CronName.check(&id.title) {
+            self.err(
+                Diagnostic::error(
+                    Code::InvalidName,
+                    format!(
+                        "`{id}` would be the file /etc/cron.d/datum-{}, which cron does not read: {why}",
+                        id.title
+                    ),
+                )
+                .at(self.span(k), "the title names the file")
+                .hint(Rule::CronName.hint()),
+            );
+        }
     }
 
     /// `key`, a field name, written where a resource id belongs, after the

@@ -41,6 +41,8 @@ impl<'d, 'a, 'x> Cx<'d, 'a, 'x> {
             Ty::Argv => self.argv(field, v, &what),
             Ty::Env => self.env(field, v, &what),
             Ty::Seconds => self.seconds(field, v, &what),
+            Ty::Schedule => self.schedule(v, &what),
+            Ty::Pass => self.pass(field, v, &what),
         }?;
         match names::rule(kind, field) {
             Some(rule) => self.named(kind, field, rule, v, value),
@@ -460,6 +462,41 @@ impl<'d, 'a, 'x> Cx<'d, 'a, 'x> {
                     what,
                     "a whole number of seconds",
                     format!("write it unquoted, such as `{field}: 600`"),
+                );
+                None
+            }
+        }
+    }
+
+    /// A cron schedule ([`crate::cron`]), kept as written but for the
+    /// spaces around it.
+    fn schedule(&mut self, v: u32, what: &str) -> Option<FieldValue> {
+        let t = self.text(v, what)?;
+        match crate::cron::check(t) {
+            None => Some(text(t.trim())),
+            Some(why) => {
+                self.err(
+                    Diagnostic::error(Code::InvalidValue, format!("`{t}` is not a cron schedule: {why}"))
+                        .at(self.span(v), "not a cron schedule")
+                        .hint("write five fields, minute hour day-of-month month day-of-week, such as `*/15 * * * *` or `30 2 * * mon`, or a shortcut such as `@daily`"),
+                );
+                None
+            }
+        }
+    }
+
+    /// fsck's pass of a Mount: 0 (not checked), 1 (the root) or 2.
+    fn pass(&mut self, field: Field, v: u32, what: &str) -> Option<FieldValue> {
+        match self.scalar(v) {
+            Scalar::Text(t, Style::Plain) if let Plain::Int(i @ 0..=2) = classify_plain(t) => {
+                Some(FieldValue::Value(Value::Int(i)))
+            }
+            _ => {
+                self.type_error(
+                    v,
+                    what,
+                    "0, 1 or 2",
+                    format!("write `{field}: 2` for a filesystem fsck checks after the root, `{field}: 0` for none"),
                 );
                 None
             }

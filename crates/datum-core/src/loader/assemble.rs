@@ -52,6 +52,7 @@ pub(super) struct Assembler {
     pub(super) fleet_name: Option<Box<str>>,
     pub(super) source_limit: u64,
     pub(super) declared: Option<BTreeMap<String, BTreeSet<String>>>,
+    pub(super) ties: BTreeMap<String, (String, Span)>,
     pub(super) hosts: Vec<PendingHost>,
     pub(super) layers: Vec<PendingLayer>,
     pub(super) sources: BTreeMap<String, SourceInfo>,
@@ -82,6 +83,7 @@ impl Assembler {
             fleet_name: None,
             source_limit: crate::reader::DEFAULT_SOURCE_LIMIT,
             declared: None,
+            ties: BTreeMap::new(),
             hosts: Vec::new(),
             layers: Vec::new(),
             sources: BTreeMap::new(),
@@ -199,6 +201,15 @@ impl Assembler {
             if let Some(limit) = fleet.source_limit {
                 self.source_limit = limit;
             }
+            self.ties = fleet
+                .labels
+                .iter()
+                .flatten()
+                .filter_map(|l| {
+                    let (fact, span) = l.fact.as_ref()?;
+                    Some((l.key.to_string(), (fact.to_string(), *span)))
+                })
+                .collect();
             self.declared = fleet.labels.map(|labels| {
                 labels
                     .into_iter()

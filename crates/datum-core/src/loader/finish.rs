@@ -41,6 +41,7 @@ impl Assembler {
             files,
             name: self.fleet_name,
             declared: self.declared,
+            ties: self.ties,
             syms: self.syms,
             hosts,
             layers,

@@ -111,6 +111,84 @@ fn declared_labels_catch_typos() {
 }
 
 #[test]
+fn a_declared_label_may_be_tied_to_a_fact_and_both_forms_read_the_same() {
+    let fleet_doc = format!(
+        "{FLEET}labels:\n  role: [web, db]\n  os: {{values: [debian-12, debian-13], fact: os}}\n"
+    );
+    let r = MemReader::new()
+        .file("datum.yaml", fleet_doc)
+        .file("hosts.yaml", host("web-001", "{role: web, os: debian-12}"))
+        .file("hosts2.yaml", host("db-001", "{role: db}"));
+    let fleet = load(&r).unwrap();
+    assert!(fleet.diagnostics.is_empty(), "{:?}", fleet.diagnostics);
+    let declared = fleet.declared.as_ref().unwrap();
+    assert_eq!(declared["os"].len(), 2);
+    assert_eq!(declared["role"].len(), 2);
+    assert_eq!(fleet.ties["os"].0, "os");
+    assert!(!fleet.ties.contains_key("role"));
+    let web = fleet.tied(fleet.host_id("web-001").unwrap());
+    assert_eq!(
+        (
+            web[0].key.as_str(),
+            web[0].value.as_str(),
+            web[0].fact.as_str()
+        ),
+        ("os", "debian-12", "os")
+    );
+    let (label, tie) = web[0].places.unwrap();
+    assert_eq!(fleet.files.get(label.file).path(), "hosts.yaml");
+    assert_eq!(label.start.line, 4);
+    assert_eq!(
+        (fleet.files.get(tie.file).path(), tie.start.line),
+        ("datum.yaml", 6)
+    );
+    // A host without the label has nothing to compare.
+    assert!(fleet.tied(fleet.host_id("db-001").unwrap()).is_empty());
+}
+
+#[test]
+fn a_tie_to_an_unknown_fact_or_a_declaration_without_values_is_refused_at_its_line() {
+    let fleet_doc = format!(
+        "{FLEET}labels:\n  os:\n    values: [debian-12]\n    fact: oss\n  site: {{fact: arch, valeus: [a]}}\n"
+    );
+    let r = MemReader::new()
+        .file("datum.yaml", fleet_doc)
+        .file("hosts.yaml", host("web-001", "{os: debian-12}"));
+    let fleet = load(&r).unwrap();
+    let found: Vec<(&str, &str, u32)> = fleet
+        .diagnostics
+        .iter()
+        .map(|d| {
+            let span = d.primary.as_ref().unwrap().span;
+            (d.code.as_str(), d.message.as_str(), span.start.line)
+        })
+        .collect();
+    assert_eq!(
+        found,
+        [
+            ("unknown-fact", "`oss` is not a fact Datum observes", 7),
+            (
+                "missing-key",
+                "the declaration of `site` has no `values`",
+                8
+            ),
+            (
+                "unknown-key",
+                "unknown key `valeus` in the declaration of `site`",
+                8
+            ),
+        ]
+    );
+    assert_eq!(
+        fleet.diagnostics[0].hint.as_deref(),
+        Some(
+            "did you mean `os`? a label can be tied to `os`, `os_id`, `os_version`, `arch` and `virtualization`"
+        )
+    );
+    assert!(fleet.blockers(fleet.host_id("web-001").unwrap()).len() == 1);
+}
+
+#[test]
 fn sources_must_exist_inside_the_root() {
     let r = MemReader::new()
         .file("datum.yaml", FLEET)

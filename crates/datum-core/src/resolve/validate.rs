@@ -53,7 +53,8 @@ pub(super) fn validate(fleet: &Fleet, res: &Resolution, problems: &mut Vec<Probl
 /// the conflict only.
 fn missing(fleet: &Fleet, r: &ResolvedResource, problems: &mut Vec<Problem>) {
     let kind = fleet.resources.get(r.id).kind;
-    for &field in kind.required() {
+    let absent = r.value(fleet, Field::Ensure).and_then(Value::as_str) == Some("absent");
+    for &field in kind.required_when(absent) {
         let f = r.field(field);
         if f.is_some_and(|f| f.has_conflict()) {
             continue;
@@ -216,8 +217,9 @@ fn references(
 }
 
 /// What a resource manages: its class (0 for a path, else one per type,
-/// since a Package and a Service may share a name), the path or name, the
-/// resource, and where that is written.
+/// since a Package and a Service may share a name, and a Mount's mount
+/// point is a Directory's path), the path or name, the resource, and where
+/// that is written.
 type Claim<'f> = (u8, &'f str, ResId, Span);
 
 fn claim<'f>(fleet: &'f Fleet, r: &ResolvedResource) -> Option<Claim<'f>> {
@@ -246,7 +248,7 @@ fn duplicates(mut claims: Vec<Claim<'_>>, problems: &mut Vec<Problem>) {
     for group in claims.chunk_by(|a, b| (a.0, a.1) == (b.0, b.1)) {
         if group.len() > 1 {
             problems.push(Problem::Duplicate {
-                field: if group[0].0 == 0 {
+                field: if group[0].0 == 0 || group[0].0 == Kind::Mount as u8 + 1 {
                     Field::Path
                 } else {
                     Field::Name
@@ -290,6 +292,51 @@ mod tests {
                 _ => None,
             })
             .collect()
+    }
+
+    /// The fields each resource of host `h` lacks, as `Type[title].field`.
+    fn missing_fields(resources: &str) -> Vec<String> {
+        let r = MemReader::new()
+            .file("datum.yaml", FLEET)
+            .file("hosts.yaml", host("h", "{}"))
+            .file("base.yaml", layer(0, "{}", resources));
+        let fleet = load(&r).unwrap();
+        assert!(fleet.diagnostics.is_empty(), "{:?}", fleet.diagnostics);
+        let res = crate::resolve::resolve_host(&fleet, fleet.host_id("h").unwrap());
+        res.problems
+            .iter()
+            .filter_map(|p| match p {
+                Problem::Missing {
+                    resource, field, ..
+                } => Some(format!("{}.{field}", fleet.resources.text(*resource))),
+                _ => None,
+            })
+            .collect::<std::collections::BTreeSet<_>>()
+            .into_iter()
+            .collect()
+    }
+
+    #[test]
+    fn what_is_removed_needs_only_what_names_it() {
+        assert_eq!(
+            missing_fields(
+                "  Cron[a]:\n    ensure: absent\n  Sysctl[vm.swappiness]:\n    ensure: absent\n\
+                 \x20 Mount[m]:\n    ensure: absent\n  Mount[n]:\n    ensure: absent\n    path: /n\n"
+            ),
+            ["Mount[m].path"]
+        );
+        assert_eq!(
+            missing_fields(
+                "  Cron[a]:\n    user: root\n  Sysctl[vm.swappiness]: {}\n  Mount[m]:\n    ensure: unmounted\n    path: /m\n"
+            ),
+            [
+                "Cron[a].command",
+                "Cron[a].schedule",
+                "Mount[m].device",
+                "Mount[m].fstype",
+                "Sysctl[vm.swappiness].value"
+            ]
+        );
     }
 
     #[test]
