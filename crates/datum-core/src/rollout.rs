@@ -20,6 +20,7 @@ use crate::document::{HOST_LABEL, WaveDecl};
 use crate::emit::Tree;
 use crate::fleet::{Fleet, HostId};
 use crate::hint::Hinted;
+use crate::report::count;
 use crate::selector::{Carried, Selector};
 
 /// One wave of a plan.
@@ -59,13 +60,16 @@ impl Plan {
             .position(|w| w.hosts.binary_search(&host).is_ok())
     }
 
-    /// The plan as one JSON document (`type: RolloutPlan`); host names only
-    /// with `names`.
+    /// The plan as one JSON document (`type: RolloutPlan`), read at
+    /// `revision` (`None`: the working tree); host names only with
+    /// `names`; `diagnostics` are the errors shown with it (the fleet's
+    /// load errors, then the plan's problems).
     pub fn tree<'a>(
         &'a self,
         fleet: &'a Fleet,
         revision: Option<&'a str>,
         names: bool,
+        diagnostics: &'a [Diagnostic],
     ) -> Tree<'a> {
         let waves = self.waves.iter().map(|w| {
             let mut t = Tree::map()
@@ -99,9 +103,30 @@ impl Plan {
                 Tree::map()
                     .with("waves", Tree::Int(self.waves.len() as i64))
                     .with("hosts", Tree::Int(fleet.hosts.len() as i64))
-                    .with("errors", Tree::Int(self.problems.len() as i64)),
+                    .with("errors", Tree::Int(diagnostics.len() as i64)),
+            )
+            .with(
+                "summary_line",
+                Tree::str(format!(
+                    "{} in {}: {}",
+                    count(fleet.hosts.len(), "host"),
+                    count(self.waves.len(), "wave"),
+                    match diagnostics.len() {
+                        0 => "no errors".to_owned(),
+                        n => count(n, "error"),
+                    }
+                )),
             )
             .with("waves", Tree::List(waves.collect()))
+            .with(
+                "diagnostics",
+                Tree::List(
+                    diagnostics
+                        .iter()
+                        .map(|d| crate::emit::diagnostic(&fleet.files, d))
+                        .collect(),
+                ),
+            )
     }
 }
 
