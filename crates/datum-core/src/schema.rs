@@ -21,6 +21,7 @@ pub enum Kind {
     Exec,
     File,
     Group,
+    Health,
     Mount,
     Package,
     Service,
@@ -70,6 +71,8 @@ pub enum Field {
     Options,
     Pass,
     Value,
+    Http,
+    Status,
 }
 
 /// How a field's value is written and checked.
@@ -108,18 +111,21 @@ pub enum Ty {
     Schedule,
     /// fsck's pass number of a Mount: 0, 1 or 2.
     Pass,
+    /// An HTTP status code, from 100 to 599.
+    Status,
 }
 
 /// The longest `timeout` an Exec takes: a day.
 pub const SECONDS_MAX: i64 = 86_400;
 
 impl Kind {
-    pub const ALL: [Kind; 11] = [
+    pub const ALL: [Kind; 12] = [
         Kind::Cron,
         Kind::Directory,
         Kind::Exec,
         Kind::File,
         Kind::Group,
+        Kind::Health,
         Kind::Mount,
         Kind::Package,
         Kind::Service,
@@ -135,6 +141,7 @@ impl Kind {
             Kind::Exec => "Exec",
             Kind::File => "File",
             Kind::Group => "Group",
+            Kind::Health => "Health",
             Kind::Mount => "Mount",
             Kind::Package => "Package",
             Kind::Service => "Service",
@@ -181,6 +188,18 @@ impl Kind {
             Kind::Cron => &[Ensure, Schedule, User, Command, Environment, Requires],
             Kind::Mount => &[Path, Ensure, Device, Fstype, Options, Pass, Requires],
             Kind::Sysctl => &[Name, Ensure, Value, Requires],
+            // Asked after an apply that changed something, never ordered
+            // among the resources: `requires` names what it checks.
+            Kind::Health => &[
+                Command,
+                Shell,
+                Http,
+                Status,
+                Timeout,
+                User,
+                Environment,
+                Requires,
+            ],
         }
     }
 
@@ -240,6 +259,8 @@ impl Kind {
                 Field::Template,
                 Field::Secret,
             ],
+            // A health check is a command or an HTTP GET.
+            Kind::Health => &[Field::Command, Field::Http],
             _ => &[],
         }
     }
@@ -262,7 +283,7 @@ impl Kind {
     /// How a field of this type is written.
     pub fn ty(self, field: Field) -> Ty {
         match field {
-            Field::Shell if self == Kind::Exec => Ty::Bool,
+            Field::Shell if matches!(self, Kind::Exec | Kind::Health) => Ty::Bool,
             // A cron entry's command is one line for the shell cron starts.
             Field::Command if self == Kind::Cron => Ty::Text,
             Field::Path | Field::Home | Field::Creates | Field::Cwd => Ty::AbsPath,
@@ -280,6 +301,7 @@ impl Kind {
             Field::Timeout => Ty::Seconds,
             Field::Schedule => Ty::Schedule,
             Field::Pass => Ty::Pass,
+            Field::Status => Ty::Status,
             Field::Target
             | Field::Device
             | Field::Fstype
@@ -290,7 +312,8 @@ impl Kind {
             | Field::Owner
             | Field::Group
             | Field::Version
-            | Field::Shell => Ty::Text,
+            | Field::Shell
+            | Field::Http => Ty::Text,
         }
     }
 }
@@ -302,7 +325,7 @@ impl fmt::Display for Kind {
 }
 
 impl Field {
-    pub const ALL: [Field; 38] = [
+    pub const ALL: [Field; 40] = [
         Field::Path,
         Field::Target,
         Field::Name,
@@ -341,6 +364,8 @@ impl Field {
         Field::Options,
         Field::Pass,
         Field::Value,
+        Field::Http,
+        Field::Status,
     ];
 
     pub fn name(self) -> &'static str {
@@ -383,6 +408,8 @@ impl Field {
             Field::Options => "options",
             Field::Pass => "pass",
             Field::Value => "value",
+            Field::Http => "http",
+            Field::Status => "status",
         }
     }
 

@@ -10,6 +10,7 @@ pub mod cron;
 pub mod dpkg;
 pub mod exec;
 pub mod fs;
+pub mod health;
 pub mod mount;
 pub mod shadow;
 pub mod sysctl;

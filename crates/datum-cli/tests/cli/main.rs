@@ -23,6 +23,7 @@ mod exec;
 mod explain;
 mod facts;
 mod fail_closed;
+mod health;
 mod hosts;
 mod init;
 mod json_contract;
