@@ -143,11 +143,20 @@ fn rekey(ui: &mut Ui, store: &Store<'_>, args: &Rekey, cwd: Option<&Path>) -> Re
     };
     let stale: Vec<&String> = paths.iter().filter(|p| store.needs_rekey(p)).collect();
     if args.check {
+        // A rekey decrypts each secret: one whose header does not read
+        // would fail it, whether or not its recipients changed.
+        let mut damaged = 0;
+        for p in &paths {
+            if let Some(why) = store.damaged(p) {
+                writeln!(ui.stdout(), "{p}: cannot be rekeyed ({why})")?;
+                damaged += 1;
+            }
+        }
         for p in &stale {
             writeln!(ui.stdout(), "{p}: needs a rekey ({})", store.why(p))?;
         }
         ui.flush()?;
-        return Ok(if stale.is_empty() {
+        return Ok(if stale.is_empty() && damaged == 0 {
             Status::OK
         } else {
             Status::FAILED
