@@ -393,18 +393,21 @@ impl<S: Styled> HumanReporter<S> {
         match (&c.from, &c.to) {
             (Some(f), to) => {
                 write!(out, " ")?;
-                out.tagged(Tag::Removed, f)?;
+                out.tagged(Tag::Removed, &escape(f))?;
                 write!(out, " -> ")?;
-                out.tagged(Tag::Added, to.as_deref().unwrap_or("(none)"))?;
+                out.tagged(Tag::Added, &escape(to.as_deref().unwrap_or("(none)")))?;
             }
-            (None, Some(t)) => write!(out, " {t}")?,
+            (None, Some(t)) => write!(out, " {}", escape(t))?,
             (None, None) => {}
         }
         writeln!(out)?;
+        // The content on both sides is whatever the manifest and the disk
+        // hold: shown, never obeyed by the terminal. Lines end at `\n`
+        // only, so a `\r` in one is seen as `\r`.
         if let Some(diff) = &c.diff {
-            for l in diff.lines() {
+            for l in diff.split_terminator('\n') {
                 write!(out, "    ")?;
-                out.part(diff_tag(l), l)?;
+                out.part(diff_tag(l), &escape(l))?;
                 writeln!(out)?;
             }
         }

@@ -20,12 +20,12 @@ use crate::delivery::{Key, Repo, git, ok};
 use crate::secret_fleet::{Fleet as SecretFleet, PLAINTEXT, contains, files_under};
 
 /// A machine under a temporary root, named `web-001`.
-struct Host {
-    root: tempfile::TempDir,
+pub(crate) struct Host {
+    pub(crate) root: tempfile::TempDir,
 }
 
 impl Host {
-    fn new() -> Host {
+    pub(crate) fn new() -> Host {
         let root = tempfile::tempdir().unwrap();
         for d in ["etc/datum", "srv"] {
             fs::create_dir_all(root.path().join(d)).unwrap();
@@ -34,11 +34,11 @@ impl Host {
         Host { root }
     }
 
-    fn path(&self, abs: &str) -> PathBuf {
+    pub(crate) fn path(&self, abs: &str) -> PathBuf {
         self.root.path().join(abs.trim_start_matches('/'))
     }
 
-    fn write(&self, abs: &str, text: &str) {
+    pub(crate) fn write(&self, abs: &str, text: &str) {
         let p = self.path(abs);
         fs::create_dir_all(p.parent().unwrap()).unwrap();
         fs::write(p, text).unwrap();
@@ -48,12 +48,12 @@ impl Host {
         fs::read_to_string(self.path(abs)).unwrap_or_else(|e| panic!("{abs}: {e}"))
     }
 
-    fn config(&self, text: &str) {
+    pub(crate) fn config(&self, text: &str) {
         self.write("/etc/datum/agent.yaml", text);
     }
 
     /// `datum agent --once --root ROOT ARGS`.
-    fn agent(&self, args: &[&str]) -> Run {
+    pub(crate) fn agent(&self, args: &[&str]) -> Run {
         let out = datum()
             .args(["agent", "--once", "--root"])
             .arg(self.root.path())
@@ -400,7 +400,7 @@ fn when_every_remote_is_down_the_last_verified_input_is_applied_and_reported() {
 }
 
 /// Bundles of the delivery fleet at the repository's HEAD, into `dir`.
-fn make_bundles(repo: &Repo, dir: &Path, key: Option<&Key>) {
+pub(crate) fn make_bundles(repo: &Repo, dir: &Path, key: Option<&Key>) {
     let mut cmd = datum();
     cmd.args(["bundle", "--all", "--out"])
         .arg(dir)

@@ -24,6 +24,7 @@ mod explain;
 mod facts;
 mod fail_closed;
 mod hosts;
+mod in_root;
 mod init;
 mod json_contract;
 mod label_facts;
