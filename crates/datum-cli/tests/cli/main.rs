@@ -37,6 +37,7 @@ mod pty;
 mod query;
 mod render;
 mod review_script;
+mod rollout;
 mod schema;
 mod secret_fleet;
 mod secret_prompt;

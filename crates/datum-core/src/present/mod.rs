@@ -11,7 +11,7 @@
 //!
 //! - `diagnostic`: a diagnostic as text: its table, each place with its line.
 //! - `check`: `check`'s closing line.
-//! - `explain`, `diff`, `query`, `hosts`: each report as text.
+//! - `explain`, `diff`, `query`, `hosts`, `rollout`: each report as text.
 
 pub mod check;
 pub mod diagnostic;
@@ -19,6 +19,7 @@ pub mod diff;
 pub mod explain;
 pub mod hosts;
 pub mod query;
+pub mod rollout;
 #[cfg(test)]
 mod tests;
 
