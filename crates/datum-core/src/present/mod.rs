@@ -12,6 +12,7 @@
 //! - `diagnostic`: a diagnostic as text: its table, each place with its line.
 //! - `check`: `check`'s closing line.
 //! - `explain`, `diff`, `query`, `hosts`: each report as text.
+//! - `unified`: a content change as a unified diff (`diff` and `apply`).
 
 pub mod check;
 pub mod diagnostic;
@@ -21,6 +22,7 @@ pub mod hosts;
 pub mod query;
 #[cfg(test)]
 mod tests;
+pub mod unified;
 
 use std::io::{self, Write};
 
