@@ -424,6 +424,11 @@ fn the_plaintext_is_nowhere_but_in_the_target() {
         "and for whom: {}",
         diff.stdout
     );
+    assert!(
+        !diff.stdout.contains("@@"),
+        "a secret is a changed hash, never a diff: {}",
+        diff.stdout
+    );
     // Apply from the fleet and from the bundle, with reports.
     let root = f.machine("web-01", "web-01");
     let target = root.path().join("etc/app/db-password");
