@@ -44,4 +44,5 @@ mod sensitive;
 mod system_files;
 mod templates;
 mod test_files;
+mod trust;
 mod usage;
