@@ -314,6 +314,15 @@ fn ancestry(
     }
 }
 
+/// Whether `descendant` is `ancestor` or descends from it, looking at most
+/// `limit` commits back; a history that cannot be read answers no.
+pub fn descends(repo: &LocalRepo, ancestor: ObjectId, descendant: ObjectId, limit: usize) -> bool {
+    matches!(
+        reaches(repo.gix(), descendant, ancestor, limit),
+        Ok(Reach::Found)
+    )
+}
+
 enum Reach {
     Found,
     NotFound,

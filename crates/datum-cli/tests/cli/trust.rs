@@ -191,3 +191,42 @@ fn a_pipeline_serial_orders_bundles_and_may_not_be_reused_for_another_commit() {
     assert_eq!(s.run().code, 2);
     assert_eq!(s.host.read("/srv/app/motd"), "release 2\n");
 }
+
+#[test]
+fn a_frozen_first_remote_does_not_hide_a_newer_second_one() {
+    let tmp = tempfile::tempdir().unwrap();
+    let host = Host::new();
+    let mut repo = Repo::new(&tmp.path().join("work"));
+    let (frozen, mirror) = (host.path("/srv/fleet.git"), host.path("/srv/mirror.git"));
+    for remote in [&frozen, &mirror] {
+        Repo::bare(remote);
+        repo.push(remote, "HEAD", "main");
+    }
+    host.config(
+        "git:\n  remotes: [/srv/fleet.git, /srv/mirror.git]\n  branch: main\n  fleet: fleet\n",
+    );
+    assert_eq!(host.agent(&[]).code, 2);
+    // Only the second remote moves on; the first keeps serving the old tip.
+    let newer = repo.release(2, None);
+    repo.push(&mirror, "HEAD", "main");
+    let run = host.agent(&[]);
+    assert_eq!(run.code, 2, "{}{}", run.stdout, run.stderr);
+    assert!(
+        run.stdout
+            .contains(&format!("taking {newer} from /srv/mirror.git")),
+        "{}",
+        run.stdout
+    );
+    assert_eq!(host.read("/srv/app/motd"), "release 2\n");
+    let report = host.report();
+    assert_eq!(report["commit"], newer.as_str());
+    assert_eq!(report["source"], "/srv/mirror.git");
+    // Now the frozen remote is behind: passed over, and said so.
+    let run = host.agent(&[]);
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    let notes = host.report()["notes"].to_string();
+    assert!(
+        notes.contains("remote /srv/fleet.git was passed over: refusing to go back"),
+        "{notes}"
+    );
+}
