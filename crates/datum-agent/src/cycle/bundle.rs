@@ -31,7 +31,7 @@ impl Agent {
         out: &mut dyn Write,
     ) -> Result<Input, Refusal> {
         let last = self.last_applied(log, out)?;
-        let signers = self.signers(self.config.public_keys.as_ref())?;
+        let signers = self.signers(self.config.public_keys.as_ref(), "public_keys")?;
         let url = http::expand(template, &self.host).map_err(|e| {
             refusal(
                 e.to_string(),

@@ -41,7 +41,7 @@ impl Agent {
         out: &mut dyn Write,
     ) -> Result<Input, Refusal> {
         let last = self.last_applied(log, out)?;
-        let signers = self.signers(self.config.allowed_signers.as_ref())?;
+        let signers = self.signers(self.config.allowed_signers.as_ref(), "allowed_signers")?;
         let repo_dir = self.root.path(REPO);
         let repo = LocalRepo::open_or_init(&repo_dir).map_err(|e| refused(&e))?;
         let candidates = self.choose_commit(&repo, source, last.as_ref(), log, out)?;

@@ -292,9 +292,15 @@ pub fn machine(host: &str) -> tempfile::TempDir {
 }
 
 fn apply_bundle(root: &Path, file: &Path, extra: &[&str]) -> Run {
+    let keys = extra.iter().any(|a| a.starts_with("--public-key"));
     let out = crate::common::datum()
         .args(["apply", "--root", root.to_str().unwrap(), "--bundle"])
         .arg(file)
+        .args(if keys {
+            &[][..]
+        } else {
+            &["--allow-unsigned"][..]
+        })
         .args(extra)
         .output()
         .unwrap();
@@ -317,6 +323,23 @@ fn apply_bundle_converges_then_changes_nothing_without_the_fleet() {
     let tmp = tempfile::tempdir().unwrap();
     let out = bundles(tmp.path(), "b", None);
     let root = machine("web-001");
+    // Nobody said whether the bundle must be signed: a usage error, nothing applied.
+    let run = Run::from(
+        crate::common::datum()
+            .args(["apply", "--root", root.path().to_str().unwrap(), "--bundle"])
+            .arg(out.join("web-001.bundle"))
+            .output()
+            .unwrap(),
+    );
+    assert_eq!(run.code, 64, "{}{}", run.stdout, run.stderr);
+    assert!(
+        run.stderr.contains(
+            "--bundle needs --public-keys FILE (the keys that may sign it) or --allow-unsigned"
+        ),
+        "{}",
+        run.stderr
+    );
+    assert!(!root.path().join("srv/app").exists());
     let run = apply_bundle(root.path(), &out.join("web-001.bundle"), &[]);
     assert_eq!(run.code, 2, "{}{}", run.stdout, run.stderr);
     assert!(

@@ -203,7 +203,7 @@ fn a_frozen_first_remote_does_not_hide_a_newer_second_one() {
         repo.push(remote, "HEAD", "main");
     }
     host.config(
-        "git:\n  remotes: [/srv/fleet.git, /srv/mirror.git]\n  branch: main\n  fleet: fleet\n",
+        "git:\n  remotes: [/srv/fleet.git, /srv/mirror.git]\n  branch: main\n  fleet: fleet\ninsecure_allow_unsigned: true\n",
     );
     assert_eq!(host.agent(&[]).code, 2);
     // Only the second remote moves on; the first keeps serving the old tip.
