@@ -46,4 +46,5 @@ mod sensitive;
 mod system_files;
 mod templates;
 mod test_files;
+mod trust;
 mod usage;

@@ -455,6 +455,7 @@ fn the_plaintext_is_nowhere_but_in_the_target() {
                 "--report",
                 "--root",
                 root2.path().to_str().unwrap(),
+                "--allow-unsigned",
                 "--bundle",
             ])
             .arg(&bundle)
