@@ -72,6 +72,7 @@ pub enum Field {
     Options,
     Pass,
     Value,
+    Provider,
 }
 
 /// How a field's value is written and checked.
@@ -114,6 +115,10 @@ pub enum Ty {
 
 /// The longest `timeout` an Exec takes: a day.
 pub const SECONDS_MAX: i64 = 86_400;
+
+/// The package systems a Package's `provider` names: apt (dpkg) and dnf
+/// (rpm). Without it, apply chooses from the root's os-release.
+pub const PACKAGE_SYSTEMS: &[&str] = &["apt", "dnf"];
 
 impl Kind {
     pub const ALL: [Kind; 11] = [
@@ -160,7 +165,7 @@ impl Kind {
             ],
             Kind::Directory => &[Path, Ensure, Owner, Group, Mode, Requires],
             Kind::Symlink => &[Path, Target, Ensure, Requires],
-            Kind::Package => &[Name, Ensure, Version, Requires],
+            Kind::Package => &[Name, Ensure, Version, Provider, Requires],
             Kind::Service => &[Name, Ensure, Enabled, RestartOn, Requires],
             Kind::User => &[
                 Name, Ensure, Uid, Group, Groups, Home, Shell, System, Requires,
@@ -282,6 +287,7 @@ impl Kind {
             Field::Timeout => Ty::Seconds,
             Field::Schedule => Ty::Schedule,
             Field::Pass => Ty::Pass,
+            Field::Provider => Ty::Word(PACKAGE_SYSTEMS),
             Field::Target
             | Field::Device
             | Field::Fstype
@@ -304,7 +310,7 @@ impl fmt::Display for Kind {
 }
 
 impl Field {
-    pub const ALL: [Field; 38] = [
+    pub const ALL: [Field; 39] = [
         Field::Path,
         Field::Target,
         Field::Name,
@@ -343,6 +349,7 @@ impl Field {
         Field::Options,
         Field::Pass,
         Field::Value,
+        Field::Provider,
     ];
 
     pub fn name(self) -> &'static str {
@@ -385,6 +392,7 @@ impl Field {
             Field::Options => "options",
             Field::Pass => "pass",
             Field::Value => "value",
+            Field::Provider => "provider",
         }
     }
 
