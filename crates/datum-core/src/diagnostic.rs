@@ -195,6 +195,9 @@ codes! {
     SecretExtraRecipient = "secret-extra-recipient",
     /// A secret's `.recipients` file is missing or damaged.
     SecretRecipientsFile = "secret-recipients-file",
+    /// A secret's file is not age ciphertext hosts can decrypt: empty,
+    /// damaged, a header past Datum's limits, or sealed with a passphrase.
+    SecretCiphertext = "secret-ciphertext",
     // Settings files that are not fleet documents (settings.rs, datum-agent).
     /// A settings file with more than one document.
     SeveralDocuments = "several-documents",

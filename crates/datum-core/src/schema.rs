@@ -11,6 +11,8 @@ use crate::hint::Hinted;
 mod path;
 mod suggestion;
 pub use path::{PathError, normalise_abs_path, normalise_rel_path};
+#[cfg(test)]
+pub(crate) use suggestion::STEPS;
 pub use suggestion::{COMPARED_MAX, edit_distance, nearest, suggest};
 
 /// A resource type.
@@ -71,6 +73,7 @@ pub enum Field {
     Options,
     Pass,
     Value,
+    Provider,
     Http,
     Status,
 }
@@ -117,6 +120,10 @@ pub enum Ty {
 
 /// The longest `timeout` an Exec takes: a day.
 pub const SECONDS_MAX: i64 = 86_400;
+
+/// The package systems a Package's `provider` names: apt (dpkg) and dnf
+/// (rpm). Without it, apply chooses from the root's os-release.
+pub const PACKAGE_SYSTEMS: &[&str] = &["apt", "dnf"];
 
 impl Kind {
     pub const ALL: [Kind; 12] = [
@@ -165,7 +172,7 @@ impl Kind {
             ],
             Kind::Directory => &[Path, Ensure, Owner, Group, Mode, Requires],
             Kind::Symlink => &[Path, Target, Ensure, Requires],
-            Kind::Package => &[Name, Ensure, Version, Requires],
+            Kind::Package => &[Name, Ensure, Version, Provider, Requires],
             Kind::Service => &[Name, Ensure, Enabled, RestartOn, Requires],
             Kind::User => &[
                 Name, Ensure, Uid, Group, Groups, Home, Shell, System, Requires,
@@ -301,6 +308,7 @@ impl Kind {
             Field::Timeout => Ty::Seconds,
             Field::Schedule => Ty::Schedule,
             Field::Pass => Ty::Pass,
+            Field::Provider => Ty::Word(PACKAGE_SYSTEMS),
             Field::Status => Ty::Status,
             Field::Target
             | Field::Device
@@ -325,7 +333,7 @@ impl fmt::Display for Kind {
 }
 
 impl Field {
-    pub const ALL: [Field; 40] = [
+    pub const ALL: [Field; 41] = [
         Field::Path,
         Field::Target,
         Field::Name,
@@ -364,6 +372,7 @@ impl Field {
         Field::Options,
         Field::Pass,
         Field::Value,
+        Field::Provider,
         Field::Http,
         Field::Status,
     ];
@@ -408,6 +417,7 @@ impl Field {
             Field::Options => "options",
             Field::Pass => "pass",
             Field::Value => "value",
+            Field::Provider => "provider",
             Field::Http => "http",
             Field::Status => "status",
         }

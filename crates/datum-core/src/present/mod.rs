@@ -12,6 +12,7 @@
 //! - `diagnostic`: a diagnostic as text: its table, each place with its line.
 //! - `check`: `check`'s closing line.
 //! - `explain`, `diff`, `query`, `hosts`, `rollout`: each report as text.
+//! - `unified`: a content change as a unified diff (`diff` and `apply`).
 
 pub mod check;
 pub mod diagnostic;
@@ -22,6 +23,7 @@ pub mod query;
 pub mod rollout;
 #[cfg(test)]
 mod tests;
+pub mod unified;
 
 use std::io::{self, Write};
 
