@@ -23,6 +23,7 @@ mod resources;
 mod tests;
 mod values;
 mod vars;
+pub mod wide;
 
 use std::sync::Arc;
 
