@@ -9,7 +9,7 @@ use std::time::Duration;
 mod json;
 pub use json::JsonReporter;
 
-use datum_core::present::{Plain, Styled, Tag};
+use datum_core::present::{Plain, Styled, Tag, unified};
 use datum_core::printable::escape;
 use datum_core::schema::ResourceId;
 
@@ -405,25 +405,9 @@ impl<S: Styled> HumanReporter<S> {
         // hold: shown, never obeyed by the terminal. Lines end at `\n`
         // only, so a `\r` in one is seen as `\r`.
         if let Some(diff) = &c.diff {
-            for l in diff.split_terminator('\n') {
-                write!(out, "    ")?;
-                out.part(diff_tag(l), &escape(l))?;
-                writeln!(out)?;
-            }
+            unified::draw(out, "    ", diff)?;
         }
         Ok(())
-    }
-}
-
-/// What a line of a unified diff is: its header, a hunk, a line added or
-/// removed, or context (untagged).
-fn diff_tag(line: &str) -> Option<Tag> {
-    match line.as_bytes() {
-        [b'-', b'-', b'-', b' ', ..] | [b'+', b'+', b'+', b' ', ..] => Some(Tag::Heading),
-        [b'@', b'@', ..] => Some(Tag::Place),
-        [b'+', ..] => Some(Tag::Added),
-        [b'-', ..] => Some(Tag::Removed),
-        _ => None,
     }
 }
 

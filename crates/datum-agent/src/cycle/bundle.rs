@@ -33,7 +33,7 @@ impl Agent {
         out: &mut dyn Write,
     ) -> Result<Input, Refusal> {
         let last = self.last_applied(log, out)?;
-        let signers = self.signers(self.config.public_keys.as_ref())?;
+        let signers = self.signers(self.config.public_keys.as_ref(), "public_keys")?;
         let url = http::expand(template, &self.host).map_err(|e| {
             refusal(
                 e.to_string(),
@@ -69,7 +69,7 @@ impl Agent {
                 signer.fingerprint
             );
         }
-        let commit = self.bundle_commit(&opened, &name, last.as_ref(), cached, log, out)?;
+        let applied = self.bundle_place(&opened, &name, last.as_ref(), cached, log, out)?;
         self.check_labels(&opened.tied(), None, log)?;
         let items = opened.items(&name).map_err(|e| {
             refusal(
@@ -79,11 +79,8 @@ impl Agent {
         })?;
         Ok(Input {
             items,
-            commit: commit.map(|(id, _)| id.to_string()),
-            applied: commit.map(|(commit, commit_time)| Applied::Bundle {
-                commit: Some(commit),
-                commit_time,
-            }),
+            commit: applied.commit().map(|id| id.to_string()),
+            applied: Some(applied),
             cached,
             bundle: (!cached).then_some(fetched.bytes),
         })
@@ -174,8 +171,9 @@ impl Agent {
         })
     }
 
-    /// The commit a bundle records, refused when a fresh bundle goes back.
-    fn bundle_commit(
+    /// What a bundle records of its place (serial, commit), refused when a
+    /// fresh bundle goes back or cannot be placed after the last one.
+    fn bundle_place(
         &self,
         opened: &Opened<'_>,
         name: &str,
@@ -183,18 +181,29 @@ impl Agent {
         cached: bool,
         log: &mut Log,
         out: &mut dyn Write,
-    ) -> Result<Option<(ObjectId, i64)>, Refusal> {
-        let Some(c) = opened.commit() else {
+    ) -> Result<Applied, Refusal> {
+        let header = opened.header();
+        let commit = header
+            .commit
+            .map(|c| {
+                ObjectId::from_hex(c.id.as_bytes())
+                    .map(|id| (id, c.time))
+                    .map_err(|e| refusal(format!("refusing {name}: bad commit id: {e}"), ""))
+            })
+            .transpose()?;
+        let place = rollback::Placement {
+            serial: header.serial,
+            commit: commit.map(|(id, _)| id),
+            commit_time: commit.map_or(0, |(_, time)| time),
+        };
+        if place.serial.is_none() && place.commit.is_none() {
             log.note(
                 out,
-                "the bundle records no commit (it was made outside git), so going back cannot be detected".to_owned(),
+                "the bundle records neither a serial nor a commit (it was made outside git), so going back cannot be detected".to_owned(),
             );
-            return Ok(None);
-        };
-        let id = ObjectId::from_hex(c.id.as_bytes())
-            .map_err(|e| refusal(format!("refusing {name}: bad commit id: {e}"), ""))?;
+        }
         if !cached {
-            match rollback::check_bundle(last, Some(id), c.time, &self.policy()) {
+            match rollback::check_bundle(last, place, &self.policy()) {
                 Ok(Progress::Allowed(why)) => {
                     log.note(out, format!("--allow-rollback: applying it anyway: {why}"))
                 }
@@ -202,6 +211,10 @@ impl Agent {
                 Err(e) => return Err(refused(&e)),
             }
         }
-        Ok(Some((id, c.time)))
+        Ok(Applied::Bundle {
+            serial: place.serial,
+            commit: place.commit,
+            commit_time: place.commit_time,
+        })
     }
 }

@@ -144,6 +144,15 @@ fn rekey(ui: &mut Ui, store: &Store<'_>, args: &Rekey, cwd: Option<&Path>) -> Re
     };
     let stale: Vec<&String> = paths.iter().filter(|p| store.needs_rekey(p)).collect();
     if args.check {
+        // A rekey decrypts each secret: one whose header does not read
+        // would fail it, whether or not its recipients changed.
+        let mut damaged = 0;
+        for p in &paths {
+            if let Some(why) = store.damaged(p) {
+                writeln!(ui.stdout(), "{p}: cannot be rekeyed ({why})")?;
+                damaged += 1;
+            }
+        }
         for p in &stale {
             // The path and a damaged `.recipients` line are the fleet's:
             // shown escaped, never obeyed by the terminal.
@@ -151,7 +160,7 @@ fn rekey(ui: &mut Ui, store: &Store<'_>, args: &Rekey, cwd: Option<&Path>) -> Re
             write_line(ui.stdout(), &line)?;
         }
         ui.flush()?;
-        return Ok(if stale.is_empty() {
+        return Ok(if stale.is_empty() && damaged == 0 {
             Status::OK
         } else {
             Status::FAILED
