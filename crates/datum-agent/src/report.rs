@@ -115,6 +115,10 @@ impl From<&Summary> for Counts {
             would_change,
             failed,
             skipped,
+            // A failed health check counts among the run's failures (its
+            // status); the checks themselves are in the apply report.
+            health_passed: _,
+            health_failed: _,
         } = *s;
         Counts {
             unchanged: unchanged as u64,

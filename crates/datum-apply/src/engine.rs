@@ -8,7 +8,7 @@ mod batch;
 
 pub use crate::error::ApplyError;
 use crate::graph;
-use crate::provider::{Context, Examined, Failure, Pending, Providers, Restarted};
+use crate::provider::{Context, Examined, Failure, Pending, Providers, Restarted, health};
 use crate::report::{Attribute, Change, Outcome, Reason, Reporter, RunInfo, Status, Summary};
 use crate::root::Root;
 use crate::secret::Secrets;
@@ -112,6 +112,8 @@ pub fn apply(
         summary.count(outcome.status);
         reporter.with(|r| r.resource(&outcome));
     }
+    let mut to = |c: &health::Checked| reporter.with(|r| r.health(c));
+    health::ask(items, &providers.exec, options.noop, &mut summary, &mut to);
     reporter.with(|r| r.finish(&summary));
     match reporter.error {
         Some(source) => Err(ApplyError::Report { source, summary }),
@@ -538,6 +540,8 @@ fn examine(p: &Providers, d: &Desired, cx: &Context<'_>) -> Result<Examined, Fai
         Desired::Cron(s) => p.cron.examine(s, cx),
         Desired::Mount(s) => p.mount.examine(s, cx),
         Desired::Sysctl(s) => p.sysctl.examine(s, cx),
+        // Never examined: asked after the run (`apply`).
+        Desired::Health(_) => Ok(Examined::default()),
     }
 }
 
@@ -565,5 +569,6 @@ fn converge(
         Desired::Cron(s) => p.cron.converge(s, changes, cx),
         Desired::Mount(s) => p.mount.converge(s, changes, cx),
         Desired::Sysctl(s) => p.sysctl.converge(s, changes, cx),
+        Desired::Health(_) => Ok(()),
     }
 }

@@ -11,7 +11,9 @@ use datum_core::reader::Reader;
 use datum_core::schema::{Field, Kind, ResourceId, Value};
 use zeroize::Zeroizing;
 
+mod health;
 mod system;
+pub use health::{HEALTH_TIMEOUT, HealthSpec, Probe};
 pub use system::{CRON_DIR, CronSpec, MountSpec, MountState, PackageSystem, SysctlSpec, cron_path};
 
 /// `ensure` of the filesystem types, users and groups (`installed` reads as
@@ -204,6 +206,8 @@ pub enum Desired {
     Cron(CronSpec),
     Mount(MountSpec),
     Sysctl(SysctlSpec),
+    /// Run after an apply that changed something, not among the resources.
+    Health(HealthSpec),
 }
 
 /// One resource to apply.
@@ -238,6 +242,7 @@ impl Desired {
             Desired::Cron(_) => Kind::Cron,
             Desired::Mount(_) => Kind::Mount,
             Desired::Sysctl(_) => Kind::Sysctl,
+            Desired::Health(_) => Kind::Health,
         }
     }
 
@@ -333,6 +338,7 @@ fn item(r: &dyn ResourceView, reader: &dyn Reader, limit: u64) -> Item {
             Kind::Cron => cron_path(&r.id().title),
             // The command is shown as the change it makes.
             Kind::Exec => String::new(),
+            Kind::Health => r.str(Field::Http).map(str::to_owned).unwrap_or_default(),
             _ => r.name().to_owned(),
         },
         desired,
@@ -418,6 +424,7 @@ impl Fields<'_> {
             Kind::Cron => Desired::Cron(self.cron()),
             Kind::Mount => Desired::Mount(self.mount()),
             Kind::Sysctl => Desired::Sysctl(self.sysctl()),
+            Kind::Health => Desired::Health(self.health()),
         }
     }
 

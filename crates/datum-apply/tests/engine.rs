@@ -655,12 +655,15 @@ fn the_json_report_gives_each_resource_its_status_and_changes() {
       ]
     }}
   ],
+  "health": [],
   "summary": {{
     "changed": 0,
     "would_change": 2,
     "failed": 0,
     "skipped": 0,
-    "unchanged": 0
+    "unchanged": 0,
+    "health_passed": 0,
+    "health_failed": 0
   }}
 }}
 "#,

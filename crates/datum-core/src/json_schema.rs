@@ -503,6 +503,10 @@ fn field_schema(kind: Kind, field: Field) -> Tree<'static> {
             .with("type", types(&["integer", "null"]))
             .with("minimum", Tree::Int(0))
             .with("maximum", Tree::Int(2)),
+        Ty::Status => described("The HTTP status a health check expects (default 200).")
+            .with("type", types(&["integer", "null"]))
+            .with("minimum", Tree::Int(100))
+            .with("maximum", Tree::Int(599)),
     }
 }
 

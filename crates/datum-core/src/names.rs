@@ -57,6 +57,7 @@ pub enum Rule {
     FstabDevice,
     Fstype,
     MountOptions,
+    HealthUrl,
 }
 
 /// The rule for a field of a kind, if its value is a name apply uses.
@@ -65,7 +66,9 @@ pub fn rule(kind: Kind, field: Field) -> Option<Rule> {
         (Kind::User | Kind::Group, Field::Name) => Some(Rule::Account),
         (Kind::User, Field::Group | Field::Groups) => Some(Rule::Account),
         (Kind::File | Kind::Directory, Field::Owner | Field::Group) => Some(Rule::Account),
-        (Kind::Exec, Field::User) => Some(Rule::Account),
+        (Kind::Exec | Kind::Health, Field::User) => Some(Rule::Account),
+        (Kind::Health, Field::Http) => Some(Rule::HealthUrl),
+        (Kind::Health, Field::Environment) => Some(Rule::OneLine),
         (Kind::Package, Field::Name) => Some(Rule::Package),
         (Kind::Package, Field::Version) => Some(Rule::Version),
         (Kind::Service, Field::Name) => Some(Rule::Unit),
@@ -127,6 +130,10 @@ impl Rule {
                 r"^[^, \u0000-\u001f\u007f]+(,[^, \u0000-\u001f\u007f]+)*$",
                 &[],
             ),
+            Rule::HealthUrl => (
+                r"^http://(127\.0\.0\.1|localhost|\[::1\])(:[0-9]{1,5})?(/[!-~]*)?$",
+                &[],
+            ),
         }
     }
 
@@ -145,6 +152,7 @@ impl Rule {
             Rule::FstabDevice => "a device /etc/fstab can hold",
             Rule::Fstype => "a filesystem type",
             Rule::MountOptions => "a list of mount options",
+            Rule::HealthUrl => "an http:// URL on the host itself",
         }
     }
 
@@ -167,6 +175,7 @@ impl Rule {
             }),
             Rule::Fstype => fstype(s),
             Rule::MountOptions => mount_options(s),
+            Rule::HealthUrl => health_url(s),
         }
     }
 
@@ -206,6 +215,9 @@ impl Rule {
             }
             Rule::MountOptions => {
                 "write mount options separated by commas without spaces, such as `defaults,noatime`"
+            }
+            Rule::HealthUrl => {
+                "a health check asks the host itself: write `http://127.0.0.1:PORT/PATH`, `http://localhost/PATH` or `http://[::1]/PATH`"
             }
         }
     }
@@ -395,6 +407,37 @@ fn passwd_path(s: &str) -> Option<String> {
         return Some("it holds `..`".into());
     }
     first_bad(s, |c| c != ':' && !c.is_control())
+}
+
+/// An `http://` URL on the host itself (loopback), an optional port from 1
+/// to 65535, and a path of visible ASCII: what a health check may GET.
+fn health_url(s: &str) -> Option<String> {
+    let Some(rest) = s.strip_prefix("http://") else {
+        return Some("it does not start with `http://`".into());
+    };
+    let (authority, path) = match rest.find('/') {
+        Some(i) => rest.split_at(i),
+        None => (rest, ""),
+    };
+    let (host, port) = match authority.strip_prefix("[::1]") {
+        Some(port) => ("[::1]", port),
+        None => match authority.split_once(':') {
+            Some((h, p)) => (h, &authority[h.len()..][..p.len() + 1]),
+            None => (authority, ""),
+        },
+    };
+    if !matches!(host, "127.0.0.1" | "localhost" | "[::1]") {
+        return Some(format!("`{host}` is not the host itself"));
+    }
+    if let Some(p) = port.strip_prefix(':') {
+        let ok = !p.is_empty() && p.len() <= 5 && p.bytes().all(|b| b.is_ascii_digit());
+        if !ok || !(1..=65535).contains(&p.parse::<u32>().unwrap_or(0)) {
+            return Some(format!("`{p}` is not a port"));
+        }
+    } else if !port.is_empty() {
+        return Some(format!("`{port}` follows the host"));
+    }
+    first_bad(path, |c| c.is_ascii_graphic())
 }
 
 #[cfg(test)]

@@ -23,6 +23,7 @@ pub enum Kind {
     Exec,
     File,
     Group,
+    Health,
     Mount,
     Package,
     Service,
@@ -73,6 +74,8 @@ pub enum Field {
     Pass,
     Value,
     Provider,
+    Http,
+    Status,
 }
 
 /// How a field's value is written and checked.
@@ -111,6 +114,8 @@ pub enum Ty {
     Schedule,
     /// fsck's pass number of a Mount: 0, 1 or 2.
     Pass,
+    /// An HTTP status code, from 100 to 599.
+    Status,
 }
 
 /// The longest `timeout` an Exec takes: a day.
@@ -121,12 +126,13 @@ pub const SECONDS_MAX: i64 = 86_400;
 pub const PACKAGE_SYSTEMS: &[&str] = &["apt", "dnf"];
 
 impl Kind {
-    pub const ALL: [Kind; 11] = [
+    pub const ALL: [Kind; 12] = [
         Kind::Cron,
         Kind::Directory,
         Kind::Exec,
         Kind::File,
         Kind::Group,
+        Kind::Health,
         Kind::Mount,
         Kind::Package,
         Kind::Service,
@@ -142,6 +148,7 @@ impl Kind {
             Kind::Exec => "Exec",
             Kind::File => "File",
             Kind::Group => "Group",
+            Kind::Health => "Health",
             Kind::Mount => "Mount",
             Kind::Package => "Package",
             Kind::Service => "Service",
@@ -188,6 +195,18 @@ impl Kind {
             Kind::Cron => &[Ensure, Schedule, User, Command, Environment, Requires],
             Kind::Mount => &[Path, Ensure, Device, Fstype, Options, Pass, Requires],
             Kind::Sysctl => &[Name, Ensure, Value, Requires],
+            // Asked after an apply that changed something, never ordered
+            // among the resources: `requires` names what it checks.
+            Kind::Health => &[
+                Command,
+                Shell,
+                Http,
+                Status,
+                Timeout,
+                User,
+                Environment,
+                Requires,
+            ],
         }
     }
 
@@ -247,6 +266,8 @@ impl Kind {
                 Field::Template,
                 Field::Secret,
             ],
+            // A health check is a command or an HTTP GET.
+            Kind::Health => &[Field::Command, Field::Http],
             _ => &[],
         }
     }
@@ -269,7 +290,7 @@ impl Kind {
     /// How a field of this type is written.
     pub fn ty(self, field: Field) -> Ty {
         match field {
-            Field::Shell if self == Kind::Exec => Ty::Bool,
+            Field::Shell if matches!(self, Kind::Exec | Kind::Health) => Ty::Bool,
             // A cron entry's command is one line for the shell cron starts.
             Field::Command if self == Kind::Cron => Ty::Text,
             Field::Path | Field::Home | Field::Creates | Field::Cwd => Ty::AbsPath,
@@ -288,6 +309,7 @@ impl Kind {
             Field::Schedule => Ty::Schedule,
             Field::Pass => Ty::Pass,
             Field::Provider => Ty::Word(PACKAGE_SYSTEMS),
+            Field::Status => Ty::Status,
             Field::Target
             | Field::Device
             | Field::Fstype
@@ -298,7 +320,8 @@ impl Kind {
             | Field::Owner
             | Field::Group
             | Field::Version
-            | Field::Shell => Ty::Text,
+            | Field::Shell
+            | Field::Http => Ty::Text,
         }
     }
 }
@@ -310,7 +333,7 @@ impl fmt::Display for Kind {
 }
 
 impl Field {
-    pub const ALL: [Field; 39] = [
+    pub const ALL: [Field; 41] = [
         Field::Path,
         Field::Target,
         Field::Name,
@@ -350,6 +373,8 @@ impl Field {
         Field::Pass,
         Field::Value,
         Field::Provider,
+        Field::Http,
+        Field::Status,
     ];
 
     pub fn name(self) -> &'static str {
@@ -393,6 +418,8 @@ impl Field {
             Field::Pass => "pass",
             Field::Value => "value",
             Field::Provider => "provider",
+            Field::Http => "http",
+            Field::Status => "status",
         }
     }
 

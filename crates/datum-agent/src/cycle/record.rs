@@ -148,4 +148,9 @@ impl<H: Reporter, J: Reporter> Reporter for Tee<H, J> {
         let json = self.json.finish(summary);
         self.human.finish(summary).and(json)
     }
+
+    fn health(&mut self, checked: &datum_apply::report::Checked) -> io::Result<()> {
+        let json = self.json.health(checked);
+        self.human.health(checked).and(json)
+    }
 }

@@ -11,6 +11,7 @@ pub mod dnf;
 pub mod dpkg;
 pub mod exec;
 pub mod fs;
+pub mod health;
 pub mod mount;
 pub mod package;
 pub mod shadow;

@@ -23,6 +23,7 @@ mod exec;
 mod explain;
 mod facts;
 mod fail_closed;
+mod health;
 mod hosts;
 mod in_root;
 mod init;
