@@ -27,8 +27,9 @@ pub struct Args {
     /// `vars.ntp_server`.
     #[arg(value_name = "ID.FIELD")]
     target: String,
-    /// Only hosts carrying this label; repeat for several (all must hold).
-    #[arg(long = "where", value_name = "KEY=VALUE")]
+    /// Only hosts this selector picks, as `datum hosts` reads it
+    /// (`role=web,site!=paris`); repeat for several (all must hold).
+    #[arg(long = "where", value_name = "SELECTOR")]
     selector: Vec<String>,
     /// Group hosts by value: `0640  19 hosts  roles/web`.
     #[arg(long)]

@@ -127,10 +127,13 @@ fn the_fleet_and_the_root_must_be_directories() {
 
 #[test]
 fn malformed_arguments_exit_64() {
-    usage(&["hosts", "role"], "`role` is not a label selector");
     usage(
-        &["query", "File[motd].mode", "--where", "role"],
-        "`role` is not a label selector",
+        &["hosts", "role in web"],
+        "`role in web` is not a label selector",
+    );
+    usage(
+        &["query", "File[motd].mode", "--where", "role!"],
+        "`role!` is not a label selector",
     );
     usage(
         &["explain", "nginx", "--host", "web-001"],
