@@ -75,12 +75,12 @@ impl Command {
         let report = |f: ReportFormat| f == ReportFormat::Json;
         match self {
             Command::Render(a) => a.format == DocFormat::Json,
-            Command::Check(a) => report(a.format),
+            Command::Check(a) => a.format == LintFormat::Json,
             Command::Explain(a) => report(a.format),
             Command::Apply(a) => report(a.format),
             Command::Hosts(a) => report(a.format),
             Command::Facts(a) => report(a.format),
-            Command::Diff(a) => report(a.format),
+            Command::Diff(a) => a.format == LintFormat::Json,
             Command::Query(a) => report(a.format),
             Command::Bundle(_)
             | Command::Agent(_)
@@ -114,6 +114,34 @@ impl From<DocFormat> for Format {
 pub enum ReportFormat {
     Text,
     Json,
+}
+
+/// Output formats for commands whose report is diagnostics (`check`,
+/// `diff`): also one line each, for editors (`short`) and for GitHub
+/// Actions' annotations (`github`).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
+pub enum LintFormat {
+    Text,
+    Json,
+    Short,
+    Github,
+}
+
+/// The fleet's directory as paths in one-line diagnostics begin: as given
+/// when relative (`deploy/fleet/`), else relative to the current
+/// directory when inside it, else whole; empty for the current directory.
+pub fn path_prefix(root: &std::path::Path) -> String {
+    let cwd = std::env::current_dir().ok();
+    let rel = match &cwd {
+        Some(cwd) if root.is_absolute() => root.strip_prefix(cwd).unwrap_or(root),
+        _ => root,
+    };
+    let text = rel.to_string_lossy();
+    if text.is_empty() || text == "." {
+        String::new()
+    } else {
+        format!("{}/", text.trim_end_matches('/'))
+    }
 }
 
 /// A resource or field argument, `File[motd]` or `File[motd].mode`.

@@ -23,6 +23,7 @@ mod exec;
 mod explain;
 mod facts;
 mod fail_closed;
+mod formats;
 mod hosts;
 mod init;
 mod json_contract;
