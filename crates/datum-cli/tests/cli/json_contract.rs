@@ -211,7 +211,18 @@ fn every_json_output_follows_the_schema_of_its_type() {
     check(&fleet, &["facts"]);
     check(&fleet, &["facts", "--root", &query.display().to_string()]);
     check(&fleet, &["hosts"]);
-    check(&fleet, &["hosts", "role=web,db", "environment=production"]);
+    assert_eq!(
+        check(
+            &fleet,
+            &["hosts", "role in (web,db)", "environment=production"]
+        )
+        .code,
+        0
+    );
+    assert_eq!(
+        check(&fleet, &["hosts", "role!=web,datum/host=*-001"]).code,
+        0
+    );
     assert_eq!(check(&fleet, &["hosts", "colour=blue"]).code, 1);
 
     check(&fleet, &["query", "File[motd].mode"]);
@@ -225,10 +236,18 @@ fn every_json_output_follows_the_schema_of_its_type() {
     for args in [
         &["apply", "--host", "web-001", "--root", root, "--noop"][..],
         &["apply", "--host", "web-001", "--root", root],
-        &["apply", "--host", "web-001", "--root", root],
+        &["apply", "--host", "web-001", "--root", root, "--report"],
     ] {
         check(&fleet, args);
     }
+    // The run report --report leaves, as the agent's: a RunReport.
+    let last = machine.path().join("var/lib/datum/reports/last.json");
+    let report = Run {
+        code: 0,
+        stdout: std::fs::read_to_string(&last).unwrap(),
+        stderr: String::new(),
+    };
+
     assert_eq!(
         check(&fleet, &["apply", "--host", "web-004", "--root", root]).code,
         1
@@ -236,6 +255,8 @@ fn every_json_output_follows_the_schema_of_its_type() {
 
     // A command line clap refuses still answers in JSON, with status 64.
     assert_eq!(check(&fleet, &["query", "--no-such-flag"]).code, 64);
+
+    seen.insert(conforms(&contract, "last.json", &report));
 
     let g = Git::with_example("fleet", "");
     copy_tree(&example("changes/web-tls-conflict"), &g.fleet);
