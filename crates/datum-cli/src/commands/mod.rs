@@ -12,6 +12,7 @@ mod explain;
 mod facts;
 mod hosts;
 mod init;
+mod layers;
 mod man;
 mod query;
 mod render;
@@ -36,6 +37,7 @@ pub enum Command {
     Explain(explain::Args),
     Apply(apply::Args),
     Hosts(hosts::Args),
+    Layers(layers::Args),
     Facts(facts::Args),
     Diff(diff::Args),
     Query(query::Args),
@@ -55,6 +57,7 @@ pub fn run(ui: &mut Ui, settings: &Settings, command: Command) -> Result<Status>
         Command::Explain(args) => explain::run(ui, settings, args),
         Command::Apply(args) => apply::run(ui, settings, args),
         Command::Hosts(args) => hosts::run(ui, settings, args),
+        Command::Layers(args) => layers::run(ui, settings, args),
         Command::Facts(args) => facts::run(ui, settings, args),
         Command::Diff(args) => diff::run(ui, settings, args),
         Command::Query(args) => query::run(ui, settings, args),
@@ -79,6 +82,7 @@ impl Command {
             Command::Explain(a) => report(a.format),
             Command::Apply(a) => report(a.format),
             Command::Hosts(a) => report(a.format),
+            Command::Layers(a) => report(a.format),
             Command::Facts(a) => report(a.format),
             Command::Diff(a) => a.format == LintFormat::Json,
             Command::Query(a) => report(a.format),

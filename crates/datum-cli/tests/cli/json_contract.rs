@@ -85,7 +85,8 @@ impl Contract {
 }
 
 /// Keys Datum defines are snake_case; maps keyed by what the fleet wrote
-/// (labels, a manifest's resources, a selector) are not Datum's keys.
+/// (labels, a manifest's resources, a selector, a layer's matcher) are not
+/// Datum's keys.
 fn bad_keys(v: &Value, at: &str, found: &mut Vec<String>) {
     match v {
         Value::Object(map) => {
@@ -96,7 +97,11 @@ fn bad_keys(v: &Value, at: &str, found: &mut Vec<String>) {
                 if !snake {
                     found.push(format!("{at}/{k}"));
                 }
-                if matches!(k.as_str(), "labels" | "resources" | "selector") && x.is_object() {
+                if matches!(
+                    k.as_str(),
+                    "labels" | "resources" | "selector" | "matcher" | "matched"
+                ) && x.is_object()
+                {
                     continue;
                 }
                 bad_keys(x, &format!("{at}/{k}"), found);
@@ -211,6 +216,8 @@ fn every_json_output_follows_the_schema_of_its_type() {
     check(&fleet, &["facts"]);
     check(&fleet, &["facts", "--root", &query.display().to_string()]);
     check(&fleet, &["hosts"]);
+    check(&fleet, &["layers"]);
+    check(&fleet, &["layers", "--host", "web-001"]);
     assert_eq!(
         check(
             &fleet,

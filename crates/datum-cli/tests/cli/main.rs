@@ -28,6 +28,7 @@ mod hosts;
 mod init;
 mod json_contract;
 mod label_facts;
+mod layers;
 mod live_system;
 mod matchers;
 mod names;

@@ -12,6 +12,7 @@
 //! - `diagnostic`: a diagnostic as text: its table, each place with its line.
 //! - `check`: `check`'s closing line.
 //! - `explain`, `diff`, `query`, `hosts`: each report as text.
+//! - `layers`: the map of the fleet's layers.
 //! - `oneline`: diagnostics one a line, `--format short` and `github`.
 //! - `unified`: a content change as a unified diff (`diff` and `apply`).
 
@@ -20,6 +21,7 @@ pub mod diagnostic;
 pub mod diff;
 pub mod explain;
 pub mod hosts;
+pub mod layers;
 pub mod oneline;
 pub mod query;
 #[cfg(test)]
