@@ -37,6 +37,9 @@ use crate::ui::Ui;
 /// not resolve, a bundle was refused, a label disagreed with the host's
 /// facts, a dependency cycle, another run holds the lock).
 #[derive(Debug, clap::Args)]
+#[command(
+    after_help = "Examples:\n  # What apply would change under a machine image in ./image, changing nothing\n  $ datum apply --host web-001 --root ./image --noop\n  # The same, as JSON\n  $ datum apply --host web-001 --root ./image --noop --format json"
+)]
 pub struct Args {
     /// The host to apply as. By default the content of /etc/datum/host
     /// (under --root), else the system hostname. Labels always come from

@@ -22,6 +22,9 @@ use crate::ui::{Format, Ui};
 /// (`datum check` says why). With --summary, hosts are grouped by value,
 /// most common first, with every layer that set it.
 #[derive(Debug, clap::Args)]
+#[command(
+    after_help = "Examples:\n  # One field on every host, with the layer that set it\n  $ datum query File[nginx-config].mode\n  # Hosts grouped by value\n  $ datum query File[nginx-config].mode --summary\n  # Only some hosts\n  $ datum query File[motd].content --where 'environment!=production'"
+)]
 pub struct Args {
     /// The field to ask about, `File[nginx-config].mode`, or a var,
     /// `vars.ntp_server`.

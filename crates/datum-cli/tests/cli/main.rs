@@ -24,6 +24,7 @@ mod explain;
 mod facts;
 mod fail_closed;
 mod formats;
+mod help_examples;
 mod hosts;
 mod init;
 mod json_contract;
