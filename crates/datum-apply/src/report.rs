@@ -393,14 +393,17 @@ impl<S: Styled> HumanReporter<S> {
         match (&c.from, &c.to) {
             (Some(f), to) => {
                 write!(out, " ")?;
-                out.tagged(Tag::Removed, f)?;
+                out.tagged(Tag::Removed, &escape(f))?;
                 write!(out, " -> ")?;
-                out.tagged(Tag::Added, to.as_deref().unwrap_or("(none)"))?;
+                out.tagged(Tag::Added, &escape(to.as_deref().unwrap_or("(none)")))?;
             }
-            (None, Some(t)) => write!(out, " {t}")?,
+            (None, Some(t)) => write!(out, " {}", escape(t))?,
             (None, None) => {}
         }
         writeln!(out)?;
+        // The content on both sides is whatever the manifest and the disk
+        // hold: shown, never obeyed by the terminal. Lines end at `\n`
+        // only, so a `\r` in one is seen as `\r`.
         if let Some(diff) = &c.diff {
             unified::draw(out, "    ", diff)?;
         }

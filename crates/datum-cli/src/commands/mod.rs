@@ -16,6 +16,7 @@ mod layers;
 mod man;
 mod query;
 mod render;
+mod rollout;
 mod schema;
 mod secret;
 
@@ -48,6 +49,7 @@ pub enum Command {
     Man(man::Args),
     Schema(schema::Args),
     Secret(secret::Args),
+    Rollout(rollout::Args),
 }
 
 pub fn run(ui: &mut Ui, settings: &Settings, command: Command) -> Result<Status> {
@@ -68,6 +70,7 @@ pub fn run(ui: &mut Ui, settings: &Settings, command: Command) -> Result<Status>
         Command::Man(args) => man::run(ui, settings, args),
         Command::Schema(args) => schema::run(ui, settings, args),
         Command::Secret(args) => secret::run(ui, settings, args),
+        Command::Rollout(args) => rollout::run(ui, settings, args),
     }
 }
 
@@ -86,6 +89,7 @@ impl Command {
             Command::Facts(a) => report(a.format),
             Command::Diff(a) => a.format == LintFormat::Json,
             Command::Query(a) => report(a.format),
+            Command::Rollout(a) => report(a.format()),
             Command::Bundle(_)
             | Command::Agent(_)
             | Command::Init(_)

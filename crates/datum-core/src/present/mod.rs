@@ -11,7 +11,7 @@
 //!
 //! - `diagnostic`: a diagnostic as text: its table, each place with its line.
 //! - `check`: `check`'s closing line.
-//! - `explain`, `diff`, `query`, `hosts`: each report as text.
+//! - `explain`, `diff`, `query`, `hosts`, `rollout`: each report as text.
 //! - `layers`: the map of the fleet's layers.
 //! - `oneline`: diagnostics one a line, `--format short` and `github`.
 //! - `unified`: a content change as a unified diff (`diff` and `apply`).
@@ -24,6 +24,7 @@ pub mod hosts;
 pub mod layers;
 pub mod oneline;
 pub mod query;
+pub mod rollout;
 #[cfg(test)]
 mod tests;
 pub mod unified;

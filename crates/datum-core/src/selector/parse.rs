@@ -203,6 +203,9 @@ impl<'a> Parser<'a> {
                     self.pos += 1;
                     out.push(self.requirement()?);
                 }
+                // A blank between requirements joins them too, as separate
+                // arguments do: `role=web site=london`.
+                Some(c) if !"()=".contains(c) => out.push(self.requirement()?),
                 Some(c) => {
                     return Err(self.error(
                         format!("`,` expected between requirements, found `{c}`"),
