@@ -184,3 +184,26 @@ fn help_and_version_succeed() {
         assert_eq!(run.stderr, "", "datum {args:?}");
     }
 }
+
+#[test]
+fn a_datum_yml_beside_a_missing_datum_yaml_gets_a_hint() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(
+        example("fleet").join("datum.yaml"),
+        dir.path().join("datum.yml"),
+    )
+    .unwrap();
+    let want = format!(
+        "  = hint: {} is there: the fleet file is named datum.yaml, with an `a` (rename it)\n",
+        dir.path().join("datum.yml").display()
+    );
+    // Found from the current directory up, and named with --fleet.
+    let mut cmd = crate::common::datum();
+    cmd.arg("check").current_dir(dir.path());
+    let run = crate::common::Run::from(cmd.output().unwrap());
+    assert_eq!(run.code, 64);
+    assert!(run.stderr.ends_with(&want), "{}", run.stderr);
+    let run = crate::common::run_in(dir.path(), &["check"]);
+    assert_eq!(run.code, 64);
+    assert!(run.stderr.ends_with(&want), "{}", run.stderr);
+}
