@@ -45,6 +45,9 @@ pub struct RunRecord {
     pub fetch_failures_total: u64,
     /// What the operator should know: fetch errors, refusals, fallbacks.
     pub notes: Vec<String>,
+    /// Resources per status, as apply's JSON report has them (`summary`;
+    /// reports written before it were named `counts`).
+    #[serde(rename = "summary", alias = "counts")]
     pub counts: Counts,
     /// The apply JSON report, as apply wrote it.
     pub resources: serde_json::Value,
@@ -86,11 +89,12 @@ impl Mode {
 /// Resources per final status, every status present.
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Counts {
-    pub unchanged: u64,
+    // In the order apply's JSON summary gives them.
     pub changed: u64,
     pub would_change: u64,
     pub failed: u64,
     pub skipped: u64,
+    pub unchanged: u64,
 }
 
 impl Counts {
@@ -138,12 +142,22 @@ impl RunRecord {
     /// The report file's text: the record's fields, keys sorted, beside
     /// `datum: v1alpha1` and `type: RunReport`.
     pub fn to_json(&self) -> String {
-        let mut value = serde_json::to_value(self).expect("a record is plain data");
-        if let serde_json::Value::Object(map) = &mut value {
-            map.insert("datum".into(), "v1alpha1".into());
-            map.insert("type".into(), "RunReport".into());
+        /// The JSON contract's envelope first (docs/json.md), then the
+        /// record's fields in the order they are declared.
+        #[derive(Serialize)]
+        struct Envelope<'a> {
+            datum: &'static str,
+            #[serde(rename = "type")]
+            kind: &'static str,
+            #[serde(flatten)]
+            record: &'a RunRecord,
         }
-        let mut text = serde_json::to_string_pretty(&value).expect("a record is plain data");
+        let doc = Envelope {
+            datum: "v1alpha1",
+            kind: "RunReport",
+            record: self,
+        };
+        let mut text = serde_json::to_string_pretty(&doc).expect("a record is plain data");
         text.push('\n');
         text
     }

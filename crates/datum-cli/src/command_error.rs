@@ -278,14 +278,15 @@ mod tests {
 
     #[test]
     fn a_malformed_selector_is_bad_usage() {
-        let e = CommandError::from(datum_core::selector::Selector::parse(&["role"]).unwrap_err());
+        let e = CommandError::from(datum_core::selector::Selector::parse(&["role="]).unwrap_err());
         assert_eq!(e.kind, ErrorKind::Usage);
-        assert_eq!(e.message, "`role` is not a label selector");
+        assert_eq!(
+            e.message,
+            "`role=` is not a label selector: a value for `role` expected at character 6"
+        );
         assert_eq!(
             e.hints,
-            [
-                "write KEY=VALUE, such as role=web, role=web,cache (either value) or datum/host=web-001"
-            ]
+            ["write role=VALUE; `role` alone selects hosts that carry the key"]
         );
         assert!(
             e.source_as::<datum_core::selector::SelectorError>()

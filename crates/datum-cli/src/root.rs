@@ -26,7 +26,10 @@ pub enum FindError {
     #[error("cannot read the current directory: {0}")]
     NoCwd(String),
     #[error("no datum.yaml in this directory or any parent")]
-    NotFound,
+    NotFound {
+        /// The nearest directory on the way up holding a `datum.yml`.
+        yml: Option<PathBuf>,
+    },
 }
 
 from_hinted!(FindError);
@@ -41,14 +44,27 @@ impl Hinted for FindError {
                 "--fleet (or DATUM_FLEET) names the directory holding datum.yaml; `datum init DIR` creates a fleet"
             }
             FindError::NoCwd(_) => return None,
-            FindError::NotFound => "run datum inside a fleet repository, or pass --fleet DIR",
+            FindError::NotFound { .. } => {
+                "run datum inside a fleet repository, or pass --fleet DIR"
+            }
         };
         Some(hint.into())
     }
 
     fn more_hints(&self) -> Vec<Cow<'static, str>> {
+        let yml = |dir: &Path| -> Cow<'static, str> {
+            format!(
+                "{} is there: the fleet file is named datum.yaml, with an `a` (rename it)",
+                dir.join("datum.yml").display()
+            )
+            .into()
+        };
         match self {
-            FindError::NotFound => vec!["to start a fleet here, run `datum init`".into()],
+            FindError::NotFound { yml: Some(dir) } => vec![yml(dir)],
+            FindError::NotFound { yml: None } => {
+                vec!["to start a fleet here, run `datum init`".into()]
+            }
+            FindError::NoFleetFile(dir) if dir.join("datum.yml").is_file() => vec![yml(dir)],
             _ => Vec::new(),
         }
     }
@@ -79,11 +95,17 @@ fn find_root(settings: &Settings) -> std::result::Result<PathBuf, FindError> {
         Err(e) => return Err(FindError::NoCwd(e.to_string())),
     };
     let mut dir: &Path = cwd;
+    let mut yml = None;
     loop {
         if dir.join("datum.yaml").is_file() {
             return Ok(dir.to_path_buf());
         }
-        dir = dir.parent().ok_or(FindError::NotFound)?;
+        if yml.is_none() && dir.join("datum.yml").is_file() {
+            yml = Some(dir.to_path_buf());
+        }
+        dir = dir
+            .parent()
+            .ok_or(FindError::NotFound { yml: yml.clone() })?;
     }
 }
 

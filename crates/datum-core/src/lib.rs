@@ -29,7 +29,7 @@
 //!    layers; [`resolve::resolve_all`] for the fleet), [`manifest`],
 //!    [`report`] (resolution problems as diagnostics), [`host`].
 //! 5. Questions asked of a resolution: [`explain`], [`check`] (its warning
-//!    rules under `check/rules/`), [`diff`], [`query`], [`selector`],
+//!    rules under `check/rules/`), [`diff`], [`query`], [`selector`], [`layers`],
 //!    [`secret`], [`bundle`], [`rollout`] (the waves a change reaches the
 //!    fleet in).
 //! 6. Presentation: [`present`], every answer drawn as text through a
@@ -66,6 +66,7 @@ pub mod hint;
 pub mod host;
 pub mod intern;
 pub mod json_schema;
+pub mod layers;
 pub mod loader;
 pub mod manifest;
 pub mod matcher;

@@ -21,7 +21,7 @@ use crate::emit::Tree;
 use crate::fleet::{Fleet, HostId};
 use crate::hint::Hinted;
 use crate::report::count;
-use crate::selector::{Carried, Selector};
+use crate::selector::{Carried, Op, Selector};
 
 /// One wave of a plan.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -234,8 +234,7 @@ impl<'f> Taker<'f> {
     /// The selector of a wave's `hosts`, or why it is none (reported once).
     fn selector(&mut self, w: &WaveDecl, report: bool) -> Option<Result<Selector, ()>> {
         let (text, span) = w.hosts.as_ref()?;
-        let words: Vec<&str> = text.split_whitespace().collect();
-        Some(match Selector::parse(&words) {
+        Some(match Selector::parse(&[text]) {
             Ok(s) => Ok(s),
             Err(e) => {
                 if report {
@@ -315,7 +314,7 @@ impl<'f> Taker<'f> {
         };
         let carried = self.carried.get_or_insert_with(|| Carried::of(fleet));
         let uncarried = selector.uncarried(carried);
-        if let Some(u) = uncarried.first() {
+        if let Some((u, _)) = uncarried.first() {
             d = d.note(u.message()).hint(u.hint(carried));
         } else {
             let selected = selector.hosts(fleet);
@@ -357,11 +356,13 @@ impl<'f> Taker<'f> {
                 continue;
             };
             let Some((_, span)) = &w.hosts else { continue };
-            for (key, values) in &selector.labels {
-                if key != HOST_LABEL {
+            for r in &selector.requirements {
+                let Op::In(values) = &r.op else { continue };
+                if r.key != HOST_LABEL {
                     continue;
                 }
-                for host in values {
+                // A glob names no one host.
+                for host in values.iter().filter(|v| !v.contains(['*', '?'])) {
                     match named.get(host.as_str()) {
                         Some(first) if first.name != w.name => self.problems.push(
                             Diagnostic::error(

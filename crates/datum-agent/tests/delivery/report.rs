@@ -132,7 +132,7 @@ fn every_field_round_trips_through_the_file() {
         "cached_input": true,
         "fetch_failures_total": 61,
         "notes": ["run 61"],
-        "counts": {"changed": 2, "failed": 1, "skipped": 1, "unchanged": 3, "would_change": 0},
+        "summary": {"changed": 2, "failed": 1, "skipped": 1, "unchanged": 3, "would_change": 0},
         "resources": r.resources,
         "exit_status": 6,
         "facts": {"os": "debian-13", "arch": "x86_64"},
@@ -141,8 +141,15 @@ fn every_field_round_trips_through_the_file() {
     });
     assert_eq!(v, want);
     assert_eq!(r.duration(), Duration::from_millis(1250));
-    // Keys are sorted, so the same run always gives the same bytes.
-    assert!(text.find("\"cached_input\"").unwrap() < text.find("\"commit\"").unwrap());
+    // The contract's envelope first, then the fields in a fixed order, so
+    // the same run always gives the same bytes.
+    assert!(
+        text.starts_with(
+            "{\n  \"datum\": \"v1alpha1\",\n  \"type\": \"RunReport\",\n  \"run_id\": "
+        ),
+        "{text}"
+    );
+    assert!(text.find("\"notes\"").unwrap() < text.find("\"summary\"").unwrap());
     assert!(text.ends_with("}\n"));
     let local = RunRecord {
         mode: Mode::Local,

@@ -37,12 +37,18 @@ use crate::ui::Ui;
 /// not resolve, a bundle was refused, a label disagreed with the host's
 /// facts, a dependency cycle, another run holds the lock).
 #[derive(Debug, clap::Args)]
+#[command(
+    after_help = "Examples:\n  # What apply would change under a machine image in ./image, changing nothing\n  $ datum apply --host web-001 --root ./image --noop\n  # The same, as JSON, the host given as a word as render takes it\n  $ datum apply web-001 --root ./image --noop --format json"
+)]
 pub struct Args {
     /// The host to apply as. By default the content of /etc/datum/host
     /// (under --root), else the system hostname. Labels always come from
     /// the fleet repository.
     #[arg(long, value_name = "NAME", add = clap_complete::ArgValueCompleter::new(super::completions::host_names))]
     host: Option<String>,
+    /// The host to apply as, given as a word as `render` takes it.
+    #[arg(value_name = "HOST", conflicts_with = "host", add = clap_complete::ArgValueCompleter::new(super::completions::host_names))]
+    host_word: Option<String>,
     /// Examine every resource and print what would change, changing
     /// nothing at all. An Exec's command never runs, but its unless and
     /// onlyif guards do, as in a real run, so that a converged host exits 0.
@@ -94,7 +100,7 @@ pub fn run(ui: &mut Ui, settings: &Settings, args: Args) -> Result<Status> {
         Some(dir) => Root::at(root_dir(dir)?),
         None => Root::system(),
     };
-    let identity = host_name(args.host.as_deref(), &machine)?;
+    let identity = host_name(args.host.as_deref().or(args.host_word.as_deref()), &machine)?;
     let facts = Facts::observe(&machine);
     if let Some(file) = &args.bundle {
         if args.public_keys.is_none() && !args.allow_unsigned {

@@ -1,11 +1,13 @@
 //! `datum check`: resolve every host and report every problem once.
 
 use datum_core::check::check;
-use datum_core::present;
+use std::io::Write;
+
+use datum_core::present::{self, oneline};
 use datum_core::reader::Reader as _;
 use datum_core::resolve::resolve_all_for_check;
 
-use super::ReportFormat;
+use super::{LintFormat, path_prefix};
 use crate::command_error::Result;
 use crate::exit::Status;
 use crate::root;
@@ -23,14 +25,19 @@ use crate::ui::{Format, Ui};
 /// JSON reports hosts keep in /var/lib/datum/reports or POST to
 /// report_url): fixed in the fleet, the host will not refuse its next run.
 #[derive(Debug, clap::Args)]
+#[command(
+    after_help = "Examples:\n  # Every problem in the fleet\n  $ datum check\n  # Warnings fail too, one line each for an editor's quickfix list\n  $ datum check --deny-warnings --format short\n  # Annotations on a pull request, in GitHub Actions\n  $ datum check --format github"
+)]
 pub struct Args {
     /// Treat warnings as errors.
     #[arg(long)]
     deny_warnings: bool,
     /// The output format: diagnostics on stderr and a summary line on
-    /// stdout, or one JSON document on stdout.
-    #[arg(long, value_enum, default_value_t = ReportFormat::Text)]
-    pub format: ReportFormat,
+    /// stdout; one JSON document on stdout; or one line per diagnostic on
+    /// stdout, `path:line:column: error[code]: message` (short) or a
+    /// GitHub Actions workflow command (github), the summary on stderr.
+    #[arg(long, value_enum, default_value_t = LintFormat::Text)]
+    pub format: LintFormat,
     /// A directory of run reports collected from hosts, searched a few
     /// levels deep: compare each host's declared labels with the facts it
     /// last reported.
@@ -68,7 +75,7 @@ pub fn run(ui: &mut Ui, settings: &Settings, args: Args) -> Result<Status> {
         report.deny_warnings();
     }
     match args.format {
-        ReportFormat::Text => {
+        LintFormat::Text => {
             ui.diagnostics(&fleet.files, &report.diagnostics);
             if let Some(note) = report.held_back_note() {
                 ui.note(&note);
@@ -77,7 +84,21 @@ pub fn run(ui: &mut Ui, settings: &Settings, args: Args) -> Result<Status> {
             present::check::summary(&mut out, &report)?;
             out.flush()?;
         }
-        ReportFormat::Json => ui.write_tree(&report.tree(&fleet.files), Format::Json)?,
+        LintFormat::Json => ui.write_tree(&report.tree(&fleet.files), Format::Json)?,
+        LintFormat::Short | LintFormat::Github => {
+            let prefix = path_prefix(reader.root());
+            let out = ui.stdout();
+            for d in &report.diagnostics {
+                let line = if args.format == LintFormat::Short {
+                    oneline::short(&fleet.files, d, &prefix)
+                } else {
+                    oneline::github(&fleet.files, d, &prefix)
+                };
+                writeln!(out, "{line}")?;
+            }
+            let summary = present::to_string(|w| present::check::summary(w, &report));
+            ui.status(summary.trim_end());
+        }
     }
     ui.flush()?;
     let status = if report.errors() > 0 {

@@ -10,13 +10,13 @@ use datum_core::diff::{FleetDiff, Shown, Side, diff, json};
 use datum_core::fleet::Fleet;
 use datum_core::loader;
 use datum_core::present::diff::{self as text, Payloads};
-use datum_core::present::unified;
+use datum_core::present::{oneline, unified};
 use datum_core::reader::{DirReader, Reader};
 use datum_core::report::count;
 use datum_core::resolve::{FleetResolution, resolve_all};
 use datum_git::{GitError, Repo, Revision};
 
-use super::ReportFormat;
+use super::{LintFormat, path_prefix};
 use crate::command_error::{CommandError, Result};
 use crate::exit::Status;
 use crate::root;
@@ -38,6 +38,9 @@ use crate::ui::{Format, Ui};
 /// not resolve, a document that does not load); otherwise, with
 /// --exit-code, 3 when anything changed; otherwise 0.
 #[derive(Debug, clap::Args)]
+#[command(
+    after_help = "Examples:\n  # What the uncommitted changes do to every host\n  $ datum diff\n  # A summary by layer and resource\n  $ datum diff HEAD --stat\n  # The hosts a change touches, one a line\n  $ datum diff HEAD --name-only"
+)]
 pub struct Args {
     /// The revision to compare from (default: HEAD).
     #[arg(value_name = "OLD")]
@@ -48,9 +51,12 @@ pub struct Args {
     /// Exit with status 3 when any host is added, removed or changed.
     #[arg(long)]
     exit_code: bool,
-    /// The output format: text for review, or one JSON document.
-    #[arg(long, value_enum, default_value_t = ReportFormat::Text)]
-    pub format: ReportFormat,
+    /// The output format: text for review; one JSON document; or the new
+    /// side's errors one a line, `path:line:column: error[code]: message`
+    /// (short) or as GitHub Actions workflow commands, then a notice with
+    /// the summary (github).
+    #[arg(long, value_enum, default_value_t = LintFormat::Text)]
+    pub format: LintFormat,
     /// Sum the change up: each layer's part in each resource's change, on
     /// how many hosts, then the summary line.
     #[arg(long, conflicts_with_all = ["name_only", "format"])]
@@ -105,8 +111,17 @@ pub fn run(ui: &mut Ui, settings: &Settings, args: Args) -> Result<Status> {
             .filter(|d| d.is_error())
             .cloned()
             .collect();
-        ui.diagnostics(&fleet.files, &errors);
         new_errors = errors.len();
+        match args.format {
+            LintFormat::Short | LintFormat::Github => {
+                let prefix = path_prefix(&root);
+                let out = ui.stdout();
+                for line in one_line(args.format, &d, &errors, &prefix) {
+                    writeln!(out, "{line}")?;
+                }
+            }
+            _ => ui.diagnostics(&fleet.files, &errors),
+        }
     }
     write(ui, &args, &d, [&old, &new], [&old_name, &new_name])?;
     let failing = d.failing().len();
@@ -144,7 +159,7 @@ fn write(
     [old_name, new_name]: [&str; 2],
 ) -> Result<()> {
     match args.format {
-        ReportFormat::Text => {
+        LintFormat::Text => {
             // Stdout flushes at each newline; the text goes line by line.
             let mut out = ui.styled_stdout();
             if args.stat {
@@ -157,9 +172,46 @@ fn write(
             }
             out.flush()?;
         }
-        ReportFormat::Json => ui.write_tree(&json::tree(d, old_name, new_name), Format::Json)?,
+        LintFormat::Json => ui.write_tree(&json::tree(d, old_name, new_name), Format::Json)?,
+        LintFormat::Short => ui.status(&d.summary()),
+        LintFormat::Github => {
+            let notice = oneline::github_notice("datum diff", &d.summary());
+            writeln!(ui.stdout(), "{notice}")?;
+        }
     }
     Ok(ui.flush()?)
+}
+
+/// The new side's errors one a line: its documents' errors (`docs`), then
+/// each error the change brings to hosts, with the hosts it hits.
+fn one_line(
+    format: LintFormat,
+    d: &FleetDiff<'_>,
+    docs: &[datum_core::diagnostic::Diagnostic],
+    prefix: &str,
+) -> Vec<String> {
+    let Some(new) = d.new else {
+        return Vec::new();
+    };
+    let mut diags: Vec<_> = docs.to_vec();
+    for g in &d.groups {
+        for f in &d.outcomes[g.outcome].introduced {
+            diags.push(f.diagnostic(new.fleet, &g.hosts));
+        }
+    }
+    for &h in &d.added {
+        let name = [&*new.fleet.host(h).name];
+        for f in datum_core::diff::failures(new, h) {
+            diags.push(f.diagnostic(new.fleet, &name));
+        }
+    }
+    diags
+        .iter()
+        .map(|x| match format {
+            LintFormat::Github => oneline::github(&new.fleet.files, x, prefix),
+            _ => oneline::short(&new.fleet.files, x, prefix),
+        })
+        .collect()
 }
 
 /// The bytes of every `source` payload whose digest a change shows, read

@@ -22,6 +22,9 @@ use crate::ui::{Format, Ui};
 /// does not resolve is explained all the same, its conflicts with every
 /// side; the errors go to stderr and the status is 1.
 #[derive(Debug, clap::Args)]
+#[command(
+    after_help = "Examples:\n  # Every layer and resource web-001 gets\n  $ datum explain --host web-001\n  # Where one resource comes from\n  $ datum explain File[nginx-config] --host web-001\n  # Which layer set one field, and what it overrode\n  $ datum explain File[nginx-config].mode --host web-001"
+)]
 #[command(override_usage = "datum explain [OPTIONS] --host <HOST> [ID[.FIELD]]")]
 pub struct Args {
     /// A resource, `File[nginx-config]`, or one field of it with its whole

@@ -14,15 +14,27 @@ use crate::ui::{Format, Ui};
 
 /// List the hosts a selector matches, with their labels.
 ///
-/// A host matches when it carries every KEY=VALUE given, as a layer's
-/// matcher does; `datum/host=NAME` names one host. Without a selector,
-/// every host. A key or value that no host carries is an error that names
-/// the nearest one hosts do carry, since it can only be a typo.
+/// A host matches when every requirement holds: `role=web`, `role!=web`,
+/// `role in (web,cache)`, `role notin (db)`, `role` (has the key), `!role`;
+/// a comma or a space between requirements; values may be globs
+/// (`datum/host=web-*`). Without a selector, every host. A key or value
+/// that no host carries is an error that names the nearest one hosts do
+/// carry, since it can only be a typo.
+///
+/// Exit status: 0 when some host matches; 1 when none does (with a note on
+/// stderr, as grep does), or a label is not carried; 64 for a malformed
+/// selector.
 #[derive(Debug, clap::Args)]
+#[command(
+    after_help = "Examples:\n  # The web servers in London\n  $ datum hosts role=web,site=london\n  # Names only, for xargs\n  $ datum hosts 'role in (web,db)' --names\n  # Globs and negations\n  $ datum hosts 'datum/host=web-*' 'site!=london'"
+)]
 pub struct Args {
-    /// Labels every listed host must carry: `role=web site=london`.
-    #[arg(value_name = "KEY=VALUE")]
+    /// Requirements every listed host must meet: `role=web site!=paris`.
+    #[arg(value_name = "SELECTOR")]
     selector: Vec<String>,
+    /// Print the host names only, one a line (for xargs).
+    #[arg(long, conflicts_with = "format")]
+    names: bool,
     /// The output format: one aligned line per host, or one JSON document.
     #[arg(long, value_enum, default_value_t = ReportFormat::Text)]
     pub format: ReportFormat,
@@ -38,7 +50,13 @@ pub fn run(ui: &mut Ui, settings: &Settings, args: Args) -> Result<Status> {
         ReportFormat::Text => {
             // Stdout flushes at each newline; the text goes line by line.
             let mut out = ui.styled_stdout();
-            hosts::write(&mut out, &fleet, &hosts)?;
+            if args.names {
+                for &h in &hosts {
+                    datum_core::printable::write_line(&mut out, &fleet.host(h).name)?;
+                }
+            } else {
+                hosts::write(&mut out, &fleet, &hosts)?;
+            }
             out.flush()?;
         }
         ReportFormat::Json => {
@@ -46,5 +64,13 @@ pub fn run(ui: &mut Ui, settings: &Settings, args: Args) -> Result<Status> {
         }
     }
     ui.flush()?;
+    if hosts.is_empty() {
+        ui.note(&if selector.is_empty() {
+            "the fleet has no hosts".to_owned()
+        } else {
+            format!("no host matches `{}`", selector.text())
+        });
+        return Ok(Status::FAILED);
+    }
     Ok(Status::OK)
 }

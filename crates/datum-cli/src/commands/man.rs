@@ -20,6 +20,9 @@ use crate::ui::Ui;
 /// --out DIR, DIR receives datum.1 and datum-COMMAND.1 for every command,
 /// ready for a MANPATH directory's man1/.
 #[derive(Debug, clap::Args)]
+#[command(
+    after_help = "Examples:\n  # datum(1) on the terminal\n  $ datum man\n  # Every page into a directory for MANPATH\n  $ datum man --out man1"
+)]
 pub struct Args {
     /// Where to write the pages (created if missing).
     #[arg(long, value_name = "DIR")]

@@ -12,6 +12,7 @@ mod explain;
 mod facts;
 mod hosts;
 mod init;
+mod layers;
 mod man;
 mod query;
 mod render;
@@ -37,6 +38,7 @@ pub enum Command {
     Explain(explain::Args),
     Apply(apply::Args),
     Hosts(hosts::Args),
+    Layers(layers::Args),
     Facts(facts::Args),
     Diff(diff::Args),
     Query(query::Args),
@@ -57,6 +59,7 @@ pub fn run(ui: &mut Ui, settings: &Settings, command: Command) -> Result<Status>
         Command::Explain(args) => explain::run(ui, settings, args),
         Command::Apply(args) => apply::run(ui, settings, args),
         Command::Hosts(args) => hosts::run(ui, settings, args),
+        Command::Layers(args) => layers::run(ui, settings, args),
         Command::Facts(args) => facts::run(ui, settings, args),
         Command::Diff(args) => diff::run(ui, settings, args),
         Command::Query(args) => query::run(ui, settings, args),
@@ -78,12 +81,13 @@ impl Command {
         let report = |f: ReportFormat| f == ReportFormat::Json;
         match self {
             Command::Render(a) => a.format == DocFormat::Json,
-            Command::Check(a) => report(a.format),
+            Command::Check(a) => a.format == LintFormat::Json,
             Command::Explain(a) => report(a.format),
             Command::Apply(a) => report(a.format),
             Command::Hosts(a) => report(a.format),
+            Command::Layers(a) => report(a.format),
             Command::Facts(a) => report(a.format),
-            Command::Diff(a) => report(a.format),
+            Command::Diff(a) => a.format == LintFormat::Json,
             Command::Query(a) => report(a.format),
             Command::Rollout(a) => report(a.format()),
             Command::Bundle(_)
@@ -118,6 +122,34 @@ impl From<DocFormat> for Format {
 pub enum ReportFormat {
     Text,
     Json,
+}
+
+/// Output formats for commands whose report is diagnostics (`check`,
+/// `diff`): also one line each, for editors (`short`) and for GitHub
+/// Actions' annotations (`github`).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
+pub enum LintFormat {
+    Text,
+    Json,
+    Short,
+    Github,
+}
+
+/// The fleet's directory as paths in one-line diagnostics begin: as given
+/// when relative (`deploy/fleet/`), else relative to the current
+/// directory when inside it, else whole; empty for the current directory.
+pub fn path_prefix(root: &std::path::Path) -> String {
+    let cwd = std::env::current_dir().ok();
+    let rel = match &cwd {
+        Some(cwd) if root.is_absolute() => root.strip_prefix(cwd).unwrap_or(root),
+        _ => root,
+    };
+    let text = rel.to_string_lossy();
+    if text.is_empty() || text == "." {
+        String::new()
+    } else {
+        format!("{}/", text.trim_end_matches('/'))
+    }
 }
 
 /// A resource or field argument, `File[motd]` or `File[motd].mode`.

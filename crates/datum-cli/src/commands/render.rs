@@ -22,14 +22,25 @@ use crate::ui::Ui;
 /// Nothing is printed when the host does not resolve (a conflict or an
 /// invalid document): the errors go to stderr and the status is 1.
 #[derive(Debug, clap::Args)]
+#[command(
+    after_help = "Examples:\n  # The manifest web-001 gets, as YAML\n  $ datum render web-001\n  # As JSON, with the host given as explain and apply take it\n  $ datum render --host web-001 --format json\n  # Every host's manifest into a directory\n  $ datum render --all --out manifests"
+)]
 pub struct Args {
     /// The host to render.
     #[arg(
-        required_unless_present = "all",
+        required_unless_present_any = ["all", "host_opt"],
         conflicts_with = "all",
         add = clap_complete::ArgValueCompleter::new(super::completions::host_names)
     )]
     host: Option<String>,
+    /// The host to render, as `explain` and `apply` take it.
+    #[arg(
+        long = "host",
+        value_name = "NAME",
+        conflicts_with_all = ["host", "all"],
+        add = clap_complete::ArgValueCompleter::new(super::completions::host_names)
+    )]
+    host_opt: Option<String>,
     /// Render every host, in parallel, one file each into --out.
     #[arg(long, requires = "out")]
     all: bool,
@@ -44,7 +55,8 @@ pub struct Args {
     pub format: DocFormat,
 }
 
-pub fn run(ui: &mut Ui, settings: &Settings, args: Args) -> Result<Status> {
+pub fn run(ui: &mut Ui, settings: &Settings, mut args: Args) -> Result<Status> {
+    args.host = args.host.take().or(args.host_opt.take());
     // Checked before the fleet is read: an option the form does not use
     // would otherwise be silently ignored (clap's `requires` is not
     // enforced once the positional host is given).

@@ -128,29 +128,43 @@ fn git_mode_converges_then_changes_nothing_and_reports_every_run() {
 
     // The report, field by field.
     let r = host.report();
-    let keys: Vec<&str> = r.as_object().unwrap().keys().map(String::as_str).collect();
+    // The top-level keys in the order the file has them.
+    let text = host.read("/var/lib/datum/reports/last.json");
+    let keys: Vec<&str> = text
+        .lines()
+        .filter_map(|l| l.strip_prefix("  \"")?.split_once('"').map(|(k, _)| k))
+        .collect();
     assert_eq!(
         keys,
         [
-            "cached_input",
-            "commit",
-            "counts",
             "datum",
+            "type",
+            "run_id",
+            "host",
+            "started",
+            "finished",
+            "mode",
+            "source",
+            "commit",
+            "cached_input",
+            "fetch_failures_total",
+            "notes",
+            "summary",
+            "resources",
             "exit_status",
             "facts",
-            "fetch_failures_total",
-            "finished",
-            "host",
-            "insecure_allow_unsigned",
             "label_mismatches",
-            "mode",
-            "notes",
-            "resources",
-            "run_id",
-            "source",
-            "started",
-            "type"
+            "insecure_allow_unsigned"
         ]
+    );
+    // last.json joins the JSON contract (docs/json.md: RunReport).
+    crate::json_contract::assert_conforms(
+        "last.json",
+        &crate::common::Run {
+            code: 0,
+            stdout: host.read("/var/lib/datum/reports/last.json"),
+            stderr: String::new(),
+        },
     );
     assert_eq!(r["type"], "RunReport");
     // What the host observed; the root has no os-release, so no OS.
@@ -174,7 +188,7 @@ fn git_mode_converges_then_changes_nothing_and_reports_every_run() {
     assert_eq!(r["insecure_allow_unsigned"], true);
     assert_eq!(r["exit_status"], 2);
     assert_eq!(
-        r["counts"],
+        r["summary"],
         json!({"changed": 3, "failed": 0, "skipped": 0, "unchanged": 0, "would_change": 0})
     );
     // The run's own times, within the test's (the report keeps whole
@@ -241,8 +255,8 @@ fn git_mode_converges_then_changes_nothing_and_reports_every_run() {
     assert_eq!(second.code, 0, "{}{}", second.stdout, second.stderr);
     let r = host.report();
     assert_eq!(r["exit_status"], 0);
-    assert_eq!(r["counts"]["unchanged"], 3);
-    assert_eq!(r["counts"]["changed"], 0);
+    assert_eq!(r["summary"]["unchanged"], 3);
+    assert_eq!(r["summary"]["changed"], 0);
     assert_eq!(host.runs().len(), 2);
     assert_eq!(host.metrics()["datum_last_run_exit_status"].one(), 0.0);
 }
@@ -591,7 +605,7 @@ fn noop_changes_nothing_and_records_nothing() {
     assert_eq!(run.code, 2, "{}", run.stderr);
     assert!(!host.path("/srv/app").exists());
     assert!(!host.path("/var/lib/datum/agent/applied.json").exists());
-    assert_eq!(host.report()["counts"]["would_change"], 3);
+    assert_eq!(host.report()["summary"]["would_change"], 3);
     assert_eq!(host.report()["resources"]["noop"], true);
 }
 
@@ -810,7 +824,7 @@ fn the_identity_setting_names_the_key_secrets_are_decrypted_with() {
         fs::metadata(&target).unwrap().permissions().mode() & 0o7777,
         0o600
     );
-    assert_eq!(host.report()["counts"]["changed"], 1);
+    assert_eq!(host.report()["summary"]["changed"], 1);
     assert_eq!(host.agent(&[]).code, 0, "converged");
     // Nothing the agent kept (its repository, reports, state, metrics)
     // holds the plaintext: only the target does.
@@ -846,7 +860,7 @@ fn without_the_identity_setting_a_key_elsewhere_fails_the_secret_file_clearly() 
     );
     assert!(!host.path("/etc/app/db-password").exists());
     let r = host.report();
-    assert_eq!(r["counts"]["failed"], 1, "{r}");
+    assert_eq!(r["summary"]["failed"], 1, "{r}");
     assert_eq!(r["resources"]["resources"][0]["status"], "failed", "{r}");
 }
 

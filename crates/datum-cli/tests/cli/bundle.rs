@@ -471,7 +471,7 @@ fn apply_report_records_the_run_as_the_agent_does() {
     assert_eq!(
         (
             last["exit_status"].as_i64(),
-            last["counts"]["changed"].as_i64()
+            last["summary"]["changed"].as_i64()
         ),
         (Some(2), Some(3))
     );

@@ -92,6 +92,10 @@ impl Git {
         self.write(path, &f(text));
     }
 
+    pub(crate) fn write_file(&self, path: &str, text: &str) {
+        self.write(path, text);
+    }
+
     fn write(&self, path: &str, text: &str) {
         let full = self.fleet.join(path);
         fs::create_dir_all(full.parent().unwrap()).unwrap();

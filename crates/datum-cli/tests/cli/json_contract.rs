@@ -85,7 +85,8 @@ impl Contract {
 }
 
 /// Keys Datum defines are snake_case; maps keyed by what the fleet wrote
-/// (labels, a manifest's resources, a selector) are not Datum's keys.
+/// (labels, a manifest's resources, a selector, a layer's matcher) are not
+/// Datum's keys.
 fn bad_keys(v: &Value, at: &str, found: &mut Vec<String>) {
     match v {
         Value::Object(map) => {
@@ -96,7 +97,11 @@ fn bad_keys(v: &Value, at: &str, found: &mut Vec<String>) {
                 if !snake {
                     found.push(format!("{at}/{k}"));
                 }
-                if matches!(k.as_str(), "labels" | "resources" | "selector") && x.is_object() {
+                if matches!(
+                    k.as_str(),
+                    "labels" | "resources" | "selector" | "matcher" | "matched"
+                ) && x.is_object()
+                {
                     continue;
                 }
                 bad_keys(x, &format!("{at}/{k}"), found);
@@ -211,7 +216,20 @@ fn every_json_output_follows_the_schema_of_its_type() {
     check(&fleet, &["facts"]);
     check(&fleet, &["facts", "--root", &query.display().to_string()]);
     check(&fleet, &["hosts"]);
-    check(&fleet, &["hosts", "role=web,db", "environment=production"]);
+    check(&fleet, &["layers"]);
+    check(&fleet, &["layers", "--host", "web-001"]);
+    assert_eq!(
+        check(
+            &fleet,
+            &["hosts", "role in (web,db)", "environment=production"]
+        )
+        .code,
+        0
+    );
+    assert_eq!(
+        check(&fleet, &["hosts", "role!=web,datum/host=*-001"]).code,
+        0
+    );
     assert_eq!(check(&fleet, &["hosts", "colour=blue"]).code, 1);
 
     let waves = example("rollout");
@@ -234,10 +252,18 @@ fn every_json_output_follows_the_schema_of_its_type() {
     for args in [
         &["apply", "--host", "web-001", "--root", root, "--noop"][..],
         &["apply", "--host", "web-001", "--root", root],
-        &["apply", "--host", "web-001", "--root", root],
+        &["apply", "--host", "web-001", "--root", root, "--report"],
     ] {
         check(&fleet, args);
     }
+    // The run report --report leaves, as the agent's: a RunReport.
+    let last = machine.path().join("var/lib/datum/reports/last.json");
+    let report = Run {
+        code: 0,
+        stdout: std::fs::read_to_string(&last).unwrap(),
+        stderr: String::new(),
+    };
+
     assert_eq!(
         check(&fleet, &["apply", "--host", "web-004", "--root", root]).code,
         1
@@ -245,6 +271,8 @@ fn every_json_output_follows_the_schema_of_its_type() {
 
     // A command line clap refuses still answers in JSON, with status 64.
     assert_eq!(check(&fleet, &["query", "--no-such-flag"]).code, 64);
+
+    seen.insert(conforms(&contract, "last.json", &report));
 
     let g = Git::with_example("fleet", "");
     copy_tree(&example("changes/web-tls-conflict"), &g.fleet);

@@ -75,8 +75,8 @@ fn why_not_names_the_alternatives_and_what_the_host_has() {
 }
 
 #[test]
-fn hosts_takes_alternatives_after_a_comma() {
-    let run = run_in(&fleet(), &["hosts", "role=web,cache"]);
+fn hosts_takes_alternatives_in_a_set() {
+    let run = run_in(&fleet(), &["hosts", "role in (web,cache)"]);
     assert_eq!(run.code, 0, "{}", run.stderr);
     insta::assert_snapshot!(run.stdout, @r"
     cache-001  environment=production  role=cache  site=frankfurt
@@ -85,7 +85,7 @@ fn hosts_takes_alternatives_after_a_comma() {
     ");
     let run = run_in(
         &fleet(),
-        &["hosts", "role=web,cache", "environment=production"],
+        &["hosts", "role in (web,cache)", "environment=production"],
     );
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert_eq!(
@@ -95,7 +95,7 @@ fn hosts_takes_alternatives_after_a_comma() {
             .collect::<Vec<_>>(),
         ["cache-001", "web-001"]
     );
-    let run = run_in(&fleet(), &["hosts", "role=web,cahce"]);
+    let run = run_in(&fleet(), &["hosts", "role in (web,cahce)"]);
     assert_eq!(run.code, 1, "{}", run.stderr);
     assert!(
         run.stderr.contains("no host carries `role=cahce`")

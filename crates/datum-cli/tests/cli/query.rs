@@ -150,3 +150,34 @@ fn a_where_label_no_host_carries_is_an_error() {
         "error: no host carries `site=londno`\n  = hint: did you mean `london`? hosts carry `site` with `frankfurt`, `london`\n"
     );
 }
+
+#[test]
+fn where_takes_every_selector_form() {
+    let run = run_in(
+        &example("fleet"),
+        &[
+            "query",
+            "File[nginx-config].mode",
+            "--where",
+            "datum/host=web-*,site!=london",
+        ],
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(run.stdout, "web-003  0640  roles/web\n");
+    let run = run_in(
+        &example("fleet"),
+        &[
+            "query",
+            "File[motd].content",
+            "--where",
+            "role notin (web,db",
+        ],
+    );
+    assert_eq!(run.code, 64);
+    assert!(
+        run.stderr
+            .starts_with("error: `role notin (web,db` is not a label selector: `,` or `)` expected at character 19\n"),
+        "{}",
+        run.stderr
+    );
+}

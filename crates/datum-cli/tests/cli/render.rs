@@ -307,3 +307,29 @@ fn a_host_untouched_by_broken_documents_renders_with_a_warning() {
     assert_eq!(db.stdout, "");
     assert!(db.stderr.contains("error: db-001 cannot be resolved: documents it depends on failed to load: roles/db/layer.yaml (Layer document)"), "{}", db.stderr);
 }
+
+#[test]
+fn the_host_is_taken_as_a_word_or_as_host() {
+    let word = run_in(&example("fleet"), &["render", "web-001"]);
+    let option = run_in(&example("fleet"), &["render", "--host", "web-001"]);
+    assert_eq!(word.code, 0, "{}", word.stderr);
+    assert_eq!(option.code, 0, "{}", option.stderr);
+    assert_eq!(word.stdout, option.stdout);
+    // Both at once is bad usage, as is --host with --all.
+    assert_eq!(
+        run_in(
+            &example("fleet"),
+            &["render", "web-001", "--host", "web-002"]
+        )
+        .code,
+        64
+    );
+    assert_eq!(
+        run_in(
+            &example("fleet"),
+            &["render", "--host", "web-001", "--all", "--out", "x"]
+        )
+        .code,
+        64
+    );
+}

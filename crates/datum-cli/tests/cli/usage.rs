@@ -127,10 +127,13 @@ fn the_fleet_and_the_root_must_be_directories() {
 
 #[test]
 fn malformed_arguments_exit_64() {
-    usage(&["hosts", "role"], "`role` is not a label selector");
     usage(
-        &["query", "File[motd].mode", "--where", "role"],
-        "`role` is not a label selector",
+        &["hosts", "role in web"],
+        "`role in web` is not a label selector",
+    );
+    usage(
+        &["query", "File[motd].mode", "--where", "role!"],
+        "`role!` is not a label selector",
     );
     usage(
         &["explain", "nginx", "--host", "web-001"],
@@ -180,4 +183,27 @@ fn help_and_version_succeed() {
         assert!(!run.stdout.is_empty(), "datum {args:?}");
         assert_eq!(run.stderr, "", "datum {args:?}");
     }
+}
+
+#[test]
+fn a_datum_yml_beside_a_missing_datum_yaml_gets_a_hint() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(
+        example("fleet").join("datum.yaml"),
+        dir.path().join("datum.yml"),
+    )
+    .unwrap();
+    let want = format!(
+        "  = hint: {} is there: the fleet file is named datum.yaml, with an `a` (rename it)\n",
+        dir.path().join("datum.yml").display()
+    );
+    // Found from the current directory up, and named with --fleet.
+    let mut cmd = crate::common::datum();
+    cmd.arg("check").current_dir(dir.path());
+    let run = crate::common::Run::from(cmd.output().unwrap());
+    assert_eq!(run.code, 64);
+    assert!(run.stderr.ends_with(&want), "{}", run.stderr);
+    let run = crate::common::run_in(dir.path(), &["check"]);
+    assert_eq!(run.code, 64);
+    assert!(run.stderr.ends_with(&want), "{}", run.stderr);
 }

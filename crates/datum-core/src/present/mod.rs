@@ -12,6 +12,8 @@
 //! - `diagnostic`: a diagnostic as text: its table, each place with its line.
 //! - `check`: `check`'s closing line.
 //! - `explain`, `diff`, `query`, `hosts`, `rollout`: each report as text.
+//! - `layers`: the map of the fleet's layers.
+//! - `oneline`: diagnostics one a line, `--format short` and `github`.
 //! - `unified`: a content change as a unified diff (`diff` and `apply`).
 
 pub mod check;
@@ -19,6 +21,8 @@ pub mod diagnostic;
 pub mod diff;
 pub mod explain;
 pub mod hosts;
+pub mod layers;
+pub mod oneline;
 pub mod query;
 pub mod rollout;
 #[cfg(test)]

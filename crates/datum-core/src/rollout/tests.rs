@@ -173,7 +173,7 @@ fn a_wave_after_one_taking_every_remaining_host_is_unreachable() {
 #[test]
 fn a_host_named_by_two_waves_is_an_error() {
     let fleet = fleet_with(
-        "  - name: a\n    hosts: datum/host=web-001\n  - name: b\n    hosts: datum/host=web-002,web-001\n  - name: rest\n",
+        "  - name: a\n    hosts: datum/host=web-001\n  - name: b\n    hosts: datum/host in (web-002,web-001)\n  - name: rest\n",
     );
     let plan = plan(&fleet);
     assert_eq!(codes(&plan), [Code::HostInTwoWaves]);
@@ -181,7 +181,7 @@ fn a_host_named_by_two_waves_is_an_error() {
 
 #[test]
 fn a_malformed_selector_is_an_error_at_its_place() {
-    let fleet = fleet_with("  - name: a\n    hosts: role\n  - name: rest\n");
+    let fleet = fleet_with("  - name: a\n    hosts: role in web\n  - name: rest\n");
     let plan = plan(&fleet);
     assert_eq!(codes(&plan), [Code::InvalidSelector]);
     let span = plan.problems[0].primary.as_ref().unwrap().span;
