@@ -57,6 +57,10 @@ pub struct RunRecord {
     /// refused.
     #[serde(default)]
     pub label_mismatches: Vec<crate::facts::LabelMismatch>,
+    /// The agent applies input no signature vouches for
+    /// (`insecure_allow_unsigned: true`).
+    #[serde(default)]
+    pub insecure_allow_unsigned: bool,
 }
 
 /// Where the input came from.
@@ -111,6 +115,10 @@ impl From<&Summary> for Counts {
             would_change,
             failed,
             skipped,
+            // A failed health check counts among the run's failures (its
+            // status); the checks themselves are in the apply report.
+            health_passed: _,
+            health_failed: _,
         } = *s;
         Counts {
             unchanged: unchanged as u64,

@@ -147,6 +147,8 @@ pub fn plan(items: &[Item]) -> Result<Plan, Vec<Cycle>> {
         }
     }
     if order.len() == n {
+        // A Health is asked after the run (`provider::health`), not applied.
+        order.retain(|&i| !matches!(items[i].desired, crate::spec::Desired::Health(_)));
         return Ok(Plan { order, deps });
     }
     Err(cycles(items, &deps))

@@ -9,7 +9,7 @@ use std::time::Duration;
 mod json;
 pub use json::JsonReporter;
 
-use datum_core::present::{Plain, Styled, Tag};
+use datum_core::present::{Plain, Styled, Tag, unified};
 use datum_core::printable::escape;
 use datum_core::schema::ResourceId;
 
@@ -264,6 +264,9 @@ pub struct Summary {
     pub would_change: usize,
     pub failed: usize,
     pub skipped: usize,
+    /// Health checks asked after the run that passed, and that failed.
+    pub health_passed: usize,
+    pub health_failed: usize,
 }
 
 impl Summary {
@@ -277,13 +280,21 @@ impl Summary {
         }
     }
 
+    pub fn count_health(&mut self, passed: bool) {
+        if passed {
+            self.health_passed += 1;
+        } else {
+            self.health_failed += 1;
+        }
+    }
+
     /// Changes made, or pending under `--noop`.
     pub fn changes(&self) -> bool {
         self.changed + self.would_change > 0
     }
 
     pub fn failures(&self) -> bool {
-        self.failed + self.skipped > 0
+        self.failed + self.skipped + self.health_failed > 0
     }
 
     /// `3 changed, 10 unchanged`, leaving out the statuses nobody had.
@@ -299,11 +310,23 @@ impl Summary {
         .filter(|&(n, _)| n > 0)
         .map(|(n, s)| format!("{n} {}", s.name()))
         .collect();
-        if parts.is_empty() {
+        let mut line = if parts.is_empty() {
             "no resources".into()
         } else {
             parts.join(", ")
+        };
+        if self.health_passed + self.health_failed > 0 {
+            let checks: Vec<String> = [
+                (self.health_failed, "failed"),
+                (self.health_passed, "passed"),
+            ]
+            .into_iter()
+            .filter(|&(n, _)| n > 0)
+            .map(|(n, s)| format!("{n} {s}"))
+            .collect();
+            line += &format!("; health checks: {}", checks.join(", "));
         }
+        line
     }
 }
 
@@ -350,6 +373,21 @@ impl Summary {
     }
 }
 
+/// One health check's verdict, asked after a run that changed something.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Checked {
+    /// `Health[NAME]`.
+    pub id: String,
+    /// The command line or the URL.
+    pub what: String,
+    pub passed: bool,
+    /// How it ended: `exited with status 0`, `answered 200`, `timed out
+    /// after 5s`, why it could not run.
+    pub detail: String,
+    /// What the command printed, or the start of the reply.
+    pub output: String,
+}
+
 /// Receives a run as it happens.
 pub trait Reporter {
     fn start(&mut self, run: &RunInfo) -> io::Result<()>;
@@ -359,6 +397,11 @@ pub trait Reporter {
     /// One resource, in apply order, as soon as it is done.
     fn resource(&mut self, outcome: &Outcome) -> io::Result<()>;
     fn finish(&mut self, summary: &Summary) -> io::Result<()>;
+    /// A health check asked after a run that changed something.
+    fn health(&mut self, checked: &Checked) -> io::Result<()> {
+        let _ = checked;
+        Ok(())
+    }
 }
 
 /// The terminal: every resource that is not unchanged, with its changes and
@@ -393,34 +436,21 @@ impl<S: Styled> HumanReporter<S> {
         match (&c.from, &c.to) {
             (Some(f), to) => {
                 write!(out, " ")?;
-                out.tagged(Tag::Removed, f)?;
+                out.tagged(Tag::Removed, &escape(f))?;
                 write!(out, " -> ")?;
-                out.tagged(Tag::Added, to.as_deref().unwrap_or("(none)"))?;
+                out.tagged(Tag::Added, &escape(to.as_deref().unwrap_or("(none)")))?;
             }
-            (None, Some(t)) => write!(out, " {t}")?,
+            (None, Some(t)) => write!(out, " {}", escape(t))?,
             (None, None) => {}
         }
         writeln!(out)?;
+        // The content on both sides is whatever the manifest and the disk
+        // hold: shown, never obeyed by the terminal. Lines end at `\n`
+        // only, so a `\r` in one is seen as `\r`.
         if let Some(diff) = &c.diff {
-            for l in diff.lines() {
-                write!(out, "    ")?;
-                out.part(diff_tag(l), l)?;
-                writeln!(out)?;
-            }
+            unified::draw(out, "    ", diff)?;
         }
         Ok(())
-    }
-}
-
-/// What a line of a unified diff is: its header, a hunk, a line added or
-/// removed, or context (untagged).
-fn diff_tag(line: &str) -> Option<Tag> {
-    match line.as_bytes() {
-        [b'-', b'-', b'-', b' ', ..] | [b'+', b'+', b'+', b' ', ..] => Some(Tag::Heading),
-        [b'@', b'@', ..] => Some(Tag::Place),
-        [b'+', ..] => Some(Tag::Added),
-        [b'-', ..] => Some(Tag::Removed),
-        _ => None,
     }
 }
 
@@ -491,6 +521,28 @@ impl<S: Styled> Reporter for HumanReporter<S> {
             write!(self.out, "  ")?;
             self.out.tagged(Tag::Note, "note:")?;
             writeln!(self.out, " {n}")?;
+        }
+        Ok(())
+    }
+
+    fn health(&mut self, c: &Checked) -> io::Result<()> {
+        let (tag, word) = if c.passed {
+            (None, "health passed:")
+        } else {
+            (Some(Tag::Failure), "health failed:")
+        };
+        self.out.part(tag, word)?;
+        writeln!(
+            self.out,
+            " {} {}: {}",
+            c.id,
+            escape(&c.what),
+            escape(&c.detail)
+        )?;
+        if !c.passed {
+            for l in c.output.lines() {
+                writeln!(self.out, "  | {}", escape(l))?;
+            }
         }
         Ok(())
     }

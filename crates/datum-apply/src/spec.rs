@@ -11,8 +11,10 @@ use datum_core::reader::Reader;
 use datum_core::schema::{Field, Kind, ResourceId, Value};
 use zeroize::Zeroizing;
 
+mod health;
 mod system;
-pub use system::{CRON_DIR, CronSpec, MountSpec, MountState, SysctlSpec, cron_path};
+pub use health::{HEALTH_TIMEOUT, HealthSpec, Probe};
+pub use system::{CRON_DIR, CronSpec, MountSpec, MountState, PackageSystem, SysctlSpec, cron_path};
 
 /// `ensure` of the filesystem types, users and groups (`installed` reads as
 /// present for packages). A resource without `ensure` is present.
@@ -108,8 +110,13 @@ pub struct SymlinkSpec {
 pub struct PackageSpec {
     pub name: String,
     pub ensure: Ensure,
-    /// An exact Debian version, as `dpkg-query` shows it.
+    /// An exact version, in the package system's own form (`1.18.0-6`
+    /// for dpkg, `[epoch:]version[-release]` for rpm, `pkgver-pkgrel`
+    /// for pacman).
     pub version: Option<String>,
+    /// The package system, when the manifest names one; otherwise it is
+    /// chosen from the root's os-release (by the package provider).
+    pub provider: Option<PackageSystem>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -199,6 +206,8 @@ pub enum Desired {
     Cron(CronSpec),
     Mount(MountSpec),
     Sysctl(SysctlSpec),
+    /// Run after an apply that changed something, not among the resources.
+    Health(HealthSpec),
 }
 
 /// One resource to apply.
@@ -233,6 +242,7 @@ impl Desired {
             Desired::Cron(_) => Kind::Cron,
             Desired::Mount(_) => Kind::Mount,
             Desired::Sysctl(_) => Kind::Sysctl,
+            Desired::Health(_) => Kind::Health,
         }
     }
 
@@ -328,6 +338,7 @@ fn item(r: &dyn ResourceView, reader: &dyn Reader, limit: u64) -> Item {
             Kind::Cron => cron_path(&r.id().title),
             // The command is shown as the change it makes.
             Kind::Exec => String::new(),
+            Kind::Health => r.str(Field::Http).map(str::to_owned).unwrap_or_default(),
             _ => r.name().to_owned(),
         },
         desired,
@@ -383,6 +394,7 @@ impl Fields<'_> {
                 name: r.name().to_owned(),
                 ensure,
                 version: self.text(Field::Version),
+                provider: r.str(Field::Provider).and_then(PackageSystem::parse),
             }),
             Kind::Service => Desired::Service(ServiceSpec {
                 name: r.name().to_owned(),
@@ -412,6 +424,7 @@ impl Fields<'_> {
             Kind::Cron => Desired::Cron(self.cron()),
             Kind::Mount => Desired::Mount(self.mount()),
             Kind::Sysctl => Desired::Sysctl(self.sysctl()),
+            Kind::Health => Desired::Health(self.health()),
         }
     }
 

@@ -30,7 +30,8 @@
 //!    [`report`] (resolution problems as diagnostics), [`host`].
 //! 5. Questions asked of a resolution: [`explain`], [`check`] (its warning
 //!    rules under `check/rules/`), [`diff`], [`query`], [`selector`],
-//!    [`secret`], [`bundle`].
+//!    [`secret`], [`bundle`], [`rollout`] (the waves a change reaches the
+//!    fleet in).
 //! 6. Presentation: [`present`], every answer drawn as text through a
 //!    writer that takes tagged spans, and diagnostics drawn.
 //!
@@ -75,6 +76,7 @@ pub mod query;
 pub mod reader;
 pub mod report;
 pub mod resolve;
+pub mod rollout;
 pub mod schema;
 pub mod secret;
 pub mod selector;

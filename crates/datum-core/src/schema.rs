@@ -23,6 +23,7 @@ pub enum Kind {
     Exec,
     File,
     Group,
+    Health,
     Mount,
     Package,
     Service,
@@ -72,6 +73,9 @@ pub enum Field {
     Options,
     Pass,
     Value,
+    Provider,
+    Http,
+    Status,
 }
 
 /// How a field's value is written and checked.
@@ -110,18 +114,25 @@ pub enum Ty {
     Schedule,
     /// fsck's pass number of a Mount: 0, 1 or 2.
     Pass,
+    /// An HTTP status code, from 100 to 599.
+    Status,
 }
 
 /// The longest `timeout` an Exec takes: a day.
 pub const SECONDS_MAX: i64 = 86_400;
 
+/// The package systems a Package's `provider` names: apt (dpkg) and dnf
+/// (rpm). Without it, apply chooses from the root's os-release.
+pub const PACKAGE_SYSTEMS: &[&str] = &["apt", "dnf"];
+
 impl Kind {
-    pub const ALL: [Kind; 11] = [
+    pub const ALL: [Kind; 12] = [
         Kind::Cron,
         Kind::Directory,
         Kind::Exec,
         Kind::File,
         Kind::Group,
+        Kind::Health,
         Kind::Mount,
         Kind::Package,
         Kind::Service,
@@ -137,6 +148,7 @@ impl Kind {
             Kind::Exec => "Exec",
             Kind::File => "File",
             Kind::Group => "Group",
+            Kind::Health => "Health",
             Kind::Mount => "Mount",
             Kind::Package => "Package",
             Kind::Service => "Service",
@@ -160,7 +172,7 @@ impl Kind {
             ],
             Kind::Directory => &[Path, Ensure, Owner, Group, Mode, Requires],
             Kind::Symlink => &[Path, Target, Ensure, Requires],
-            Kind::Package => &[Name, Ensure, Version, Requires],
+            Kind::Package => &[Name, Ensure, Version, Provider, Requires],
             Kind::Service => &[Name, Ensure, Enabled, RestartOn, Requires],
             Kind::User => &[
                 Name, Ensure, Uid, Group, Groups, Home, Shell, System, Requires,
@@ -183,6 +195,18 @@ impl Kind {
             Kind::Cron => &[Ensure, Schedule, User, Command, Environment, Requires],
             Kind::Mount => &[Path, Ensure, Device, Fstype, Options, Pass, Requires],
             Kind::Sysctl => &[Name, Ensure, Value, Requires],
+            // Asked after an apply that changed something, never ordered
+            // among the resources: `requires` names what it checks.
+            Kind::Health => &[
+                Command,
+                Shell,
+                Http,
+                Status,
+                Timeout,
+                User,
+                Environment,
+                Requires,
+            ],
         }
     }
 
@@ -242,6 +266,8 @@ impl Kind {
                 Field::Template,
                 Field::Secret,
             ],
+            // A health check is a command or an HTTP GET.
+            Kind::Health => &[Field::Command, Field::Http],
             _ => &[],
         }
     }
@@ -264,7 +290,7 @@ impl Kind {
     /// How a field of this type is written.
     pub fn ty(self, field: Field) -> Ty {
         match field {
-            Field::Shell if self == Kind::Exec => Ty::Bool,
+            Field::Shell if matches!(self, Kind::Exec | Kind::Health) => Ty::Bool,
             // A cron entry's command is one line for the shell cron starts.
             Field::Command if self == Kind::Cron => Ty::Text,
             Field::Path | Field::Home | Field::Creates | Field::Cwd => Ty::AbsPath,
@@ -282,6 +308,8 @@ impl Kind {
             Field::Timeout => Ty::Seconds,
             Field::Schedule => Ty::Schedule,
             Field::Pass => Ty::Pass,
+            Field::Provider => Ty::Word(PACKAGE_SYSTEMS),
+            Field::Status => Ty::Status,
             Field::Target
             | Field::Device
             | Field::Fstype
@@ -292,7 +320,8 @@ impl Kind {
             | Field::Owner
             | Field::Group
             | Field::Version
-            | Field::Shell => Ty::Text,
+            | Field::Shell
+            | Field::Http => Ty::Text,
         }
     }
 }
@@ -304,7 +333,7 @@ impl fmt::Display for Kind {
 }
 
 impl Field {
-    pub const ALL: [Field; 38] = [
+    pub const ALL: [Field; 41] = [
         Field::Path,
         Field::Target,
         Field::Name,
@@ -343,6 +372,9 @@ impl Field {
         Field::Options,
         Field::Pass,
         Field::Value,
+        Field::Provider,
+        Field::Http,
+        Field::Status,
     ];
 
     pub fn name(self) -> &'static str {
@@ -385,6 +417,9 @@ impl Field {
             Field::Options => "options",
             Field::Pass => "pass",
             Field::Value => "value",
+            Field::Provider => "provider",
+            Field::Http => "http",
+            Field::Status => "status",
         }
     }
 

@@ -104,11 +104,21 @@ pub struct KeyFile {
 impl KeyFile {
     /// Reads the file whole, up to [`MAX_IDENTITY_FILE`].
     pub fn read(path: &Path) -> Result<KeyFile, ReadIdentityError> {
+        let file = std::fs::File::open(path).map_err(|source| ReadIdentityError::Io {
+            path: path.to_owned(),
+            source,
+        })?;
+        KeyFile::from_file(path, file)
+    }
+
+    /// Reads a file the caller opened (where and how it may be opened is
+    /// the caller's to decide) whole, up to [`MAX_IDENTITY_FILE`]; `path`
+    /// names it in messages.
+    pub fn from_file(path: &Path, file: std::fs::File) -> Result<KeyFile, ReadIdentityError> {
         let io = |source| ReadIdentityError::Io {
             path: path.to_owned(),
             source,
         };
-        let file = std::fs::File::open(path).map_err(io)?;
         let bytes =
             Plaintext::read_from(file.take(MAX_IDENTITY_FILE + 1), MAX_IDENTITY_FILE as usize)
                 .map_err(io)?

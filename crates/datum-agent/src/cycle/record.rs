@@ -46,6 +46,8 @@ pub struct Run {
     pub facts: serde_json::Value,
     /// Its labels tied to a fact that disagreed (the run was refused).
     pub label_mismatches: Vec<crate::facts::LabelMismatch>,
+    /// Input is applied without any signature check.
+    pub insecure_allow_unsigned: bool,
 }
 
 /// Records a finished run: its report under `/var/lib/datum/reports` and
@@ -87,6 +89,7 @@ pub fn publish(
         exit_status: run.status.code().into(),
         facts: run.facts,
         label_mismatches: run.label_mismatches,
+        insecure_allow_unsigned: run.insecure_allow_unsigned,
     };
     let report = reports
         .dir()
@@ -144,5 +147,10 @@ impl<H: Reporter, J: Reporter> Reporter for Tee<H, J> {
     fn finish(&mut self, summary: &Summary) -> io::Result<()> {
         let json = self.json.finish(summary);
         self.human.finish(summary).and(json)
+    }
+
+    fn health(&mut self, checked: &datum_apply::report::Checked) -> io::Result<()> {
+        let json = self.json.health(checked);
+        self.human.health(checked).and(json)
     }
 }

@@ -190,6 +190,12 @@ impl Execs {
     pub fn run(&self, spec: &ExecSpec) -> Result<Ran, Failure> {
         self.runner.run(&self.invocation(spec, &spec.command))
     }
+
+    /// Runs a command that is no Exec's (a health check's), through the
+    /// same runner: confined, timed and captured the same way.
+    pub fn run_invocation(&self, invocation: &Invocation) -> Result<Ran, Failure> {
+        self.runner.run(invocation)
+    }
 }
 
 /// Runs commands on this machine: on `/`, or chrooted into the `--root`

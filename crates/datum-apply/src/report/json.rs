@@ -15,6 +15,7 @@ pub struct JsonReporter<W> {
     notes: Vec<String>,
     outcomes: Vec<Outcome>,
     facts: Option<Tree<'static>>,
+    health: Vec<super::Checked>,
 }
 
 impl<W: Write> JsonReporter<W> {
@@ -25,6 +26,7 @@ impl<W: Write> JsonReporter<W> {
             notes: Vec::new(),
             outcomes: Vec::new(),
             facts: None,
+            health: Vec::new(),
         }
     }
 
@@ -52,6 +54,11 @@ impl<W: Write> Reporter for JsonReporter<W> {
         Ok(())
     }
 
+    fn health(&mut self, checked: &super::Checked) -> io::Result<()> {
+        self.health.push(checked.clone());
+        Ok(())
+    }
+
     fn finish(&mut self, summary: &Summary) -> io::Result<()> {
         let mut t = Tree::document("ApplyReport");
         if let Some(run) = &self.run {
@@ -67,6 +74,18 @@ impl<W: Write> Reporter for JsonReporter<W> {
         t.push("notes", Tree::strs(self.notes.iter().map(String::as_str)));
         let resources = self.outcomes.iter().map(outcome_tree).collect();
         t.push("resources", Tree::List(resources));
+        let health = self.health.iter().map(|c| {
+            Tree::map()
+                .with("id", Tree::str(c.id.as_str()))
+                .with("check", Tree::str(c.what.as_str()))
+                .with(
+                    "status",
+                    Tree::str(if c.passed { "passed" } else { "failed" }),
+                )
+                .with("detail", Tree::str(c.detail.as_str()))
+                .with("output", Tree::str(c.output.as_str()))
+        });
+        t.push("health", Tree::List(health.collect()));
         t.push(
             "summary",
             Tree::map()
@@ -74,7 +93,9 @@ impl<W: Write> Reporter for JsonReporter<W> {
                 .with("would_change", int(summary.would_change))
                 .with("failed", int(summary.failed))
                 .with("skipped", int(summary.skipped))
-                .with("unchanged", int(summary.unchanged)),
+                .with("unchanged", int(summary.unchanged))
+                .with("health_passed", int(summary.health_passed))
+                .with("health_failed", int(summary.health_failed)),
         );
         emit::write_json(&mut self.out, &t)?;
         self.out.flush()

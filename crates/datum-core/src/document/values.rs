@@ -44,6 +44,7 @@ impl<'d, 'a, 'x> Cx<'d, 'a, 'x> {
             Ty::Seconds => self.seconds(field, v, &what),
             Ty::Schedule => self.schedule(v, &what),
             Ty::Pass => self.pass(field, v, &what),
+            Ty::Status => self.status(field, v, &what),
         }?;
         match names::rule(kind, field) {
             Some(rule) => self.named(kind, field, rule, v, value),
@@ -496,6 +497,25 @@ impl<'d, 'a, 'x> Cx<'d, 'a, 'x> {
                     what,
                     "0, 1 or 2",
                     format!("write `{field}: 2` for a filesystem fsck checks after the root, `{field}: 0` for none"),
+                );
+                None
+            }
+        }
+    }
+
+    /// An HTTP status a health check expects: an unquoted integer from 100
+    /// to 599.
+    fn status(&mut self, field: Field, v: u32, what: &str) -> Option<FieldValue> {
+        match self.scalar(v) {
+            Scalar::Text(t, Style::Plain) if let Plain::Int(i @ 100..=599) = classify_plain(t) => {
+                Some(FieldValue::Value(Value::Int(i)))
+            }
+            _ => {
+                self.type_error(
+                    v,
+                    what,
+                    "an HTTP status from 100 to 599",
+                    format!("write it unquoted, such as `{field}: 200`"),
                 );
                 None
             }
