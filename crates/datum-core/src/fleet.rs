@@ -432,7 +432,7 @@ impl Fleet {
     /// The layers matching a host, in fold order.
     pub fn matching(&self, id: HostId) -> Vec<LayerId> {
         self.index
-            .matching(&self.host(id).labels, |l| &self.layers[l as usize].matcher)
+            .matching(&self.host(id).labels)
             .into_iter()
             .map(LayerId)
             .collect()

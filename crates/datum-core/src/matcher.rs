@@ -77,6 +77,43 @@ pub fn check(matcher: &[Label], labels: &[Label]) -> Vec<LabelCheck> {
 pub struct MatchIndex {
     always: Vec<u32>,
     by_pair: FxHashMap<(Sym, Sym), Vec<u32>>,
+    /// Each matcher, by layer, as [`Sorted`]: a key listed with thousands
+    /// of alternatives is checked by a binary search, not a scan of them.
+    sorted: Vec<Sorted>,
+}
+
+/// A matcher's keys (sorted) with their values sorted.
+pub type Sorted = Box<[(Sym, Box<[Sym]>)]>;
+
+/// `matcher` as [`Sorted`].
+pub fn sorted(matcher: &[Label]) -> Sorted {
+    groups(matcher)
+        .map(|group| {
+            let mut values: Vec<Sym> = group.iter().map(|l| l.value).collect();
+            values.sort_unstable();
+            values.dedup();
+            (group[0].key, values.into_boxed_slice())
+        })
+        .collect()
+}
+
+#[cfg(test)]
+thread_local! {
+    /// Values of a matcher's keys compared with a host's on this thread:
+    /// what the tests count the cost of matching in, never time.
+    pub(crate) static COMPARED: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// Whether labels (sorted by key symbol) hold one of the values of every
+/// key of a sorted matcher.
+fn holds_sorted(matcher: &Sorted, labels: &[Label]) -> bool {
+    matcher.iter().all(|(key, values)| {
+        carried(labels, *key).is_some_and(|v| {
+            #[cfg(test)]
+            COMPARED.with(|c| c.set(c.get() + values.len().max(1).ilog2() as u64 + 1));
+            values.binary_search(&v).is_ok()
+        })
+    })
 }
 
 impl MatchIndex {
@@ -94,6 +131,7 @@ impl MatchIndex {
         }
         let mut index = MatchIndex::default();
         for (i, matcher) in matchers.enumerate() {
+            index.sorted.push(sorted(matcher));
             let id = i as u32;
             // The key whose values the fewest hosts carry; a host can only
             // match through one of them, and carries at most one.
@@ -118,20 +156,16 @@ impl MatchIndex {
         index
     }
 
-    /// The layers (positions in fold order, sorted) whose matcher
-    /// `matcher_of` gives and the labels hold.
-    pub fn matching<'a>(
-        &self,
-        labels: &[Label],
-        matcher_of: impl Fn(u32) -> &'a [Label],
-    ) -> Vec<u32> {
+    /// The layers (positions in fold order, sorted) whose matcher the
+    /// labels hold.
+    pub fn matching(&self, labels: &[Label]) -> Vec<u32> {
         let mut out: Vec<u32> = self.always.clone();
         for label in labels {
             if let Some(layers) = self.by_pair.get(&(label.key, label.value)) {
                 out.extend(
                     layers
                         .iter()
-                        .filter(|&&l| holds(matcher_of(l), labels))
+                        .filter(|&&l| holds_sorted(&self.sorted[l as usize], labels))
                         .copied(),
                 );
             }
@@ -189,6 +223,28 @@ mod tests {
             .filter(|&h| f.matching(h).contains(&crate::fleet::LayerId(layer as u32)))
             .map(|h| f.host(h).name.to_string())
             .collect()
+    }
+
+    #[test]
+    fn a_matcher_of_many_alternatives_is_checked_without_scanning_them() {
+        let values: Vec<String> = (0..5_000).map(|i| format!("v{i}")).collect();
+        let r = MemReader::new()
+            .file("datum.yaml", FLEET)
+            .file("hosts.yaml", host("h1", "{role: v4999, env: prod}"))
+            .file(
+                "l/layer.yaml",
+                layer(
+                    30,
+                    &format!("{{role: [{}], env: [prod, test]}}", values.join(", ")),
+                    "  Package[x]: {}\n",
+                ),
+            );
+        let f = load(&r).unwrap();
+        super::COMPARED.with(|c| c.set(0));
+        assert_eq!(f.matching(crate::fleet::HostId(0)).len(), 1);
+        let compared = super::COMPARED.with(std::cell::Cell::get);
+        // A binary search of 5,000 values and one of 2: 14 steps and 2.
+        assert!(compared <= 20, "{compared} values compared");
     }
 
     #[test]

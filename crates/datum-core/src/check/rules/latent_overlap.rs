@@ -22,7 +22,7 @@ use super::Context;
 use crate::diagnostic::{Code, Diagnostic, Line};
 use crate::fleet::{Contrib, LayerId, ResId, VarContrib};
 use crate::intern::Sym;
-use crate::matcher::{Label, groups};
+use crate::matcher::{Label, Sorted, sorted};
 use crate::report::{align, display_setting, display_var};
 use crate::resolve::Problem;
 use crate::schema::Field;
@@ -211,20 +211,6 @@ fn latent<C: Copy>(
         .map(|(c, _)| *c)
         .collect();
     Some((layers, pair))
-}
-
-/// A matcher as [`compatible`] reads it: each key (sorted) with its values
-/// (one, or alternatives) sorted, so two keys' values meet in one pass.
-type Sorted = Vec<(Sym, Box<[Sym]>)>;
-
-fn sorted(matcher: &[Label]) -> Sorted {
-    groups(matcher)
-        .map(|group| {
-            let mut values: Vec<Sym> = group.iter().map(|l| l.value).collect();
-            values.sort_unstable();
-            (group[0].key, values.into_boxed_slice())
-        })
-        .collect()
 }
 
 /// Whether some host could carry both matchers: no key whose values (one,
