@@ -6,7 +6,7 @@ use std::io::Write;
 
 use datum_core::hint::Hinted;
 
-use super::{Agent, CACHED_BUNDLE, Input, Log, Refusal, now_secs, refusal, refused};
+use super::{Agent, CACHED_BUNDLE, FLEET, Input, Log, Refusal, now_secs, refusal, refused};
 use crate::bundle::{self, Opened};
 use crate::ca::CaFile;
 use crate::http::{self, FetchOptions, Location};
@@ -67,6 +67,7 @@ impl Agent {
                 signer.fingerprint
             );
         }
+        let fleet = self.check_fleet(&opened, &name)?;
         let applied = self.bundle_place(&opened, &name, last.as_ref(), cached, log, out)?;
         self.check_labels(&opened.tied(), None, log)?;
         let items = opened.items(&name).map_err(|e| {
@@ -81,7 +82,41 @@ impl Agent {
             applied: Some(applied),
             cached,
             bundle: (!cached).then_some(fetched.bytes),
+            fleet,
         })
+    }
+
+    /// Refuses a bundle of another fleet than this host's: the one
+    /// `fleet_name` names, else the one it applied first. Gives the name
+    /// to record when none is recorded yet.
+    fn check_fleet(&self, opened: &Opened<'_>, name: &str) -> Result<Option<String>, Refusal> {
+        let recorded = match self.root.read_small(FLEET, 4096) {
+            Ok(Some(bytes)) => Some(String::from_utf8_lossy(&bytes).trim().to_owned()),
+            Ok(None) => None,
+            Err(e) => {
+                return Err(refusal(
+                    format!("cannot read {}: {e}", self.root.path(FLEET).display()),
+                    "the file records the fleet this host belongs to: put it right or remove it",
+                ));
+            }
+        };
+        let fleet = opened.header().fleet;
+        let (expected, from) = match (&self.config.fleet_name, &recorded) {
+            (Some(f), _) => (Some(f.as_str()), "`fleet_name` in the agent configuration"),
+            (None, Some(f)) => (Some(f.as_str()), FLEET),
+            (None, None) => (None, ""),
+        };
+        if let Some(expected) = expected
+            && expected != fleet
+        {
+            return Err(refusal(
+                format!(
+                    "refusing {name}: it is a bundle of fleet {fleet:?}, and this host belongs to fleet {expected:?} ({from})"
+                ),
+                "a key that signs for several fleets can be replayed across them: serve this host its own fleet's bundle; if the host moved to another fleet, set `fleet_name` in the agent configuration",
+            ));
+        }
+        Ok((recorded.as_deref() != Some(fleet)).then(|| fleet.to_owned()))
     }
 
     /// The bundle at `url`, or the one applied last when it cannot be had.

@@ -57,6 +57,7 @@ impl Agent {
             }),
             cached: chosen.cached,
             bundle: None,
+            fleet: None,
         })
     }
 

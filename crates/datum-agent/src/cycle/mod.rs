@@ -39,6 +39,9 @@ pub const REPO: &str = "/var/lib/datum/repo";
 pub const STATE: &str = "/var/lib/datum/agent/applied.json";
 /// The last bundle that passed every check (bundle mode).
 pub const CACHED_BUNDLE: &str = "/var/lib/datum/agent/verified.bundle";
+/// The name of the fleet whose bundles this host applies, recorded on the
+/// first bundle applied (bundle mode).
+pub const FLEET: &str = "/var/lib/datum/agent/fleet";
 /// The run reports.
 pub const REPORTS: &str = "/var/lib/datum/reports";
 /// How a run behaves, from the command line.
@@ -115,6 +118,8 @@ struct Input {
     cached: bool,
     /// A fresh bundle's bytes, kept once applied for when fetching fails.
     bundle: Option<Vec<u8>>,
+    /// The fleet to record as this host's, when none is recorded yet.
+    fleet: Option<String>,
 }
 
 /// What the run learns on the way, whatever the outcome.
@@ -364,6 +369,11 @@ impl Agent {
             {
                 log.note(out, e.to_string());
             }
+            if let Some(fleet) = &input.fleet
+                && let Err(e) = save_fleet(&self.root, fleet)
+            {
+                log.note(out, format!("the fleet's name was not recorded: {e}"));
+            }
             if let Some(bytes) = &input.bundle
                 && let Err(e) = save_bundle(&self.root, bytes)
             {
@@ -375,6 +385,19 @@ impl Agent {
         }
         Ok((summary, resources))
     }
+}
+
+/// Records `fleet` as the host's fleet, inside the root.
+fn save_fleet(root: &Root, fleet: &str) -> io::Result<()> {
+    let dir = Path::new(FLEET)
+        .parent()
+        .map_or("/".to_owned(), |d| d.to_string_lossy().into_owned());
+    root.create_dir_all(&dir, 0o755)?;
+    let attrs = datum_fs::Attrs {
+        mode: Some(0o644),
+        ..Default::default()
+    };
+    root.write_atomic(FLEET, format!("{fleet}\n").as_bytes(), attrs)
 }
 
 /// Keeps a verified bundle for when fetching fails, inside the root.

@@ -230,3 +230,57 @@ fn a_frozen_first_remote_does_not_hide_a_newer_second_one() {
         "{notes}"
     );
 }
+
+/// The delivery fleet renamed `other`, outside git, for bundles of another
+/// fleet signed by the same key.
+fn other_fleet(dir: &Path) -> PathBuf {
+    for (path, text) in FLEET {
+        let file = dir.join(path);
+        fs::create_dir_all(file.parent().unwrap()).unwrap();
+        let text = text
+            .replace("name: delivery", "name: other")
+            .replace("release 1", "the other fleet");
+        fs::write(file, text).unwrap();
+    }
+    dir.to_owned()
+}
+
+#[test]
+fn a_bundle_of_another_fleet_signed_by_the_same_key_is_refused() {
+    let s = Setup::new();
+    s.serve(&s.bundle("ours.bundle", &[]));
+    assert_eq!(s.run().code, 2);
+    assert_eq!(s.host.read("/var/lib/datum/agent/fleet"), "delivery\n");
+    let theirs = bundle_of(
+        &other_fleet(&s.tmp.path().join("other")),
+        &s.tmp.path().join("theirs.bundle"),
+        &s.ci,
+        &["--serial", "1000"],
+    );
+    s.serve(&theirs);
+    refused(
+        &s.run(),
+        "it is a bundle of fleet \"other\", and this host belongs to fleet \"delivery\" (/var/lib/datum/agent/fleet)",
+    );
+    assert_eq!(s.host.read("/srv/app/motd"), "release 1\n");
+    // A fresh host told its fleet refuses another's bundle from the start.
+    let fresh = Host::new();
+    fresh.write(
+        "/etc/datum/bundle_signers",
+        &s.ci.signer_line("ci@example.net"),
+    );
+    fs::copy(&theirs, fresh.path("/srv/theirs.bundle")).unwrap();
+    fresh.config(
+        "bundle:\n  url: /srv/theirs.bundle\npublic_keys: /etc/datum/bundle_signers\nfleet_name: delivery\n",
+    );
+    let run = fresh.agent(&[]);
+    assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
+    assert!(
+        run.stderr.contains(
+            "this host belongs to fleet \"delivery\" (`fleet_name` in the agent configuration)"
+        ),
+        "{}",
+        run.stderr
+    );
+    assert!(!fresh.path("/srv/app").exists());
+}
