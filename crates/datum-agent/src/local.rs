@@ -187,6 +187,7 @@ pub fn apply<R: Reporter>(
             facts: crate::facts::json(facts),
             label_mismatches: Vec::new(),
             insecure_allow_unsigned: false,
+            input_expires: None,
         };
         let metrics = Path::new(crate::metrics::DEFAULT_PATH);
         let (_, _, more) = publish(machine, run, metrics, None, None);

@@ -87,6 +87,15 @@ pub fn render(record: &RunRecord) -> String {
             },
         )],
     );
+    if let Some(expires) = record.input_expires {
+        metric(
+            &mut out,
+            "datum_input_expiry_timestamp_seconds",
+            "gauge",
+            "When the signed input the host runs expires, in seconds since the Unix epoch: alert well before it.",
+            &[("", expires as f64)],
+        );
+    }
     facts(&mut out, record);
     metric(
         &mut out,

@@ -61,6 +61,10 @@ pub struct RunRecord {
     /// (`insecure_allow_unsigned: true`).
     #[serde(default)]
     pub insecure_allow_unsigned: bool,
+    /// When the input the host runs expires (seconds since the epoch), when
+    /// it does: a bundle's signed `expires`.
+    #[serde(default)]
+    pub input_expires: Option<i64>,
 }
 
 /// Where the input came from.

@@ -12,6 +12,19 @@ use crate::ca::CaFile;
 use crate::http::{self, FetchOptions, Location};
 use crate::repo::ObjectId;
 use crate::rollback::{self, Applied, Progress};
+use crate::sshsig::time::format_utc;
+
+/// `seconds` for people: `3d 4h`, `2h 5m`, `40s`.
+fn span(seconds: i64) -> String {
+    let s = seconds.max(0);
+    let (d, h, m) = (s / 86_400, s % 86_400 / 3600, s % 3600 / 60);
+    match (d, h, m) {
+        (0, 0, 0) => format!("{s}s"),
+        (0, 0, m) => format!("{m}m"),
+        (0, h, m) => format!("{h}h {m}m"),
+        (d, h, _) => format!("{d}d {h}h"),
+    }
+}
 
 /// The bundle a run applies, and where it came from.
 struct Fetched {
@@ -31,6 +44,7 @@ impl Agent {
         out: &mut dyn Write,
     ) -> Result<Input, Refusal> {
         let last = self.last_applied(log, out)?;
+        log.expires = last.as_ref().and_then(Applied::expires);
         let signers = self.signers(self.config.public_keys.as_ref(), "public_keys")?;
         let url = http::expand(template, &self.host).map_err(|e| {
             refusal(
@@ -68,6 +82,7 @@ impl Agent {
             );
         }
         let fleet = self.check_fleet(&opened, &name)?;
+        self.check_expiry(&opened, &name, last.as_ref(), cached, log, out)?;
         let applied = self.bundle_place(&opened, &name, last.as_ref(), cached, log, out)?;
         self.check_labels(&opened.tied(), None, log)?;
         let items = opened.items(&name).map_err(|e| {
@@ -84,6 +99,56 @@ impl Agent {
             bundle: (!cached).then_some(fetched.bytes),
             fleet,
         })
+    }
+
+    /// Refuses a fresh bundle that has expired: a store that keeps serving
+    /// an old bundle (frozen, or no longer re-signed) is noticed. The
+    /// bundle applied last, taken because fetching failed, is applied even
+    /// expired, and the run says how stale the host is and exits 1.
+    fn check_expiry(
+        &self,
+        opened: &Opened<'_>,
+        name: &str,
+        last: Option<&Applied>,
+        cached: bool,
+        log: &mut Log,
+        out: &mut dyn Write,
+    ) -> Result<(), Refusal> {
+        let now = now_secs();
+        let Some(expires) = opened.header().expires.filter(|&e| e <= now) else {
+            return Ok(());
+        };
+        let hint = "the bundles are not being refreshed: the job that makes them must run `datum bundle` again at least every half of its --valid-for (docs/bundles.md), and the server or mirror must publish them";
+        let host = match last.and_then(Applied::expires) {
+            Some(e) if e <= now => format!(
+                "; this host runs input that expired at {} ({} ago)",
+                format_utc(e),
+                span(now - e)
+            ),
+            Some(e) => format!(
+                "; this host stays on its last verified input, which expires at {}",
+                format_utc(e)
+            ),
+            None => String::new(),
+        };
+        let message = format!(
+            "refusing {name}: it expired at {} ({} ago){host}",
+            format_utc(expires),
+            span(now - expires)
+        );
+        if !cached {
+            return Err(refusal(message, hint));
+        }
+        log.stale = true;
+        log.note(
+            out,
+            format!(
+                "the last verified input expired at {} ({} ago): this host is stale; {hint}",
+                format_utc(expires),
+                span(now - expires)
+            ),
+        );
+        Ok(())
     }
 
     /// Refuses a bundle of another fleet than this host's: the one
@@ -224,6 +289,7 @@ impl Agent {
             }
         }
         Ok(Applied::Bundle {
+            expires: header.expires,
             serial: place.serial,
             commit: place.commit,
             commit_time: place.commit_time,

@@ -132,6 +132,12 @@ struct Log {
     observed: datum_core::facts::Observed,
     /// The tied labels that disagreed with them.
     mismatches: Vec<LabelMismatch>,
+    /// When the input the host runs expires (the last applied, until a
+    /// new one is).
+    expires: Option<i64>,
+    /// The input the host runs has expired: the run exits 1 even when
+    /// applying succeeds.
+    stale: bool,
 }
 
 impl Log {
@@ -174,12 +180,18 @@ impl Agent {
         let (summary, resources, refusal, commit, cached) = match input {
             Err(r) => (None, serde_json::Value::Null, Some(r), None, false),
             Ok(input) => match self.apply(&input, &observed, &mut log, out) {
-                Ok((summary, json)) => (Some(summary), json, None, input.commit, input.cached),
+                Ok((summary, json)) => {
+                    if let Some(applied) = &input.applied {
+                        log.expires = applied.expires();
+                    }
+                    (Some(summary), json, None, input.commit, input.cached)
+                }
                 Err(r) => (None, serde_json::Value::Null, Some(r), None, false),
             },
         };
         let fetch_failed = log.fetch_failed;
         let status = match (&summary, &refusal) {
+            (Some(_), None) if log.stale => RunStatus::NotApplied,
             (Some(s), None) => s.status(),
             _ => RunStatus::NotApplied,
         };
@@ -215,6 +227,7 @@ impl Agent {
             facts: facts::json(&observed),
             label_mismatches: log.mismatches,
             insecure_allow_unsigned: unsigned,
+            input_expires: log.expires,
         };
         let (record, report, warnings) = publish(
             &self.root,

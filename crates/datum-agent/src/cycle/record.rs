@@ -48,6 +48,8 @@ pub struct Run {
     pub label_mismatches: Vec<crate::facts::LabelMismatch>,
     /// Input is applied without any signature check.
     pub insecure_allow_unsigned: bool,
+    /// When the input the host runs expires.
+    pub input_expires: Option<i64>,
 }
 
 /// Records a finished run: its report under `/var/lib/datum/reports` and
@@ -90,6 +92,7 @@ pub fn publish(
         facts: run.facts,
         label_mismatches: run.label_mismatches,
         insecure_allow_unsigned: run.insecure_allow_unsigned,
+        input_expires: run.input_expires,
     };
     let report = reports
         .dir()

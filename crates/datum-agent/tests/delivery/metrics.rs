@@ -30,6 +30,7 @@ fn record() -> RunRecord {
                                   "virtualization": "kvm", "cpus": 4}),
         label_mismatches: Vec::new(),
         insecure_allow_unsigned: false,
+        input_expires: None,
     }
 }
 

@@ -141,6 +141,7 @@ fn git_mode_converges_then_changes_nothing_and_reports_every_run() {
             "fetch_failures_total",
             "finished",
             "host",
+            "input_expires",
             "insecure_allow_unsigned",
             "label_mismatches",
             "mode",

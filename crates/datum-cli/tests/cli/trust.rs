@@ -78,9 +78,18 @@ impl Setup {
 
 /// `datum bundle web-001` of the fleet at `fleet` into `out`, signed.
 fn bundle_of(fleet: &Path, out: &Path, key: &Key, args: &[&str]) -> PathBuf {
+    bundle_at(None, fleet, out, key, args)
+}
+
+/// [`bundle_of`], with SOURCE_DATE_EPOCH set to `epoch` when given: the
+/// time `--valid-for` counts from.
+fn bundle_at(epoch: Option<i64>, fleet: &Path, out: &Path, key: &Key, args: &[&str]) -> PathBuf {
+    let mut cmd = datum();
+    if let Some(epoch) = epoch {
+        cmd.env("SOURCE_DATE_EPOCH", epoch.to_string());
+    }
     let run = Run::from(
-        datum()
-            .args(["bundle", "web-001", "--out"])
+        cmd.args(["bundle", "web-001", "--out"])
             .arg(out)
             .arg("--fleet")
             .arg(fleet)
@@ -283,4 +292,57 @@ fn a_bundle_of_another_fleet_signed_by_the_same_key_is_refused() {
         run.stderr
     );
     assert!(!fresh.path("/srv/app").exists());
+}
+
+fn now() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs() as i64
+}
+
+#[test]
+fn an_expired_bundle_is_refused_and_the_host_says_until_when_it_is_covered() {
+    let mut s = Setup::new();
+    let made = now();
+    s.serve(&s.bundle("fresh.bundle", &[]));
+    assert_eq!(s.run().code, 2);
+    let expiry = s.host.metrics()["datum_input_expiry_timestamp_seconds"].one();
+    // Seven days by default, counted from when it was made.
+    assert!(
+        (made + 7 * 86_400..=now() + 7 * 86_400).contains(&(expiry as i64)),
+        "{expiry}"
+    );
+    // A newer release, signed, but made ten days ago and valid for one.
+    s.repo.release(2, None);
+    let expired = bundle_at(
+        Some(now() - 10 * 86_400),
+        &s.repo.fleet(),
+        &s.tmp.path().join("expired.bundle"),
+        &s.ci,
+        &["--valid-for", "1d"],
+    );
+    s.serve(&expired);
+    let run = s.run();
+    refused(&run, "it expired at");
+    assert!(run.stderr.contains("(9d 0h ago)"), "{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains("this host stays on its last verified input, which expires at"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr
+            .contains("at least every half of its --valid-for"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(s.host.read("/srv/app/motd"), "release 1\n");
+    // The metric still tells when the input the host runs expires.
+    assert_eq!(
+        s.host.metrics()["datum_input_expiry_timestamp_seconds"].one(),
+        expiry
+    );
+    assert_eq!(s.host.report()["input_expires"], expiry as i64);
 }
