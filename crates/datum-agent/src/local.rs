@@ -188,6 +188,7 @@ pub fn apply<R: Reporter>(
             label_mismatches: Vec::new(),
             insecure_allow_unsigned: false,
             input_expires: None,
+            refusal_reason: None,
         };
         let metrics = Path::new(crate::metrics::DEFAULT_PATH);
         let (_, _, more) = publish(machine, run, metrics, None, None);

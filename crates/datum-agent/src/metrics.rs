@@ -87,6 +87,21 @@ pub fn render(record: &RunRecord) -> String {
             },
         )],
     );
+    let refusals: Vec<(String, f64)> = record
+        .input_refusals_total
+        .iter()
+        .map(|(reason, n)| (labels(&[("reason", reason)]), *n as f64))
+        .collect();
+    let refusals: Vec<(&str, f64)> = refusals.iter().map(|(l, n)| (l.as_str(), *n)).collect();
+    if !refusals.is_empty() {
+        metric(
+            &mut out,
+            "datum_input_refusals_total",
+            "counter",
+            "Inputs the agent refused, by reason (rollback, expired, signature, unsigned, no_signers, fleet, damaged, wrong_host, labels, other).",
+            &refusals,
+        );
+    }
     if let Some(expires) = record.input_expires {
         metric(
             &mut out,

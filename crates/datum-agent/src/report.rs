@@ -65,6 +65,10 @@ pub struct RunRecord {
     /// it does: a bundle's signed `expires`.
     #[serde(default)]
     pub input_expires: Option<i64>,
+    /// Inputs refused over the host's life, by reason, carried from run to
+    /// run.
+    #[serde(default)]
+    pub input_refusals_total: std::collections::BTreeMap<String, u64>,
 }
 
 /// Where the input came from.

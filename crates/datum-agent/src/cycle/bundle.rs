@@ -68,10 +68,17 @@ impl Agent {
             now_secs(),
         )
         .map_err(|e| {
+            let reason = match e {
+                bundle::OpenError::Damaged(_) => "damaged",
+                bundle::OpenError::Unsigned => "unsigned",
+                bundle::OpenError::Signature(_) => "signature",
+                bundle::OpenError::WrongHost { .. } => "wrong_host",
+            };
             refusal(
                 format!("refusing {name}: {e}"),
                 e.hint().unwrap_or_default(),
             )
+            .because(reason)
         })?;
         if let Some(signer) = &opened.signer {
             let _ = writeln!(
@@ -137,7 +144,7 @@ impl Agent {
             span(now - expires)
         );
         if !cached {
-            return Err(refusal(message, hint));
+            return Err(refusal(message, hint).because("expired"));
         }
         log.stale = true;
         log.note(
@@ -179,7 +186,8 @@ impl Agent {
                     "refusing {name}: it is a bundle of fleet {fleet:?}, and this host belongs to fleet {expected:?} ({from})"
                 ),
                 "a key that signs for several fleets can be replayed across them: serve this host its own fleet's bundle; if the host moved to another fleet, set `fleet_name` in the agent configuration",
-            ));
+            )
+            .because("fleet"));
         }
         Ok((recorded.as_deref() != Some(fleet)).then(|| fleet.to_owned()))
     }
@@ -285,7 +293,7 @@ impl Agent {
                     log.note(out, format!("--allow-rollback: applying it anyway: {why}"))
                 }
                 Ok(_) => {}
-                Err(e) => return Err(refused(&e)),
+                Err(e) => return Err(refused(&e).because("rollback")),
             }
         }
         Ok(Applied::Bundle {

@@ -196,7 +196,7 @@ impl Agent {
         let commit = chosen.commit;
         if let Some(signers) = signers {
             let signer = gitsig::verify_commit(repo, commit, signers, now_secs())
-                .map_err(|e| refused(&e))?;
+                .map_err(|e| refused(&e).because("signature"))?;
             let _ = writeln!(
                 out,
                 "commit {commit} is signed by {} ({})",
@@ -210,7 +210,7 @@ impl Agent {
                     log.note(out, format!("--allow-rollback: applying it anyway: {why}"))
                 }
                 Ok(_) => {}
-                Err(e) => return Err(refused(&e)),
+                Err(e) => return Err(refused(&e).because("rollback")),
             }
         }
         Ok(())

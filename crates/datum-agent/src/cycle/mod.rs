@@ -70,6 +70,15 @@ pub struct Agent {
 pub struct Refusal {
     pub message: String,
     pub hint: String,
+    /// Why, in one word, for `datum_input_refusals_total{reason=...}`.
+    pub reason: &'static str,
+}
+
+impl Refusal {
+    /// The same refusal, counted under `reason`.
+    fn because(self, reason: &'static str) -> Refusal {
+        Refusal { reason, ..self }
+    }
 }
 
 /// Every refusal says what to do, even as an empty line.
@@ -83,6 +92,7 @@ fn refusal(message: impl Into<String>, hint: impl Into<String>) -> Refusal {
     Refusal {
         message: message.into(),
         hint: hint.into(),
+        reason: "other",
     }
 }
 
@@ -178,7 +188,13 @@ impl Agent {
             (Source::Bundle { url }, Ok(ca)) => self.bundle_input(url, ca.as_ref(), &mut log, out),
         };
         let (summary, resources, refusal, commit, cached) = match input {
-            Err(r) => (None, serde_json::Value::Null, Some(r), None, false),
+            Err(r) => (
+                None,
+                serde_json::Value::Null,
+                Some(r),
+                self.running(),
+                false,
+            ),
             Ok(input) => match self.apply(&input, &observed, &mut log, out) {
                 Ok((summary, json)) => {
                     if let Some(applied) = &input.applied {
@@ -186,7 +202,13 @@ impl Agent {
                     }
                     (Some(summary), json, None, input.commit, input.cached)
                 }
-                Err(r) => (None, serde_json::Value::Null, Some(r), None, false),
+                Err(r) => (
+                    None,
+                    serde_json::Value::Null,
+                    Some(r),
+                    self.running(),
+                    false,
+                ),
             },
         };
         let fetch_failed = log.fetch_failed;
@@ -228,6 +250,7 @@ impl Agent {
             label_mismatches: log.mismatches,
             insecure_allow_unsigned: unsigned,
             input_expires: log.expires,
+            refusal_reason: refusal.as_ref().map(|r| r.reason),
         };
         let (record, report, warnings) = publish(
             &self.root,
@@ -244,6 +267,13 @@ impl Agent {
             fetch_failed,
             report,
         }
+    }
+
+    /// The commit the host runs: the one recorded as applied last, for
+    /// the report and the metrics of a run that applied nothing new.
+    fn running(&self) -> Option<String> {
+        let last = StateFile::inside(&self.root, STATE).load().ok().flatten()?;
+        last.commit().map(|c| c.to_string())
     }
 
     /// The last applied input, or a refusal when its record is damaged
@@ -325,7 +355,8 @@ impl Agent {
                         d.text
                     ),
                     d.hint,
-                ))
+                )
+                .because("labels"))
             }
         }
     }

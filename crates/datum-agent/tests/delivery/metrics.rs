@@ -31,6 +31,7 @@ fn record() -> RunRecord {
         label_mismatches: Vec::new(),
         insecure_allow_unsigned: false,
         input_expires: None,
+        input_refusals_total: Default::default(),
     }
 }
 

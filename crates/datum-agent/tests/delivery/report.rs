@@ -47,6 +47,7 @@ fn record(reports: &Reports, secs: u64) -> RunRecord {
         }],
         insecure_allow_unsigned: false,
         input_expires: None,
+        input_refusals_total: Default::default(),
     }
 }
 
@@ -140,6 +141,7 @@ fn every_field_round_trips_through_the_file() {
         "label_mismatches": [{"label": "os", "declared": "debian-12", "fact": "os", "observed": "debian-13"}],
         "insecure_allow_unsigned": false,
         "input_expires": null,
+        "input_refusals_total": {},
     });
     assert_eq!(v, want);
     assert_eq!(r.duration(), Duration::from_millis(1250));

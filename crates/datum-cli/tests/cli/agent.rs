@@ -142,6 +142,7 @@ fn git_mode_converges_then_changes_nothing_and_reports_every_run() {
             "finished",
             "host",
             "input_expires",
+            "input_refusals_total",
             "insecure_allow_unsigned",
             "label_mismatches",
             "mode",

@@ -8,6 +8,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use datum_testkit::http::FileServer as Server;
+use datum_testkit::metrics::labels as label;
 
 use crate::agent::Host;
 use crate::common::{Run, datum};
@@ -115,7 +116,7 @@ fn a_commit_dated_2030_neither_freezes_the_host_nor_can_be_replayed() {
     s.repo.release(2, None);
     let future = s.bundle("2030.bundle", &[]);
     s.repo.at(1_750_000_600);
-    s.repo.release(3, None);
+    let release_3 = s.repo.release(3, None);
     let normal = s.bundle("normal.bundle", &[]);
 
     s.serve(&future);
@@ -135,6 +136,29 @@ fn a_commit_dated_2030_neither_freezes_the_host_nor_can_be_replayed() {
         "refusing to go back: the bundle's serial is 2, lower than 3, the serial applied last",
     );
     assert_eq!(s.host.read("/srv/app/motd"), "release 3\n");
+    // The refusal is counted, and the metrics and report keep the revision
+    // the host runs.
+    let m = s.host.metrics();
+    let refusals = &m["datum_input_refusals_total"];
+    assert_eq!(refusals.kind, "counter");
+    assert_eq!(refusals.samples[&label(&[("reason", "rollback")])], 1.0);
+    let revision = m["datum_revision_info"]
+        .samples
+        .keys()
+        .next()
+        .unwrap()
+        .clone();
+    assert!(
+        revision.contains(&("commit".to_owned(), release_3.clone())),
+        "{revision:?}"
+    );
+    assert_eq!(s.host.report()["commit"], release_3.as_str());
+    refused(&s.run(), "lower than 3");
+    let m = s.host.metrics();
+    assert_eq!(
+        m["datum_input_refusals_total"].samples[&label(&[("reason", "rollback")])],
+        2.0
+    );
 }
 
 #[test]
@@ -345,4 +369,8 @@ fn an_expired_bundle_is_refused_and_the_host_says_until_when_it_is_covered() {
         expiry
     );
     assert_eq!(s.host.report()["input_expires"], expiry as i64);
+    assert_eq!(
+        s.host.metrics()["datum_input_refusals_total"].samples[&label(&[("reason", "expired")])],
+        1.0
+    );
 }
