@@ -81,11 +81,13 @@ impl Agent {
             .because(reason)
         })?;
         if let Some(signer) = &opened.signer {
-            let _ = writeln!(
+            self.progress(
                 out,
-                "the bundle is signed by {} ({})",
-                signer.principals.join(", "),
-                signer.fingerprint
+                format_args!(
+                    "the bundle is signed by {} ({})",
+                    signer.principals.join(", "),
+                    signer.fingerprint
+                ),
             );
         }
         let fleet = self.check_fleet(&opened, &name)?;
@@ -216,7 +218,10 @@ impl Agent {
         };
         let e = match fetched {
             Ok(bytes) => {
-                let _ = writeln!(out, "fetched {} ({} bytes)", http::redact(url), bytes.len());
+                self.progress(
+                    out,
+                    format_args!("fetched {} ({} bytes)", http::redact(url), bytes.len()),
+                );
                 return Ok(Fetched {
                     bytes,
                     origin: url.to_owned(),

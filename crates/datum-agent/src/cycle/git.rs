@@ -92,7 +92,7 @@ impl Agent {
                 let mut tips = Vec::new();
                 for tip in fetched.tips {
                     let remote = shown_remote(&tip.remote, source, &local);
-                    let _ = writeln!(out, "fetched {} from {remote}", tip.commit);
+                    self.progress(out, format_args!("fetched {} from {remote}", tip.commit));
                     tips.push(Chosen {
                         commit: tip.commit,
                         time: tip.commit_time,
@@ -177,7 +177,10 @@ impl Agent {
             );
         }
         if several {
-            let _ = writeln!(out, "taking {} from {}", best.commit, best.origin);
+            self.progress(
+                out,
+                format_args!("taking {} from {}", best.commit, best.origin),
+            );
         }
         Ok(best)
     }
@@ -197,11 +200,13 @@ impl Agent {
         if let Some(signers) = signers {
             let signer = gitsig::verify_commit(repo, commit, signers, now_secs())
                 .map_err(|e| refused(&e).because("signature"))?;
-            let _ = writeln!(
+            self.progress(
                 out,
-                "commit {commit} is signed by {} ({})",
-                signer.principals.join(", "),
-                signer.fingerprint
+                format_args!(
+                    "commit {commit} is signed by {} ({})",
+                    signer.principals.join(", "),
+                    signer.fingerprint
+                ),
             );
         }
         if !chosen.cached {

@@ -52,6 +52,9 @@ pub struct RunOptions {
     pub noop: bool,
     /// Apply an input the rollback check refuses, and say so.
     pub allow_rollback: bool,
+    /// Leave out the progress lines (what was fetched, who signed it);
+    /// notes, changes and errors are still written (`-q`).
+    pub quiet: bool,
 }
 
 /// The agent for one host.
@@ -164,6 +167,13 @@ fn now_secs() -> i64 {
 }
 
 impl Agent {
+    /// A progress line on `out`, unless quiet.
+    fn progress(&self, out: &mut dyn Write, line: std::fmt::Arguments<'_>) {
+        if !self.options.quiet {
+            let _ = writeln!(out, "{line}");
+        }
+    }
+
     /// A path of the host, under the root.
     fn path(&self, abs: &Path) -> PathBuf {
         self.root.path(&abs.to_string_lossy())

@@ -374,3 +374,19 @@ fn an_expired_bundle_is_refused_and_the_host_says_until_when_it_is_covered() {
         1.0
     );
 }
+
+#[test]
+fn quiet_leaves_out_the_fetched_and_report_lines() {
+    let s = Setup::new();
+    s.serve(&s.bundle("b.bundle", &[]));
+    let run = s.host.agent(&["-q"]);
+    assert_eq!(run.code, 2, "{}{}", run.stdout, run.stderr);
+    for line in ["fetched ", "report: ", "the bundle is signed by"] {
+        assert!(!run.stdout.contains(line), "{line}:\n{}", run.stdout);
+    }
+    // Without -q they are there.
+    let run = s.run();
+    for line in ["fetched ", "report: ", "the bundle is signed by"] {
+        assert!(run.stdout.contains(line), "{line}:\n{}", run.stdout);
+    }
+}
