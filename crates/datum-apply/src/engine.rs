@@ -4,6 +4,8 @@
 
 use std::collections::BTreeMap;
 
+mod batch;
+
 pub use crate::error::ApplyError;
 use crate::graph;
 use crate::provider::{Context, Examined, Failure, Pending, Providers, Restarted};
@@ -54,15 +56,7 @@ pub fn apply(
 ) -> Result<Summary, ApplyError> {
     let plan = graph::plan(items).map_err(ApplyError::Cycles)?;
     let mut state = State::open(root, options.noop)?;
-    let secrets =
-        Secrets::open(root, options.identity.as_deref()).map_err(|source| StateError::Io {
-            path: root
-                .path(crate::state::STATE_DIR)
-                .join("secrets")
-                .display()
-                .to_string(),
-            source,
-        })?;
+    let secrets = Secrets::open(root, options.identity.as_deref())?;
     let mut reporter = Guarded {
         inner: reporter,
         error: None,
@@ -98,6 +92,7 @@ pub fn apply(
         pending: Pending::default(),
         restarted_by,
         refreshed_by,
+        batched: BTreeMap::new(),
     };
     let mut summary = Summary::default();
     for &i in &plan.order {
@@ -107,7 +102,10 @@ pub fn apply(
         });
         let outcome = match blocked {
             Some((d, s)) => skipped(&items[i], &items[d], s),
-            None => run.one(i),
+            None => match run.batched.remove(&i) {
+                Some(outcome) => outcome,
+                None => run.one(i),
+            },
         };
         run.status[i] = Some(outcome.status);
         run.changed[i] = matches!(outcome.status, Status::Changed | Status::WouldChange);
@@ -269,6 +267,9 @@ struct Run<'a> {
     pending: Pending,
     restarted_by: Vec<Vec<&'a str>>,
     refreshed_by: Vec<Vec<String>>,
+    /// Packages already changed along with an earlier one ([`batch`]),
+    /// reported when the run reaches them.
+    batched: BTreeMap<usize, Outcome>,
 }
 
 impl Run<'_> {
@@ -355,6 +356,9 @@ impl Run<'_> {
             self.note_pending(&item.desired);
             outcome.status = Status::WouldChange;
             return Ok(());
+        }
+        if let Desired::Package(_) = &item.desired {
+            return self.package_batch(i, outcome);
         }
         // Owed before the change, so a run that dies in between still restarts.
         let owed = self.restarted_by[i].clone();

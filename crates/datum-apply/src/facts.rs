@@ -326,8 +326,9 @@ impl std::fmt::Display for FactValue {
     }
 }
 
-/// os-release from the root, through links inside it.
-fn os_release(root: &Root) -> Seen<(OsRelease, String)> {
+/// os-release from the root, through links inside it, with the path it
+/// was read from; why not, when there is none or it has no `ID`.
+pub fn os_release(root: &Root) -> Seen<(OsRelease, String)> {
     let mut tried = Vec::new();
     for path in OS_RELEASE {
         match root.open(path, OFlag::O_RDONLY, true) {

@@ -12,7 +12,7 @@ use datum_core::schema::{Field, Kind, ResourceId, Value};
 use zeroize::Zeroizing;
 
 mod system;
-pub use system::{CRON_DIR, CronSpec, MountSpec, MountState, SysctlSpec, cron_path};
+pub use system::{CRON_DIR, CronSpec, MountSpec, MountState, PackageSystem, SysctlSpec, cron_path};
 
 /// `ensure` of the filesystem types, users and groups (`installed` reads as
 /// present for packages). A resource without `ensure` is present.
@@ -108,8 +108,13 @@ pub struct SymlinkSpec {
 pub struct PackageSpec {
     pub name: String,
     pub ensure: Ensure,
-    /// An exact Debian version, as `dpkg-query` shows it.
+    /// An exact version, in the package system's own form (`1.18.0-6`
+    /// for dpkg, `[epoch:]version[-release]` for rpm, `pkgver-pkgrel`
+    /// for pacman).
     pub version: Option<String>,
+    /// The package system, when the manifest names one; otherwise it is
+    /// chosen from the root's os-release (by the package provider).
+    pub provider: Option<PackageSystem>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -383,6 +388,7 @@ impl Fields<'_> {
                 name: r.name().to_owned(),
                 ensure,
                 version: self.text(Field::Version),
+                provider: r.str(Field::Provider).and_then(PackageSystem::parse),
             }),
             Kind::Service => Desired::Service(ServiceSpec {
                 name: r.name().to_owned(),

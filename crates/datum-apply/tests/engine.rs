@@ -885,3 +885,96 @@ proptest::proptest! {
         proptest::prop_assert_eq!(noop.would_change, 0);
     }
 }
+
+/// Packages that log each batch they are handed, then install its
+/// packages one by one (failing those named).
+struct Batching(Named);
+
+impl Provider<PackageSpec> for Batching {
+    fn examine(&self, s: &PackageSpec, cx: &Context<'_>) -> Result<Examined, Failure> {
+        Provider::<PackageSpec>::examine(&self.0, s, cx)
+    }
+    fn converge(&self, s: &PackageSpec, c: &[Change], cx: &Context<'_>) -> Result<(), Failure> {
+        Provider::<PackageSpec>::converge(&self.0, s, c, cx)
+    }
+    fn converge_batch(
+        &self,
+        batch: &[(&PackageSpec, &[Change])],
+        cx: &Context<'_>,
+    ) -> Vec<Result<(), Failure>> {
+        let names: Vec<&str> = batch.iter().map(|(s, _)| s.name.as_str()).collect();
+        self.0
+            .log
+            .borrow_mut()
+            .push(format!("batch {}", names.join(" ")));
+        batch.iter().map(|(s, c)| self.converge(s, c, cx)).collect()
+    }
+}
+
+#[test]
+fn packages_whose_predecessors_are_done_are_changed_in_one_batch() {
+    let (_dir, root, log) = scene();
+    let items = fleet_items(
+        "
+  Package[a]:
+    ensure: installed
+  Package[b]:
+    ensure: installed
+  Package[d]:
+    ensure: installed
+  File[f]:
+    path: /etc/f
+    content: \"x\\n\"
+    requires: Package[a]
+  Package[c]:
+    ensure: installed
+    requires: File[f]
+",
+    );
+    let mut p = providers(
+        &root,
+        &log,
+        &[],
+        FakeServices::new(&log, OnRestart::Restart, &[]),
+    );
+    let named = Named::new("install", &log, &["d"]);
+    named.present.borrow_mut().insert("b".to_owned());
+    p.package = Box::new(Batching(named));
+    let (summary, outcomes) = run(&items, &p, &root, false);
+    // b is installed already; c waits for File[f], which waits for a.
+    assert_eq!(
+        log.borrow().as_slice(),
+        [
+            "batch a d",
+            "install a",
+            "install d",
+            "batch c",
+            "install c"
+        ]
+    );
+    // Each outcome is its own, reported in the run's order.
+    let order: Vec<(&str, Status)> = outcomes.iter().map(|o| (o.id.as_str(), o.status)).collect();
+    assert_eq!(
+        order,
+        [
+            ("Package[a]", Status::Changed),
+            ("File[f]", Status::Changed),
+            ("Package[b]", Status::Unchanged),
+            ("Package[c]", Status::Changed),
+            ("Package[d]", Status::Failed),
+        ]
+    );
+    assert_eq!(
+        reason(status_of(&outcomes, "Package[d]")).as_deref(),
+        Some("d would not install")
+    );
+    assert_eq!((summary.changed, summary.failed), (3, 1));
+    // Under --noop nothing is handed over at all.
+    log.borrow_mut().clear();
+    let (_, outcomes) = run(&items, &p, &root, true);
+    assert!(log.borrow().is_empty(), "{:?}", log.borrow());
+    assert_eq!(
+        status_of(&outcomes, "Package[d]").status,
+        Status::WouldChange
+    );
+}

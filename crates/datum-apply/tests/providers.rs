@@ -368,6 +368,7 @@ fn packages_install_from_the_roots_archive_cache_with_dpkg() {
     deb(root, "hello", "2.0-1");
     let dpkg = Dpkg::new(Root::at(root));
     let mut spec = PackageSpec {
+        provider: None,
         name: "hello".into(),
         ensure: Ensure::Present,
         version: None,

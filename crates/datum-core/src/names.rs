@@ -8,11 +8,13 @@
 //!   (what `useradd` and `groupadd` accept). `evil:x:0:0::/:/bin/sh` and
 //!   `wheel,root` are refused: `:` and `,` separate fields in
 //!   `/etc/passwd` and `/etc/group`.
-//! - Package names, Debian policy §5.6.1: lowercase letters, digits, `+`,
-//!   `-` and `.`, at least two characters, starting with a letter or digit.
-//!   `-rf` is refused.
-//! - Package versions, Debian policy §5.6.12: `[epoch:]upstream[-revision]`
-//!   from letters, digits, `. + ~ - :`, starting with a digit.
+//! - Package names, what dpkg, rpm and pacman all take as one word: letters,
+//!   digits, `+ - . _ @`, starting with a letter, digit or `_` (Debian's
+//!   lowercase-only rule is the apt provider's to hold; rpm names such as
+//!   `NetworkManager` or `R` are valid). `-rf` is refused.
+//! - Package versions, the three systems' `[epoch:]version[-release]`:
+//!   letters, digits and `. + ~ ^ _ - :`, starting with a letter or digit
+//!   after the epoch, holding a digit (`latest` is refused).
 //! - Service names, systemd's unit name rules: letters, digits and
 //!   `: - _ . \`, with at most one `@` (a template instance), starting with
 //!   neither `-` nor `.`, at most 255 characters with the `.service`
@@ -99,10 +101,10 @@ impl Rule {
                 r"^[A-Za-z0-9._][A-Za-z0-9._-]{0,31}$",
                 &[r"^[0-9]+$", r"^\.\.?$"],
             ),
-            Rule::Package => (r"^[a-z0-9][a-z0-9+.-]+$", &[]),
+            Rule::Package => (r"^[A-Za-z0-9_][A-Za-z0-9_+.@-]*$", &[]),
             Rule::Version => (
-                r"^([0-9]+:[0-9][A-Za-z0-9.+~:-]*|[0-9][A-Za-z0-9.+~-]*)$",
-                &[r"-$"],
+                r"^([0-9]+:[A-Za-z0-9][A-Za-z0-9.+~^_:-]*|[A-Za-z0-9][A-Za-z0-9.+~^_-]*)$",
+                &[r"-$", r"^[^0-9]*$"],
             ),
             Rule::Unit => (
                 r"^[A-Za-z0-9:_\\][A-Za-z0-9:_.\\-]*(@[A-Za-z0-9:_.\\-]*)?$",
@@ -132,8 +134,8 @@ impl Rule {
     pub fn what(self) -> &'static str {
         match self {
             Rule::Account => "a user or group name",
-            Rule::Package => "a Debian package name",
-            Rule::Version => "a Debian package version",
+            Rule::Package => "a package name",
+            Rule::Version => "a package version",
             Rule::Unit => "a systemd unit name",
             Rule::PasswdPath => "a path /etc/passwd can hold",
             Rule::CronName => "a name cron reads in /etc/cron.d",
@@ -175,10 +177,10 @@ impl Rule {
                 "a user or group name is 1 to 32 of A-Z a-z 0-9 . _ -, not starting with `-` and not all digits, such as `www-data`"
             }
             Rule::Package => {
-                "a Debian package name is lowercase letters, digits, `+`, `-` and `.`, at least two characters, starting with a letter or digit, such as `nginx`"
+                "a package name is letters, digits, `+ - . _ @`, starting with a letter, digit or `_`, such as `nginx` or `NetworkManager`"
             }
             Rule::Version => {
-                "a Debian version is [epoch:]upstream[-revision] from letters, digits and `. + ~ - :`, starting with a digit, such as `1.18.0-6`"
+                "a package version is [epoch:]version[-release] from letters, digits and `. + ~ ^ _ - :`, starting with a letter or digit and holding a digit, such as `1.18.0-6` or `2:1.20.1-1.el9`"
             }
             Rule::Unit => {
                 "a unit name is letters, digits and `: - _ . \\`, with at most one `@`, not starting with `-` or `.`, such as `nginx` or `getty@tty1.service`"
@@ -250,16 +252,16 @@ fn account(s: &str) -> Option<String> {
 }
 
 fn package(s: &str) -> Option<String> {
+    if s.is_empty() {
+        return Some("it is empty".into());
+    }
     if let Some(bad) = first_bad(s, |c| {
-        c.is_ascii_lowercase() || c.is_ascii_digit() || matches!(c, '+' | '-' | '.')
+        c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.' | '_' | '@')
     }) {
         return Some(bad);
     }
-    if s.len() < 2 {
-        return Some("it is shorter than two characters".into());
-    }
-    if !s.starts_with(|c: char| c.is_ascii_alphanumeric()) {
-        return Some("it does not start with a letter or digit".into());
+    if !s.starts_with(|c: char| c.is_ascii_alphanumeric() || c == '_') {
+        return Some("it does not start with a letter, digit or `_`".into());
     }
     None
 }
@@ -269,7 +271,7 @@ fn version(s: &str) -> Option<String> {
         return Some("it is empty".into());
     }
     if let Some(bad) = first_bad(s, |c| {
-        c.is_ascii_alphanumeric() || matches!(c, '.' | '+' | '~' | '-' | ':')
+        c.is_ascii_alphanumeric() || matches!(c, '.' | '+' | '~' | '^' | '_' | '-' | ':')
     }) {
         return Some(bad);
     }
@@ -284,11 +286,14 @@ fn version(s: &str) -> Option<String> {
         }
         None => s,
     };
-    if !upstream.starts_with(|c: char| c.is_ascii_digit()) {
-        return Some("it does not start with a digit".into());
+    if !upstream.starts_with(|c: char| c.is_ascii_alphanumeric()) {
+        return Some("it does not start with a letter or digit".into());
     }
     if upstream.ends_with('-') {
         return Some("it ends with `-`, an empty revision".into());
+    }
+    if !s.contains(|c: char| c.is_ascii_digit()) {
+        return Some("it holds no digit".into());
     }
     None
 }
@@ -430,16 +435,37 @@ mod tests {
 
     #[test]
     fn package_names_and_versions() {
-        for ok in ["nginx", "g++", "libc6", "python3.11", "0ad"] {
+        for ok in [
+            "nginx",
+            "g++",
+            "libc6",
+            "python3.11",
+            "0ad",
+            "NetworkManager",
+            "R",
+            "perl-Text_Diff",
+            "_x",
+            "lib32-gcc-libs@x",
+        ] {
             assert_eq!(Rule::Package.check(ok), None, "{ok}");
         }
-        for bad in ["-rf", "Nginx", "a", "nginx;rm", "ng inx", "+x", ""] {
+        for bad in ["-rf", ".x", "nginx;rm", "ng inx", "+x", "", "a/b", "a:b"] {
             assert!(Rule::Package.check(bad).is_some(), "{bad:?}");
         }
-        for ok in ["15", "1.18.0-6", "1:2.3~rc1+dfsg-1ubuntu2", "2.0-1-1"] {
+        for ok in [
+            "15",
+            "1.18.0-6",
+            "1:2.3~rc1+dfsg-1ubuntu2",
+            "2.0-1-1",
+            "2:1.20.1-1.el9_2",
+            "1.0^20230101git1-1",
+            "r123.abc-1",
+        ] {
             assert_eq!(Rule::Version.check(ok), None, "{ok}");
         }
-        for bad in ["", "v1", "1.0 beta", "a:1", "1-", "--force", "1;2"] {
+        for bad in [
+            "", "~1", "1.0 beta", "a:1", "1-", "--force", "1;2", "1:-2", "1/2", "latest",
+        ] {
             assert!(Rule::Version.check(bad).is_some(), "{bad:?}");
         }
     }

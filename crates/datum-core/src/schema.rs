@@ -11,6 +11,8 @@ use crate::hint::Hinted;
 mod path;
 mod suggestion;
 pub use path::{PathError, normalise_abs_path, normalise_rel_path};
+#[cfg(test)]
+pub(crate) use suggestion::STEPS;
 pub use suggestion::{COMPARED_MAX, edit_distance, nearest, suggest};
 
 /// A resource type.
@@ -70,6 +72,7 @@ pub enum Field {
     Options,
     Pass,
     Value,
+    Provider,
 }
 
 /// How a field's value is written and checked.
@@ -112,6 +115,10 @@ pub enum Ty {
 
 /// The longest `timeout` an Exec takes: a day.
 pub const SECONDS_MAX: i64 = 86_400;
+
+/// The package systems a Package's `provider` names: apt (dpkg) and dnf
+/// (rpm). Without it, apply chooses from the root's os-release.
+pub const PACKAGE_SYSTEMS: &[&str] = &["apt", "dnf"];
 
 impl Kind {
     pub const ALL: [Kind; 11] = [
@@ -158,7 +165,7 @@ impl Kind {
             ],
             Kind::Directory => &[Path, Ensure, Owner, Group, Mode, Requires],
             Kind::Symlink => &[Path, Target, Ensure, Requires],
-            Kind::Package => &[Name, Ensure, Version, Requires],
+            Kind::Package => &[Name, Ensure, Version, Provider, Requires],
             Kind::Service => &[Name, Ensure, Enabled, RestartOn, Requires],
             Kind::User => &[
                 Name, Ensure, Uid, Group, Groups, Home, Shell, System, Requires,
@@ -280,6 +287,7 @@ impl Kind {
             Field::Timeout => Ty::Seconds,
             Field::Schedule => Ty::Schedule,
             Field::Pass => Ty::Pass,
+            Field::Provider => Ty::Word(PACKAGE_SYSTEMS),
             Field::Target
             | Field::Device
             | Field::Fstype
@@ -302,7 +310,7 @@ impl fmt::Display for Kind {
 }
 
 impl Field {
-    pub const ALL: [Field; 38] = [
+    pub const ALL: [Field; 39] = [
         Field::Path,
         Field::Target,
         Field::Name,
@@ -341,6 +349,7 @@ impl Field {
         Field::Options,
         Field::Pass,
         Field::Value,
+        Field::Provider,
     ];
 
     pub fn name(self) -> &'static str {
@@ -383,6 +392,7 @@ impl Field {
             Field::Options => "options",
             Field::Pass => "pass",
             Field::Value => "value",
+            Field::Provider => "provider",
         }
     }
 

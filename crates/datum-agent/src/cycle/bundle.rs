@@ -2,14 +2,16 @@
 //! applied last), open it, check its signature and that it does not go
 //! back, and read its resources.
 
-use std::io::Write;
+use std::io::{self, Write};
+use std::path::Path;
 
+use datum_apply::root::Refused;
 use datum_core::hint::Hinted;
 
 use super::{Agent, CACHED_BUNDLE, FLEET, Input, Log, Refusal, now_secs, refusal, refused};
 use crate::bundle::{self, Opened};
 use crate::ca::CaFile;
-use crate::http::{self, FetchOptions, Location};
+use crate::http::{self, FetchError, FetchOptions, Location};
 use crate::repo::ObjectId;
 use crate::rollback::{self, Applied, Progress};
 use crate::sshsig::time::format_utc;
@@ -194,6 +196,30 @@ impl Agent {
         Ok((recorded.as_deref() != Some(fleet)).then(|| fleet.to_owned()))
     }
 
+    /// A bundle named by a path or `file://` URL: opened inside the root as
+    /// apply opens its paths (a link or `..` on the way, or at its name,
+    /// leads somewhere inside, never out), only as a regular file, and no
+    /// larger than a fetched bundle may be.
+    fn read_local(&self, path: &Path) -> Result<Vec<u8>, FetchError> {
+        let abs = path.to_string_lossy();
+        let shown = self.path(path);
+        let limit = FetchOptions::default().max_bytes;
+        let fail = |source| FetchError::File {
+            path: shown.clone(),
+            source,
+        };
+        match self.root.read_regular(&abs, limit) {
+            Ok(Some(bytes)) => Ok(bytes),
+            Ok(None) => Err(fail(datum_apply::root::not_found())),
+            Err(Refused::TooLarge(limit)) => Err(FetchError::TooLarge {
+                url: shown.display().to_string(),
+                limit,
+            }),
+            Err(Refused::Io(e)) => Err(fail(e)),
+            Err(other) => Err(fail(io::Error::other(other.to_string()))),
+        }
+    }
+
     /// The bundle at `url`, or the one applied last when it cannot be had.
     fn fetch_bundle(
         &self,
@@ -203,10 +229,7 @@ impl Agent {
         out: &mut dyn Write,
     ) -> Result<Fetched, Refusal> {
         let fetched = match http::locate(url) {
-            Ok(Location::File(path)) => {
-                let path = self.path(&path);
-                http::read_file(&path, FetchOptions::default().max_bytes)
-            }
+            Ok(Location::File(path)) => self.read_local(&path),
             Ok(Location::Http(u)) => http::fetch(
                 &u,
                 &FetchOptions {

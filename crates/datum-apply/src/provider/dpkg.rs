@@ -1,4 +1,4 @@
-//! Debian packages.
+//! Debian packages (the `apt` provider).
 //!
 //! The installed state is read with `dpkg-query` from the root's dpkg
 //! database. On the running system, packages are installed and removed
@@ -126,8 +126,28 @@ impl Dpkg {
     }
 }
 
+/// Why `name` is not a Debian package name (policy §5.6.1: lowercase
+/// letters, digits, `+ - .`, two characters at least, starting with a
+/// letter or digit), which the manifest's wider rule for every package
+/// system lets through.
+fn not_debian(name: &str) -> Option<String> {
+    let ok = name.len() >= 2
+        && name.starts_with(|c: char| c.is_ascii_lowercase() || c.is_ascii_digit())
+        && name
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || matches!(c, '+' | '-' | '.'));
+    (!ok).then(|| {
+        format!(
+            "`{name}` is not a Debian package name: lowercase letters, digits, `+ - .`, at least two characters, starting with a letter or digit"
+        )
+    })
+}
+
 impl Provider<PackageSpec> for Dpkg {
     fn examine(&self, s: &PackageSpec, _cx: &Context<'_>) -> Result<Examined, Failure> {
+        if let Some(why) = not_debian(&s.name) {
+            return Err(Failure::new(why));
+        }
         let mut ex = Examined::default();
         match (s.ensure, self.installed(&s.name)?) {
             (Ensure::Present, None) => {
@@ -197,6 +217,19 @@ impl Provider<PackageSpec> for Dpkg {
                     .arg(&s.name),
             )
             .map(drop),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn only_debian_names_reach_dpkg() {
+        for ok in ["nginx", "g++", "0ad", "libc6"] {
+            assert_eq!(super::not_debian(ok), None, "{ok}");
+        }
+        for bad in ["NetworkManager", "R", "a_b", "x@y", "-rf"] {
+            assert!(super::not_debian(bad).is_some(), "{bad}");
         }
     }
 }

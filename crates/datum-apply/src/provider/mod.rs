@@ -7,10 +7,12 @@
 
 pub mod command;
 pub mod cron;
+pub mod dnf;
 pub mod dpkg;
 pub mod exec;
 pub mod fs;
 pub mod mount;
+pub mod package;
 pub mod shadow;
 pub mod sysctl;
 pub mod systemd;
@@ -80,6 +82,20 @@ pub trait Provider<S> {
     fn examine(&self, spec: &S, cx: &Context<'_>) -> Result<Examined, Failure>;
     /// Makes the changes `examine` found.
     fn converge(&self, spec: &S, changes: &[Change], cx: &Context<'_>) -> Result<(), Failure>;
+    /// Makes the changes `examine` found for several resources, in one
+    /// step where the system allows it (a package manager's transaction,
+    /// whose failure fails each resource in it); how each went, in the
+    /// batch's order. One by one, unless a provider knows better.
+    fn converge_batch(
+        &self,
+        batch: &[(&S, &[Change])],
+        cx: &Context<'_>,
+    ) -> Vec<Result<(), Failure>> {
+        batch
+            .iter()
+            .map(|(spec, changes)| self.converge(spec, changes, cx))
+            .collect()
+    }
 }
 
 /// What a restart did.
@@ -113,8 +129,8 @@ pub struct Providers {
 }
 
 impl Providers {
-    /// The real providers for a machine: the filesystem, dpkg (apt on the
-    /// running system), systemd, the shadow tools, and commands run on the
+    /// The real providers for a machine: the filesystem, packages by the
+    /// machine's own system (dpkg and apt, rpm and dnf), systemd, the shadow tools, and commands run on the
     /// machine (chrooted under `--root`), files in /etc/cron.d, /etc/fstab
     /// with mount(8), /etc/sysctl.d with /proc/sys.
     pub fn system(root: &Root) -> Providers {
@@ -122,7 +138,7 @@ impl Providers {
             file: Box::new(fs::Files::new(root.clone())),
             directory: Box::new(fs::Directories::new(root.clone())),
             symlink: Box::new(fs::Symlinks::new(root.clone())),
-            package: Box::new(dpkg::Dpkg::new(root.clone())),
+            package: Box::new(package::Packages::new(root.clone())),
             service: Box::new(systemd::Systemd::new(root.clone())),
             user: Box::new(shadow::Users::new(root.clone())),
             group: Box::new(shadow::Groups::new(root.clone())),

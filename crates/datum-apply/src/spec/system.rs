@@ -1,5 +1,6 @@
 //! The specs of the types that write a line into a system file and act on
-//! the running system: Cron, Mount and Sysctl.
+//! the running system: Cron, Mount and Sysctl; and the package systems a
+//! Package names.
 
 use datum_core::names::Rule;
 use datum_core::schema::{Field, Value};
@@ -153,5 +154,36 @@ impl Fields<'_> {
             ensure: self.ensure(),
             value: self.text(Field::Value).unwrap_or_default(),
         }
+    }
+}
+
+/// A package system: its tools and its own version rules.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum PackageSystem {
+    /// dpkg, with apt on the running system.
+    Apt,
+    /// rpm, with dnf.
+    Dnf,
+}
+
+impl PackageSystem {
+    pub const ALL: [PackageSystem; 2] = [PackageSystem::Apt, PackageSystem::Dnf];
+
+    /// The word a manifest's `provider` uses.
+    pub fn name(self) -> &'static str {
+        match self {
+            PackageSystem::Apt => "apt",
+            PackageSystem::Dnf => "dnf",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<PackageSystem> {
+        PackageSystem::ALL.into_iter().find(|p| p.name() == s)
+    }
+}
+
+impl std::fmt::Display for PackageSystem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
     }
 }

@@ -22,9 +22,8 @@ fn the_same_names_are_refused_by_render_and_in_json() {
     assert_eq!(run.code, 1);
     assert_eq!(run.stdout, "");
     assert!(
-        run.stderr.contains(
-            "error: Package[-rf] is named by its title, which is not a Debian package name"
-        ),
+        run.stderr
+            .contains("error: Package[-rf] is named by its title, which is not a package name"),
         "{}",
         run.stderr
     );

@@ -60,6 +60,56 @@ fn encrypt_writes_the_ciphertext_for_the_receiving_hosts_and_the_admins() {
 }
 
 #[test]
+fn check_and_rekey_check_read_every_ciphertext_header() {
+    let f = Fleet::new();
+    assert_eq!(f.encrypt(PLAINTEXT).code, 0);
+    let secret = f.fleet().join("secrets/db.age");
+    let mut many = b"age-encryption.org/v1\n".to_vec();
+    for _ in 0..40_000 {
+        many.extend_from_slice(b"-> x y\nAAAA\n");
+    }
+    many.extend_from_slice(b"--- AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA\n");
+    let cases: [(&[u8], &str); 4] = [
+        (b"", "the file is empty"),
+        (
+            b"not a secret\n",
+            "it does not start with `age-encryption.org/v1`",
+        ),
+        (
+            b"age-encryption.org/v1\n-> X25519 abc\n",
+            "its header does not end (no `---` line)",
+        ),
+        (
+            &many,
+            "its header holds more than 10001 stanzas (one per recipient, and age's own)",
+        ),
+    ];
+    for (bytes, why) in cases {
+        fs::write(&secret, bytes).unwrap();
+        let check = f.run(&["check"]);
+        assert_eq!(check.code, 1, "{why}: {}", check.stderr);
+        assert!(
+            check.stderr.contains(&format!(
+                "error: secrets/db.age is not a secret hosts can decrypt: {why}\n"
+            )),
+            "{}",
+            check.stderr
+        );
+        assert!(
+            check.stderr.contains("roles/web/layer.yaml:10:13"),
+            "{}",
+            check.stderr
+        );
+        let rekey = f.run(&["secret", "rekey", "--check"]);
+        assert_eq!(rekey.code, 1, "{why}: {}", rekey.stderr);
+        assert_eq!(
+            rekey.stdout,
+            format!("secrets/db.age: cannot be rekeyed ({why})\n")
+        );
+    }
+}
+
+#[test]
 fn check_catches_a_missing_and_an_extra_recipient_and_rekey_fixes_both() {
     let f = Fleet::new();
     assert_eq!(f.encrypt(PLAINTEXT).code, 0);
@@ -372,6 +422,11 @@ fn the_plaintext_is_nowhere_but_in_the_target() {
     assert!(
         diff.stdout.contains("web-01, web-02"),
         "and for whom: {}",
+        diff.stdout
+    );
+    assert!(
+        !diff.stdout.contains("@@"),
+        "a secret is a changed hash, never a diff: {}",
         diff.stdout
     );
     // Apply from the fleet and from the bundle, with reports.

@@ -328,3 +328,28 @@ fn includes_reach_only_the_templates_directory() {
         run.stderr
     );
 }
+
+#[test]
+fn a_template_asking_for_too_many_bytes_stops_at_the_line_that_asked() {
+    let template = fleet().join("templates/resolv.conf.j2");
+    let line = fs::read_to_string(&template).unwrap().lines().count() + 1;
+    // 40 MB, then 80 MB more: well inside the number of steps a template
+    // may take, past the bytes it may make.
+    for text in [
+        "{% set s = 'x' * 40000000 %}{{ (s ~ s)|length }}\n",
+        "{{ '%0100000000d'|format(1)|length }}\n",
+        "{% set s = 'ab' * 1000 %}{{ s|replace('a', s)|replace('a', s)|length }}\n",
+        "{{ range(100000)|join('x' * 1000)|length }}\n",
+    ] {
+        let (_dir, root) = with("templates/resolv.conf.j2", text);
+        let run = run_in(&root, &["render", "web-001"]);
+        assert_eq!(run.code, 1, "{text}: {}", run.stderr);
+        assert!(
+            run.stderr
+                .contains(&format!("templates/resolv.conf.j2:{line}:")),
+            "{text}: {}",
+            run.stderr
+        );
+        assert!(run.stderr.contains("64 MiB"), "{text}: {}", run.stderr);
+    }
+}

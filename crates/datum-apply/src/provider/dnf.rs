@@ -1,0 +1,420 @@
+//! RPM packages, with dnf (RHEL and its rebuilds, Fedora, Amazon Linux).
+//!
+//! The installed state is read with `rpm -q` from the root's rpm database
+//! (`/var/lib/rpm`); versions are compared by rpm's own rules
+//! ([`vercmp`]). Packages are installed, upgraded, downgraded and removed
+//! with dnf: everything a run installs or changes in one `dnf install`
+//! transaction, everything it removes in one `dnf remove`.
+//!
+//! Under `--root`, nothing comes from outside the root: dnf runs with
+//! `--installroot`, without network (in a network namespace of its own),
+//! without plugins and with none of the host's configuration. It reads
+//! only the root's `/etc/dnf/dnf.conf` and the `.repo` files in its
+//! `/etc/yum.repos.d`, copied (through the root's own links only) into a
+//! scratch directory where every `file://` address of a `baseurl` or a
+//! `gpgkey` is made to point inside the root: `file:///srv/repo` in a
+//! root's `.repo` file is the root's `/srv/repo`, as it will be once the
+//! root boots. dnf keeps its cache, history and logs in the root
+//! (`/var/cache/dnf`, `/var/lib/dnf`, `/var/log`).
+
+pub mod vercmp;
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use super::command::{self, tool};
+use super::{Context, Examined, Failure, Provider};
+use crate::report::{Attribute, Change};
+use crate::root::Root;
+use crate::spec::{Ensure, PackageSpec};
+use vercmp::Evr;
+
+/// The rpm database, inside the root (RHEL, Fedora and Amazon Linux all
+/// keep it here; Debian's rpm, which the tests run, would otherwise use
+/// the invoking user's `~/.rpmdb`).
+pub const DBPATH: &str = "/var/lib/rpm";
+/// The database files of rpm's backends: sqlite, Berkeley DB, ndb.
+const DB_FILES: [&str; 3] = ["rpmdb.sqlite", "Packages", "Packages.db"];
+/// Where the root's repositories are configured.
+pub const REPOS_DIR: &str = "/etc/yum.repos.d";
+/// The largest `.repo`, key or dnf.conf file read from the root.
+const CONFIG_LIMIT: u64 = 1 << 20;
+
+pub struct Dnf {
+    root: Root,
+}
+
+impl Dnf {
+    pub fn new(root: Root) -> Dnf {
+        Dnf { root }
+    }
+
+    /// The installed versions of a package (`[epoch:]version-release`,
+    /// the epoch only when set), sorted; empty when it is not installed.
+    /// A root without an rpm database has nothing installed: it is not
+    /// created by asking (`rpm -q` would).
+    pub fn installed(&self, name: &str) -> Result<Vec<String>, Failure> {
+        if self.root.dir().is_some() && !self.has_database() {
+            return Ok(Vec::new());
+        }
+        let mut cmd = self.rpm();
+        cmd.args([
+            "-q",
+            "--qf",
+            "%|EPOCH?{%{EPOCH}:}:{}|%{VERSION}-%{RELEASE}\\n",
+            "--",
+        ])
+        .arg(name);
+        let out = command::output(&mut cmd)?;
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        if !out.status.success() {
+            if stdout.contains("is not installed") {
+                return Ok(Vec::new());
+            }
+            return Err(command::failed(&cmd, &out));
+        }
+        let mut versions: Vec<String> = stdout.lines().map(str::to_owned).collect();
+        versions.sort_by(|a, b| Evr::parse(a).compare(&Evr::parse(b)));
+        Ok(versions)
+    }
+
+    fn has_database(&self) -> bool {
+        DB_FILES.iter().any(|f| {
+            self.root
+                .lstat(&format!("{DBPATH}/{f}"))
+                .is_ok_and(|m| m.is_some())
+        })
+    }
+
+    fn rpm(&self) -> Command {
+        let mut cmd = tool("rpm");
+        if let Some(dir) = self.root.dir() {
+            cmd.arg("--root").arg(dir).args(["--dbpath", DBPATH]);
+        }
+        cmd
+    }
+
+    /// What differs for one package.
+    fn differences(&self, s: &PackageSpec) -> Result<Vec<Change>, Failure> {
+        let have = self.installed(&s.name)?;
+        let mut changes = Vec::new();
+        match (s.ensure, have.is_empty()) {
+            (Ensure::Present, true) => {
+                changes.push(Change::new(Attribute::Ensure, "absent", "installed"));
+                if let Some(v) = &s.version {
+                    changes.push(Change::set(Attribute::Version, v.as_str()));
+                }
+            }
+            (Ensure::Present, false) => {
+                if let Some(want) = &s.version {
+                    let wanted = Evr::parse(want);
+                    let only = have.len() == 1;
+                    let matches = |h: &String| Evr::parse(h).compare(&wanted).is_eq();
+                    if !(only && matches(&have[0])) {
+                        changes.push(Change::new(
+                            Attribute::Version,
+                            have.join(", "),
+                            want.as_str(),
+                        ));
+                    }
+                }
+            }
+            (Ensure::Absent, false) => changes.push(Change::new(
+                Attribute::Ensure,
+                format!("installed ({})", have.join(", ")),
+                "absent",
+            )),
+            (Ensure::Absent, true) => {}
+        }
+        Ok(changes)
+    }
+
+    /// Makes the changes for several packages: one `dnf install` for those
+    /// to install or change, one `dnf remove` for those to remove; then
+    /// checks each is as wanted (dnf can succeed without doing what was
+    /// asked, when it finds nothing to do).
+    pub fn converge_all(&self, specs: &[&PackageSpec]) -> Result<(), Failure> {
+        let (install, remove): (Vec<&PackageSpec>, Vec<&PackageSpec>) =
+            specs.iter().partition(|s| s.ensure == Ensure::Present);
+        let scratch = match self.root.dir() {
+            Some(dir) => Some(Scratch::new(&self.root, dir)?),
+            None => None,
+        };
+        if !install.is_empty() {
+            let what = install.iter().map(|s| match &s.version {
+                Some(v) => format!("{}-{v}", s.name),
+                None => s.name.clone(),
+            });
+            self.dnf_run(scratch.as_ref(), "install", what)?;
+        }
+        if !remove.is_empty() {
+            self.dnf_run(
+                scratch.as_ref(),
+                "remove",
+                remove.iter().map(|s| s.name.clone()),
+            )?;
+        }
+        for s in specs {
+            let left = self.differences(s)?;
+            if let Some(c) = left.first() {
+                return Err(Failure::new(format!(
+                    "dnf finished, but {} is still {} where {} was wanted",
+                    s.name,
+                    c.from.as_deref().unwrap_or("unset"),
+                    c.to.as_deref().unwrap_or("unset")
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    fn dnf_run(
+        &self,
+        scratch: Option<&Scratch>,
+        verb: &str,
+        what: impl Iterator<Item = String>,
+    ) -> Result<(), Failure> {
+        let mut cmd = match scratch {
+            Some(s) => s.dnf(),
+            None => tool("dnf"),
+        };
+        cmd.args(["-y", "-q", "--setopt=install_weak_deps=False", verb, "--"])
+            .args(what);
+        command::run(&mut cmd).map(drop).map_err(|f| match scratch {
+            Some(_) => Failure::new(format!(
+                "{}; under --root, dnf runs without network, from the repositories the root configures in {REPOS_DIR}, whose file:// addresses are inside the root",
+                f.0
+            )),
+            None => f,
+        })
+    }
+}
+
+impl Provider<PackageSpec> for Dnf {
+    fn examine(&self, s: &PackageSpec, _cx: &Context<'_>) -> Result<Examined, Failure> {
+        Ok(Examined {
+            changes: self.differences(s)?,
+            notes: Vec::new(),
+        })
+    }
+
+    fn converge(
+        &self,
+        s: &PackageSpec,
+        _changes: &[Change],
+        _cx: &Context<'_>,
+    ) -> Result<(), Failure> {
+        self.converge_all(&[s])
+    }
+}
+
+/// What dnf runs with under `--root`: a private home whose `.rpmmacros`
+/// puts the rpm database in the root's `/var/lib/rpm`, the root's
+/// dnf.conf and its repositories rewritten to point inside it.
+struct Scratch {
+    dir: tempfile::TempDir,
+    root_dir: PathBuf,
+    releasever: Option<String>,
+}
+
+impl Scratch {
+    fn new(root: &Root, root_dir: &Path) -> Result<Scratch, Failure> {
+        let io = |what: &str, e: &dyn std::fmt::Display| {
+            Failure::new(format!("cannot prepare dnf's {what}: {e}"))
+        };
+        let dir = tempfile::Builder::new()
+            .prefix("datum-dnf-")
+            .tempdir()
+            .map_err(|e| io("scratch directory", &e))?;
+        let write = |name: &str, bytes: &[u8]| {
+            std::fs::write(dir.path().join(name), bytes).map_err(|e| io(name, &e))
+        };
+        write(".rpmmacros", format!("%_dbpath {DBPATH}\n").as_bytes())?;
+        let read = |abs: &str| {
+            root.read_small(abs, CONFIG_LIMIT)
+                .map_err(|e| Failure::new(format!("cannot read {}: {e}", root.path(abs).display())))
+        };
+        write("dnf.conf", &read("/etc/dnf/dnf.conf")?.unwrap_or_default())?;
+        std::fs::create_dir(dir.path().join("repos")).map_err(|e| io("repositories", &e))?;
+        std::fs::create_dir(dir.path().join("keys")).map_err(|e| io("keys", &e))?;
+        let mut keys = 0;
+        let names = root.list(REPOS_DIR).map_err(|e| {
+            Failure::new(format!(
+                "cannot list {}: {e}",
+                root.path(REPOS_DIR).display()
+            ))
+        })?;
+        for name in names {
+            let name = name.to_string_lossy().into_owned();
+            if !name.ends_with(".repo") {
+                continue;
+            }
+            let abs = format!("{REPOS_DIR}/{name}");
+            let Some(text) = read(&abs)? else { continue };
+            let text = String::from_utf8_lossy(&text);
+            let rewritten = rewrite_repo(&text, |url, key| {
+                relocate(root, root_dir, dir.path(), url, &mut keys, key)
+            })
+            .map_err(|e| Failure::new(format!("{}: {e}", root.path(&abs).display())))?;
+            write(&format!("repos/{name}"), rewritten.as_bytes())?;
+        }
+        let releasever = crate::facts::os_release(root)
+            .ok()
+            .and_then(|(os, _)| os.version_id);
+        Ok(Scratch {
+            dir,
+            root_dir: root_dir.to_owned(),
+            releasever,
+        })
+    }
+
+    /// dnf inside the root, without network.
+    fn dnf(&self) -> Command {
+        let mut cmd = tool("unshare");
+        cmd.env("HOME", self.dir.path())
+            .args(["--net", "--", "dnf", "--noplugins"])
+            .arg(format!("--installroot={}", self.root_dir.display()))
+            .arg(format!(
+                "--config={}",
+                self.dir.path().join("dnf.conf").display()
+            ))
+            .arg(format!(
+                "--setopt=reposdir={}",
+                self.dir.path().join("repos").display()
+            ));
+        if let Some(v) = &self.releasever {
+            cmd.arg(format!("--releasever={v}"));
+        }
+        cmd
+    }
+}
+
+/// A `file://` address of a root's `.repo` file, made to point inside the
+/// root: a repository's directory as the root's own (which must resolve
+/// inside it), a key copied into the scratch directory (read through the
+/// root's links only). Other addresses are kept (dnf has no network to
+/// reach them under `--root`).
+fn relocate(
+    root: &Root,
+    root_dir: &Path,
+    scratch: &Path,
+    url: &str,
+    keys: &mut usize,
+    key: bool,
+) -> Result<String, String> {
+    let Some(path) = url.strip_prefix("file://") else {
+        return Ok(url.to_owned());
+    };
+    if !path.starts_with('/') || path.split('/').any(|c| c == "..") {
+        return Err(format!(
+            "`{url}` is not an absolute file:// address without `..`"
+        ));
+    }
+    if key {
+        let bytes = root
+            .read_small(path, CONFIG_LIMIT)
+            .map_err(|e| format!("cannot read the key {}: {e}", root.path(path).display()))?
+            .ok_or_else(|| format!("the key {} does not exist", root.path(path).display()))?;
+        *keys += 1;
+        let copy = scratch.join(format!("keys/{keys}.asc"));
+        std::fs::write(&copy, bytes).map_err(|e| format!("cannot copy a key: {e}"))?;
+        return Ok(format!("file://{}", copy.display()));
+    }
+    let inside = root_dir.join(path.trim_start_matches('/'));
+    // A repository's own `$basearch` and the like stay for dnf to expand;
+    // what exists of the path must not lead out of the root.
+    let mut existing = inside.as_path();
+    while !existing.exists() {
+        match existing.parent() {
+            Some(p) => existing = p,
+            None => break,
+        }
+    }
+    let real = existing
+        .canonicalize()
+        .map_err(|e| format!("{}: {e}", existing.display()))?;
+    let real_root = root_dir
+        .canonicalize()
+        .map_err(|e| format!("{}: {e}", root_dir.display()))?;
+    if !real.starts_with(&real_root) {
+        return Err(format!(
+            "`{url}` leads out of the root ({})",
+            real.display()
+        ));
+    }
+    Ok(format!("file://{}", inside.display()))
+}
+
+/// A `.repo` file with every address of its `baseurl` and `gpgkey` (and
+/// their continuation lines) passed through `relocate` (given whether it
+/// is a key); everything else as it was.
+fn rewrite_repo(
+    text: &str,
+    mut relocate: impl FnMut(&str, bool) -> Result<String, String>,
+) -> Result<String, String> {
+    let mut out = String::with_capacity(text.len());
+    let mut current: Option<bool> = None;
+    for line in text.lines() {
+        let trimmed = line.trim_start();
+        let continuation = line.starts_with([' ', '\t']) && !trimmed.is_empty();
+        let (head, values) = if continuation {
+            match current {
+                Some(_) => ("", line),
+                None => (line, ""),
+            }
+        } else {
+            current = None;
+            match line.split_once('=') {
+                Some((k, v)) if !trimmed.starts_with(['#', ';', '[']) => {
+                    current = match k.trim() {
+                        "baseurl" => Some(false),
+                        "gpgkey" => Some(true),
+                        _ => None,
+                    };
+                    match current {
+                        Some(_) => (&line[..=k.len()], v),
+                        None => (line, ""),
+                    }
+                }
+                _ => (line, ""),
+            }
+        };
+        out.push_str(head);
+        if let Some(key) = current.filter(|_| !values.is_empty()) {
+            let urls: Vec<String> = values
+                .split(|c: char| c.is_whitespace() || c == ',')
+                .filter(|u| !u.is_empty())
+                .map(|u| relocate(u, key))
+                .collect::<Result<_, _>>()?;
+            if continuation {
+                out.push(' ');
+            }
+            out.push_str(&urls.join(" "));
+        }
+        let _ = writeln!(out);
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_repo_file_has_its_addresses_relocated_and_nothing_else_changed() {
+        let text = "# comment baseurl=file:///x\n[a]\nname=A\nbaseurl=file:///srv/a\n  file:///srv/b, https://example.org/c\ngpgkey = file:///etc/pki/k\nenabled=1\n";
+        let out = rewrite_repo(text, |u, key| {
+            Ok(format!("<{}{u}>", if key { "k" } else { "" }))
+        })
+        .unwrap();
+        assert_eq!(
+            out,
+            "# comment baseurl=file:///x\n[a]\nname=A\nbaseurl=<file:///srv/a>\n <file:///srv/b> <https://example.org/c>\ngpgkey =<kfile:///etc/pki/k>\nenabled=1\n"
+        );
+        assert_eq!(
+            rewrite_repo("[a]\nbaseurl=file:///x\n", |_, _| Err("no".into())),
+            Err("no".into())
+        );
+    }
+}

@@ -1,0 +1,240 @@
+//! Packages: which package system manages them.
+//!
+//! A Package's `provider` names its system; without one, the root's
+//! os-release chooses ([`choose`]): its `ID`, then each `ID_LIKE` in
+//! order, by family (debian and ubuntu: apt; rhel, centos, fedora, rocky,
+//! almalinux and amzn: dnf). When neither names a family Datum knows, or
+//! there is no os-release, the one package database the root holds
+//! decides (`/var/lib/dpkg/status`, `/var/lib/rpm`). Each system is a
+//! provider of its own ([`super::dpkg`], [`super::dnf`]).
+
+use std::sync::OnceLock;
+
+use super::dnf::Dnf;
+use super::dpkg::Dpkg;
+use super::{Context, Examined, Failure, Provider};
+use crate::facts::OsRelease;
+use crate::report::Change;
+use crate::root::Root;
+use crate::spec::{PackageSpec, PackageSystem};
+
+/// The system an os-release `ID` (or one of its `ID_LIKE`) belongs to.
+pub fn family(id: &str) -> Option<PackageSystem> {
+    match id {
+        "debian" | "ubuntu" => Some(PackageSystem::Apt),
+        "rhel" | "centos" | "fedora" | "rocky" | "almalinux" | "amzn" => Some(PackageSystem::Dnf),
+        _ => None,
+    }
+}
+
+/// The system an os-release names: its `ID`'s, else the first of its
+/// `ID_LIKE` that names one.
+pub fn choose(os: &OsRelease) -> Option<PackageSystem> {
+    std::iter::once(&os.id)
+        .chain(&os.id_like)
+        .find_map(|id| family(id))
+}
+
+/// The package database each system keeps, inside the root.
+const DATABASES: [(PackageSystem, &str); 2] = [
+    (PackageSystem::Apt, "/var/lib/dpkg/status"),
+    (PackageSystem::Dnf, super::dnf::DBPATH),
+];
+
+/// The system of the machine at `root`, or why there is none.
+pub fn detect(root: &Root) -> Result<PackageSystem, String> {
+    let os = crate::facts::os_release(root);
+    if let Ok((os, _)) = &os
+        && let Some(system) = choose(os)
+    {
+        return Ok(system);
+    }
+    let found: Vec<PackageSystem> = DATABASES
+        .iter()
+        .filter(|(_, path)| root.lstat(path).is_ok_and(|m| m.is_some()))
+        .map(|&(system, _)| system)
+        .collect();
+    if let [one] = found[..] {
+        return Ok(one);
+    }
+    let why = match os {
+        Ok((os, path)) => format!(
+            "{} says ID={}{}, which is no family Datum knows (debian, ubuntu: apt; rhel, centos, fedora, rocky, almalinux, amzn: dnf)",
+            root.path(&path).display(),
+            os.id,
+            if os.id_like.is_empty() {
+                String::new()
+            } else {
+                format!(" ID_LIKE=\"{}\"", os.id_like.join(" "))
+            }
+        ),
+        Err(why) => why,
+    };
+    let databases = if found.is_empty() {
+        "no package database".to_owned()
+    } else {
+        format!(
+            "databases of {}",
+            found
+                .iter()
+                .map(|s| s.name())
+                .collect::<Vec<_>>()
+                .join(" and ")
+        )
+    };
+    Err(format!(
+        "cannot tell which package system manages this machine: {why}, and it holds {databases}; name one with `provider:` (apt, dnf)"
+    ))
+}
+
+/// Every package system, each resource handed to its own.
+pub struct Packages {
+    root: Root,
+    apt: Dpkg,
+    dnf: Dnf,
+    detected: OnceLock<Result<PackageSystem, String>>,
+}
+
+impl Packages {
+    pub fn new(root: Root) -> Packages {
+        Packages {
+            apt: Dpkg::new(root.clone()),
+            dnf: Dnf::new(root.clone()),
+            root,
+            detected: OnceLock::new(),
+        }
+    }
+
+    /// The system that manages `s`: its `provider`, else the machine's.
+    pub fn system(&self, s: &PackageSpec) -> Result<PackageSystem, Failure> {
+        match s.provider {
+            Some(p) => Ok(p),
+            None => self
+                .detected
+                .get_or_init(|| detect(&self.root))
+                .clone()
+                .map_err(Failure::new),
+        }
+    }
+
+    fn provider(&self, s: &PackageSpec) -> Result<&dyn Provider<PackageSpec>, Failure> {
+        Ok(match self.system(s)? {
+            PackageSystem::Apt => &self.apt,
+            PackageSystem::Dnf => &self.dnf,
+        })
+    }
+}
+
+impl Provider<PackageSpec> for Packages {
+    fn examine(&self, s: &PackageSpec, cx: &Context<'_>) -> Result<Examined, Failure> {
+        self.provider(s)?.examine(s, cx)
+    }
+
+    fn converge(
+        &self,
+        s: &PackageSpec,
+        changes: &[Change],
+        cx: &Context<'_>,
+    ) -> Result<(), Failure> {
+        self.provider(s)?.converge(s, changes, cx)
+    }
+
+    /// Each system's share of the batch in one go: dnf's in one
+    /// transaction per verb (install, remove), whose failure fails each
+    /// package in it; dpkg's one package at a time.
+    fn converge_batch(
+        &self,
+        batch: &[(&PackageSpec, &[Change])],
+        cx: &Context<'_>,
+    ) -> Vec<Result<(), Failure>> {
+        let systems: Vec<Result<PackageSystem, Failure>> =
+            batch.iter().map(|(s, _)| self.system(s)).collect();
+        let mut results: Vec<Result<(), Failure>> = systems
+            .iter()
+            .map(|s| s.as_ref().map(drop).map_err(Clone::clone))
+            .collect();
+        for system in PackageSystem::ALL {
+            let mine: Vec<usize> = (0..batch.len())
+                .filter(|&k| systems[k].as_ref().is_ok_and(|&p| p == system))
+                .collect();
+            if mine.is_empty() {
+                continue;
+            }
+            let part: Vec<(&PackageSpec, &[Change])> = mine.iter().map(|&k| batch[k]).collect();
+            let done = match system {
+                PackageSystem::Dnf => {
+                    let specs: Vec<&PackageSpec> = part.iter().map(|(s, _)| *s).collect();
+                    let result = self.dnf.converge_all(&specs);
+                    vec![result; part.len()]
+                }
+                PackageSystem::Apt => self.apt.converge_batch(&part, cx),
+            };
+            for (k, r) in mine.into_iter().zip(done) {
+                results[k] = r;
+            }
+        }
+        results
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn os(id: &str, like: &[&str]) -> OsRelease {
+        OsRelease {
+            id: id.into(),
+            id_like: like.iter().map(|s| (*s).into()).collect(),
+            ..OsRelease::default()
+        }
+    }
+
+    #[test]
+    fn the_family_comes_from_id_then_id_like() {
+        assert_eq!(choose(&os("debian", &[])), Some(PackageSystem::Apt));
+        assert_eq!(choose(&os("ubuntu", &["debian"])), Some(PackageSystem::Apt));
+        assert_eq!(
+            choose(&os("linuxmint", &["ubuntu", "debian"])),
+            Some(PackageSystem::Apt)
+        );
+        for id in ["rhel", "centos", "fedora", "rocky", "almalinux", "amzn"] {
+            assert_eq!(choose(&os(id, &[])), Some(PackageSystem::Dnf), "{id}");
+        }
+        assert_eq!(choose(&os("ol", &["fedora"])), Some(PackageSystem::Dnf));
+        assert_eq!(choose(&os("gentoo", &[])), None);
+        assert_eq!(choose(&os("sles", &["suse", "opensuse"])), None);
+    }
+
+    #[test]
+    fn the_manifests_words_are_the_systems() {
+        let words: Vec<&str> = PackageSystem::ALL.iter().map(|s| s.name()).collect();
+        assert_eq!(words, datum_core::schema::PACKAGE_SYSTEMS);
+    }
+
+    #[test]
+    fn without_a_known_os_release_the_one_database_decides() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = Root::at(dir.path());
+        let why = detect(&root).unwrap_err();
+        assert!(
+            why.contains("no os-release") && why.contains("no package database"),
+            "{why}"
+        );
+        std::fs::create_dir_all(dir.path().join("var/lib/rpm")).unwrap();
+        assert_eq!(detect(&root), Ok(PackageSystem::Dnf));
+        std::fs::create_dir_all(dir.path().join("var/lib/dpkg")).unwrap();
+        std::fs::write(dir.path().join("var/lib/dpkg/status"), "").unwrap();
+        let why = detect(&root).unwrap_err();
+        assert!(why.contains("databases of apt and dnf"), "{why}");
+        std::fs::create_dir_all(dir.path().join("etc")).unwrap();
+        std::fs::write(dir.path().join("etc/os-release"), "ID=gentoo\n").unwrap();
+        let why = detect(&root).unwrap_err();
+        assert!(why.contains("says ID=gentoo, which is no family"), "{why}");
+        std::fs::write(
+            dir.path().join("etc/os-release"),
+            "ID=rocky\nID_LIKE=\"rhel centos fedora\"\n",
+        )
+        .unwrap();
+        assert_eq!(detect(&root), Ok(PackageSystem::Dnf));
+    }
+}

@@ -1,0 +1,275 @@
+//! The package systems against their real tools, in temporary roots: rpm
+//! and dnf in a Rocky-like root, from a local repository of rpms built
+//! here; rpm's version order checked against rpm's own.
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use datum_apply::provider::dnf::vercmp::rpmvercmp;
+use datum_apply::provider::package::Packages;
+use datum_apply::provider::{Context, Pending, Provider};
+use datum_apply::report::{Attribute, Change};
+use datum_apply::root::Root;
+use datum_apply::spec::{Ensure, PackageSpec};
+use datum_testkit::{packages, tools};
+
+static PENDING: Pending = Pending {
+    paths: std::collections::BTreeSet::new(),
+    users: std::collections::BTreeSet::new(),
+    groups: std::collections::BTreeSet::new(),
+};
+
+fn cx(noop: bool) -> Context<'static> {
+    Context {
+        noop,
+        pending: &PENDING,
+    }
+}
+
+fn spec(name: &str, ensure: Ensure, version: Option<&str>) -> PackageSpec {
+    PackageSpec {
+        name: name.into(),
+        ensure,
+        version: version.map(str::to_owned),
+        provider: None,
+    }
+}
+
+/// Every file under `dir` with its size and modification time; not
+/// sqlite's shared-memory index (`-shm`), which any reader of the rpm
+/// database rewrites.
+fn tree(dir: &Path) -> BTreeMap<PathBuf, (u64, i128)> {
+    let mut out = BTreeMap::new();
+    let mut stack = vec![dir.to_owned()];
+    while let Some(d) = stack.pop() {
+        for e in fs::read_dir(&d).unwrap() {
+            let e = e.unwrap();
+            let m = e.metadata().unwrap();
+            if m.is_dir() {
+                stack.push(e.path());
+            }
+            let t = m
+                .modified()
+                .unwrap()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap()
+                .as_nanos() as i128;
+            if !e.file_name().to_string_lossy().ends_with("-shm") {
+                out.insert(e.path(), (m.len(), t));
+            }
+        }
+    }
+    out
+}
+
+/// A Rocky-like root with a repository in its /srv/repo, configured in
+/// its own /etc/yum.repos.d by the root's own path (`file:///srv/repo`).
+fn rocky_with_repo() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    packages::rocky(root);
+    let repo = root.join("srv/repo");
+    packages::rpm(&repo, "hello-datum", None, "1.0", "1");
+    packages::rpm(&repo, "hello-datum", None, "2.0", "1");
+    packages::rpm(&repo, "other-datum", Some(1), "0.5", "3.el9");
+    packages::createrepo(&repo);
+    fs::write(
+        root.join("etc/yum.repos.d/local.repo"),
+        "[local]\nname=Local\nbaseurl=file:///srv/repo\ngpgcheck=0\n",
+    )
+    .unwrap();
+    dir
+}
+
+#[test]
+fn dnf_installs_upgrades_downgrades_and_removes_in_a_rocky_like_root() {
+    if !tools::installed(&["rpm", "rpmbuild", "createrepo_c", "dnf", "unshare"]) || !tools::root() {
+        return;
+    }
+    let dir = rocky_with_repo();
+    let root = dir.path();
+    let p = Packages::new(Root::at(root));
+
+    // --noop asks rpm, and leaves the root as it was: no database made.
+    let before = tree(root);
+    let hello = spec("hello-datum", Ensure::Present, Some("1.0-1"));
+    let ex = p.examine(&hello, &cx(true)).unwrap();
+    assert_eq!(
+        ex.changes,
+        [
+            Change::new(Attribute::Ensure, "absent", "installed"),
+            Change::set(Attribute::Version, "1.0-1")
+        ]
+    );
+    assert_eq!(tree(root), before, "examining changed the root");
+    assert!(!root.join("var/lib/rpm/rpmdb.sqlite").exists());
+
+    // Two packages, one transaction (the same INSTALLTID).
+    let other = spec("other-datum", Ensure::Present, None);
+    for r in p.converge_batch(&[(&hello, &[]), (&other, &[])], &cx(false)) {
+        r.unwrap();
+    }
+    let q = packages::rpm_query(root, &["hello-datum", "other-datum"]);
+    let lines: Vec<(&str, &str)> = q.lines().map(|l| l.split_once(' ').unwrap()).collect();
+    assert_eq!(lines[0].0, "hello-datum-1.0-1", "{q}");
+    assert_eq!(lines[1].0, "other-datum-1:0.5-3.el9", "{q}");
+    assert_eq!(lines[0].1, lines[1].1, "one transaction: {q}");
+    assert_eq!(
+        fs::read_to_string(root.join("usr/share/hello-datum/version")).unwrap(),
+        "1.0-1\n"
+    );
+    // Installed: nothing left, and a second look changes nothing.
+    let settled = tree(root);
+    for s in [&hello, &other] {
+        assert_eq!(p.examine(s, &cx(false)).unwrap().changes, []);
+    }
+    assert_eq!(tree(root), settled);
+    // The epoch is compared as rpm does: `0.5-3.el9` is not `1:0.5-3.el9`.
+    let wrong_epoch = spec("other-datum", Ensure::Present, Some("0.5-3.el9"));
+    assert_eq!(
+        p.examine(&wrong_epoch, &cx(false)).unwrap().changes,
+        [Change::new(Attribute::Version, "1:0.5-3.el9", "0.5-3.el9")]
+    );
+    let same = spec("other-datum", Ensure::Present, Some("1:0.5"));
+    assert_eq!(p.examine(&same, &cx(false)).unwrap().changes, []);
+
+    // Upgrade, then back down, each by version.
+    let up = spec("hello-datum", Ensure::Present, Some("2.0-1"));
+    let ex = p.examine(&up, &cx(false)).unwrap();
+    assert_eq!(
+        ex.changes,
+        [Change::new(Attribute::Version, "1.0-1", "2.0-1")]
+    );
+    p.converge(&up, &ex.changes, &cx(false)).unwrap();
+    assert!(packages::rpm_query(root, &["hello-datum"]).starts_with("hello-datum-2.0-1 "));
+    assert_eq!(
+        fs::read_to_string(root.join("usr/share/hello-datum/version")).unwrap(),
+        "2.0-1\n"
+    );
+    let down = spec("hello-datum", Ensure::Present, Some("1.0"));
+    let ex = p.examine(&down, &cx(false)).unwrap();
+    p.converge(&down, &ex.changes, &cx(false)).unwrap();
+    assert!(packages::rpm_query(root, &["hello-datum"]).starts_with("hello-datum-1.0-1 "));
+
+    // A version the repository does not have fails, and says where dnf looked.
+    let missing = spec("hello-datum", Ensure::Present, Some("3.0-1"));
+    let err = p.converge(&missing, &[], &cx(false)).unwrap_err().0;
+    assert!(
+        err.contains("under --root, dnf runs without network"),
+        "{err}"
+    );
+
+    // Removed, both at once.
+    let gone = [
+        spec("hello-datum", Ensure::Absent, None),
+        spec("other-datum", Ensure::Absent, None),
+    ];
+    assert_eq!(
+        p.examine(&gone[0], &cx(false)).unwrap().changes,
+        [Change::new(
+            Attribute::Ensure,
+            "installed (1.0-1)",
+            "absent"
+        )]
+    );
+    for r in p.converge_batch(&[(&gone[0], &[]), (&gone[1], &[])], &cx(false)) {
+        r.unwrap();
+    }
+    assert_eq!(
+        packages::rpm_query(root, &["hello-datum", "other-datum"]),
+        "package hello-datum is not installed\npackage other-datum is not installed\n"
+    );
+    assert!(!root.join("usr/share/hello-datum/version").exists());
+    for s in &gone {
+        assert_eq!(p.examine(s, &cx(false)).unwrap().changes, []);
+    }
+}
+
+#[test]
+fn a_repository_outside_the_root_is_refused() {
+    if !tools::installed(&["rpm", "dnf", "unshare"]) || !tools::root() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("root");
+    packages::rocky(&root);
+    std::os::unix::fs::symlink(dir.path(), root.join("srv")).unwrap_or_else(|_| {
+        fs::create_dir_all(root.join("srv")).unwrap();
+    });
+    fs::write(
+        root.join("etc/yum.repos.d/out.repo"),
+        "[out]\nbaseurl=file:///srv/elsewhere\ngpgcheck=0\n",
+    )
+    .unwrap();
+    let p = Packages::new(Root::at(&root));
+    let hello = spec("hello-datum", Ensure::Present, None);
+    let err = p.converge(&hello, &[], &cx(false)).unwrap_err().0;
+    assert!(err.contains("leads out of the root"), "{err}");
+}
+
+const ALPHABET: &[u8] = b"0012019aAbzZ.._+~^";
+
+/// rpm's version order, against rpm's own (its Lua `rpm.vercmp`), over
+/// versions generated from the characters that matter to it.
+#[test]
+fn rpmvercmp_agrees_with_rpm_over_generated_versions() {
+    if !tools::installed(&["rpm"]) {
+        return;
+    }
+
+    let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
+    fn next(seed: &mut u64) -> u64 {
+        *seed ^= *seed << 13;
+        *seed ^= *seed >> 7;
+        *seed ^= *seed << 17;
+        *seed
+    }
+    fn word(seed: &mut u64) -> String {
+        let len = 1 + next(seed) % 7;
+        (0..len)
+            .map(|_| ALPHABET[(next(seed) % ALPHABET.len() as u64) as usize] as char)
+            .collect()
+    }
+    let mut pairs = Vec::new();
+    while pairs.len() < 3000 {
+        let a = word(&mut seed);
+        // Half the pairs share a prefix, where the order is decided late.
+        let b = if next(&mut seed).is_multiple_of(2) {
+            format!("{}{}", &a[..a.len() / 2], word(&mut seed))
+        } else {
+            word(&mut seed)
+        };
+        pairs.push((a, b));
+    }
+    let script: String = pairs
+        .iter()
+        // rpm's print adds no line break: each result ends with a comma.
+        .map(|(a, b)| format!("print(rpm.vercmp('{a}','{b}') .. ',')\n"))
+        .collect();
+    let out = Command::new("rpm")
+        .arg("--eval")
+        .arg(format!("%{{lua:\n{script}}}"))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let theirs: Vec<i32> = String::from_utf8_lossy(&out.stdout)
+        .trim()
+        .split_terminator(',')
+        .map(|l| l.parse().unwrap())
+        .collect();
+    assert_eq!(theirs.len(), pairs.len());
+    let mut disagree = Vec::new();
+    for ((a, b), want) in pairs.iter().zip(theirs) {
+        let ours = rpmvercmp(a, b) as i32;
+        if ours != want.signum() {
+            disagree.push(format!("{a} vs {b}: rpm {want}, ours {ours}"));
+        }
+    }
+    assert!(disagree.is_empty(), "{}", disagree.join("\n"));
+}

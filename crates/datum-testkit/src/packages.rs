@@ -1,0 +1,99 @@
+//! Packages built by the tests, and the local repositories they are
+//! served from: rpms by `rpmbuild`, a dnf repository by `createrepo_c`,
+//! and a Rocky-like root to install them in.
+
+use std::fs;
+use std::path::Path;
+use std::process::Command;
+
+fn ok(cmd: &mut Command) -> String {
+    let out = cmd.output().unwrap_or_else(|e| panic!("{cmd:?}: {e}"));
+    assert!(
+        out.status.success(),
+        "{cmd:?}: {}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// Builds the noarch rpm `NAME-VERSION-RELEASE` (an `epoch` when not
+/// `None`) into `dir`, shipping `/usr/share/NAME/version` that holds
+/// `VERSION-RELEASE`.
+pub fn rpm(dir: &Path, name: &str, epoch: Option<u32>, version: &str, release: &str) {
+    let top = tempfile_dir();
+    let spec = top.join("p.spec");
+    let epoch = epoch.map(|e| format!("Epoch: {e}\n")).unwrap_or_default();
+    fs::write(
+        &spec,
+        format!(
+            "Name: {name}\n{epoch}Version: {version}\nRelease: {release}\nSummary: a test package\n\
+             License: MIT\nBuildArch: noarch\n%description\nA test package.\n\
+             %install\nmkdir -p %{{buildroot}}/usr/share/{name}\n\
+             echo {version}-{release} > %{{buildroot}}/usr/share/{name}/version\n\
+             %files\n/usr/share/{name}/version\n"
+        ),
+    )
+    .unwrap();
+    ok(Command::new("rpmbuild")
+        .env("HOME", &top)
+        .arg("--define")
+        .arg(format!("_topdir {}", top.display()))
+        .args(["--quiet", "-bb"])
+        .arg(&spec));
+    fs::create_dir_all(dir).unwrap();
+    for entry in fs::read_dir(top.join("RPMS/noarch")).unwrap() {
+        let path = entry.unwrap().path();
+        fs::copy(&path, dir.join(path.file_name().unwrap())).unwrap();
+    }
+    fs::remove_dir_all(&top).unwrap();
+}
+
+/// Makes `dir` a dnf repository (its `repodata`), with `createrepo_c`.
+pub fn createrepo(dir: &Path) {
+    ok(Command::new("createrepo_c").arg("--quiet").arg(dir));
+}
+
+/// A Rocky-like root: its os-release (`ID_LIKE="rhel centos fedora"`),
+/// `/etc/yum.repos.d`, no rpm database yet.
+pub fn rocky(root: &Path) {
+    fs::create_dir_all(root.join("etc/yum.repos.d")).unwrap();
+    fs::create_dir_all(root.join("var/lib/rpm")).unwrap();
+    fs::write(
+        root.join("etc/os-release"),
+        "NAME=\"Rocky Linux\"\nID=\"rocky\"\nID_LIKE=\"rhel centos fedora\"\nVERSION_ID=\"9.3\"\nPRETTY_NAME=\"Rocky Linux 9.3 (Blue Onyx)\"\n",
+    )
+    .unwrap();
+}
+
+/// What `rpm -q` says of packages in `root`'s database: `NAME-EVR INSTALLTID`
+/// lines (the transaction id tells which were installed together).
+pub fn rpm_query(root: &Path, names: &[&str]) -> String {
+    let out = Command::new("rpm")
+        .arg("--root")
+        .arg(root)
+        .args([
+            "--dbpath",
+            "/var/lib/rpm",
+            "-q",
+            "--qf",
+            "%{NAME}-%{EVR} %{INSTALLTID}\\n",
+        ])
+        .args(names)
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn tempfile_dir() -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!(
+        "datum-rpmbuild-{}-{}",
+        std::process::id(),
+        NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+    ));
+    let _ = fs::remove_dir_all(&dir);
+    fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
