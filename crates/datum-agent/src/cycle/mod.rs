@@ -122,6 +122,16 @@ pub struct RunOutcome {
     pub report: PathBuf,
 }
 
+/// What converging gave: apply's summary and JSON report, the refusal,
+/// the commit the host runs, and whether the input was the cached one.
+type Converged = (
+    Option<Summary>,
+    serde_json::Value,
+    Option<Refusal>,
+    Option<String>,
+    bool,
+);
+
 /// An input that passed every check, ready to apply.
 struct Input {
     items: Vec<Item>,
@@ -197,30 +207,8 @@ impl Agent {
             (Source::Git { source, fleet }, Ok(_)) => self.git_input(source, fleet, &mut log, out),
             (Source::Bundle { url }, Ok(ca)) => self.bundle_input(url, ca.as_ref(), &mut log, out),
         };
-        let (summary, resources, refusal, commit, cached) = match input {
-            Err(r) => (
-                None,
-                serde_json::Value::Null,
-                Some(r),
-                self.running(),
-                false,
-            ),
-            Ok(input) => match self.apply(&input, &observed, &mut log, out) {
-                Ok((summary, json)) => {
-                    if let Some(applied) = &input.applied {
-                        log.expires = applied.expires();
-                    }
-                    (Some(summary), json, None, input.commit, input.cached)
-                }
-                Err(r) => (
-                    None,
-                    serde_json::Value::Null,
-                    Some(r),
-                    self.running(),
-                    false,
-                ),
-            },
-        };
+        let (summary, resources, refusal, commit, cached) =
+            self.converge(input, &observed, &mut log, out);
         let fetch_failed = log.fetch_failed;
         let status = match (&summary, &refusal) {
             (Some(_), None) if log.stale => RunStatus::NotApplied,
@@ -230,20 +218,7 @@ impl Agent {
         if let Some(r) = &refusal {
             log.notes.push(r.message.clone());
         }
-        let signers = match self.config.source {
-            Source::Git { .. } => ("allowed_signers", &self.config.allowed_signers),
-            Source::Bundle { .. } => ("public_keys", &self.config.public_keys),
-        };
-        let unsigned = self.config.insecure_allow_unsigned && signers.1.is_none();
-        if unsigned {
-            log.note(
-                out,
-                format!(
-                    "insecure_allow_unsigned: no `{}` is configured, so input is applied without checking who made it",
-                    signers.0
-                ),
-            );
-        }
+        let unsigned = self.say_unsigned(&mut log, out);
         let run = Run {
             host: self.host.clone(),
             started,
@@ -277,6 +252,58 @@ impl Agent {
             fetch_failed,
             report,
         }
+    }
+
+    /// Applies a checked `input`: what the run then reports (summary,
+    /// apply's JSON, the refusal, the commit the host runs, whether the
+    /// input was the cached one).
+    fn converge(
+        &self,
+        input: Result<Input, Refusal>,
+        observed: &datum_apply::facts::Facts,
+        log: &mut Log,
+        out: &mut dyn Write,
+    ) -> Converged {
+        let refused = |r| {
+            (
+                None,
+                serde_json::Value::Null,
+                Some(r),
+                self.running(),
+                false,
+            )
+        };
+        match input {
+            Err(r) => refused(r),
+            Ok(input) => match self.apply(&input, observed, log, out) {
+                Ok((summary, json)) => {
+                    if let Some(applied) = &input.applied {
+                        log.expires = applied.expires();
+                    }
+                    (Some(summary), json, None, input.commit, input.cached)
+                }
+                Err(r) => refused(r),
+            },
+        }
+    }
+
+    /// Notes, every run, that input is applied unverified
+    /// (`insecure_allow_unsigned` and no signers); whether it is.
+    fn say_unsigned(&self, log: &mut Log, out: &mut dyn Write) -> bool {
+        let (setting, file) = match self.config.source {
+            Source::Git { .. } => ("allowed_signers", &self.config.allowed_signers),
+            Source::Bundle { .. } => ("public_keys", &self.config.public_keys),
+        };
+        let unsigned = self.config.insecure_allow_unsigned && file.is_none();
+        if unsigned {
+            log.note(
+                out,
+                format!(
+                    "insecure_allow_unsigned: no `{setting}` is configured, so input is applied without checking who made it"
+                ),
+            );
+        }
+        unsigned
     }
 
     /// The commit the host runs: the one recorded as applied last, for
