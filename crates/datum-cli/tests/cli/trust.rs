@@ -390,3 +390,61 @@ fn quiet_leaves_out_the_fetched_and_report_lines() {
         assert!(run.stdout.contains(line), "{line}:\n{}", run.stdout);
     }
 }
+
+/// Rotation without a flag day: both keys trusted during the overlap,
+/// then the old one retired by its `valid-before` (already past here),
+/// while the new one goes on.
+#[test]
+fn a_signing_key_is_rotated_with_an_overlap_then_retired() {
+    let mut s = Setup::new();
+    let new = Key::new(s.tmp.path(), "ci-2027");
+    let signers = |old_until: &str| {
+        format!(
+            "ci@example.net valid-before=\"{old_until}\" {}\nci@example.net valid-after=\"20250101Z\" {}\n",
+            s.ci.public, new.public
+        )
+    };
+    s.host
+        .write("/etc/datum/bundle_signers", &signers("29990101Z"));
+    s.serve(&s.bundle("old.bundle", &[]));
+    assert_eq!(s.run().code, 2);
+    s.repo.release(2, None);
+    s.serve(&bundle_of(
+        &s.repo.fleet(),
+        &s.tmp.path().join("new.bundle"),
+        &new,
+        &[],
+    ));
+    let run = s.run();
+    assert_eq!(run.code, 2, "{}{}", run.stdout, run.stderr);
+    let fingerprint = crate::delivery::ok(
+        std::process::Command::new("ssh-keygen")
+            .arg("-lf")
+            .arg(new.private.with_extension("pub")),
+    );
+    let fingerprint = fingerprint.split_whitespace().nth(1).unwrap().to_owned();
+    assert!(
+        run.stdout.contains(&fingerprint),
+        "{fingerprint}\n{}",
+        run.stdout
+    );
+    // The old key retired: a newer bundle it signs is refused.
+    s.host
+        .write("/etc/datum/bundle_signers", &signers("20240101Z"));
+    s.repo.release(3, None);
+    s.serve(&s.bundle("old-3.bundle", &[]));
+    refused(&s.run(), "refusing");
+    assert_eq!(s.host.read("/srv/app/motd"), "release 2\n");
+    assert_eq!(
+        s.host.metrics()["datum_input_refusals_total"].samples[&label(&[("reason", "signature")])],
+        1.0
+    );
+    s.serve(&bundle_of(
+        &s.repo.fleet(),
+        &s.tmp.path().join("new-3.bundle"),
+        &new,
+        &[],
+    ));
+    assert_eq!(s.run().code, 2);
+    assert_eq!(s.host.read("/srv/app/motd"), "release 3\n");
+}
