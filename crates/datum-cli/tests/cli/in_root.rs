@@ -179,7 +179,9 @@ fn the_agent_reads_a_local_bundle_only_inside_the_root() {
     make_bundles(&repo, &outside.join("bundles"), None);
     let before = contents(&outside);
     let refused = |host: &Host, url: &str| {
-        host.config(&format!("bundle:\n  url: {url}\n"));
+        host.config(&format!(
+            "bundle:\n  url: {url}\ninsecure_allow_unsigned: true\n"
+        ));
         let run = host.agent(&[]);
         assert_eq!(run.code, 1, "{url}: {}{}", run.stdout, run.stderr);
         assert!(!run.stdout.contains("fetched"), "{url}: {}", run.stdout);
@@ -208,7 +210,9 @@ fn the_agent_reads_a_local_bundle_only_inside_the_root() {
     fs::create_dir_all(host.path("/opt")).unwrap();
     fs::rename(outside.join("bundles"), host.path("/opt/bundles")).unwrap();
     symlink("/opt/bundles", host.path("/srv/bundles")).unwrap();
-    host.config("bundle:\n  url: file:///srv/bundles/{host}.bundle\n");
+    host.config(
+        "bundle:\n  url: file:///srv/bundles/{host}.bundle\ninsecure_allow_unsigned: true\n",
+    );
     let run = host.agent(&[]);
     assert_eq!(run.code, 2, "{}{}", run.stdout, run.stderr);
 }
