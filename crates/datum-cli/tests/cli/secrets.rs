@@ -216,6 +216,49 @@ fn check_refuses_a_receiving_host_without_a_key_and_a_key_that_is_not_one() {
     assert!(check.stderr.contains("hosts.yaml:17:9"), "{}", check.stderr);
 }
 
+/// A `keys` entry is one line, and its key data holds the key and nothing
+/// more: a line break (which would forge a line of a `.recipients` file)
+/// and bytes after an Ed25519 key are refused where they are written.
+#[test]
+fn check_refuses_a_key_with_a_line_break_or_trailing_key_data() {
+    let f = Fleet::new();
+    let hosts = fs::read_to_string(f.fleet().join("hosts.yaml")).unwrap();
+    let (kind, rest) = f.db01_pub.split_once(' ').unwrap();
+    let (blob, _comment) = rest.split_once(' ').unwrap();
+    // 51 bytes of an Ed25519 blob are 68 base64 characters, no padding:
+    // `AAAA` more decodes to three zero bytes after the key.
+    assert_eq!(blob.len(), 68);
+    let cases = [
+        (
+            format!("{kind} {blob} db-01\\nweb-09 x"),
+            "a key is one line, and this one has a line break in it",
+            "hosts.yaml:17:",
+        ),
+        (
+            format!("{kind} {blob}AAAA db-01"),
+            "the key data has 3 bytes after the `ssh-ed25519` key",
+            "hosts.yaml:17:",
+        ),
+    ];
+    for (key, problem, place) in cases {
+        fs::write(
+            f.fleet().join("hosts.yaml"),
+            hosts.replace(&format!("\"{}\"", f.db01_pub), &format!("\"{key}\"")),
+        )
+        .unwrap();
+        let check = f.run(&["check"]);
+        assert_eq!(check.code, 1, "{key}: {}", check.stderr);
+        assert!(
+            check.stderr.contains(&format!(
+                "error: an entry of `keys` of db-01 is not a usable public key: {problem}\n"
+            )),
+            "{key}: {}",
+            check.stderr
+        );
+        assert!(check.stderr.contains(place), "{key}: {}", check.stderr);
+    }
+}
+
 #[test]
 fn apply_decrypts_into_the_target_with_mode_0600_for_ssh_and_age_keys() {
     let f = Fleet::new();

@@ -25,6 +25,7 @@ pub mod rollout;
 mod tests;
 mod values;
 mod vars;
+pub mod wide;
 
 use std::sync::Arc;
 
