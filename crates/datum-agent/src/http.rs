@@ -83,6 +83,17 @@ pub enum FetchError {
     /// The body, or the file, is over the size limit.
     #[error("{url} is larger than the limit of {limit} bytes")]
     TooLarge { url: String, limit: u64 },
+    /// The server announced a body over the size limit: refused before
+    /// reading any of it.
+    #[error("{url} announces {length} bytes (Content-Length), over the limit of {limit} bytes")]
+    Announced {
+        url: String,
+        length: u64,
+        limit: u64,
+    },
+    /// An `https://` request was redirected to a URL that is not.
+    #[error("{url}: refusing a redirect from https:// to {to}")]
+    Downgrade { url: String, to: String },
     /// TLS failed: most often, the server's certificate is not trusted.
     #[error("{method} {url}: TLS failed: {why}")]
     Tls {
@@ -125,9 +136,12 @@ impl Hinted for FetchError {
             FetchError::Tls { .. } => Some(
                 "if the server's certificate comes from an internal CA, name that CA's certificate in `ca_file` in the agent configuration (docs/agent.md)",
             ),
-            FetchError::TooLarge { .. } => {
+            FetchError::TooLarge { .. } | FetchError::Announced { .. } => {
                 Some("check that the URL names a bundle, or raise the size limit")
             }
+            FetchError::Downgrade { .. } => Some(
+                "the server (or something on the way) sends an https:// request to a plain URL, where anyone on the path could read and change the answer: fix the redirect, or name the final https:// URL",
+            ),
             _ => None,
         };
         hint.map(Cow::Borrowed)
@@ -287,8 +301,12 @@ impl From<FileError> for FetchError {
     }
 }
 
-fn agent(opts: &FetchOptions) -> Agent {
+/// An agent for requests to `url`: one that starts on `https://` never
+/// follows a redirect off it.
+fn agent(url: &str, opts: &FetchOptions) -> Agent {
+    let https = split_scheme(url).is_some_and(|(s, _)| s.eq_ignore_ascii_case("https"));
     let mut config = Agent::config_builder()
+        .https_only(https)
         .timeout_global(Some(opts.timeout))
         .http_status_as_error(false)
         .max_redirects(5)
@@ -309,7 +327,7 @@ fn agent(opts: &FetchOptions) -> Agent {
 
 fn get(url: &str, opts: &FetchOptions) -> Result<Vec<u8>, FetchError> {
     let failed = |e| transport_error("GET", url, opts, e);
-    let mut response = agent(opts).get(url).call().map_err(failed)?;
+    let mut response = agent(url, opts).get(url).call().map_err(failed)?;
     let status = response.status().as_u16();
     if !(200..300).contains(&status) {
         return Err(FetchError::Status {
@@ -318,12 +336,65 @@ fn get(url: &str, opts: &FetchOptions) -> Result<Vec<u8>, FetchError> {
             status,
         });
     }
-    response
-        .body_mut()
-        .with_config()
-        .limit(opts.max_bytes)
-        .read_to_vec()
-        .map_err(failed)
+    let announced = response
+        .headers()
+        .get("content-length")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse::<u64>().ok());
+    if let Some(length) = announced
+        && length > opts.max_bytes
+    {
+        return Err(FetchError::Announced {
+            url: redact(url),
+            length,
+            limit: opts.max_bytes,
+        });
+    }
+    let mut reader = response.body_mut().with_config().reader();
+    match read_bounded(&mut reader, opts.max_bytes, announced) {
+        Ok(Some(bytes)) => Ok(bytes),
+        Ok(None) => Err(FetchError::TooLarge {
+            url: redact(url),
+            limit: opts.max_bytes,
+        }),
+        Err(e) => Err(failed(ureq::Error::from(e))),
+    }
+}
+
+/// Everything `r` gives, or `None` as soon as it is more than `max` bytes.
+/// The buffer is reserved once: the announced length when there is one
+/// (within `max`), else `max` itself, which costs address space and not
+/// memory until bytes arrive, so the buffer is never copied as it grows and
+/// a body near the limit costs the limit and a small constant, not twice
+/// that. An announced length that turns out short grows the buffer to
+/// `max` at most, once.
+fn read_bounded(
+    r: &mut impl io::Read,
+    max: u64,
+    announced: Option<u64>,
+) -> io::Result<Option<Vec<u8>>> {
+    const CHUNK: usize = 64 << 10;
+    let max = usize::try_from(max).unwrap_or(usize::MAX);
+    let mut out = Vec::new();
+    out.try_reserve_exact(announced.map_or(max, |n| (n as usize).min(max)))?;
+    let mut chunk = vec![0u8; CHUNK];
+    loop {
+        let n = match r.read(&mut chunk) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        if out.len() + n > max {
+            return Ok(None);
+        }
+        if out.capacity() - out.len() < n {
+            out.try_reserve_exact(max - out.len())?;
+        }
+        out.extend_from_slice(&chunk[..n]);
+    }
+    out.shrink_to_fit();
+    Ok(Some(out))
 }
 
 /// POSTs `body` as JSON to `url`; success is any 2xx answer.
@@ -331,7 +402,7 @@ pub fn post_json(url: &str, body: &[u8], opts: &FetchOptions) -> Result<(), Fetc
     let Location::Http(url) = locate(url)? else {
         return Err(bad(url, "a report is posted to an http:// or https:// URL"));
     };
-    let response = agent(opts)
+    let response = agent(&url, opts)
         .post(&url)
         .content_type("application/json")
         .send(body)
@@ -378,6 +449,10 @@ fn transport_error(
         ureq::Error::BodyExceedsLimit(_) => FetchError::TooLarge {
             url,
             limit: opts.max_bytes,
+        },
+        ureq::Error::RequireHttpsOnly(to) => FetchError::Downgrade {
+            url,
+            to: redact(&to),
         },
         ureq::Error::HostNotFound => connect("the host name does not resolve"),
         ureq::Error::ConnectionFailed => connect("the connection failed"),

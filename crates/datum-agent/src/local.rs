@@ -187,6 +187,8 @@ pub fn apply<R: Reporter>(
             facts: crate::facts::json(facts),
             label_mismatches: Vec::new(),
             insecure_allow_unsigned: false,
+            input_expires: None,
+            refusal_reason: None,
         };
         let metrics = Path::new(crate::metrics::DEFAULT_PATH);
         let (_, _, more) = publish(machine, run, metrics, None, None);

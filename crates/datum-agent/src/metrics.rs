@@ -73,8 +73,23 @@ pub fn render(record: &RunRecord) -> String {
         "Times fetching the configuration failed.",
         &[("", record.fetch_failures_total as f64)],
     );
+    input(&mut out, record);
+    facts(&mut out, record);
     metric(
         &mut out,
+        "datum_run_duration_seconds",
+        "gauge",
+        "How long the last Datum run took, in seconds.",
+        &[("", record.duration().as_secs_f64())],
+    );
+    out
+}
+
+/// What the agent trusts: whether it checks signatures, what it refused,
+/// when its input expires.
+fn input(out: &mut String, record: &RunRecord) {
+    metric(
+        out,
         "datum_insecure_allow_unsigned",
         "gauge",
         "1 when the agent applies input that no signature vouches for (insecure_allow_unsigned: true).",
@@ -87,15 +102,30 @@ pub fn render(record: &RunRecord) -> String {
             },
         )],
     );
-    facts(&mut out, record);
-    metric(
-        &mut out,
-        "datum_run_duration_seconds",
-        "gauge",
-        "How long the last Datum run took, in seconds.",
-        &[("", record.duration().as_secs_f64())],
-    );
-    out
+    let refusals: Vec<(String, f64)> = record
+        .input_refusals_total
+        .iter()
+        .map(|(reason, n)| (labels(&[("reason", reason)]), *n as f64))
+        .collect();
+    let refusals: Vec<(&str, f64)> = refusals.iter().map(|(l, n)| (l.as_str(), *n)).collect();
+    if !refusals.is_empty() {
+        metric(
+            out,
+            "datum_input_refusals_total",
+            "counter",
+            "Inputs the agent refused, by reason (rollback, expired, signature, unsigned, no_signers, fleet, damaged, wrong_host, labels, other).",
+            &refusals,
+        );
+    }
+    if let Some(expires) = record.input_expires {
+        metric(
+            out,
+            "datum_input_expiry_timestamp_seconds",
+            "gauge",
+            "When the signed input the host runs expires, in seconds since the Unix epoch: alert well before it.",
+            &[("", expires as f64)],
+        );
+    }
 }
 
 /// What the host observed, and its labels that disagreed with it.

@@ -64,6 +64,14 @@ pub struct RunRecord {
     /// (`insecure_allow_unsigned: true`).
     #[serde(default)]
     pub insecure_allow_unsigned: bool,
+    /// When the input the host runs expires (seconds since the epoch), when
+    /// it does: a bundle's signed `expires`.
+    #[serde(default)]
+    pub input_expires: Option<i64>,
+    /// Inputs refused over the host's life, by reason, carried from run to
+    /// run.
+    #[serde(default)]
+    pub input_refusals_total: std::collections::BTreeMap<String, u64>,
 }
 
 /// Where the input came from.

@@ -190,6 +190,7 @@ fn a_git_tip_after_a_bundle_without_commit_is_compared_by_time() {
     let c2_time = h.work.time(&h.c2.to_string());
     let last = Applied::Bundle {
         serial: None,
+        expires: None,
         commit: None,
         commit_time: c2_time,
     };
@@ -203,6 +204,7 @@ fn a_git_tip_after_a_bundle_without_commit_is_compared_by_time() {
     // A bundle made from a commit is placed by ancestry like any commit.
     let last = Applied::Bundle {
         serial: None,
+        expires: None,
         commit: Some(h.c3),
         commit_time: 0,
     };
@@ -226,6 +228,7 @@ fn bundles_with_serials_are_ordered_by_serial_and_never_by_time() {
     let year_2030 = 1_900_000_000;
     let last = Applied::Bundle {
         serial: Some(10),
+        expires: None,
         commit: c("a"),
         commit_time: year_2030,
     };
@@ -261,6 +264,7 @@ fn bundles_with_serials_are_ordered_by_serial_and_never_by_time() {
     // it sees, even from a commit dated before the last one.
     let legacy = Applied::Bundle {
         serial: None,
+        expires: None,
         commit: c("a"),
         commit_time: year_2030,
     };
@@ -275,6 +279,7 @@ fn bundles_may_not_be_older_than_the_last_input() {
     let c = |n: &str| Some(id(&n.repeat(40)));
     let last = Applied::Bundle {
         serial: None,
+        expires: None,
         commit: c("a"),
         commit_time: 1_750_000_000,
     };
@@ -326,16 +331,19 @@ fn the_record_round_trips_and_starts_empty() {
         },
         Applied::Bundle {
             serial: None,
+            expires: None,
             commit: Some(id(&"cd".repeat(20))),
             commit_time: -5,
         },
         Applied::Bundle {
             serial: Some(u64::MAX),
+            expires: None,
             commit: None,
             commit_time: 42,
         },
         Applied::Bundle {
             serial: Some(12),
+            expires: Some(1_900_000_000),
             commit: Some(id(&"cd".repeat(20))),
             commit_time: 0,
         },
@@ -466,6 +474,7 @@ fn a_record_that_cannot_be_written_says_where() {
     let err = state
         .record(&Applied::Bundle {
             serial: None,
+            expires: None,
             commit: None,
             commit_time: 1,
         })

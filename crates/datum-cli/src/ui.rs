@@ -231,6 +231,11 @@ impl Ui {
         let _ = err.flush();
     }
 
+    /// Whether `-q` was given: progress lines are left out.
+    pub fn is_quiet(&self) -> bool {
+        self.verbosity == Verbosity::Quiet
+    }
+
     /// `warning: message` on stderr (not under `-q`). Messages, notes and
     /// errors name what a fleet or the command line wrote: they are
     /// escaped, so a control character in a name is shown, never obeyed.

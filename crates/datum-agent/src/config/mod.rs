@@ -56,6 +56,9 @@ pub struct Config {
     /// true`). Without it, an agent with no signers configured refuses
     /// every input.
     pub insecure_allow_unsigned: bool,
+    /// Bundle mode: the only fleet whose bundles are applied (`fleet_name`);
+    /// without it, the fleet of the first bundle applied.
+    pub fleet_name: Option<String>,
 }
 
 /// Where the host's configuration comes from.
@@ -204,6 +207,7 @@ const KEYS: &[&str] = &[
     "identity",
     "ca_file",
     "insecure_allow_unsigned",
+    "fleet_name",
 ];
 
 /// The top-level keys as read, each with where it was written when
@@ -221,6 +225,7 @@ struct Keys {
     identity: Option<PathBuf>,
     ca_file: Option<(Span, Option<PathBuf>)>,
     insecure_allow_unsigned: bool,
+    fleet_name: Option<String>,
 }
 
 /// Collects every mistake before giving up.
@@ -266,6 +271,7 @@ impl Cx {
             identity: keys.identity,
             ca_file: keys.ca_file.and_then(|(_, p)| p),
             insecure_allow_unsigned: keys.insecure_allow_unsigned,
+            fleet_name: keys.fleet_name,
         })
     }
 
@@ -286,6 +292,7 @@ impl Cx {
                 "metrics" => keys.metrics = self.abs_path(key, value),
                 "identity" => keys.identity = self.abs_path(key, value),
                 "ca_file" => keys.ca_file = Some((key_span, self.abs_path(key, value))),
+                "fleet_name" => keys.fleet_name = self.text(key, value).map(str::to_owned),
                 "insecure_allow_unsigned" => match value.value() {
                     Value::Bool(b) => keys.insecure_allow_unsigned = b,
                     _ => self.error(

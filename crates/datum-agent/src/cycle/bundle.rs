@@ -8,12 +8,25 @@ use std::path::Path;
 use datum_apply::root::Refused;
 use datum_core::hint::Hinted;
 
-use super::{Agent, CACHED_BUNDLE, Input, Log, Refusal, now_secs, refusal, refused};
+use super::{Agent, CACHED_BUNDLE, FLEET, Input, Log, Refusal, now_secs, refusal, refused};
 use crate::bundle::{self, Opened};
 use crate::ca::CaFile;
 use crate::http::{self, FetchError, FetchOptions, Location};
 use crate::repo::ObjectId;
 use crate::rollback::{self, Applied, Progress};
+use crate::sshsig::time::format_utc;
+
+/// `seconds` for people: `3d 4h`, `2h 5m`, `40s`.
+fn span(seconds: i64) -> String {
+    let s = seconds.max(0);
+    let (d, h, m) = (s / 86_400, s % 86_400 / 3600, s % 3600 / 60);
+    match (d, h, m) {
+        (0, 0, 0) => format!("{s}s"),
+        (0, 0, m) => format!("{m}m"),
+        (0, h, m) => format!("{h}h {m}m"),
+        (d, h, _) => format!("{d}d {h}h"),
+    }
+}
 
 /// The bundle a run applies, and where it came from.
 struct Fetched {
@@ -33,6 +46,7 @@ impl Agent {
         out: &mut dyn Write,
     ) -> Result<Input, Refusal> {
         let last = self.last_applied(log, out)?;
+        log.expires = last.as_ref().and_then(Applied::expires);
         let signers = self.signers(self.config.public_keys.as_ref(), "public_keys")?;
         let url = http::expand(template, &self.host).map_err(|e| {
             refusal(
@@ -56,19 +70,30 @@ impl Agent {
             now_secs(),
         )
         .map_err(|e| {
+            let reason = match e {
+                bundle::OpenError::Damaged(_) => "damaged",
+                bundle::OpenError::Unsigned => "unsigned",
+                bundle::OpenError::Signature(_) => "signature",
+                bundle::OpenError::WrongHost { .. } => "wrong_host",
+            };
             refusal(
                 format!("refusing {name}: {e}"),
                 e.hint().unwrap_or_default(),
             )
+            .because(reason)
         })?;
         if let Some(signer) = &opened.signer {
-            let _ = writeln!(
+            self.progress(
                 out,
-                "the bundle is signed by {} ({})",
-                signer.principals.join(", "),
-                signer.fingerprint
+                format_args!(
+                    "the bundle is signed by {} ({})",
+                    signer.principals.join(", "),
+                    signer.fingerprint
+                ),
             );
         }
+        let fleet = self.check_fleet(&opened, &name)?;
+        self.check_expiry(&opened, &name, last.as_ref(), cached, log, out)?;
         let applied = self.bundle_place(&opened, &name, last.as_ref(), cached, log, out)?;
         self.check_labels(&opened.tied(), None, log)?;
         let items = opened.items(&name).map_err(|e| {
@@ -83,7 +108,92 @@ impl Agent {
             applied: Some(applied),
             cached,
             bundle: (!cached).then_some(fetched.bytes),
+            fleet,
         })
+    }
+
+    /// Refuses a fresh bundle that has expired: a store that keeps serving
+    /// an old bundle (frozen, or no longer re-signed) is noticed. The
+    /// bundle applied last, taken because fetching failed, is applied even
+    /// expired, and the run says how stale the host is and exits 1.
+    fn check_expiry(
+        &self,
+        opened: &Opened<'_>,
+        name: &str,
+        last: Option<&Applied>,
+        cached: bool,
+        log: &mut Log,
+        out: &mut dyn Write,
+    ) -> Result<(), Refusal> {
+        let now = now_secs();
+        let Some(expires) = opened.header().expires.filter(|&e| e <= now) else {
+            return Ok(());
+        };
+        let hint = "the bundles are not being refreshed: the job that makes them must run `datum bundle` again at least every half of its --valid-for (docs/bundles.md), and the server or mirror must publish them";
+        let host = match last.and_then(Applied::expires) {
+            Some(e) if e <= now => format!(
+                "; this host runs input that expired at {} ({} ago)",
+                format_utc(e),
+                span(now - e)
+            ),
+            Some(e) => format!(
+                "; this host stays on its last verified input, which expires at {}",
+                format_utc(e)
+            ),
+            None => String::new(),
+        };
+        let message = format!(
+            "refusing {name}: it expired at {} ({} ago){host}",
+            format_utc(expires),
+            span(now - expires)
+        );
+        if !cached {
+            return Err(refusal(message, hint).because("expired"));
+        }
+        log.stale = true;
+        log.note(
+            out,
+            format!(
+                "the last verified input expired at {} ({} ago): this host is stale; {hint}",
+                format_utc(expires),
+                span(now - expires)
+            ),
+        );
+        Ok(())
+    }
+
+    /// Refuses a bundle of another fleet than this host's: the one
+    /// `fleet_name` names, else the one it applied first. Gives the name
+    /// to record when none is recorded yet.
+    fn check_fleet(&self, opened: &Opened<'_>, name: &str) -> Result<Option<String>, Refusal> {
+        let recorded = match self.root.read_small(FLEET, 4096) {
+            Ok(Some(bytes)) => Some(String::from_utf8_lossy(&bytes).trim().to_owned()),
+            Ok(None) => None,
+            Err(e) => {
+                return Err(refusal(
+                    format!("cannot read {}: {e}", self.root.path(FLEET).display()),
+                    "the file records the fleet this host belongs to: put it right or remove it",
+                ));
+            }
+        };
+        let fleet = opened.header().fleet;
+        let (expected, from) = match (&self.config.fleet_name, &recorded) {
+            (Some(f), _) => (Some(f.as_str()), "`fleet_name` in the agent configuration"),
+            (None, Some(f)) => (Some(f.as_str()), FLEET),
+            (None, None) => (None, ""),
+        };
+        if let Some(expected) = expected
+            && expected != fleet
+        {
+            return Err(refusal(
+                format!(
+                    "refusing {name}: it is a bundle of fleet {fleet:?}, and this host belongs to fleet {expected:?} ({from})"
+                ),
+                "a key that signs for several fleets can be replayed across them: serve this host its own fleet's bundle; if the host moved to another fleet, set `fleet_name` in the agent configuration",
+            )
+            .because("fleet"));
+        }
+        Ok((recorded.as_deref() != Some(fleet)).then(|| fleet.to_owned()))
     }
 
     /// A bundle named by a path or `file://` URL: opened inside the root as
@@ -131,7 +241,10 @@ impl Agent {
         };
         let e = match fetched {
             Ok(bytes) => {
-                let _ = writeln!(out, "fetched {} ({} bytes)", http::redact(url), bytes.len());
+                self.progress(
+                    out,
+                    format_args!("fetched {} ({} bytes)", http::redact(url), bytes.len()),
+                );
                 return Ok(Fetched {
                     bytes,
                     origin: url.to_owned(),
@@ -208,10 +321,11 @@ impl Agent {
                     log.note(out, format!("--allow-rollback: applying it anyway: {why}"))
                 }
                 Ok(_) => {}
-                Err(e) => return Err(refused(&e)),
+                Err(e) => return Err(refused(&e).because("rollback")),
             }
         }
         Ok(Applied::Bundle {
+            expires: header.expires,
             serial: place.serial,
             commit: place.commit,
             commit_time: place.commit_time,

@@ -57,6 +57,7 @@ impl Agent {
             }),
             cached: chosen.cached,
             bundle: None,
+            fleet: None,
         })
     }
 
@@ -91,7 +92,7 @@ impl Agent {
                 let mut tips = Vec::new();
                 for tip in fetched.tips {
                     let remote = shown_remote(&tip.remote, source, &local);
-                    let _ = writeln!(out, "fetched {} from {remote}", tip.commit);
+                    self.progress(out, format_args!("fetched {} from {remote}", tip.commit));
                     tips.push(Chosen {
                         commit: tip.commit,
                         time: tip.commit_time,
@@ -176,7 +177,10 @@ impl Agent {
             );
         }
         if several {
-            let _ = writeln!(out, "taking {} from {}", best.commit, best.origin);
+            self.progress(
+                out,
+                format_args!("taking {} from {}", best.commit, best.origin),
+            );
         }
         Ok(best)
     }
@@ -195,12 +199,14 @@ impl Agent {
         let commit = chosen.commit;
         if let Some(signers) = signers {
             let signer = gitsig::verify_commit(repo, commit, signers, now_secs())
-                .map_err(|e| refused(&e))?;
-            let _ = writeln!(
+                .map_err(|e| refused(&e).because("signature"))?;
+            self.progress(
                 out,
-                "commit {commit} is signed by {} ({})",
-                signer.principals.join(", "),
-                signer.fingerprint
+                format_args!(
+                    "commit {commit} is signed by {} ({})",
+                    signer.principals.join(", "),
+                    signer.fingerprint
+                ),
             );
         }
         if !chosen.cached {
@@ -209,7 +215,7 @@ impl Agent {
                     log.note(out, format!("--allow-rollback: applying it anyway: {why}"))
                 }
                 Ok(_) => {}
-                Err(e) => return Err(refused(&e)),
+                Err(e) => return Err(refused(&e).because("rollback")),
             }
         }
         Ok(())

@@ -39,6 +39,9 @@ pub const REPO: &str = "/var/lib/datum/repo";
 pub const STATE: &str = "/var/lib/datum/agent/applied.json";
 /// The last bundle that passed every check (bundle mode).
 pub const CACHED_BUNDLE: &str = "/var/lib/datum/agent/verified.bundle";
+/// The name of the fleet whose bundles this host applies, recorded on the
+/// first bundle applied (bundle mode).
+pub const FLEET: &str = "/var/lib/datum/agent/fleet";
 /// The run reports.
 pub const REPORTS: &str = "/var/lib/datum/reports";
 /// How a run behaves, from the command line.
@@ -49,6 +52,9 @@ pub struct RunOptions {
     pub noop: bool,
     /// Apply an input the rollback check refuses, and say so.
     pub allow_rollback: bool,
+    /// Leave out the progress lines (what was fetched, who signed it);
+    /// notes, changes and errors are still written (`-q`).
+    pub quiet: bool,
 }
 
 /// The agent for one host.
@@ -67,6 +73,15 @@ pub struct Agent {
 pub struct Refusal {
     pub message: String,
     pub hint: String,
+    /// Why, in one word, for `datum_input_refusals_total{reason=...}`.
+    pub reason: &'static str,
+}
+
+impl Refusal {
+    /// The same refusal, counted under `reason`.
+    fn because(self, reason: &'static str) -> Refusal {
+        Refusal { reason, ..self }
+    }
 }
 
 /// Every refusal says what to do, even as an empty line.
@@ -80,6 +95,7 @@ fn refusal(message: impl Into<String>, hint: impl Into<String>) -> Refusal {
     Refusal {
         message: message.into(),
         hint: hint.into(),
+        reason: "other",
     }
 }
 
@@ -106,6 +122,16 @@ pub struct RunOutcome {
     pub report: PathBuf,
 }
 
+/// What converging gave: apply's summary and JSON report, the refusal,
+/// the commit the host runs, and whether the input was the cached one.
+type Converged = (
+    Option<Summary>,
+    serde_json::Value,
+    Option<Refusal>,
+    Option<String>,
+    bool,
+);
+
 /// An input that passed every check, ready to apply.
 struct Input {
     items: Vec<Item>,
@@ -115,6 +141,8 @@ struct Input {
     cached: bool,
     /// A fresh bundle's bytes, kept once applied for when fetching fails.
     bundle: Option<Vec<u8>>,
+    /// The fleet to record as this host's, when none is recorded yet.
+    fleet: Option<String>,
 }
 
 /// What the run learns on the way, whatever the outcome.
@@ -127,6 +155,12 @@ struct Log {
     observed: datum_core::facts::Observed,
     /// The tied labels that disagreed with them.
     mismatches: Vec<LabelMismatch>,
+    /// When the input the host runs expires (the last applied, until a
+    /// new one is).
+    expires: Option<i64>,
+    /// The input the host runs has expired: the run exits 1 even when
+    /// applying succeeds.
+    stale: bool,
 }
 
 impl Log {
@@ -143,6 +177,13 @@ fn now_secs() -> i64 {
 }
 
 impl Agent {
+    /// A progress line on `out`, unless quiet.
+    fn progress(&self, out: &mut dyn Write, line: std::fmt::Arguments<'_>) {
+        if !self.options.quiet {
+            let _ = writeln!(out, "{line}");
+        }
+    }
+
     /// A path of the host, under the root.
     fn path(&self, abs: &Path) -> PathBuf {
         self.root.path(&abs.to_string_lossy())
@@ -166,35 +207,18 @@ impl Agent {
             (Source::Git { source, fleet }, Ok(_)) => self.git_input(source, fleet, &mut log, out),
             (Source::Bundle { url }, Ok(ca)) => self.bundle_input(url, ca.as_ref(), &mut log, out),
         };
-        let (summary, resources, refusal, commit, cached) = match input {
-            Err(r) => (None, serde_json::Value::Null, Some(r), None, false),
-            Ok(input) => match self.apply(&input, &observed, &mut log, out) {
-                Ok((summary, json)) => (Some(summary), json, None, input.commit, input.cached),
-                Err(r) => (None, serde_json::Value::Null, Some(r), None, false),
-            },
-        };
+        let (summary, resources, refusal, commit, cached) =
+            self.converge(input, &observed, &mut log, out);
         let fetch_failed = log.fetch_failed;
         let status = match (&summary, &refusal) {
+            (Some(_), None) if log.stale => RunStatus::NotApplied,
             (Some(s), None) => s.status(),
             _ => RunStatus::NotApplied,
         };
         if let Some(r) = &refusal {
             log.notes.push(r.message.clone());
         }
-        let signers = match self.config.source {
-            Source::Git { .. } => ("allowed_signers", &self.config.allowed_signers),
-            Source::Bundle { .. } => ("public_keys", &self.config.public_keys),
-        };
-        let unsigned = self.config.insecure_allow_unsigned && signers.1.is_none();
-        if unsigned {
-            log.note(
-                out,
-                format!(
-                    "insecure_allow_unsigned: no `{}` is configured, so input is applied without checking who made it",
-                    signers.0
-                ),
-            );
-        }
+        let unsigned = self.say_unsigned(&mut log, out);
         let run = Run {
             host: self.host.clone(),
             started,
@@ -210,6 +234,8 @@ impl Agent {
             facts: facts::json(&observed),
             label_mismatches: log.mismatches,
             insecure_allow_unsigned: unsigned,
+            input_expires: log.expires,
+            refusal_reason: refusal.as_ref().map(|r| r.reason),
         };
         let (record, report, warnings) = publish(
             &self.root,
@@ -226,6 +252,65 @@ impl Agent {
             fetch_failed,
             report,
         }
+    }
+
+    /// Applies a checked `input`: what the run then reports (summary,
+    /// apply's JSON, the refusal, the commit the host runs, whether the
+    /// input was the cached one).
+    fn converge(
+        &self,
+        input: Result<Input, Refusal>,
+        observed: &datum_apply::facts::Facts,
+        log: &mut Log,
+        out: &mut dyn Write,
+    ) -> Converged {
+        let refused = |r| {
+            (
+                None,
+                serde_json::Value::Null,
+                Some(r),
+                self.running(),
+                false,
+            )
+        };
+        match input {
+            Err(r) => refused(r),
+            Ok(input) => match self.apply(&input, observed, log, out) {
+                Ok((summary, json)) => {
+                    if let Some(applied) = &input.applied {
+                        log.expires = applied.expires();
+                    }
+                    (Some(summary), json, None, input.commit, input.cached)
+                }
+                Err(r) => refused(r),
+            },
+        }
+    }
+
+    /// Notes, every run, that input is applied unverified
+    /// (`insecure_allow_unsigned` and no signers); whether it is.
+    fn say_unsigned(&self, log: &mut Log, out: &mut dyn Write) -> bool {
+        let (setting, file) = match self.config.source {
+            Source::Git { .. } => ("allowed_signers", &self.config.allowed_signers),
+            Source::Bundle { .. } => ("public_keys", &self.config.public_keys),
+        };
+        let unsigned = self.config.insecure_allow_unsigned && file.is_none();
+        if unsigned {
+            log.note(
+                out,
+                format!(
+                    "insecure_allow_unsigned: no `{setting}` is configured, so input is applied without checking who made it"
+                ),
+            );
+        }
+        unsigned
+    }
+
+    /// The commit the host runs: the one recorded as applied last, for
+    /// the report and the metrics of a run that applied nothing new.
+    fn running(&self) -> Option<String> {
+        let last = StateFile::inside(&self.root, STATE).load().ok().flatten()?;
+        last.commit().map(|c| c.to_string())
     }
 
     /// The last applied input, or a refusal when its record is damaged
@@ -307,7 +392,8 @@ impl Agent {
                         d.text
                     ),
                     d.hint,
-                ))
+                )
+                .because("labels"))
             }
         }
     }
@@ -364,6 +450,11 @@ impl Agent {
             {
                 log.note(out, e.to_string());
             }
+            if let Some(fleet) = &input.fleet
+                && let Err(e) = save_fleet(&self.root, fleet)
+            {
+                log.note(out, format!("the fleet's name was not recorded: {e}"));
+            }
             if let Some(bytes) = &input.bundle
                 && let Err(e) = save_bundle(&self.root, bytes)
             {
@@ -375,6 +466,19 @@ impl Agent {
         }
         Ok((summary, resources))
     }
+}
+
+/// Records `fleet` as the host's fleet, inside the root.
+fn save_fleet(root: &Root, fleet: &str) -> io::Result<()> {
+    let dir = Path::new(FLEET)
+        .parent()
+        .map_or("/".to_owned(), |d| d.to_string_lossy().into_owned());
+    root.create_dir_all(&dir, 0o755)?;
+    let attrs = datum_fs::Attrs {
+        mode: Some(0o644),
+        ..Default::default()
+    };
+    root.write_atomic(FLEET, format!("{fleet}\n").as_bytes(), attrs)
 }
 
 /// Keeps a verified bundle for when fetching fails, inside the root.

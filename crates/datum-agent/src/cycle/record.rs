@@ -48,6 +48,10 @@ pub struct Run {
     pub label_mismatches: Vec<crate::facts::LabelMismatch>,
     /// Input is applied without any signature check.
     pub insecure_allow_unsigned: bool,
+    /// When the input the host runs expires.
+    pub input_expires: Option<i64>,
+    /// Why the input was refused, when it was: counted by reason.
+    pub refusal_reason: Option<&'static str>,
 }
 
 /// Records a finished run: its report under `/var/lib/datum/reports` and
@@ -65,7 +69,11 @@ pub fn publish(
     let reports = Reports::inside(root, REPORTS);
     let previous = reports.last().ok().flatten();
     let fetch_failures_total =
-        previous.map_or(0, |p| p.fetch_failures_total) + u64::from(run.fetch_failed);
+        previous.as_ref().map_or(0, |p| p.fetch_failures_total) + u64::from(run.fetch_failed);
+    let mut input_refusals_total = previous.map(|p| p.input_refusals_total).unwrap_or_default();
+    if let Some(reason) = run.refusal_reason {
+        *input_refusals_total.entry(reason.to_owned()).or_insert(0) += 1;
+    }
     let run_id = match reports.next_run_id(run.started) {
         Ok(id) => id,
         Err(e) => {
@@ -90,6 +98,8 @@ pub fn publish(
         facts: run.facts,
         label_mismatches: run.label_mismatches,
         insecure_allow_unsigned: run.insecure_allow_unsigned,
+        input_expires: run.input_expires,
+        input_refusals_total,
     };
     let report = reports
         .dir()

@@ -9,7 +9,7 @@
 //! }
 //! ```
 //!
-//! A bundle's record also holds its `serial` when it had one.
+//! A bundle's record also holds its `serial` and `expires` when it had them.
 //!
 //! It is replaced atomically (written beside, synced, renamed), so a crash
 //! leaves the old record or the new one, never half of either. Keys datum
@@ -40,6 +40,8 @@ pub enum Applied {
     Bundle {
         /// The bundle's serial, when it had one: what orders bundles.
         serial: Option<u64>,
+        /// When the bundle expires, seconds since the epoch, when it does.
+        expires: Option<i64>,
         /// The commit the bundle was made from, when the fleet is in git.
         commit: Option<ObjectId>,
         /// That commit's time (or the bundle's), in seconds since the epoch.
@@ -60,6 +62,14 @@ impl Applied {
     pub fn commit_time(&self) -> i64 {
         match self {
             Applied::Git { commit_time, .. } | Applied::Bundle { commit_time, .. } => *commit_time,
+        }
+    }
+
+    /// When the input applied last expires, when it does.
+    pub fn expires(&self) -> Option<i64> {
+        match self {
+            Applied::Git { .. } => None,
+            Applied::Bundle { expires, .. } => *expires,
         }
     }
 
@@ -197,6 +207,9 @@ impl StateFile {
         if let Some(serial) = applied.serial() {
             value["serial"] = serial.into();
         }
+        if let Some(expires) = applied.expires() {
+            value["expires"] = expires.into();
+        }
         let mut text = serde_json::to_string_pretty(&value).unwrap_or_default();
         text.push('\n');
         let write = |source| StateError::Write {
@@ -244,6 +257,10 @@ fn decode(value: &Value) -> Result<Applied, String> {
             serial: match object.get("serial") {
                 None | Some(Value::Null) => None,
                 Some(v) => Some(v.as_u64().ok_or("`serial` is not a whole number")?),
+            },
+            expires: match object.get("expires") {
+                None | Some(Value::Null) => None,
+                Some(v) => Some(v.as_i64().ok_or("`expires` is not a whole number")?),
             },
             commit,
             commit_time,

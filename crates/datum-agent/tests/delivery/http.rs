@@ -75,24 +75,55 @@ fn a_body_over_the_cap_is_refused() {
     let mut no_length = b"HTTP/1.1 200 OK\r\nConnection: close\r\n\r\n".to_vec();
     no_length.extend(&big);
     let server = serve(vec![
-        Reply::Send(response("200 OK", &big)),
+        Reply::Send(no_length.clone()),
         Reply::Send(no_length),
+        Reply::Send(response("200 OK", &big)),
         Reply::Send(response("200 OK", &big)),
     ]);
     let url = format!("{}/big", server.base);
-    for _ in 0..2 {
-        let err = http::fetch(&url, &opts(1024)).unwrap_err();
+    for max in [1024, 2047] {
+        let err = http::fetch(&url, &opts(max)).unwrap_err();
         assert!(
-            matches!(err, FetchError::TooLarge { limit: 1024, .. }),
+            matches!(err, FetchError::TooLarge { limit, .. } if limit == max),
             "{err:?}"
         );
         assert_eq!(
             err.to_string(),
-            format!("{url} is larger than the limit of 1024 bytes")
+            format!("{url} is larger than the limit of {max} bytes")
         );
     }
-    // Exactly at the cap is fine.
+    // Exactly at the cap is fine, with a length or without.
     assert_eq!(http::fetch(&url, &opts(2048)).unwrap().len(), 2048);
+    assert_eq!(http::fetch(&url, &opts(2048)).unwrap().len(), 2048);
+}
+
+/// A `Content-Length` over the cap is refused on the headers alone: the
+/// server sends no body at all, so a client that tried to read one would
+/// fail on the cut connection instead.
+#[test]
+fn an_announced_length_over_the_cap_is_refused_before_reading() {
+    let head = b"HTTP/1.1 200 OK\r\nContent-Length: 10000000000\r\nConnection: close\r\n\r\n";
+    let server = serve(vec![Reply::Send(head.to_vec())]);
+    let url = format!("{}/huge", server.base);
+    let err = http::fetch(&url, &opts(256 << 20)).unwrap_err();
+    assert!(
+        matches!(
+            err,
+            FetchError::Announced {
+                length: 10_000_000_000,
+                limit: 268_435_456,
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "{url} announces 10000000000 bytes (Content-Length), over the limit of 268435456 bytes"
+        )
+    );
+    assert!(err.hint().is_some());
 }
 
 #[test]

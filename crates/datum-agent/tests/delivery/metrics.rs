@@ -30,6 +30,8 @@ fn record() -> RunRecord {
                                   "virtualization": "kvm", "cpus": 4}),
         label_mismatches: Vec::new(),
         insecure_allow_unsigned: false,
+        input_expires: None,
+        input_refusals_total: Default::default(),
     }
 }
 

@@ -46,6 +46,8 @@ fn record(reports: &Reports, secs: u64) -> RunRecord {
             observed: Some("debian-13".into()),
         }],
         insecure_allow_unsigned: false,
+        input_expires: None,
+        input_refusals_total: Default::default(),
     }
 }
 
@@ -138,6 +140,8 @@ fn every_field_round_trips_through_the_file() {
         "facts": {"os": "debian-13", "arch": "x86_64"},
         "label_mismatches": [{"label": "os", "declared": "debian-12", "fact": "os", "observed": "debian-13"}],
         "insecure_allow_unsigned": false,
+        "input_expires": null,
+        "input_refusals_total": {},
     });
     assert_eq!(v, want);
     assert_eq!(r.duration(), Duration::from_millis(1250));

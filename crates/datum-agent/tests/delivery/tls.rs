@@ -91,6 +91,36 @@ fn a_bundle_over_https_is_fetched_when_ca_file_names_the_servers_ca() {
     );
 }
 
+/// An `https://` URL redirected to `http://` is refused: the plain server
+/// is never asked.
+#[test]
+fn a_redirect_from_https_to_http_is_refused() {
+    let pki = pki();
+    let tmp = tempfile::tempdir().unwrap();
+    let ca = ca_file(tmp.path(), &pki.ca_pem);
+    std::fs::write(tmp.path().join("web-001.bundle"), b"plain").unwrap();
+    let plain = datum_testkit::http::FileServer::serve(tmp.path());
+    let to = format!("{}/web-001.bundle", plain.base);
+    let redirect = format!(
+        "HTTP/1.1 302 Found\r\nLocation: {to}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+    );
+    let server = serve_tls(
+        vec![pki.server_der],
+        pki.server_key,
+        vec![redirect.into_bytes()],
+    );
+    let url = format!("{}/bundles/web-001.bundle", server.base);
+    let err = http::fetch(&url, &opts(Some(ca))).unwrap_err();
+    assert!(matches!(&err, FetchError::Downgrade { .. }), "{err:?}");
+    assert_eq!(
+        err.to_string(),
+        format!("{url}: refusing a redirect from https:// to {to}")
+    );
+    assert!(err.hint().unwrap().contains("https://"));
+    assert_eq!(server.requests().len(), 1);
+    assert!(plain.requests.lock().unwrap().is_empty());
+}
+
 /// A run's report reaches an HTTPS collector of the same CA: `publish`
 /// posts with the agent's `ca_file`, and warns without it.
 #[test]
@@ -124,6 +154,8 @@ fn a_report_is_posted_over_https_with_the_ca_file() {
         facts: serde_json::Value::Null,
         label_mismatches: Vec::new(),
         insecure_allow_unsigned: false,
+        input_expires: None,
+        refusal_reason: None,
     };
     let metrics = Path::new("/metrics.prom");
     let (_, _, warnings) = publish(&root, run(), metrics, Some(&url), Some(&ca));

@@ -79,6 +79,7 @@ pub fn run(ui: &mut Ui, _settings: &Settings, args: Args) -> Result<Status> {
         options: RunOptions {
             noop: args.noop,
             allow_rollback: args.allow_rollback,
+            quiet: ui.is_quiet(),
         },
     };
     if args.once {
@@ -93,7 +94,9 @@ fn show(ui: &mut Ui, outcome: &RunOutcome) -> Status {
     for w in &outcome.warnings {
         ui.warning(w);
     }
-    let _ = writeln!(ui.stdout(), "report: {}", outcome.report.display());
+    if !ui.is_quiet() {
+        let _ = writeln!(ui.stdout(), "report: {}", outcome.report.display());
+    }
     let _ = ui.flush();
     if let Some(r) = &outcome.refusal {
         ui.error(&CommandError::from(r.clone()));

@@ -72,6 +72,39 @@ pub struct Args {
     /// lower serial than the one they applied, so it must only grow.
     #[arg(long, value_name = "N")]
     serial: Option<u64>,
+    /// How long agents may move to these bundles: `90m`, `12h`, `7d`. After
+    /// that they refuse them, and a host left on one reports itself stale,
+    /// so a pipeline re-bundles at least every half of it. Counted from
+    /// SOURCE_DATE_EPOCH when set (reproducible builds), else from now.
+    #[arg(long, value_name = "DURATION", default_value = "7d", value_parser = valid_for)]
+    valid_for: u64,
+}
+
+/// A `--valid-for` duration, in seconds: the agent configuration's syntax.
+fn valid_for(text: &str) -> std::result::Result<u64, String> {
+    match datum_agent::config::parse_duration(text) {
+        Some(d) if d.as_secs() > 0 => Ok(d.as_secs()),
+        _ => Err(format!(
+            "`{text}` is not a duration: write a number and a unit, or several: `12h`, `7d`, `1d12h`"
+        )),
+    }
+}
+
+/// When bundles made now expire: `valid_for` seconds after
+/// SOURCE_DATE_EPOCH when it is set (so a rebuild gives the same bytes),
+/// else after now.
+fn expiry(valid_for: u64) -> Result<i64> {
+    let base = match std::env::var("SOURCE_DATE_EPOCH") {
+        Ok(v) => v.trim().parse::<i64>().map_err(|_| {
+            CommandError::usage(format!(
+                "SOURCE_DATE_EPOCH is `{v}`, not a number of seconds"
+            ))
+        })?,
+        Err(_) => std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs() as i64),
+    };
+    Ok(base.saturating_add(i64::try_from(valid_for).unwrap_or(i64::MAX)))
 }
 
 pub fn run(ui: &mut Ui, settings: &Settings, args: Args) -> Result<Status> {
@@ -116,7 +149,7 @@ pub fn run(ui: &mut Ui, settings: &Settings, args: Args) -> Result<Status> {
         payloads: &payloads,
         stamp: Stamp {
             serial,
-            expires: None,
+            expires: Some(expiry(args.valid_for)?),
             commit,
         },
         key: key.as_ref(),

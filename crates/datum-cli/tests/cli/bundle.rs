@@ -142,10 +142,31 @@ fn same_revision_and_key_give_the_same_bytes() {
         tmp.path().join("b"),
         tmp.path().join("c"),
     );
-    for (dir, k) in [(&a, &key), (&b, &key), (&c, &other)] {
-        let run = bundle_all(&repo.fleet(), dir, Some(k));
+    // The expiry counts from SOURCE_DATE_EPOCH, as reproducible builds set it.
+    let at_epoch = |dir: &Path, k: &Key| {
+        let out = crate::common::datum()
+            .env("SOURCE_DATE_EPOCH", "1750000000")
+            .args([
+                "bundle",
+                "--all",
+                "--out",
+                dir.to_str().unwrap(),
+                "--sign-key",
+            ])
+            .arg(&k.private)
+            .arg("--fleet")
+            .arg(repo.fleet())
+            .output()
+            .unwrap();
+        let run = Run::from(out);
         assert_eq!(run.code, 0, "{}", run.stderr);
+    };
+    for (dir, k) in [(&a, &key), (&b, &key), (&c, &other)] {
+        at_epoch(dir, k);
     }
+    let bytes = fs::read(a.join("web-001.bundle")).unwrap();
+    let d = bundle::decode(&bytes).unwrap().bundle;
+    assert_eq!(d.header.expires, Some(1_750_000_000 + 7 * 86_400));
     for name in ["web-001.bundle", "db-001.bundle"] {
         let (x, y, z) = (
             fs::read(a.join(name)).unwrap(),

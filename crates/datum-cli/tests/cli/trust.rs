@@ -8,6 +8,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use datum_testkit::http::FileServer as Server;
+use datum_testkit::metrics::labels as label;
 
 use crate::agent::Host;
 use crate::common::{Run, datum};
@@ -78,9 +79,18 @@ impl Setup {
 
 /// `datum bundle web-001` of the fleet at `fleet` into `out`, signed.
 fn bundle_of(fleet: &Path, out: &Path, key: &Key, args: &[&str]) -> PathBuf {
+    bundle_at(None, fleet, out, key, args)
+}
+
+/// [`bundle_of`], with SOURCE_DATE_EPOCH set to `epoch` when given: the
+/// time `--valid-for` counts from.
+fn bundle_at(epoch: Option<i64>, fleet: &Path, out: &Path, key: &Key, args: &[&str]) -> PathBuf {
+    let mut cmd = datum();
+    if let Some(epoch) = epoch {
+        cmd.env("SOURCE_DATE_EPOCH", epoch.to_string());
+    }
     let run = Run::from(
-        datum()
-            .args(["bundle", "web-001", "--out"])
+        cmd.args(["bundle", "web-001", "--out"])
             .arg(out)
             .arg("--fleet")
             .arg(fleet)
@@ -106,7 +116,7 @@ fn a_commit_dated_2030_neither_freezes_the_host_nor_can_be_replayed() {
     s.repo.release(2, None);
     let future = s.bundle("2030.bundle", &[]);
     s.repo.at(1_750_000_600);
-    s.repo.release(3, None);
+    let release_3 = s.repo.release(3, None);
     let normal = s.bundle("normal.bundle", &[]);
 
     s.serve(&future);
@@ -126,6 +136,29 @@ fn a_commit_dated_2030_neither_freezes_the_host_nor_can_be_replayed() {
         "refusing to go back: the bundle's serial is 2, lower than 3, the serial applied last",
     );
     assert_eq!(s.host.read("/srv/app/motd"), "release 3\n");
+    // The refusal is counted, and the metrics and report keep the revision
+    // the host runs.
+    let m = s.host.metrics();
+    let refusals = &m["datum_input_refusals_total"];
+    assert_eq!(refusals.kind, "counter");
+    assert_eq!(refusals.samples[&label(&[("reason", "rollback")])], 1.0);
+    let revision = m["datum_revision_info"]
+        .samples
+        .keys()
+        .next()
+        .unwrap()
+        .clone();
+    assert!(
+        revision.contains(&("commit".to_owned(), release_3.clone())),
+        "{revision:?}"
+    );
+    assert_eq!(s.host.report()["commit"], release_3.as_str());
+    refused(&s.run(), "lower than 3");
+    let m = s.host.metrics();
+    assert_eq!(
+        m["datum_input_refusals_total"].samples[&label(&[("reason", "rollback")])],
+        2.0
+    );
 }
 
 #[test]
@@ -229,4 +262,189 @@ fn a_frozen_first_remote_does_not_hide_a_newer_second_one() {
         notes.contains("remote /srv/fleet.git was passed over: refusing to go back"),
         "{notes}"
     );
+}
+
+/// The delivery fleet renamed `other`, outside git, for bundles of another
+/// fleet signed by the same key.
+fn other_fleet(dir: &Path) -> PathBuf {
+    for (path, text) in FLEET {
+        let file = dir.join(path);
+        fs::create_dir_all(file.parent().unwrap()).unwrap();
+        let text = text
+            .replace("name: delivery", "name: other")
+            .replace("release 1", "the other fleet");
+        fs::write(file, text).unwrap();
+    }
+    dir.to_owned()
+}
+
+#[test]
+fn a_bundle_of_another_fleet_signed_by_the_same_key_is_refused() {
+    let s = Setup::new();
+    s.serve(&s.bundle("ours.bundle", &[]));
+    assert_eq!(s.run().code, 2);
+    assert_eq!(s.host.read("/var/lib/datum/agent/fleet"), "delivery\n");
+    let theirs = bundle_of(
+        &other_fleet(&s.tmp.path().join("other")),
+        &s.tmp.path().join("theirs.bundle"),
+        &s.ci,
+        &["--serial", "1000"],
+    );
+    s.serve(&theirs);
+    refused(
+        &s.run(),
+        "it is a bundle of fleet \"other\", and this host belongs to fleet \"delivery\" (/var/lib/datum/agent/fleet)",
+    );
+    assert_eq!(s.host.read("/srv/app/motd"), "release 1\n");
+    // A fresh host told its fleet refuses another's bundle from the start.
+    let fresh = Host::new();
+    fresh.write(
+        "/etc/datum/bundle_signers",
+        &s.ci.signer_line("ci@example.net"),
+    );
+    fs::copy(&theirs, fresh.path("/srv/theirs.bundle")).unwrap();
+    fresh.config(
+        "bundle:\n  url: /srv/theirs.bundle\npublic_keys: /etc/datum/bundle_signers\nfleet_name: delivery\n",
+    );
+    let run = fresh.agent(&[]);
+    assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
+    assert!(
+        run.stderr.contains(
+            "this host belongs to fleet \"delivery\" (`fleet_name` in the agent configuration)"
+        ),
+        "{}",
+        run.stderr
+    );
+    assert!(!fresh.path("/srv/app").exists());
+}
+
+fn now() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs() as i64
+}
+
+#[test]
+fn an_expired_bundle_is_refused_and_the_host_says_until_when_it_is_covered() {
+    let mut s = Setup::new();
+    let made = now();
+    s.serve(&s.bundle("fresh.bundle", &[]));
+    assert_eq!(s.run().code, 2);
+    let expiry = s.host.metrics()["datum_input_expiry_timestamp_seconds"].one();
+    // Seven days by default, counted from when it was made.
+    assert!(
+        (made + 7 * 86_400..=now() + 7 * 86_400).contains(&(expiry as i64)),
+        "{expiry}"
+    );
+    // A newer release, signed, but made ten days ago and valid for one.
+    s.repo.release(2, None);
+    let expired = bundle_at(
+        Some(now() - 10 * 86_400),
+        &s.repo.fleet(),
+        &s.tmp.path().join("expired.bundle"),
+        &s.ci,
+        &["--valid-for", "1d"],
+    );
+    s.serve(&expired);
+    let run = s.run();
+    refused(&run, "it expired at");
+    assert!(run.stderr.contains("(9d 0h ago)"), "{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains("this host stays on its last verified input, which expires at"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr
+            .contains("at least every half of its --valid-for"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(s.host.read("/srv/app/motd"), "release 1\n");
+    // The metric still tells when the input the host runs expires.
+    assert_eq!(
+        s.host.metrics()["datum_input_expiry_timestamp_seconds"].one(),
+        expiry
+    );
+    assert_eq!(s.host.report()["input_expires"], expiry as i64);
+    assert_eq!(
+        s.host.metrics()["datum_input_refusals_total"].samples[&label(&[("reason", "expired")])],
+        1.0
+    );
+}
+
+#[test]
+fn quiet_leaves_out_the_fetched_and_report_lines() {
+    let s = Setup::new();
+    s.serve(&s.bundle("b.bundle", &[]));
+    let run = s.host.agent(&["-q"]);
+    assert_eq!(run.code, 2, "{}{}", run.stdout, run.stderr);
+    for line in ["fetched ", "report: ", "the bundle is signed by"] {
+        assert!(!run.stdout.contains(line), "{line}:\n{}", run.stdout);
+    }
+    // Without -q they are there.
+    let run = s.run();
+    for line in ["fetched ", "report: ", "the bundle is signed by"] {
+        assert!(run.stdout.contains(line), "{line}:\n{}", run.stdout);
+    }
+}
+
+/// Rotation without a flag day: both keys trusted during the overlap,
+/// then the old one retired by its `valid-before` (already past here),
+/// while the new one goes on.
+#[test]
+fn a_signing_key_is_rotated_with_an_overlap_then_retired() {
+    let mut s = Setup::new();
+    let new = Key::new(s.tmp.path(), "ci-2027");
+    let signers = |old_until: &str| {
+        format!(
+            "ci@example.net valid-before=\"{old_until}\" {}\nci@example.net valid-after=\"20250101Z\" {}\n",
+            s.ci.public, new.public
+        )
+    };
+    s.host
+        .write("/etc/datum/bundle_signers", &signers("29990101Z"));
+    s.serve(&s.bundle("old.bundle", &[]));
+    assert_eq!(s.run().code, 2);
+    s.repo.release(2, None);
+    s.serve(&bundle_of(
+        &s.repo.fleet(),
+        &s.tmp.path().join("new.bundle"),
+        &new,
+        &[],
+    ));
+    let run = s.run();
+    assert_eq!(run.code, 2, "{}{}", run.stdout, run.stderr);
+    let fingerprint = crate::delivery::ok(
+        std::process::Command::new("ssh-keygen")
+            .arg("-lf")
+            .arg(new.private.with_extension("pub")),
+    );
+    let fingerprint = fingerprint.split_whitespace().nth(1).unwrap().to_owned();
+    assert!(
+        run.stdout.contains(&fingerprint),
+        "{fingerprint}\n{}",
+        run.stdout
+    );
+    // The old key retired: a newer bundle it signs is refused.
+    s.host
+        .write("/etc/datum/bundle_signers", &signers("20240101Z"));
+    s.repo.release(3, None);
+    s.serve(&s.bundle("old-3.bundle", &[]));
+    refused(&s.run(), "refusing");
+    assert_eq!(s.host.read("/srv/app/motd"), "release 2\n");
+    assert_eq!(
+        s.host.metrics()["datum_input_refusals_total"].samples[&label(&[("reason", "signature")])],
+        1.0
+    );
+    s.serve(&bundle_of(
+        &s.repo.fleet(),
+        &s.tmp.path().join("new-3.bundle"),
+        &new,
+        &[],
+    ));
+    assert_eq!(s.run().code, 2);
+    assert_eq!(s.host.read("/srv/app/motd"), "release 3\n");
 }
