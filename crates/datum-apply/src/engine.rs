@@ -546,6 +546,7 @@ fn examine(p: &Providers, d: &Desired, cx: &Context<'_>) -> Result<Examined, Fai
         Desired::Cron(s) => p.cron.examine(s, cx),
         Desired::Mount(s) => p.mount.examine(s, cx),
         Desired::Sysctl(s) => p.sysctl.examine(s, cx),
+        Desired::Repository(s) => p.repository.examine(s, cx),
     }
 }
 
@@ -573,5 +574,6 @@ fn converge(
         Desired::Cron(s) => p.cron.converge(s, changes, cx),
         Desired::Mount(s) => p.mount.converge(s, changes, cx),
         Desired::Sysctl(s) => p.sysctl.converge(s, changes, cx),
+        Desired::Repository(s) => p.repository.converge(s, changes, cx),
     }
 }

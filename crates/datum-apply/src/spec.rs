@@ -12,7 +12,9 @@ use datum_core::schema::{Field, Kind, ResourceId, Value};
 use zeroize::Zeroizing;
 
 mod system;
-pub use system::{CRON_DIR, CronSpec, MountSpec, MountState, PackageSystem, SysctlSpec, cron_path};
+pub use system::{
+    CRON_DIR, CronSpec, MountSpec, MountState, PackageSystem, RepositorySpec, SysctlSpec, cron_path,
+};
 
 /// `ensure` of the filesystem types, users and groups (`installed` reads as
 /// present for packages). A resource without `ensure` is present.
@@ -204,6 +206,7 @@ pub enum Desired {
     Cron(CronSpec),
     Mount(MountSpec),
     Sysctl(SysctlSpec),
+    Repository(RepositorySpec),
 }
 
 /// One resource to apply.
@@ -238,6 +241,7 @@ impl Desired {
             Desired::Cron(_) => Kind::Cron,
             Desired::Mount(_) => Kind::Mount,
             Desired::Sysctl(_) => Kind::Sysctl,
+            Desired::Repository(_) => Kind::Repository,
         }
     }
 
@@ -418,6 +422,7 @@ impl Fields<'_> {
             Kind::Cron => Desired::Cron(self.cron()),
             Kind::Mount => Desired::Mount(self.mount()),
             Kind::Sysctl => Desired::Sysctl(self.sysctl()),
+            Kind::Repository => Desired::Repository(self.repository()),
         }
     }
 

@@ -12,7 +12,7 @@ use datum_apply::provider::package::Packages;
 use datum_apply::provider::{Context, Pending, Provider};
 use datum_apply::report::{Attribute, Change};
 use datum_apply::root::Root;
-use datum_apply::spec::{Ensure, PackageSpec};
+use datum_apply::spec::{Ensure, PackageSpec, PackageSystem};
 use datum_testkit::{packages, tools};
 
 static PENDING: Pending = Pending {
@@ -185,6 +185,33 @@ fn dnf_installs_upgrades_downgrades_and_removes_in_a_rocky_like_root() {
     for s in &gone {
         assert_eq!(p.examine(s, &cx(false)).unwrap().changes, []);
     }
+}
+
+#[test]
+fn dnf_refreshes_its_cache_only_after_a_repository_changed() {
+    if !tools::installed(&["rpm", "rpmbuild", "createrepo_c", "dnf", "unshare"]) || !tools::root() {
+        return;
+    }
+    let dir = rocky_with_repo();
+    let root = dir.path();
+    let stale = datum_apply::provider::package::Stale::default();
+    let p = Packages::new(Root::at(root)).with_stale(stale.clone());
+    // A version the repository lacks fails: the command shows whether
+    // dnf was told to refresh.
+    let missing = spec("hello-datum", Ensure::Present, Some("9.0-1"));
+    let err = p.converge(&missing, &[], &cx(false)).unwrap_err().0;
+    assert!(!err.contains("--refresh"), "{err}");
+    stale.lock().unwrap().insert(PackageSystem::Dnf);
+    let err = p.converge(&missing, &[], &cx(false)).unwrap_err().0;
+    assert!(err.contains(" --refresh "), "{err}");
+    // Still owed after a failure; settled by the next transaction that
+    // succeeds, which refreshes.
+    assert!(stale.lock().unwrap().contains(&PackageSystem::Dnf));
+    let hello = spec("hello-datum", Ensure::Present, None);
+    p.converge(&hello, &[], &cx(false)).unwrap();
+    assert!(stale.lock().unwrap().is_empty());
+    let err = p.converge(&missing, &[], &cx(false)).unwrap_err().0;
+    assert!(!err.contains("--refresh"), "{err}");
 }
 
 #[test]

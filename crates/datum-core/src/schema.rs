@@ -23,6 +23,7 @@ pub enum Kind {
     Group,
     Mount,
     Package,
+    Repository,
     Service,
     Symlink,
     Sysctl,
@@ -71,6 +72,10 @@ pub enum Field {
     Pass,
     Value,
     Provider,
+    Url,
+    Suites,
+    Components,
+    Key,
 }
 
 /// How a field's value is written and checked.
@@ -119,7 +124,7 @@ pub const SECONDS_MAX: i64 = 86_400;
 pub const PACKAGE_SYSTEMS: &[&str] = &["apt", "dnf"];
 
 impl Kind {
-    pub const ALL: [Kind; 11] = [
+    pub const ALL: [Kind; 12] = [
         Kind::Cron,
         Kind::Directory,
         Kind::Exec,
@@ -127,6 +132,7 @@ impl Kind {
         Kind::Group,
         Kind::Mount,
         Kind::Package,
+        Kind::Repository,
         Kind::Service,
         Kind::Symlink,
         Kind::Sysctl,
@@ -142,6 +148,7 @@ impl Kind {
             Kind::Group => "Group",
             Kind::Mount => "Mount",
             Kind::Package => "Package",
+            Kind::Repository => "Repository",
             Kind::Service => "Service",
             Kind::Symlink => "Symlink",
             Kind::Sysctl => "Sysctl",
@@ -186,6 +193,9 @@ impl Kind {
             Kind::Cron => &[Ensure, Schedule, User, Command, Environment, Requires],
             Kind::Mount => &[Path, Ensure, Device, Fstype, Options, Pass, Requires],
             Kind::Sysctl => &[Name, Ensure, Value, Requires],
+            Kind::Repository => &[
+                Name, Ensure, Provider, Url, Suites, Components, Key, Requires,
+            ],
         }
     }
 
@@ -220,16 +230,18 @@ impl Kind {
             Kind::Cron => &[Field::Schedule, Field::User, Field::Command],
             Kind::Mount => &[Field::Path, Field::Device, Field::Fstype],
             Kind::Sysctl => &[Field::Value],
+            Kind::Repository => &[Field::Url],
             _ => &[],
         }
     }
 
     /// Fields a resolved resource must have when its `ensure` is
     /// `absent`: what names the thing to remove (a Mount's mount point),
-    /// no more; a Cron or a Sysctl is named by its title or `name`.
+    /// no more; a Cron, a Sysctl or a Repository is named by its title or
+    /// `name`.
     pub fn required_when(self, absent: bool) -> &'static [Field] {
         match self {
-            Kind::Cron | Kind::Sysctl if absent => &[],
+            Kind::Cron | Kind::Sysctl | Kind::Repository if absent => &[],
             Kind::Mount if absent => &[Field::Path],
             _ => self.required(),
         }
@@ -278,7 +290,7 @@ impl Kind {
             Field::Sensitive | Field::Enabled | Field::System | Field::RefreshOnly => Ty::Bool,
             Field::Uid | Field::Gid => Ty::Id,
             Field::Ensure => Ty::Word(self.ensure_words()),
-            Field::Groups => Ty::List,
+            Field::Groups | Field::Suites | Field::Components => Ty::List,
             Field::Requires | Field::RestartOn | Field::RunOn => Ty::Refs,
             Field::Command | Field::Unless | Field::Onlyif => Ty::Argv,
             Field::Environment => Ty::Env,
@@ -287,6 +299,8 @@ impl Kind {
             Field::Pass => Ty::Pass,
             Field::Provider => Ty::Word(PACKAGE_SYSTEMS),
             Field::Target
+            | Field::Url
+            | Field::Key
             | Field::Device
             | Field::Fstype
             | Field::Options
@@ -308,7 +322,7 @@ impl fmt::Display for Kind {
 }
 
 impl Field {
-    pub const ALL: [Field; 39] = [
+    pub const ALL: [Field; 43] = [
         Field::Path,
         Field::Target,
         Field::Name,
@@ -348,6 +362,10 @@ impl Field {
         Field::Pass,
         Field::Value,
         Field::Provider,
+        Field::Url,
+        Field::Suites,
+        Field::Components,
+        Field::Key,
     ];
 
     pub fn name(self) -> &'static str {
@@ -391,6 +409,10 @@ impl Field {
             Field::Pass => "pass",
             Field::Value => "value",
             Field::Provider => "provider",
+            Field::Url => "url",
+            Field::Suites => "suites",
+            Field::Components => "components",
+            Field::Key => "key",
         }
     }
 

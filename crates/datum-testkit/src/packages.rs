@@ -55,9 +55,11 @@ pub fn createrepo(dir: &Path) {
 }
 
 /// A Rocky-like root: its os-release (`ID_LIKE="rhel centos fedora"`),
-/// `/etc/yum.repos.d`, no rpm database yet.
+/// root's account, `/etc/yum.repos.d`, no rpm database yet.
 pub fn rocky(root: &Path) {
     fs::create_dir_all(root.join("etc/yum.repos.d")).unwrap();
+    fs::write(root.join("etc/passwd"), "root:x:0:0:root:/root:/bin/bash\n").unwrap();
+    fs::write(root.join("etc/group"), "root:x:0:\n").unwrap();
     fs::create_dir_all(root.join("var/lib/rpm")).unwrap();
     fs::write(
         root.join("etc/os-release"),

@@ -8,7 +8,8 @@
 //! decides (`/var/lib/dpkg/status`, `/var/lib/rpm`). Each system is a
 //! provider of its own ([`super::dpkg`], [`super::dnf`]).
 
-use std::sync::OnceLock;
+use std::collections::BTreeSet;
+use std::sync::{Arc, Mutex, OnceLock};
 
 use super::dnf::Dnf;
 use super::dpkg::Dpkg;
@@ -87,12 +88,19 @@ pub fn detect(root: &Root) -> Result<PackageSystem, String> {
     ))
 }
 
+/// The package systems whose sources changed in this run: the next
+/// transaction of each refreshes its cache first (apt-get update on the
+/// running system, dnf's `--refresh`), then clears the mark. Shared by the
+/// Repository provider, which sets it, and the Package provider.
+pub type Stale = Arc<Mutex<BTreeSet<PackageSystem>>>;
+
 /// Every package system, each resource handed to its own.
 pub struct Packages {
     root: Root,
     apt: Dpkg,
     dnf: Dnf,
     detected: OnceLock<Result<PackageSystem, String>>,
+    stale: Stale,
 }
 
 impl Packages {
@@ -102,7 +110,55 @@ impl Packages {
             dnf: Dnf::new(root.clone()),
             root,
             detected: OnceLock::new(),
+            stale: Stale::default(),
         }
+    }
+
+    /// Told by `stale` which caches a changed Repository left stale.
+    pub fn with_stale(mut self, stale: Stale) -> Packages {
+        self.stale = stale;
+        self
+    }
+
+    /// Whether `system`'s cache is to be refreshed before its next
+    /// transaction.
+    fn is_stale(&self, system: PackageSystem) -> bool {
+        self.stale
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .contains(&system)
+    }
+
+    fn refreshed(&self, system: PackageSystem) {
+        self.stale
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(&system);
+    }
+
+    /// Converges with the system's provider, refreshing its cache first
+    /// when a Repository changed.
+    fn converge_with(
+        &self,
+        system: PackageSystem,
+        part: &[(&PackageSpec, &[Change])],
+        cx: &Context<'_>,
+    ) -> Vec<Result<(), Failure>> {
+        let refresh = self.is_stale(system);
+        let done = match system {
+            PackageSystem::Dnf => {
+                let specs: Vec<&PackageSpec> = part.iter().map(|(s, _)| *s).collect();
+                vec![self.dnf.converge_all(&specs, refresh); part.len()]
+            }
+            PackageSystem::Apt => match self.apt.refresh(refresh) {
+                Ok(()) => self.apt.converge_batch(part, cx),
+                Err(f) => vec![Err(f); part.len()],
+            },
+        };
+        if refresh && done.iter().all(Result::is_ok) {
+            self.refreshed(system);
+        }
+        done
     }
 
     /// The system that manages `s`: its `provider`, else the machine's.
@@ -136,7 +192,10 @@ impl Provider<PackageSpec> for Packages {
         changes: &[Change],
         cx: &Context<'_>,
     ) -> Result<(), Failure> {
-        self.provider(s)?.converge(s, changes, cx)
+        let system = self.system(s)?;
+        self.converge_with(system, &[(s, changes)], cx)
+            .pop()
+            .unwrap_or(Ok(()))
     }
 
     /// Each system's share of the batch in one go: dnf's in one
@@ -161,14 +220,7 @@ impl Provider<PackageSpec> for Packages {
                 continue;
             }
             let part: Vec<(&PackageSpec, &[Change])> = mine.iter().map(|&k| batch[k]).collect();
-            let done = match system {
-                PackageSystem::Dnf => {
-                    let specs: Vec<&PackageSpec> = part.iter().map(|(s, _)| *s).collect();
-                    let result = self.dnf.converge_all(&specs);
-                    vec![result; part.len()]
-                }
-                PackageSystem::Apt => self.apt.converge_batch(&part, cx),
-            };
+            let done = self.converge_with(system, &part, cx);
             for (k, r) in mine.into_iter().zip(done) {
                 results[k] = r;
             }

@@ -1,6 +1,6 @@
 //! The specs of the types that write a line into a system file and act on
-//! the running system: Cron, Mount and Sysctl; and the package systems a
-//! Package names.
+//! the running system: Cron, Mount and Sysctl; a Repository; and the
+//! package systems a Package or a Repository names.
 
 use datum_core::names::Rule;
 use datum_core::schema::{Field, Value};
@@ -146,6 +146,24 @@ impl Fields<'_> {
         }
     }
 
+    pub(super) fn repository(&mut self) -> RepositorySpec {
+        let name = self.r.name().to_owned();
+        self.checked(Rule::RepoName, "the name", &name);
+        let url = self.text(Field::Url).unwrap_or_default();
+        if !url.is_empty() {
+            self.checked(Rule::Url, "the url", &url);
+        }
+        RepositorySpec {
+            name,
+            ensure: self.ensure(),
+            provider: self.r.str(Field::Provider).and_then(PackageSystem::parse),
+            url,
+            suites: self.list(Field::Suites).unwrap_or_default(),
+            components: self.list(Field::Components).unwrap_or_default(),
+            key: self.text(Field::Key),
+        }
+    }
+
     pub(super) fn sysctl(&mut self) -> SysctlSpec {
         let name = self.r.name().to_owned();
         self.checked(Rule::SysctlKey, "the key", &name);
@@ -155,6 +173,24 @@ impl Fields<'_> {
             value: self.text(Field::Value).unwrap_or_default(),
         }
     }
+}
+
+/// A package source: a file in the package system's configuration, and
+/// its signing key beside it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RepositorySpec {
+    /// Its files' names (`datum-NAME`), and its id for dnf and pacman.
+    pub name: String,
+    pub ensure: Ensure,
+    /// The package system, when the manifest names one; otherwise the
+    /// machine's.
+    pub provider: Option<PackageSystem>,
+    pub url: String,
+    /// apt's suites and components.
+    pub suites: Vec<String>,
+    pub components: Vec<String>,
+    /// The signing key, ASCII-armored.
+    pub key: Option<String>,
 }
 
 /// A package system: its tools and its own version rules.

@@ -36,6 +36,7 @@ mod pty;
 mod query;
 mod render;
 mod review_script;
+mod rpm_root;
 mod schema;
 mod secret_fleet;
 mod secret_prompt;
