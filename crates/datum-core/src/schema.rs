@@ -119,9 +119,9 @@ pub enum Ty {
 /// The longest `timeout` an Exec takes: a day.
 pub const SECONDS_MAX: i64 = 86_400;
 
-/// The package systems a Package's `provider` names: apt (dpkg) and dnf
-/// (rpm). Without it, apply chooses from the root's os-release.
-pub const PACKAGE_SYSTEMS: &[&str] = &["apt", "dnf"];
+/// The package systems a Package's `provider` names: apt (dpkg), dnf
+/// (rpm) and pacman. Without it, apply chooses from the root's os-release.
+pub const PACKAGE_SYSTEMS: &[&str] = &["apt", "dnf", "pacman"];
 
 impl Kind {
     pub const ALL: [Kind; 12] = [

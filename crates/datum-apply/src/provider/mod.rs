@@ -13,6 +13,7 @@ pub mod exec;
 pub mod fs;
 pub mod mount;
 pub mod package;
+pub mod pacman;
 pub mod repository;
 pub mod shadow;
 pub mod sysctl;

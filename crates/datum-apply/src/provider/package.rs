@@ -3,16 +3,18 @@
 //! A Package's `provider` names its system; without one, the root's
 //! os-release chooses ([`choose`]): its `ID`, then each `ID_LIKE` in
 //! order, by family (debian and ubuntu: apt; rhel, centos, fedora, rocky,
-//! almalinux and amzn: dnf). When neither names a family Datum knows, or
-//! there is no os-release, the one package database the root holds
-//! decides (`/var/lib/dpkg/status`, `/var/lib/rpm`). Each system is a
-//! provider of its own ([`super::dpkg`], [`super::dnf`]).
+//! almalinux and amzn: dnf; arch: pacman). When neither names a family
+//! Datum knows, or there is no os-release, the one package database the
+//! root holds decides (`/var/lib/dpkg/status`, `/var/lib/rpm`,
+//! `/var/lib/pacman/local`). Each system is a provider of its own
+//! ([`super::dpkg`], [`super::dnf`], [`super::pacman`]).
 
 use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex, OnceLock};
 
 use super::dnf::Dnf;
 use super::dpkg::Dpkg;
+use super::pacman::Pacman;
 use super::{Context, Examined, Failure, Provider};
 use crate::facts::OsRelease;
 use crate::report::Change;
@@ -24,6 +26,7 @@ pub fn family(id: &str) -> Option<PackageSystem> {
     match id {
         "debian" | "ubuntu" => Some(PackageSystem::Apt),
         "rhel" | "centos" | "fedora" | "rocky" | "almalinux" | "amzn" => Some(PackageSystem::Dnf),
+        "arch" => Some(PackageSystem::Pacman),
         _ => None,
     }
 }
@@ -37,9 +40,10 @@ pub fn choose(os: &OsRelease) -> Option<PackageSystem> {
 }
 
 /// The package database each system keeps, inside the root.
-const DATABASES: [(PackageSystem, &str); 2] = [
+const DATABASES: [(PackageSystem, &str); 3] = [
     (PackageSystem::Apt, "/var/lib/dpkg/status"),
     (PackageSystem::Dnf, super::dnf::DBPATH),
+    (PackageSystem::Pacman, "/var/lib/pacman/local"),
 ];
 
 /// The system of the machine at `root`, or why there is none.
@@ -60,7 +64,7 @@ pub fn detect(root: &Root) -> Result<PackageSystem, String> {
     }
     let why = match os {
         Ok((os, path)) => format!(
-            "{} says ID={}{}, which is no family Datum knows (debian, ubuntu: apt; rhel, centos, fedora, rocky, almalinux, amzn: dnf)",
+            "{} says ID={}{}, which is no family Datum knows (debian, ubuntu: apt; rhel, centos, fedora, rocky, almalinux, amzn: dnf; arch: pacman)",
             root.path(&path).display(),
             os.id,
             if os.id_like.is_empty() {
@@ -84,7 +88,7 @@ pub fn detect(root: &Root) -> Result<PackageSystem, String> {
         )
     };
     Err(format!(
-        "cannot tell which package system manages this machine: {why}, and it holds {databases}; name one with `provider:` (apt, dnf)"
+        "cannot tell which package system manages this machine: {why}, and it holds {databases}; name one with `provider:` (apt, dnf, pacman)"
     ))
 }
 
@@ -99,6 +103,7 @@ pub struct Packages {
     root: Root,
     apt: Dpkg,
     dnf: Dnf,
+    pacman: Pacman,
     detected: OnceLock<Result<PackageSystem, String>>,
     stale: Stale,
 }
@@ -108,6 +113,7 @@ impl Packages {
         Packages {
             apt: Dpkg::new(root.clone()),
             dnf: Dnf::new(root.clone()),
+            pacman: Pacman::new(root.clone()),
             root,
             detected: OnceLock::new(),
             stale: Stale::default(),
@@ -150,6 +156,10 @@ impl Packages {
                 let specs: Vec<&PackageSpec> = part.iter().map(|(s, _)| *s).collect();
                 vec![self.dnf.converge_all(&specs, refresh); part.len()]
             }
+            PackageSystem::Pacman => {
+                let specs: Vec<&PackageSpec> = part.iter().map(|(s, _)| *s).collect();
+                vec![self.pacman.converge_all(&specs, refresh); part.len()]
+            }
             PackageSystem::Apt => match self.apt.refresh(refresh) {
                 Ok(()) => self.apt.converge_batch(part, cx),
                 Err(f) => vec![Err(f); part.len()],
@@ -177,6 +187,7 @@ impl Packages {
         Ok(match self.system(s)? {
             PackageSystem::Apt => &self.apt,
             PackageSystem::Dnf => &self.dnf,
+            PackageSystem::Pacman => &self.pacman,
         })
     }
 }
@@ -253,6 +264,11 @@ mod tests {
             assert_eq!(choose(&os(id, &[])), Some(PackageSystem::Dnf), "{id}");
         }
         assert_eq!(choose(&os("ol", &["fedora"])), Some(PackageSystem::Dnf));
+        assert_eq!(choose(&os("arch", &[])), Some(PackageSystem::Pacman));
+        assert_eq!(
+            choose(&os("endeavouros", &["arch"])),
+            Some(PackageSystem::Pacman)
+        );
         assert_eq!(choose(&os("gentoo", &[])), None);
         assert_eq!(choose(&os("sles", &["suse", "opensuse"])), None);
     }

@@ -9,6 +9,10 @@
 //!   `/etc/apt/keyrings/datum-NAME.asc`.
 //! - dnf: `/etc/yum.repos.d/datum-NAME.repo` (`[NAME]`, `baseurl`,
 //!   `gpgcheck`, `gpgkey`), the key in `/etc/pki/rpm-gpg/datum-NAME.asc`.
+//! - pacman: `/etc/pacman.d/datum-NAME.conf` (`[NAME]`, `Server`), read
+//!   when pacman.conf has `Include = /etc/pacman.d/datum-*.conf` (a note
+//!   says so when it has not). pacman takes keys only from its keyring,
+//!   which Datum does not manage: a pacman Repository with `key` fails.
 //!
 //! The system is the Repository's `provider`, else the machine's
 //! ([`super::package::detect`]). A Repository that changes marks its
@@ -61,6 +65,10 @@ pub fn paths(system: PackageSystem, name: &str) -> (String, String) {
             format!("/etc/yum.repos.d/datum-{name}.repo"),
             format!("/etc/pki/rpm-gpg/datum-{name}.asc"),
         ),
+        PackageSystem::Pacman => (
+            format!("/etc/pacman.d/datum-{name}.conf"),
+            format!("/etc/pacman.d/datum-{name}.asc"),
+        ),
     }
 }
 
@@ -103,6 +111,19 @@ pub fn content(system: PackageSystem, s: &RepositorySpec) -> Result<String, Fail
                 s.url,
                 name = s.name
             ))
+        }
+        PackageSystem::Pacman => {
+            if !s.suites.is_empty() || !s.components.is_empty() {
+                return Err(Failure::new(
+                    "`suites` and `components` are apt's: a pacman Repository takes only `url`",
+                ));
+            }
+            if s.key.is_some() {
+                return Err(Failure::new(
+                    "pacman reads signing keys only from its keyring, which Datum does not manage: leave `key` out and import the key with pacman-key (an Exec running `pacman-key --add` and `--lsign-key`); the repository's packages are checked by pacman.conf's SigLevel",
+                ));
+            }
+            Ok(format!("{head}[{}]\nServer = {}\n", s.name, s.url))
         }
     }
 }
@@ -155,6 +176,23 @@ impl Repositories {
     }
 }
 
+impl Repositories {
+    /// Whether the root's pacman.conf includes Datum's repository files.
+    fn included(&self) -> bool {
+        let conf = self
+            .root
+            .read_small("/etc/pacman.conf", KEY_LIMIT)
+            .ok()
+            .flatten();
+        let conf = String::from_utf8_lossy(conf.as_deref().unwrap_or_default()).into_owned();
+        conf.lines().any(|l| {
+            l.split_once('=').is_some_and(|(k, v)| {
+                k.trim() == "Include" && v.trim() == "/etc/pacman.d/datum-*.conf"
+            })
+        })
+    }
+}
+
 /// The directory a key is kept in.
 fn key_dir(path: &str) -> &str {
     path.rsplit_once('/').map_or("/", |(d, _)| d)
@@ -182,6 +220,12 @@ impl Provider<RepositorySpec> for Repositories {
         let own = self.files.examine(&repo, cx)?;
         ex.changes.extend(own.changes);
         ex.notes.extend(own.notes);
+        if system == PackageSystem::Pacman && s.ensure == Ensure::Present && !self.included() {
+            ex.notes.push(format!(
+                "/etc/pacman.conf does not include {}: pacman reads it only with `Include = /etc/pacman.d/datum-*.conf` in pacman.conf",
+                repo.path
+            ));
+        }
         Ok(ex)
     }
 
@@ -266,5 +310,13 @@ mod tests {
             .unwrap_err()
             .0;
         assert!(err.contains("are apt's"), "{err}");
+        assert_eq!(
+            content(PackageSystem::Pacman, &spec(&[], false)).unwrap(),
+            "# Managed by Datum: Repository[vendor]\n[vendor]\nServer = https://example.org/debian\n"
+        );
+        let err = content(PackageSystem::Pacman, &spec(&[], true))
+            .unwrap_err()
+            .0;
+        assert!(err.contains("pacman-key"), "{err}");
     }
 }

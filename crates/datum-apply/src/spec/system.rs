@@ -200,16 +200,23 @@ pub enum PackageSystem {
     Apt,
     /// rpm, with dnf.
     Dnf,
+    /// pacman.
+    Pacman,
 }
 
 impl PackageSystem {
-    pub const ALL: [PackageSystem; 2] = [PackageSystem::Apt, PackageSystem::Dnf];
+    pub const ALL: [PackageSystem; 3] = [
+        PackageSystem::Apt,
+        PackageSystem::Dnf,
+        PackageSystem::Pacman,
+    ];
 
     /// The word a manifest's `provider` uses.
     pub fn name(self) -> &'static str {
         match self {
             PackageSystem::Apt => "apt",
             PackageSystem::Dnf => "dnf",
+            PackageSystem::Pacman => "pacman",
         }
     }
 
