@@ -1,12 +1,13 @@
 //! Git mode's way in: fetch one branch from a list of remotes, in order,
 //! into the agent's own repository, and say which commit came back.
 //!
-//! The remotes are mirrors in order of preference. The first that answers
-//! with the branch gives the tip and the others are not contacted; one that
-//! is down, refuses, or lacks the branch is recorded with its reason and the
-//! next is tried, so a dead mirror never stops a run on its own. A later
-//! mirror that lags behind gives an older tip, which the rollback check
-//! then reports as behind (see [`crate::rollback`]).
+//! The remotes are mirrors in order of preference, and every one is asked:
+//! a mirror that keeps serving an old tip (frozen, or lagging) must not
+//! hide a newer one further down the list. Each answer is a [`Tip`]; one
+//! that is down, refuses, or lacks the branch is recorded with its reason,
+//! so a dead mirror never stops a run on its own. The agent then takes the
+//! newest tip that verifies and descends from the commit applied last
+//! (see [`crate::rollback`]).
 //!
 //! Transports are gix's: plain paths and `file://` (through the host's
 //! `git-upload-pack`, as git does), `https://` (rustls, no OpenSSL) and
@@ -107,14 +108,21 @@ impl GitSource {
 /// What a fetch brought back.
 #[derive(Debug)]
 pub struct Fetched {
-    /// The tip of the branch on the remote that answered.
+    /// The branch's tip on each remote that answered, in the order of the
+    /// remotes (never empty).
+    pub tips: Vec<Tip>,
+    /// The remotes that did not, each with why.
+    pub failures: Vec<RemoteFailure>,
+}
+
+/// The branch's tip on one remote.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Tip {
     pub commit: ObjectId,
     /// Its committer time, in seconds since the epoch.
     pub commit_time: i64,
-    /// The remote that answered, as configured.
+    /// The remote, as configured.
     pub remote: String,
-    /// The remotes tried before it, each with why it failed.
-    pub failures: Vec<RemoteFailure>,
 }
 
 /// One remote that could not give the branch.
@@ -181,29 +189,29 @@ fn list(failures: &[RemoteFailure]) -> String {
         .collect()
 }
 
-/// Fetches `source`'s branch into `repo`, trying each remote in order
-/// until one gives it.
+/// Fetches `source`'s branch into `repo` from every remote, in order.
 pub fn fetch(repo: &LocalRepo, source: &GitSource) -> Result<Fetched, FetchError> {
     let mut failures = Vec::new();
+    let mut tips = Vec::new();
     for (index, remote) in source.remotes.iter().enumerate() {
         // One tracking ref per position in the list, so a mirror's older tip
         // never moves another mirror's ref, and the next fetch from the same
         // remote only transfers what is new.
         let tracking = format!("refs/datum/remote-{index}/{}", source.branch);
         match fetch_one(repo, remote, &source.branch, &tracking) {
-            Ok((commit, commit_time)) => {
-                return Ok(Fetched {
-                    commit,
-                    commit_time,
-                    remote: remote.clone(),
-                    failures,
-                });
-            }
+            Ok((commit, commit_time)) => tips.push(Tip {
+                commit,
+                commit_time,
+                remote: remote.clone(),
+            }),
             Err(error) => failures.push(RemoteFailure {
                 remote: remote.clone(),
                 error,
             }),
         }
+    }
+    if !tips.is_empty() {
+        return Ok(Fetched { tips, failures });
     }
     Err(FetchError::AllFailed {
         branch: source.branch.clone(),

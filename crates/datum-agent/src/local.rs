@@ -186,6 +186,7 @@ pub fn apply<R: Reporter>(
             status,
             facts: crate::facts::json(facts),
             label_mismatches: Vec::new(),
+            insecure_allow_unsigned: false,
         };
         let metrics = Path::new(crate::metrics::DEFAULT_PATH);
         let (_, _, more) = publish(machine, run, metrics, None, None);

@@ -73,6 +73,20 @@ pub fn render(record: &RunRecord) -> String {
         "Times fetching the configuration failed.",
         &[("", record.fetch_failures_total as f64)],
     );
+    metric(
+        &mut out,
+        "datum_insecure_allow_unsigned",
+        "gauge",
+        "1 when the agent applies input that no signature vouches for (insecure_allow_unsigned: true).",
+        &[(
+            "",
+            if record.insecure_allow_unsigned {
+                1.0
+            } else {
+                0.0
+            },
+        )],
+    );
     facts(&mut out, record);
     metric(
         &mut out,

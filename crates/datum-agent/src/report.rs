@@ -57,6 +57,10 @@ pub struct RunRecord {
     /// refused.
     #[serde(default)]
     pub label_mismatches: Vec<crate::facts::LabelMismatch>,
+    /// The agent applies input no signature vouches for
+    /// (`insecure_allow_unsigned: true`).
+    #[serde(default)]
+    pub insecure_allow_unsigned: bool,
 }
 
 /// Where the input came from.

@@ -29,9 +29,9 @@ fn fetches_the_branch_tip_from_a_plain_path() {
     let (work, remote) = origin(dir.path());
     let repo = LocalRepo::open_or_init(&dir.path().join("state/repo")).unwrap();
     let fetched = fetch::fetch(&repo, &source(std::slice::from_ref(&remote), "main")).unwrap();
-    assert_eq!(fetched.commit.to_string(), work.rev("main"));
-    assert_eq!(fetched.commit_time, work.time("main"));
-    assert_eq!(fetched.remote, remote);
+    assert_eq!(fetched.tips[0].commit.to_string(), work.rev("main"));
+    assert_eq!(fetched.tips[0].commit_time, work.time("main"));
+    assert_eq!(fetched.tips[0].remote, remote);
     assert!(fetched.failures.is_empty(), "{:?}", fetched.failures);
     // The commit and its history are now in the agent's bare repository.
     let local = dir.path().join("state/repo");
@@ -55,7 +55,7 @@ fn fetches_from_a_file_url_and_then_only_what_is_new() {
         &LocalRepo::open_or_init(&path).unwrap(),
         &source(std::slice::from_ref(&url), "main"),
     );
-    assert_eq!(first.unwrap().commit.to_string(), work.rev("main"));
+    assert_eq!(first.unwrap().tips[0].commit.to_string(), work.rev("main"));
 
     let newer = work.commit("layer.yaml", "layer: base\n");
     work.push(Path::new(&remote), "HEAD", "main");
@@ -65,8 +65,8 @@ fn fetches_from_a_file_url_and_then_only_what_is_new() {
         &source(&[url], "main"),
     );
     let second = second.unwrap();
-    assert_eq!(second.commit.to_string(), newer);
-    assert_eq!(second.commit_time, work.time(&newer));
+    assert_eq!(second.tips[0].commit.to_string(), newer);
+    assert_eq!(second.tips[0].commit_time, work.time(&newer));
 }
 
 #[test]
@@ -76,8 +76,8 @@ fn a_missing_remote_is_reported_and_the_next_one_used() {
     let gone = dir.path().join("gone.git").to_str().unwrap().to_owned();
     let repo = LocalRepo::open_or_init(&dir.path().join("repo")).unwrap();
     let fetched = fetch::fetch(&repo, &source(&[gone.clone(), remote.clone()], "main")).unwrap();
-    assert_eq!(fetched.commit.to_string(), work.rev("main"));
-    assert_eq!(fetched.remote, remote);
+    assert_eq!(fetched.tips[0].commit.to_string(), work.rev("main"));
+    assert_eq!(fetched.tips[0].remote, remote);
     assert_eq!(fetched.failures.len(), 1);
     assert_eq!(fetched.failures[0].remote, gone);
     assert!(
@@ -96,7 +96,7 @@ fn a_missing_remote_is_reported_and_the_next_one_used() {
 }
 
 #[test]
-fn the_first_remote_that_answers_wins_and_later_ones_are_not_asked() {
+fn every_remote_is_asked_and_each_tip_kept_in_order() {
     let dir = tempfile::tempdir().unwrap();
     let (mut work, first) = origin(dir.path());
     let second = dir.path().join("mirror.git");
@@ -106,8 +106,12 @@ fn the_first_remote_that_answers_wins_and_later_ones_are_not_asked() {
     let repo = LocalRepo::open_or_init(&dir.path().join("repo")).unwrap();
     let remotes = [first.clone(), second.to_str().unwrap().to_owned()];
     let fetched = fetch::fetch(&repo, &source(&remotes, "main")).unwrap();
-    assert_eq!(fetched.remote, first);
-    assert_eq!(fetched.commit.to_string(), work.rev("HEAD~1"));
+    assert_eq!(fetched.tips[0].remote, first);
+    assert_eq!(fetched.tips[0].commit.to_string(), work.rev("HEAD~1"));
+    // The mirror further down is asked too, and is ahead.
+    assert_eq!(fetched.tips[1].remote, remotes[1]);
+    assert_eq!(fetched.tips[1].commit.to_string(), ahead);
+    assert_eq!(fetched.tips.len(), 2);
 }
 
 #[test]
@@ -121,7 +125,7 @@ fn a_remote_without_the_branch_is_skipped_with_its_reason() {
     let repo = LocalRepo::open_or_init(&dir.path().join("repo")).unwrap();
     let remotes = [remote.clone(), other.to_str().unwrap().to_owned()];
     let fetched = fetch::fetch(&repo, &source(&remotes, "staging")).unwrap();
-    assert_eq!(fetched.commit.to_string(), staging);
+    assert_eq!(fetched.tips[0].commit.to_string(), staging);
     assert_eq!(fetched.failures.len(), 1);
     assert_eq!(
         fetched.failures[0].error.to_string(),
@@ -160,7 +164,7 @@ fn https_and_ssh_remotes_have_a_transport() {
     let ssh = "ssh://datum@127.0.0.1:1/srv/fleet.git".to_owned();
     let repo = LocalRepo::open_or_init(&dir.path().join("repo")).unwrap();
     let fetched = fetch::fetch(&repo, &source(&[https, ssh, remote], "main")).unwrap();
-    assert_eq!(fetched.commit.to_string(), work.rev("main"));
+    assert_eq!(fetched.tips[0].commit.to_string(), work.rev("main"));
     let reasons: Vec<String> = fetched
         .failures
         .iter()
@@ -237,5 +241,8 @@ fn an_empty_directory_becomes_the_repository() {
     let repo = LocalRepo::open_or_init(&path).unwrap();
     assert_eq!(repo.path(), path);
     let fetched = fetch::fetch(&repo, &source(&[remote], "main")).unwrap();
-    assert_eq!(repo.commit_time(fetched.commit).unwrap(), work.time("main"));
+    assert_eq!(
+        repo.commit_time(fetched.tips[0].commit).unwrap(),
+        work.time("main")
+    );
 }

@@ -34,18 +34,18 @@ impl Host {
     fn cycle(&self, policy: &Policy) -> Outcome {
         let repo = LocalRepo::open_or_init(&self.repo).unwrap();
         let fetched = fetch::fetch(&repo, &self.source).unwrap();
-        if let Err(e) = gitsig::verify_commit(&repo, fetched.commit, &self.signers, NOW) {
+        if let Err(e) = gitsig::verify_commit(&repo, fetched.tips[0].commit, &self.signers, NOW) {
             return Outcome::Unsigned(e);
         }
         let last = self.state.load().unwrap();
-        match rollback::check_git(&repo, last.as_ref(), fetched.commit, policy) {
+        match rollback::check_git(&repo, last.as_ref(), fetched.tips[0].commit, policy) {
             Ok(progress) => {
                 let applied = Applied::Git {
-                    commit: fetched.commit,
-                    commit_time: fetched.commit_time,
+                    commit: fetched.tips[0].commit,
+                    commit_time: fetched.tips[0].commit_time,
                 };
                 self.state.record(&applied).unwrap();
-                Outcome::Applied(fetched.commit, progress)
+                Outcome::Applied(fetched.tips[0].commit, progress)
             }
             Err(refusal) => Outcome::Refused(refusal),
         }

@@ -5,7 +5,7 @@ mod common;
 use common::{Work, git, ok};
 use datum_agent::repo::{LocalRepo, ObjectId};
 use datum_agent::rollback::{
-    self, Applied, Policy, Progress, RollbackError, StateError, StateFile,
+    self, Applied, Placement, Policy, Progress, RollbackError, StateError, StateFile,
 };
 use datum_core::hint::Hinted as _;
 
@@ -189,6 +189,7 @@ fn a_git_tip_after_a_bundle_without_commit_is_compared_by_time() {
     let h = History::new();
     let c2_time = h.work.time(&h.c2.to_string());
     let last = Applied::Bundle {
+        serial: None,
         commit: None,
         commit_time: c2_time,
     };
@@ -201,6 +202,7 @@ fn a_git_tip_after_a_bundle_without_commit_is_compared_by_time() {
     assert!(matches!(err, RollbackError::Older { .. }), "{err:?}");
     // A bundle made from a commit is placed by ancestry like any commit.
     let last = Applied::Bundle {
+        serial: None,
         commit: Some(h.c3),
         commit_time: 0,
     };
@@ -208,17 +210,79 @@ fn a_git_tip_after_a_bundle_without_commit_is_compared_by_time() {
     assert!(matches!(err, RollbackError::Behind { .. }), "{err:?}");
 }
 
+fn place(serial: Option<u64>, commit: Option<ObjectId>, commit_time: i64) -> Placement {
+    Placement {
+        serial,
+        commit,
+        commit_time,
+    }
+}
+
+/// Bundles with serials are ordered by serial alone: a commit dated years
+/// ahead (or two in the same second) changes nothing.
+#[test]
+fn bundles_with_serials_are_ordered_by_serial_and_never_by_time() {
+    let c = |n: &str| Some(id(&n.repeat(40)));
+    let year_2030 = 1_900_000_000;
+    let last = Applied::Bundle {
+        serial: Some(10),
+        commit: c("a"),
+        commit_time: year_2030,
+    };
+    let check = |p, policy: &Policy| rollback::check_bundle(Some(&last), p, policy);
+    // Newer serial, older clock: forward.
+    assert!(matches!(
+        check(place(Some(11), c("b"), 1_750_000_000), &refuse()).unwrap(),
+        Progress::Forward
+    ));
+    // Older serial, newer clock: back.
+    let err = check(place(Some(9), c("b"), 2_000_000_000), &refuse()).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "refusing to go back: the bundle's serial is 9, lower than 10, the serial applied last"
+    );
+    // The same serial and commit (re-signed, say): the same input.
+    assert!(matches!(
+        check(place(Some(10), c("a"), 0), &refuse()).unwrap(),
+        Progress::Same
+    ));
+    let err = check(place(Some(10), c("b"), year_2030), &refuse()).unwrap_err();
+    assert!(
+        matches!(err, RollbackError::SameSerial { serial: 10, .. }),
+        "{err}"
+    );
+    let err = check(place(None, c("b"), year_2030 + 1), &refuse()).unwrap_err();
+    assert!(matches!(err, RollbackError::NoSerial { last: 10 }), "{err}");
+    assert!(matches!(
+        check(place(None, None, 0), &allow()).unwrap(),
+        Progress::Allowed(RollbackError::NoSerial { .. })
+    ));
+    // A host that ran format-1 bundles (no serial) takes the first serial
+    // it sees, even from a commit dated before the last one.
+    let legacy = Applied::Bundle {
+        serial: None,
+        commit: c("a"),
+        commit_time: year_2030,
+    };
+    assert!(matches!(
+        rollback::check_bundle(Some(&legacy), place(Some(3), c("b"), 1), &refuse()).unwrap(),
+        Progress::Forward
+    ));
+}
+
 #[test]
 fn bundles_may_not_be_older_than_the_last_input() {
     let c = |n: &str| Some(id(&n.repeat(40)));
     let last = Applied::Bundle {
+        serial: None,
         commit: c("a"),
         commit_time: 1_750_000_000,
     };
-    let check =
-        |commit, time, policy: &Policy| rollback::check_bundle(Some(&last), commit, time, policy);
+    let check = |commit, time, policy: &Policy| {
+        rollback::check_bundle(Some(&last), place(None, commit, time), policy)
+    };
     assert!(matches!(
-        rollback::check_bundle(None, c("b"), 1, &refuse()).unwrap(),
+        rollback::check_bundle(None, place(None, c("b"), 1), &refuse()).unwrap(),
         Progress::First
     ));
     assert!(matches!(
@@ -229,10 +293,9 @@ fn bundles_may_not_be_older_than_the_last_input() {
         check(c("b"), 1_750_000_000, &refuse()).unwrap(),
         Progress::Forward
     ));
-    assert!(matches!(
-        check(None, 1_750_000_060, &refuse()).unwrap(),
-        Progress::Forward
-    ));
+    // No commit after a commit cannot be placed, whatever its time.
+    let err = check(None, 1_750_000_060, &refuse()).unwrap_err();
+    assert!(matches!(err, RollbackError::NoCommit { .. }), "{err}");
     let err = check(c("b"), 1_749_999_999, &refuse()).unwrap_err();
     assert_eq!(
         err.to_string(),
@@ -248,7 +311,7 @@ fn bundles_may_not_be_older_than_the_last_input() {
         commit: id(&"a".repeat(40)),
         commit_time: 100,
     };
-    assert!(rollback::check_bundle(Some(&git), c("b"), 99, &refuse()).is_err());
+    assert!(rollback::check_bundle(Some(&git), place(None, c("b"), 99), &refuse()).is_err());
 }
 
 #[test]
@@ -262,12 +325,19 @@ fn the_record_round_trips_and_starts_empty() {
             commit_time: 1_750_000_000,
         },
         Applied::Bundle {
+            serial: None,
             commit: Some(id(&"cd".repeat(20))),
             commit_time: -5,
         },
         Applied::Bundle {
+            serial: Some(u64::MAX),
             commit: None,
             commit_time: 42,
+        },
+        Applied::Bundle {
+            serial: Some(12),
+            commit: Some(id(&"cd".repeat(20))),
+            commit_time: 0,
         },
     ];
     for applied in records {
@@ -395,6 +465,7 @@ fn a_record_that_cannot_be_written_says_where() {
     let state = StateFile::new(blocker.join("last.json"));
     let err = state
         .record(&Applied::Bundle {
+            serial: None,
             commit: None,
             commit_time: 1,
         })

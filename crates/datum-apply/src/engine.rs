@@ -56,15 +56,7 @@ pub fn apply(
 ) -> Result<Summary, ApplyError> {
     let plan = graph::plan(items).map_err(ApplyError::Cycles)?;
     let mut state = State::open(root, options.noop)?;
-    let secrets =
-        Secrets::open(root, options.identity.as_deref()).map_err(|source| StateError::Io {
-            path: root
-                .path(crate::state::STATE_DIR)
-                .join("secrets")
-                .display()
-                .to_string(),
-            source,
-        })?;
+    let secrets = Secrets::open(root, options.identity.as_deref())?;
     let mut reporter = Guarded {
         inner: reporter,
         error: None,

@@ -9,7 +9,7 @@ use std::time::Duration;
 mod json;
 pub use json::JsonReporter;
 
-use datum_core::present::{Plain, Styled, Tag};
+use datum_core::present::{Plain, Styled, Tag, unified};
 use datum_core::printable::escape;
 use datum_core::schema::ResourceId;
 
@@ -396,34 +396,21 @@ impl<S: Styled> HumanReporter<S> {
         match (&c.from, &c.to) {
             (Some(f), to) => {
                 write!(out, " ")?;
-                out.tagged(Tag::Removed, f)?;
+                out.tagged(Tag::Removed, &escape(f))?;
                 write!(out, " -> ")?;
-                out.tagged(Tag::Added, to.as_deref().unwrap_or("(none)"))?;
+                out.tagged(Tag::Added, &escape(to.as_deref().unwrap_or("(none)")))?;
             }
-            (None, Some(t)) => write!(out, " {t}")?,
+            (None, Some(t)) => write!(out, " {}", escape(t))?,
             (None, None) => {}
         }
         writeln!(out)?;
+        // The content on both sides is whatever the manifest and the disk
+        // hold: shown, never obeyed by the terminal. Lines end at `\n`
+        // only, so a `\r` in one is seen as `\r`.
         if let Some(diff) = &c.diff {
-            for l in diff.lines() {
-                write!(out, "    ")?;
-                out.part(diff_tag(l), l)?;
-                writeln!(out)?;
-            }
+            unified::draw(out, "    ", diff)?;
         }
         Ok(())
-    }
-}
-
-/// What a line of a unified diff is: its header, a hunk, a line added or
-/// removed, or context (untagged).
-fn diff_tag(line: &str) -> Option<Tag> {
-    match line.as_bytes() {
-        [b'-', b'-', b'-', b' ', ..] | [b'+', b'+', b'+', b' ', ..] => Some(Tag::Heading),
-        [b'@', b'@', ..] => Some(Tag::Place),
-        [b'+', ..] => Some(Tag::Added),
-        [b'-', ..] => Some(Tag::Removed),
-        _ => None,
     }
 }
 

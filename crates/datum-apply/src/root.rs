@@ -213,6 +213,33 @@ impl Root {
         read_small_in(&dir, &name, limit)
     }
 
+    /// The regular file `abs`, opened for reading inside the root (links
+    /// on the way and at its name followed, never out of the root), `None`
+    /// when missing. Anything else standing there (a FIFO, a device, a
+    /// directory) is refused at once: the open does not wait for a writer.
+    pub fn open_regular(&self, abs: &str) -> Result<Option<File>, Refused> {
+        let flags = OFlag::O_RDONLY | OFlag::O_NONBLOCK | OFlag::O_NOCTTY;
+        let file = match self.open(abs, flags, true) {
+            Ok(f) => f,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(Refused::Io(e)),
+        };
+        let meta = file.metadata().map_err(Refused::Io)?;
+        if !meta.is_file() {
+            return Err(Refused::NotRegular(datum_fs::kind_of(&meta)));
+        }
+        Ok(Some(file))
+    }
+
+    /// The content of the regular file `abs` ([`Root::open_regular`]), at
+    /// most `limit` bytes; `None` when missing.
+    pub fn read_regular(&self, abs: &str, limit: u64) -> Result<Option<Vec<u8>>, Refused> {
+        match self.open_regular(abs)? {
+            Some(file) => read_regular(file, limit).map(Some),
+            None => Ok(None),
+        }
+    }
+
     /// The accounts in `/etc/passwd`.
     pub fn passwd(&self) -> io::Result<Vec<PasswdEntry>> {
         Ok(read_db(self, "/etc/passwd")?
@@ -335,6 +362,12 @@ impl fmt::Display for Refused {
 
 impl std::error::Error for Refused {}
 
+/// What the system says of a path with nothing at it ("No such file or
+/// directory"), for a caller told `None` by [`Root::open_regular`].
+pub fn not_found() -> io::Error {
+    Errno::ENOENT.into()
+}
+
 /// [`Root::read_small`] for the entry `name` of the open directory `dir`.
 pub fn read_small_in(
     dir: &File,
@@ -380,16 +413,12 @@ pub const ACCOUNTS_LIMIT: u64 = 64 << 20;
 /// A colon-separated database, resolved inside the root (links on the way
 /// and at its name lead inside); a missing file is empty.
 fn read_db(root: &Root, abs: &str) -> io::Result<Vec<Vec<String>>> {
-    let flags = OFlag::O_RDONLY | OFlag::O_NONBLOCK | OFlag::O_NOCTTY;
-    let file = match root.open(abs, flags, true) {
-        Ok(f) => f,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(e) => return Err(e),
+    let bytes = match root.read_regular(abs, ACCOUNTS_LIMIT) {
+        Ok(Some(bytes)) => bytes,
+        Ok(None) => return Ok(Vec::new()),
+        Err(Refused::Io(e)) => return Err(e),
+        Err(other) => return Err(io::Error::other(other.to_string())),
     };
-    let bytes = read_regular(file, ACCOUNTS_LIMIT).map_err(|e| match e {
-        Refused::Io(e) => e,
-        other => io::Error::other(other.to_string()),
-    })?;
     let text = String::from_utf8_lossy(&bytes);
     Ok(text
         .lines()

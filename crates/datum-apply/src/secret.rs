@@ -7,58 +7,85 @@
 
 use std::collections::BTreeMap;
 use std::io;
-use std::path::PathBuf;
+use std::path::Path;
 use std::sync::OnceLock;
 
 use datum_fs::Attrs;
-use datum_secrets::{
-    DecryptError, Identity, IdentityError, ReadIdentityError, decrypt, read_identities,
-};
+use datum_secrets::{DecryptError, Identity, IdentityError, KeyFile, ReadIdentityError, decrypt};
 
 use crate::provider::Failure;
 use crate::report::{Attribute, Change};
-use crate::root::Root;
+use crate::root::{Refused, Root};
 use crate::spec::{Content, FileSpec};
-use crate::state::STATE_DIR;
+use crate::state::{STATE_DIR, StateError};
 
 /// The key a host decrypts with unless told otherwise: its SSH host key.
 pub const DEFAULT_IDENTITY: &str = "/etc/ssh/ssh_host_ed25519_key";
 
+/// The largest record of applied secrets read: a line per secret target.
+pub const RECORD_LIMIT: u64 = 16 << 20;
+
+/// Where the hashes of the secrets last applied are recorded, inside the root.
+pub fn record_path() -> String {
+    format!("{STATE_DIR}/secrets")
+}
+
 /// What a run knows about secrets: the host's key (read once, when the
 /// first secret needs it) and the hashes recorded by earlier runs.
 pub struct Secrets {
-    /// The identity file, as found on this machine (under the root).
-    identity: PathBuf,
-    /// The identity file as the operator knows it, for messages.
+    root: Root,
+    /// The identity file as the operator knows it (a path inside the root).
     shown: String,
     identities: OnceLock<Result<Vec<Identity>, String>>,
     /// Target path to the ciphertext hash last applied there.
     recorded: BTreeMap<String, String>,
-    record: PathBuf,
 }
 
 impl Secrets {
     /// Reads the hashes earlier runs recorded. `identity` is a path on the
-    /// host (taken under `root`); by default [`DEFAULT_IDENTITY`].
-    pub fn open(root: &Root, identity: Option<&str>) -> io::Result<Secrets> {
+    /// host (taken inside `root`); by default [`DEFAULT_IDENTITY`]. The
+    /// record is read only as a regular file, never through a link at its
+    /// name, and at most [`RECORD_LIMIT`] bytes of it.
+    pub fn open(root: &Root, identity: Option<&str>) -> Result<Secrets, StateError> {
         let shown = identity.unwrap_or(DEFAULT_IDENTITY).to_owned();
-        let record = root.path(STATE_DIR).join("secrets");
-        let recorded = match std::fs::read_to_string(&record) {
-            Ok(text) => text
+        let recorded = match root.read_small(&record_path(), RECORD_LIMIT) {
+            Ok(None) => BTreeMap::new(),
+            Ok(Some(bytes)) => String::from_utf8_lossy(&bytes)
                 .lines()
                 .filter_map(|l| l.split_once(' '))
                 .map(|(sha, path)| (path.to_owned(), sha.to_owned()))
                 .collect(),
-            Err(e) if e.kind() == io::ErrorKind::NotFound => BTreeMap::new(),
-            Err(e) => return Err(e),
+            Err(e) => {
+                return Err(StateError::Refused {
+                    path: root.path(&record_path()).display().to_string(),
+                    problem: e.to_string(),
+                });
+            }
         };
         Ok(Secrets {
-            identity: root.path(&shown),
+            root: root.clone(),
             shown,
             identities: OnceLock::new(),
             recorded,
-            record,
         })
+    }
+
+    /// The host's keys: the identity file opened inside the root (a link
+    /// on the way or at its name leads inside it, never out), only as a
+    /// regular file (a FIFO is refused, not waited on).
+    fn read_identities(&self) -> Result<Vec<Identity>, ReadIdentityError> {
+        let path = Path::new(&self.shown);
+        let io = |source| ReadIdentityError::Io {
+            path: path.to_owned(),
+            source,
+        };
+        let file = match self.root.open_regular(&self.shown) {
+            Ok(Some(file)) => file,
+            Ok(None) => return Err(io(crate::root::not_found())),
+            Err(Refused::Io(e)) => return Err(io(e)),
+            Err(other) => return Err(io(io::Error::other(other.to_string()))),
+        };
+        KeyFile::from_file(path, file)?.open(None)
     }
 
     /// For a File with a secret, the spec with its plaintext as content;
@@ -70,7 +97,7 @@ impl Secrets {
         let identities = self
             .identities
             .get_or_init(|| {
-                read_identities(&self.identity, None).map_err(|e| {
+                self.read_identities().map_err(|e| {
                     let why = match e {
                         ReadIdentityError::Invalid {
                             source: IdentityError::PassphraseProtected { .. },
@@ -83,7 +110,6 @@ impl Secrets {
                         ),
                     };
                     format!("cannot decrypt secret {}: {why}", secret.path)
-                        .replace(&self.identity.display().to_string(), &self.shown)
                 })
             })
             .as_ref()
@@ -139,11 +165,13 @@ impl Secrets {
             mode: Some(0o600),
             ..Attrs::default()
         };
-        datum_fs::write_atomic(&self.record, text.as_bytes(), attrs).map_err(|e| {
-            Failure::new(format!(
-                "applied, but cannot record the secret's hash in {}: {e}",
-                self.record.display()
-            ))
-        })
+        self.root
+            .write_atomic(&record_path(), text.as_bytes(), attrs)
+            .map_err(|e| {
+                Failure::new(format!(
+                    "applied, but cannot record the secret's hash in {}: {e}",
+                    self.root.path(&record_path()).display()
+                ))
+            })
     }
 }

@@ -11,6 +11,19 @@
 //!   (one error each: 20 MB of text).
 //! - `payload`: a 40 MB YAML payload no `source` names beside a small fleet
 //!   (it must not count against the document size limit, nor be parsed).
+//! - `alt-render`: one layer whose matcher lists 100,000 distinct values
+//!   for one key (`datum render h1`).
+//! - `alt-suggest`: 2,000 hosts each carrying its own value, and a layer
+//!   listing 20,000 values no host carries (`check`'s "did you mean").
+//! - `alt-overlap`: 2,000 layers of one precedence, each listing 500
+//!   carried values and setting one field differently (latent overlap).
+//! - `exec-env`: an Exec whose `environment` has 200,000 entries.
+//! - `tpl-format`, `tpl-join`, `tpl-replace`: a template asking for a
+//!   gigabyte through `format`'s width, `join` and chained `replace`.
+//! - `tpl-parallel`: 8 hosts each rendering a template that builds
+//!   100 MB strings (`check` renders them in parallel).
+//! - `age-stanzas` (with `age-stanzas/admin.key`): a secret whose header
+//!   holds 40,000 stanzas (`datum secret rekey --identity admin.key`).
 
 use std::fmt::Write as _;
 use std::fs;
@@ -18,7 +31,21 @@ use std::io;
 use std::path::Path;
 
 /// The shapes, by directory name.
-pub const SHAPES: [&str; 4] = ["long-label", "overlap", "bad-labels", "payload"];
+pub const SHAPES: [&str; 13] = [
+    "long-label",
+    "overlap",
+    "bad-labels",
+    "payload",
+    "alt-render",
+    "alt-suggest",
+    "alt-overlap",
+    "exec-env",
+    "tpl-format",
+    "tpl-join",
+    "tpl-replace",
+    "tpl-parallel",
+    "age-stanzas",
+];
 
 const FLEET: &str = "datum: v1alpha1\ntype: Fleet\nname: hostile\n";
 
@@ -31,6 +58,27 @@ pub fn generate(shape: &str, dir: &Path) -> io::Result<()> {
         "overlap" => overlap(dir),
         "bad-labels" => bad_labels(dir),
         "payload" => payload(dir),
+        "alt-render" => alt_render(dir),
+        "alt-suggest" => alt_suggest(dir),
+        "alt-overlap" => alt_overlap(dir),
+        "exec-env" => exec_env(dir),
+        "tpl-format" => template(dir, 1, "{{ '%01000000000d'|format(1) }}\n"),
+        "tpl-join" => template(
+            dir,
+            1,
+            "{% set l = range(100000)|list %}{{ l|join('x' * 20000) }}\n",
+        ),
+        "tpl-replace" => template(
+            dir,
+            1,
+            "{% set s = 'ab' * 1000 %}{{ s|replace('a', s)|replace('a', s)|replace('b', 'ccc')|length }}\n",
+        ),
+        "tpl-parallel" => template(
+            dir,
+            8,
+            "{% set s = 'x' * 90000000 %}{{ (s ~ s ~ s)|length }}\n",
+        ),
+        "age-stanzas" => age_stanzas(dir),
         other => Err(io::Error::new(
             io::ErrorKind::InvalidInput,
             format!("no shape `{other}`; the shapes are {}", SHAPES.join(", ")),
@@ -97,4 +145,131 @@ fn payload(dir: &Path) -> io::Result<()> {
         i += 1;
     }
     fs::write(dir.join("files/big.yaml"), big)
+}
+
+fn one_host(dir: &Path, labels: &str) -> io::Result<()> {
+    fs::write(
+        dir.join("hosts.yaml"),
+        format!("datum: v1alpha1\ntype: Host\nname: h1\nlabels: {labels}\n"),
+    )
+}
+
+fn alt_render(dir: &Path) -> io::Result<()> {
+    one_host(dir, "{role: v5}")?;
+    let mut text = String::from(
+        "datum: v1alpha1\ntype: Layer\nname: wide\nprecedence: 10\nmatch:\n  labels:\n    role:\n",
+    );
+    for i in 0..100_000 {
+        writeln!(text, "      - v{i}").unwrap();
+    }
+    text.push_str("resources:\n  File[motd]:\n    path: /etc/motd\n    content: hi\n");
+    fs::write(dir.join("layer.yaml"), text)
+}
+
+fn alt_suggest(dir: &Path) -> io::Result<()> {
+    let mut hosts = String::new();
+    for i in 0..2_000 {
+        write!(
+            hosts,
+            "---\ndatum: v1alpha1\ntype: Host\nname: h{i}\nlabels:\n  role: role-{i}\n"
+        )
+        .unwrap();
+    }
+    fs::write(dir.join("hosts.yaml"), hosts)?;
+    let mut text = String::from(
+        "datum: v1alpha1\ntype: Layer\nname: typos\nprecedence: 10\nmatch:\n  labels:\n    role:\n",
+    );
+    for i in 0..20_000 {
+        writeln!(text, "      - rolf-{i}").unwrap();
+    }
+    text.push_str("resources:\n  File[motd]:\n    path: /etc/motd\n    content: hi\n");
+    fs::write(dir.join("layer.yaml"), text)
+}
+
+fn alt_overlap(dir: &Path) -> io::Result<()> {
+    let mut hosts = String::new();
+    for i in 0..500 {
+        write!(
+            hosts,
+            "---\ndatum: v1alpha1\ntype: Host\nname: h{i}\nlabels:\n  role: r{i}\n"
+        )
+        .unwrap();
+    }
+    fs::write(dir.join("hosts.yaml"), hosts)?;
+    fs::create_dir_all(dir.join("layers"))?;
+    // Each layer lists the 500 carried values (rotated), so every pair
+    // could meet on a host.
+    for l in 0..2_000 {
+        let values: Vec<String> = (0..500).map(|i| format!("r{}", (i + l) % 500)).collect();
+        fs::write(
+            dir.join(format!("layers/{l:04}.yaml")),
+            format!(
+                "datum: v1alpha1\ntype: Layer\nname: l{l}\nprecedence: 30\nmatch:\n  labels:\n    role: [{}]\nresources:\n  File[motd]:\n    path: /etc/motd\n    content: \"{l}\"\n",
+                values.join(", ")
+            ),
+        )?;
+    }
+    Ok(())
+}
+
+fn exec_env(dir: &Path) -> io::Result<()> {
+    one_host(dir, "{role: web}")?;
+    let mut text = String::from(
+        "datum: v1alpha1\ntype: Layer\nname: env\nprecedence: 10\nmatch: {}\nresources:\n  Exec[run]:\n    command: [/bin/true]\n    environment:\n",
+    );
+    for i in 0..200_000 {
+        writeln!(text, "      - V{i}=x").unwrap();
+    }
+    fs::write(dir.join("layer.yaml"), text)
+}
+
+/// `hosts` hosts, each rendering `body` as `templates/t.j2`.
+fn template(dir: &Path, hosts: usize, body: &str) -> io::Result<()> {
+    let mut text = String::new();
+    for i in 0..hosts {
+        write!(
+            text,
+            "---\ndatum: v1alpha1\ntype: Host\nname: h{i}\nlabels:\n  role: web\n"
+        )
+        .unwrap();
+    }
+    fs::write(dir.join("hosts.yaml"), text)?;
+    fs::create_dir_all(dir.join("templates"))?;
+    fs::write(dir.join("templates/t.j2"), body)?;
+    fs::write(
+        dir.join("layer.yaml"),
+        "datum: v1alpha1\ntype: Layer\nname: t\nprecedence: 10\nmatch: {}\nresources:\n  File[t]:\n    path: /etc/t\n    template: templates/t.j2\n",
+    )
+}
+
+/// A secret for one host whose header repeats a stanza 40,000 times, and
+/// the admin key to run `datum secret rekey --identity admin.key` with
+/// (the `.recipients` file is missing, so it decrypts).
+fn age_stanzas(dir: &Path) -> io::Result<()> {
+    let admin = datum_secrets::Identity::generate_age();
+    let key = admin.public_key().as_str().to_owned();
+    fs::write(
+        dir.join("datum.yaml"),
+        format!("{FLEET}admins: [\"{key}\"]\n"),
+    )?;
+    let file = admin
+        .to_age_identity_file()
+        .ok_or_else(|| io::Error::other("no age identity text"))?;
+    fs::write(dir.join("admin.key"), file.as_bytes())?;
+    fs::write(
+        dir.join("hosts.yaml"),
+        format!("datum: v1alpha1\ntype: Host\nname: h1\nkeys: [\"{key}\"]\n"),
+    )?;
+    fs::write(
+        dir.join("layer.yaml"),
+        "datum: v1alpha1\ntype: Layer\nname: s\nprecedence: 10\nmatch: {}\nresources:\n  File[s]:\n    path: /etc/s\n    secret: secrets/s.age\n",
+    )?;
+    let mut age = b"age-encryption.org/v1\n".to_vec();
+    for _ in 0..40_000 {
+        age.extend_from_slice(b"-> x y\nAAAA\n");
+    }
+    age.extend_from_slice(b"--- AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA\n");
+    age.extend_from_slice(&[0u8; 64]);
+    fs::create_dir_all(dir.join("secrets"))?;
+    fs::write(dir.join("secrets/s.age"), age)
 }

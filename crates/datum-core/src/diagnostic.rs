@@ -163,6 +163,19 @@ codes! {
     // Comparing revisions (diff/).
     /// A file that failed to load holds a host back from the comparison.
     HeldBack = "held-back",
+    // Rollout waves (`rollout:` in datum.yaml, rollout.rs).
+    /// Two waves of one rollout with the same name.
+    DuplicateWave = "duplicate-wave",
+    /// A wave's `after` that is not a duration Datum takes.
+    InvalidDuration = "invalid-duration",
+    /// A wave's `hosts` that is not a label selector.
+    InvalidSelector = "invalid-selector",
+    /// A wave that takes no host.
+    EmptyWave = "empty-wave",
+    /// A wave after one that takes every remaining host.
+    UnreachableWave = "unreachable-wave",
+    /// One host named (`datum/host=`) by two waves.
+    HostInTwoWaves = "host-in-two-waves",
     // Fleet-wide warnings (check/rules/).
     /// A layer that matches no host.
     UnmatchedLayer = "unmatched-layer",
@@ -182,6 +195,9 @@ codes! {
     SecretExtraRecipient = "secret-extra-recipient",
     /// A secret's `.recipients` file is missing or damaged.
     SecretRecipientsFile = "secret-recipients-file",
+    /// A secret's file is not age ciphertext hosts can decrypt: empty,
+    /// damaged, a header past Datum's limits, or sealed with a passphrase.
+    SecretCiphertext = "secret-ciphertext",
     // Settings files that are not fleet documents (settings.rs, datum-agent).
     /// A settings file with more than one document.
     SeveralDocuments = "several-documents",

@@ -11,7 +11,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use rustc_hash::FxHashMap;
 
 use crate::diagnostic::Diagnostic;
-use crate::document::{HOST_LABEL, KeyDecl};
+use crate::document::{HOST_LABEL, KeyDecl, RolloutDecl};
 use crate::intern::{Interner, Sym};
 use crate::matcher::{self, Label, LabelCheck, MatchIndex};
 use crate::schema::{Field, ResourceId, Value, nearest, suggest};
@@ -250,6 +250,9 @@ pub struct Fleet {
     pub missing_secrets: Vec<String>,
     /// `admins` in `datum.yaml`: keys every secret is also encrypted to.
     pub admins: Vec<KeyDecl>,
+    /// `rollout` in `datum.yaml`: the waves as written, when declared
+    /// (the `rollout` module says which hosts each takes).
+    pub rollout: Option<RolloutDecl>,
     /// The largest payload a `source` may name, in bytes (`limits` in
     /// `datum.yaml`, else [`crate::reader::DEFAULT_SOURCE_LIMIT`]).
     pub source_limit: u64,

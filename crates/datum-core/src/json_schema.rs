@@ -168,6 +168,7 @@ fn key_schema(ty: &str, key: &str) -> Option<Tree<'static>> {
         ("Layer", "name") => described("The layer's name.").with("type", text_types()),
         ("Fleet", "labels") => fleet_labels(),
         ("Fleet", "limits") => fleet_limits(),
+        ("Fleet", "rollout") => fleet_rollout(),
         ("Host", "keys") => public_keys(
             "The public keys this host decrypts secrets with: usually its SSH host key (/etc/ssh/ssh_host_ed25519_key.pub), or an age key.",
         ),
@@ -245,6 +246,61 @@ fn fleet_limits() -> Tree<'static> {
             ),
         )
         .with("additionalProperties", Tree::Bool(false))
+}
+
+/// A Fleet's rollout waves (`document::rollout` reads them).
+fn fleet_rollout() -> Tree<'static> {
+    let wave = Tree::map()
+        .with("type", Tree::str("object"))
+        .with("required", Tree::strs(["name"]))
+        .with(
+            "properties",
+            Tree::map()
+                .with(
+                    "name",
+                    described("The wave's name, as reports and `datum rollout status` show it.")
+                        .with("type", Tree::str("string"))
+                        .with("pattern", Tree::str("^[A-Za-z0-9._-]{1,63}$")),
+                )
+                .with(
+                    "hosts",
+                    described(
+                        "A label selector (`role=web site=london`, `datum/host=web-001,web-002`): the remaining hosts this wave takes. Without it, every remaining host.",
+                    )
+                    .with("type", Tree::str("string"))
+                    .with("minLength", Tree::Int(1)),
+                )
+                .with(
+                    "percent",
+                    described(
+                        "The share of the remaining (selected) hosts this wave takes, rounded up, chosen by the SHA-256 digest of each host's name: more than 0, at most 100, two decimals at most.",
+                    )
+                    .with("type", Tree::str("number"))
+                    .with("exclusiveMinimum", Tree::Int(0))
+                    .with("maximum", Tree::Int(100)),
+                )
+                .with(
+                    "after",
+                    described(
+                        "How long after the previous wave starts this one starts (the first wave: after publication): `30m`, `2h 30m`, `1 day`, `PT2H`; at most 30 days.",
+                    )
+                    .with(
+                        "anyOf",
+                        Tree::List(vec![
+                            Tree::map().with("type", Tree::str("string")),
+                            Tree::map().with("const", Tree::Int(0)),
+                        ]),
+                    ),
+                ),
+        )
+        .with("additionalProperties", Tree::Bool(false));
+    described(
+        "The waves a change reaches the fleet in, in order; hosts no wave takes are in the last. The first wave that takes a host keeps it.",
+    )
+    .with("type", Tree::str("array"))
+    .with("minItems", Tree::Int(1))
+    .with("maxItems", Tree::Int(crate::document::rollout::MAX_WAVES as i64))
+    .with("items", wave)
 }
 
 /// A Layer's matcher.

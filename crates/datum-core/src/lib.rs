@@ -11,8 +11,9 @@
 //! 1. Foundations: [`source`] (the file table and positions), [`printable`]
 //!    (what a fleet wrote, made safe to show), [`diagnostic`] (problems as
 //!    data), [`reader`] (where bytes come from: a directory, memory; git is
-//!    `datum-git`), [`intern`], [`graph`], [`hint`] (what every library
-//!    error of every crate suggests, and whose doing it is).
+//!    `datum-git`), [`intern`], [`distinct`] (repeats found in one pass),
+//!    [`graph`], [`hint`] (what every library error of every crate
+//!    suggests, and whose doing it is).
 //! 2. YAML and documents, the only modules that parse YAML: `yaml`
 //!    (private), [`emit`] (every YAML and JSON output), [`schema`]
 //!    (resource types, fields, normalisation, suggestions), [`names`],
@@ -29,7 +30,8 @@
 //!    [`report`] (resolution problems as diagnostics), [`host`].
 //! 5. Questions asked of a resolution: [`explain`], [`check`] (its warning
 //!    rules under `check/rules/`), [`diff`], [`query`], [`selector`],
-//!    [`secret`], [`bundle`].
+//!    [`secret`], [`bundle`], [`rollout`] (the waves a change reaches the
+//!    fleet in).
 //! 6. Presentation: [`present`], every answer drawn as text through a
 //!    writer that takes tagged spans, and diagnostics drawn.
 //!
@@ -51,6 +53,7 @@ pub mod cron;
 pub mod diagnostic;
 pub mod diff;
 mod discover;
+pub mod distinct;
 pub mod document;
 pub mod emit;
 pub mod explain;
@@ -73,6 +76,7 @@ pub mod query;
 pub mod reader;
 pub mod report;
 pub mod resolve;
+pub mod rollout;
 pub mod schema;
 pub mod secret;
 pub mod selector;

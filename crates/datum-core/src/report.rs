@@ -380,7 +380,7 @@ fn template(
             "templates include others by their path under `templates/`: {% include \"partials/x.j2\" %}".to_owned()
         }
         (Failure::TooMuchWork, ..) => {
-            "a template may do a bounded amount of work and write at most 64 MiB; look for a loop that does not end".to_owned()
+            "a template may take about a million steps and make at most 64 MiB of text in all (every string, list and output it makes counts); look for a loop that does not end, or a value built larger than the file it is for".to_owned()
         }
         (Failure::Syntax, ..) => {
             "templates are written in Jinja's syntax (minijinja): check the tag at the place shown".to_owned()

@@ -11,6 +11,8 @@ use crate::hint::Hinted;
 mod path;
 mod suggestion;
 pub use path::{PathError, normalise_abs_path, normalise_rel_path};
+#[cfg(test)]
+pub(crate) use suggestion::STEPS;
 pub use suggestion::{COMPARED_MAX, edit_distance, nearest, suggest};
 
 /// A resource type.

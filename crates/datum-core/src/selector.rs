@@ -239,15 +239,28 @@ impl<'f> Carried<'f> {
 
     /// What is wrong with `key=value`, when no host carries it.
     pub fn explain(&self, key: &str, value: &str) -> Option<Uncarried> {
+        self.explain_searching(key, value, true)
+    }
+
+    /// [`Carried::explain`], looking for the nearest label that exists only
+    /// when `search` says so: each search compares the label with every
+    /// key, or every value of its key, that hosts carry.
+    pub fn explain_searching(&self, key: &str, value: &str, search: bool) -> Option<Uncarried> {
         match self.keys.get(key) {
             None => Some(Uncarried::Key {
                 key: key.to_owned(),
-                nearest: nearest(key, self.keys.keys().copied()).map(str::to_owned),
+                nearest: search
+                    .then(|| nearest(key, self.keys.keys().copied()))
+                    .flatten()
+                    .map(str::to_owned),
             }),
             Some(values) if !values.contains(value) => Some(Uncarried::Value {
                 key: key.to_owned(),
                 value: value.to_owned(),
-                nearest: nearest(value, values.iter().copied()).map(str::to_owned),
+                nearest: search
+                    .then(|| nearest(value, values.iter().copied()))
+                    .flatten()
+                    .map(str::to_owned),
             }),
             Some(_) => None,
         }

@@ -6,7 +6,7 @@
 //! What each rendering read is kept, for explain.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Condvar, Mutex, PoisonError};
 
 use minijinja::value::{Enumerator, Object, Value as JValue};
 use minijinja::{AutoEscape, Environment, ErrorKind, UndefinedBehavior};
@@ -18,9 +18,71 @@ use crate::schema::Value;
 use crate::source::Span;
 use crate::vars::VarValue;
 
-/// How much work one rendering may do (minijinja's fuel: roughly one unit
-/// per instruction): far beyond any configuration file, short of a hang.
-const FUEL: u64 = 20_000_000;
+/// How much work one rendering may do, in minijinja's fuel: one unit per
+/// instruction, and one per 64 bytes of every string, list and map it
+/// makes (operators such as `~` and `*`, filters such as `format`,
+/// `replace` and `join`, and the output), checked before a large value is
+/// made. A million is a million steps or 64 MiB made in all: far beyond
+/// any configuration file, and short of a hang or of running the machine
+/// out of memory (at 20 million, one rendering could make 1.2 GB).
+const FUEL: u64 = 1_000_000;
+
+/// What [`FUEL`] lets one rendering make, in bytes.
+pub const MAX_BYTES: usize = 64 << 20;
+
+/// How many renderings run at once, whatever the number of threads: each
+/// may hold up to [`MAX_BYTES`], so `check` on a machine of many cores
+/// holds at most this many times that.
+pub const RENDERS_AT_ONCE: usize = 2;
+
+/// A count of renderings under way, at most a fixed number.
+#[derive(Debug)]
+struct Permits {
+    free: Mutex<usize>,
+    freed: Condvar,
+}
+
+impl Permits {
+    fn new(n: usize) -> Permits {
+        Permits {
+            free: Mutex::new(n),
+            freed: Condvar::new(),
+        }
+    }
+
+    /// Waits for a permit.
+    fn acquire(&self) -> Permit<'_> {
+        let mut free = self.free.lock().unwrap_or_else(PoisonError::into_inner);
+        while *free == 0 {
+            free = self
+                .freed
+                .wait(free)
+                .unwrap_or_else(PoisonError::into_inner);
+        }
+        *free -= 1;
+        Permit(self)
+    }
+
+    /// A permit if one is free now.
+    #[cfg(test)]
+    fn try_acquire(&self) -> Option<Permit<'_>> {
+        let mut free = self.free.lock().unwrap_or_else(PoisonError::into_inner);
+        (*free > 0).then(|| {
+            *free -= 1;
+            Permit(self)
+        })
+    }
+}
+
+/// A rendering under way; dropping it frees its permit.
+struct Permit<'a>(&'a Permits);
+
+impl Drop for Permit<'_> {
+    fn drop(&mut self) {
+        *self.0.free.lock().unwrap_or_else(PoisonError::into_inner) += 1;
+        self.0.freed.notify_one();
+    }
+}
 
 /// The largest text one rendering may produce.
 const MAX_OUTPUT: usize = 64 << 20;
@@ -90,6 +152,7 @@ pub struct TemplateProblem {
 /// compiled once, on first use.
 pub struct Templates {
     env: Environment<'static>,
+    permits: Permits,
 }
 
 impl std::fmt::Debug for Templates {
@@ -140,7 +203,18 @@ impl Templates {
                 format!("templates/{name} {why}"),
             )),
         });
-        Templates { env }
+        Templates {
+            env,
+            permits: Permits::new(RENDERS_AT_ONCE),
+        }
+    }
+
+    /// Renders the template at `path` once a permit is free.
+    fn run(&self, path: &str, ctx: JValue) -> Result<String, minijinja::Error> {
+        let _permit = self.permits.acquire();
+        self.env
+            .get_template(name_of(path))
+            .and_then(|t| t.render(ctx))
     }
 
     /// Renders the template at `path` for a host with its folded vars.
@@ -182,10 +256,7 @@ impl Templates {
             labels => JValue::from_dyn_object(labels_obj.clone()),
             vars => JValue::from_dyn_object(vars_obj.clone()),
         };
-        let result = self
-            .env
-            .get_template(name_of(path))
-            .and_then(|t| t.render(ctx));
+        let result = self.run(path, ctx);
         let read = |o: &Tracked| -> Box<[Box<str>]> {
             o.read
                 .lock()
@@ -369,4 +440,21 @@ fn hex(bytes: &[u8]) -> String {
         let _ = write!(s, "{b:02x}");
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Permits;
+
+    #[test]
+    fn no_more_renderings_run_at_once_than_there_are_permits() {
+        let permits = Permits::new(2);
+        let a = permits.acquire();
+        let b = permits.try_acquire().expect("a second permit");
+        assert!(permits.try_acquire().is_none(), "a third rendering waits");
+        drop(a);
+        let c = permits.try_acquire().expect("a freed permit");
+        assert!(permits.try_acquire().is_none());
+        drop((b, c));
+    }
 }

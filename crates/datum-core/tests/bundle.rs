@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use datum_core::bundle::{self, Bundle, BundleError, Commit, ManifestFormat};
+use datum_core::bundle::{self, Bundle, BundleError, Commit, Header, ManifestFormat};
 use datum_core::emit;
 use datum_core::fleet;
 use datum_core::manifest::Manifest;
@@ -39,12 +39,16 @@ fn every_host_of_the_example_fleet_bundles_and_reads_back() {
                 ManifestFormat::Json => emit::write_json(&mut text, &m.tree()).unwrap(),
             }
             let b = Bundle {
-                fleet: fleet.name.as_deref().unwrap(),
-                host: &host.name,
-                commit: Some(Commit {
-                    id: "0123456789abcdef0123456789abcdef01234567",
-                    time: 1_700_000_000,
-                }),
+                header: Header {
+                    fleet: fleet.name.as_deref().unwrap(),
+                    host: &host.name,
+                    serial: Some(41),
+                    expires: Some(1_700_604_800),
+                    commit: Some(Commit {
+                        id: "0123456789abcdef0123456789abcdef01234567",
+                        time: 1_700_000_000,
+                    }),
+                },
                 format,
                 manifest: &text,
                 payloads: sources.iter().map(|(p, c)| (*p, c.as_slice())).collect(),
@@ -136,12 +140,16 @@ impl Contents {
 
     fn encode(&self, manifest: &[u8]) -> Vec<u8> {
         let b = Bundle {
-            fleet: &self.fleet,
-            host: &self.host,
-            commit: self
-                .commit
-                .as_ref()
-                .map(|(id, time)| Commit { id, time: *time }),
+            header: Header {
+                fleet: &self.fleet,
+                host: &self.host,
+                serial: self.commit.as_ref().map(|(_, time)| time.unsigned_abs()),
+                expires: self.commit.as_ref().map(|(_, time)| time.wrapping_add(1)),
+                commit: self
+                    .commit
+                    .as_ref()
+                    .map(|(id, time)| Commit { id, time: *time }),
+            },
             format: if self.json {
                 ManifestFormat::Json
             } else {

@@ -172,6 +172,30 @@ impl Repo {
         Ok(Revision::new(rev, id.detach(), short, time))
     }
 
+    /// How many commits lead to `rev` along first parents, itself
+    /// included: 1 for a root commit, one more for each commit made on the
+    /// branch since. A merge counts once, however many commits it brings
+    /// in, so the number only grows as a branch moves forward and no clock
+    /// decides it (`datum bundle`'s default serial).
+    pub fn first_parent_depth(&self, rev: &Revision) -> Result<u64, GitError> {
+        let repo = self.shared.to_thread_local();
+        let unknown = |reason: String| GitError::UnknownRevision {
+            rev: rev.spec().to_owned(),
+            repo: self.workdir.clone(),
+            reason,
+        };
+        let mut depth = 0u64;
+        let mut next = Some(rev.object_id());
+        while let Some(id) = next {
+            let commit = repo
+                .find_commit(id)
+                .map_err(|e| unknown(first_line(&e.to_string())))?;
+            depth += 1;
+            next = commit.parent_ids().next().map(|p| p.detach());
+        }
+        Ok(depth)
+    }
+
     /// A reader over the fleet as committed at `rev`: the tree of that
     /// commit at [`Repo::prefix`]. Fails with [`GitError::NoFleet`] when the
     /// fleet's directory does not exist in that commit.

@@ -168,6 +168,43 @@ impl<'f> Plan<'f> {
         out
     }
 
+    /// `secret-ciphertext` errors: each secret whose file, as `read` gives
+    /// it (`None`: unreadable, which loading reports), has no age header
+    /// hosts can read (empty, damaged, past [`crate::ciphertext::MAX_STANZAS`]
+    /// or [`crate::ciphertext::MAX_HEADER`], or sealed with a passphrase).
+    /// Only the header is read: without a key, that is all there is to check.
+    pub fn ciphertext_diagnostics(
+        &self,
+        fleet: &Fleet,
+        read: impl Fn(&str) -> Option<Vec<u8>>,
+    ) -> Vec<Diagnostic> {
+        let mut out = Vec::new();
+        for s in &self.secrets {
+            let Some(bytes) = read(s.path) else {
+                continue;
+            };
+            let Some(why) = ciphertext_problem(&bytes) else {
+                continue;
+            };
+            let hosts: Vec<HostId> = s.receiving().collect();
+            out.push(
+                s.placed(
+                    fleet,
+                    Diagnostic::error(
+                        Code::SecretCiphertext,
+                        format!("{} is not a secret hosts can decrypt: {why}", s.path),
+                    ),
+                    &hosts,
+                )
+                .hint(format!(
+                    "write it again with `datum secret encrypt {}` (the plaintext on stdin)",
+                    s.path
+                )),
+            );
+        }
+        out
+    }
+
     /// What `datum check` reports: bad keys, then for each secret the
     /// hosts that cannot decrypt it (errors) and the recipients that should
     /// no longer be able to (warnings).
@@ -364,6 +401,17 @@ impl SecretPlan<'_> {
             };
         }
         d
+    }
+}
+
+/// What is wrong with a secret's ciphertext, read without a key.
+pub fn ciphertext_problem(bytes: &[u8]) -> Option<String> {
+    match crate::ciphertext::header(bytes) {
+        Ok(h) if h.passphrase => {
+            Some("it is encrypted with a passphrase, and hosts decrypt with their keys".to_owned())
+        }
+        Ok(_) => None,
+        Err(e) => Some(e.to_string()),
     }
 }
 

@@ -104,11 +104,21 @@ pub struct KeyFile {
 impl KeyFile {
     /// Reads the file whole, up to [`MAX_IDENTITY_FILE`].
     pub fn read(path: &Path) -> Result<KeyFile, ReadIdentityError> {
+        let file = std::fs::File::open(path).map_err(|source| ReadIdentityError::Io {
+            path: path.to_owned(),
+            source,
+        })?;
+        KeyFile::from_file(path, file)
+    }
+
+    /// Reads a file the caller opened (where and how it may be opened is
+    /// the caller's to decide) whole, up to [`MAX_IDENTITY_FILE`]; `path`
+    /// names it in messages.
+    pub fn from_file(path: &Path, file: std::fs::File) -> Result<KeyFile, ReadIdentityError> {
         let io = |source| ReadIdentityError::Io {
             path: path.to_owned(),
             source,
         };
-        let file = std::fs::File::open(path).map_err(io)?;
         let bytes =
             Plaintext::read_from(file.take(MAX_IDENTITY_FILE + 1), MAX_IDENTITY_FILE as usize)
                 .map_err(io)?
@@ -154,7 +164,7 @@ pub fn parse_identities(
     passphrase: Option<&str>,
 ) -> Result<Vec<Identity>, IdentityError> {
     if is_age_file(bytes) {
-        return parse_encrypted_age(bytes, passphrase);
+        return parse_encrypted_age(bytes, passphrase, affordable_memory());
     }
     let text = std::str::from_utf8(bytes).map_err(|_| IdentityError::Unrecognized)?;
     let first = text
@@ -223,6 +233,7 @@ fn is_age_file(bytes: &[u8]) -> bool {
 fn parse_encrypted_age(
     bytes: &[u8],
     passphrase: Option<&str>,
+    memory: u64,
 ) -> Result<Vec<Identity>, IdentityError> {
     let by = Protection::AgeFile;
     let decryptor = age::Decryptor::new_buffered(age::armor::ArmoredReader::new(bytes))
@@ -231,7 +242,9 @@ fn parse_encrypted_age(
         return Err(IdentityError::EncryptedToKeys);
     }
     let passphrase = passphrase.ok_or(IdentityError::PassphraseProtected { by })?;
-    let scrypt = age::scrypt::Identity::new(SecretString::from(passphrase.to_owned()));
+    let mut scrypt = age::scrypt::Identity::new(SecretString::from(passphrase.to_owned()));
+    let allowed = affordable_work_factor(memory);
+    scrypt.set_max_work_factor(allowed);
     let mut reader = decryptor
         .decrypt(std::iter::once(&scrypt as &dyn age::Identity))
         .map_err(|e| match e {
@@ -239,7 +252,7 @@ fn parse_encrypted_age(
                 IdentityError::WrongPassphrase { by }
             }
             age::DecryptError::ExcessiveWork { required, .. } => {
-                IdentityError::TooMuchWork { required }
+                IdentityError::TooMuchWork { required, allowed }
             }
             _ => IdentityError::InvalidAge,
         })?;
@@ -251,6 +264,76 @@ fn parse_encrypted_age(
         return Err(IdentityError::NoKeys);
     }
     Ok(identities)
+}
+
+/// The most scrypt work Datum does to open an identity file, whatever the
+/// memory: 2^22 takes 4 GiB and several seconds, past what `age -p` picks
+/// on any machine today (about one second of work), and age's own advice.
+const WORK_FACTOR_MAX: u8 = 22;
+
+/// The memory scrypt takes at work factor 2^`log_n` with age's parameters
+/// (r = 8): 128 * r bytes for each of its 2^`log_n` blocks.
+fn scrypt_memory(log_n: u8) -> u64 {
+    1024u64.checked_shl(u32::from(log_n)).unwrap_or(u64::MAX)
+}
+
+fn scrypt_size(log_n: u8) -> String {
+    let bytes = scrypt_memory(log_n);
+    if bytes >= 1 << 30 {
+        format!("{} GiB of memory", bytes >> 30)
+    } else {
+        format!("{} MiB of memory", bytes >> 20)
+    }
+}
+
+/// The largest scrypt work factor whose memory is at most half of
+/// `memory`, the bytes this process may still use, and at most
+/// [`WORK_FACTOR_MAX`]: an identity file asking for more is refused before
+/// any work, instead of running the machine out of memory (2^22 under a
+/// 4 GB limit aborted).
+pub fn affordable_work_factor(memory: u64) -> u8 {
+    (1..=WORK_FACTOR_MAX)
+        .rev()
+        .find(|&n| scrypt_memory(n) <= memory / 2)
+        .unwrap_or(1)
+}
+
+/// The bytes this process may still allocate, as far as it can tell: the
+/// least of the memory the system has available, the limits on its address
+/// space and data (`ulimit -v`, `-d`), and its control group's limit.
+fn affordable_memory() -> u64 {
+    let mut least = u64::MAX;
+    if let Ok(info) = std::fs::read_to_string("/proc/meminfo")
+        && let Some(kb) = info
+            .lines()
+            .find_map(|l| l.strip_prefix("MemAvailable:"))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+    {
+        least = least.min(kb.saturating_mul(1024));
+    }
+    if let Ok(limits) = std::fs::read_to_string("/proc/self/limits") {
+        for name in ["Max address space", "Max data size"] {
+            let soft = limits
+                .lines()
+                .find_map(|l| l.strip_prefix(name))
+                .and_then(|rest| rest.split_whitespace().next())
+                .and_then(|v| v.parse::<u64>().ok());
+            if let Some(bytes) = soft {
+                least = least.min(bytes);
+            }
+        }
+    }
+    for file in [
+        "/sys/fs/cgroup/memory.max",
+        "/sys/fs/cgroup/memory/memory.limit_in_bytes",
+    ] {
+        if let Ok(text) = std::fs::read_to_string(file)
+            && let Ok(bytes) = text.trim().parse::<u64>()
+        {
+            least = least.min(bytes);
+        }
+    }
+    least
 }
 
 /// Lines of `AGE-SECRET-KEY-1...`; blank lines and `#` comments between.
@@ -320,9 +403,11 @@ pub enum IdentityError {
     /// A passphrase-protected age identity file whose scrypt work factor is
     /// far above what this machine does in a second.
     #[error(
-        "needs scrypt work factor 2^{required} to open, more than Datum allows on this machine"
+        "needs scrypt work factor 2^{required} ({}) to open, more than this machine affords (2^{allowed}, {})",
+        scrypt_size(*required),
+        scrypt_size(*allowed)
     )]
-    TooMuchWork { required: u8 },
+    TooMuchWork { required: u8, allowed: u8 },
     /// A line of an age identity file that is not a key or a comment.
     #[error("line {line} is {what}")]
     BadAgeLine { line: usize, what: &'static str },
@@ -354,7 +439,7 @@ impl Hinted for IdentityError {
             }
             IdentityError::InvalidAge => "check that the file is complete and unmodified",
             IdentityError::TooMuchWork { .. } => {
-                "re-encrypt the identity file with `age -p` on this machine"
+                "re-encrypt the identity file with `age -p` on a machine like this one, which picks a work factor it affords"
             }
         }))
     }

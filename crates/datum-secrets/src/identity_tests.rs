@@ -177,3 +177,59 @@ mod never_panics {
         }
     }
 }
+
+/// An age identity file sealed with `passphrase` at work factor 2^10,
+/// with its stanza then claiming 2^`log_n` (its MAC, checked after the
+/// work, no longer holds).
+fn asking_for(log_n: u8) -> Vec<u8> {
+    use std::io::Write as _;
+    let identity = Identity::generate_age();
+    let mut recipient = age::scrypt::Recipient::new(SecretString::from("pw".to_owned()));
+    recipient.set_work_factor(10);
+    let encryptor =
+        age::Encryptor::with_recipients(std::iter::once(&recipient as &dyn age::Recipient))
+            .unwrap();
+    let mut out = Vec::new();
+    let mut writer = encryptor.wrap_output(&mut out).unwrap();
+    writer
+        .write_all(identity.to_age_identity_file().unwrap().as_bytes())
+        .unwrap();
+    writer.finish().unwrap();
+    let text = String::from_utf8_lossy(&out).into_owned();
+    let at = text.find("-> scrypt ").unwrap();
+    let end = at + text[at..].find('\n').unwrap();
+    assert!(text[..end].ends_with(" 10"));
+    let mut raised = out[..end - 2].to_vec();
+    raised.extend_from_slice(log_n.to_string().as_bytes());
+    raised.extend_from_slice(&out[end..]);
+    raised
+}
+
+#[test]
+fn the_scrypt_work_an_identity_file_may_ask_for_follows_the_memory_there_is() {
+    // 2^n takes 2^(n + 10) bytes; half the memory is what is offered.
+    assert_eq!(affordable_work_factor(4 << 30), 21);
+    assert_eq!(affordable_work_factor(200 << 20), 16);
+    assert_eq!(affordable_work_factor(u64::MAX), 22);
+    assert_eq!(affordable_work_factor(0), 1);
+}
+
+#[test]
+fn an_identity_file_asking_for_more_memory_than_there_is_is_refused_before_any_work() {
+    // 2^18 takes 256 MiB; with 64 MiB to spare, 2^15 (32 MiB, half) is the most.
+    let e = parse_encrypted_age(&asking_for(18), Some("pw"), 64 << 20).unwrap_err();
+    assert!(
+        matches!(
+            e,
+            IdentityError::TooMuchWork {
+                required: 18,
+                allowed: 15
+            }
+        ),
+        "{e:?}"
+    );
+    assert_eq!(
+        e.to_string(),
+        "needs scrypt work factor 2^18 (256 MiB of memory) to open, more than this machine affords (2^15, 32 MiB of memory)"
+    );
+}

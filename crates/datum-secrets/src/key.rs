@@ -130,6 +130,13 @@ impl PublicKey {
         if is_private_key(trimmed) {
             return Err(KeyError::PrivateKey { span: start..end });
         }
+        // A key is one line: a break inside one would make two lines of a
+        // `.recipients` file out of one entry.
+        if let Some(at) = trimmed.find(['\n', '\r']) {
+            return Err(KeyError::LineBreak {
+                span: start + at..start + at + 1,
+            });
+        }
         let word_end = trimmed
             .find(char::is_whitespace)
             .map_or(end, |at| start + at);
@@ -261,6 +268,20 @@ fn parse_ssh(text: &str, type_span: Range<usize>, end: usize) -> Result<PublicKe
             span,
         });
     }
+    // The fields of the key (Ed25519: its type and 32 bytes; RSA: its
+    // type, exponent and modulus), and nothing after them.
+    let fields = if stated == "ssh-ed25519" { 2 } else { 3 };
+    let used = ssh_blob_fields(&blob, fields).ok_or(KeyError::InvalidSshKey {
+        kind: stated.to_owned(),
+        span: span.clone(),
+    })?;
+    if used < blob.len() {
+        return Err(KeyError::TrailingKeyData {
+            kind: stated.to_owned(),
+            extra: blob.len() - used,
+            span,
+        });
+    }
     let canonical = format!("{stated} {}", BASE64_STANDARD.encode(&blob));
     let recipient = age::ssh::Recipient::from_str(&canonical).map_err(|e| {
         use age::ssh::ParseRecipientKeyError as E;
@@ -293,6 +314,19 @@ fn ssh_blob_type(blob: &[u8]) -> Option<&[u8]> {
     let (len, rest) = blob.split_first_chunk::<4>()?;
     let len = usize::try_from(u32::from_be_bytes(*len)).ok()?;
     rest.get(..len)
+}
+
+/// How many bytes the first `count` fields of an SSH wire blob take (each
+/// a big-endian u32 length, then that many bytes); `None` when the blob
+/// ends before them.
+fn ssh_blob_fields(blob: &[u8], count: usize) -> Option<usize> {
+    let mut at = 0;
+    for _ in 0..count {
+        let len = blob.get(at..at + 4)?;
+        let len = usize::try_from(u32::from_be_bytes(len.try_into().ok()?)).ok()?;
+        at = at.checked_add(4 + len).filter(|&end| end <= blob.len())?;
+    }
+    Some(at)
 }
 
 fn parse_age(text: &str, span: Range<usize>, end: usize) -> Result<PublicKey, KeyError> {
@@ -367,6 +401,16 @@ pub enum KeyError {
         embedded: String,
         span: Range<usize>,
     },
+    /// A line break inside the key: a key is one line.
+    #[error("a key is one line, and this one has a line break in it")]
+    LineBreak { span: Range<usize> },
+    /// Bytes in the key data after the key's own fields.
+    #[error("the key data has {extra} bytes after the `{kind}` key")]
+    TrailingKeyData {
+        kind: String,
+        extra: usize,
+        span: Range<usize>,
+    },
     /// The key data decodes but is not a valid key of its type.
     #[error("the key data is not a valid `{kind}` key")]
     InvalidSshKey { kind: String, span: Range<usize> },
@@ -404,7 +448,11 @@ impl Hinted for KeyError {
                 "use a native X25519 age key (`age1` followed by 58 characters) or an SSH key"
             }
             KeyError::RsaTooLarge { .. } => "use an Ed25519 key or an RSA key of 4096 bits",
+            KeyError::LineBreak { .. } => {
+                "write each key on one line, as in its `.pub` file: `TYPE BASE64 [COMMENT]`"
+            }
             KeyError::MissingKeyData { .. }
+            | KeyError::TrailingKeyData { .. }
             | KeyError::BadBase64 { .. }
             | KeyError::TypeMismatch { .. }
             | KeyError::InvalidSshKey { .. } => {
@@ -431,6 +479,8 @@ impl KeyError {
             | KeyError::UnsupportedSshType { span, .. }
             | KeyError::UnsupportedAgeType { span, .. }
             | KeyError::MissingKeyData { span }
+            | KeyError::LineBreak { span }
+            | KeyError::TrailingKeyData { span, .. }
             | KeyError::BadBase64 { span, .. }
             | KeyError::TypeMismatch { span, .. }
             | KeyError::InvalidSshKey { span, .. }

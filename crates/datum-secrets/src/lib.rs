@@ -32,7 +32,10 @@ pub mod recipients;
 pub mod scratch;
 pub mod store;
 
-pub use ciphertext::{DecryptError, EncryptError, ciphertext_sha256, decrypt, encrypt};
+pub use ciphertext::{
+    DecryptError, EncryptError, Header, HeaderError, MAX_RECIPIENTS, MAX_STANZAS,
+    ciphertext_sha256, decrypt, encrypt, header,
+};
 pub use fleet::{Plan, SecretPlan, Stored};
 pub use identity::{
     Identity, IdentityError, KeyFile, MAX_IDENTITY_FILE, Protection, ReadIdentityError,

@@ -347,6 +347,19 @@ impl<'f> Store<'f> {
         })
     }
 
+    /// What is wrong with the ciphertext at `rel`, read without a key (its
+    /// header only); `None` when it reads, or cannot be read at all (which
+    /// [`Store::open`] reports).
+    pub fn damaged(&self, rel: &str) -> Option<String> {
+        use std::io::Read as _;
+        let file = std::fs::File::open(self.root.join(rel)).ok()?;
+        let mut bytes = Vec::new();
+        file.take(self.fleet.source_limit)
+            .read_to_end(&mut bytes)
+            .ok()?;
+        crate::fleet::ciphertext_problem(&bytes)
+    }
+
     /// Decrypts `rel` and encrypts it again to its recipients.
     pub fn rekey(&self, rel: &str, identities: &[Identity]) -> Result<Sealed, StoreError> {
         let plaintext = self.open(rel, identities)?;

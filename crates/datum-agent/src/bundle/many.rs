@@ -6,7 +6,6 @@ use std::collections::BTreeSet;
 use std::io;
 use std::path::{Path, PathBuf};
 
-use datum_core::bundle::Commit;
 use datum_core::fleet::{Fleet, HostId};
 use datum_core::hint::{Fault, Hinted};
 use datum_core::manifest::Manifest;
@@ -14,14 +13,14 @@ use datum_core::resolve::FleetResolution;
 use datum_fs::OutDir;
 use rayon::prelude::*;
 
-use super::{MakeError, Payloads, make};
+use super::{MakeError, Payloads, Stamp, make};
 use crate::sshsig::SigningKey;
 
 /// What every host's bundle of one run shares.
 pub struct Batch<'a> {
     pub fleet: &'a Fleet,
     pub payloads: &'a Payloads,
-    pub commit: Option<Commit<'a>>,
+    pub stamp: Stamp<'a>,
     pub key: Option<&'a SigningKey>,
 }
 
@@ -51,7 +50,7 @@ impl Hinted for BatchError {
 impl Batch<'_> {
     /// The bundle of the host of `manifest` ([`make`]).
     pub fn make(&self, manifest: &Manifest<'_>) -> Result<Vec<u8>, BatchError> {
-        make(manifest, self.payloads, self.commit, self.key).map_err(|source| BatchError::Make {
+        make(manifest, self.payloads, &self.stamp, self.key).map_err(|source| BatchError::Make {
             host: manifest.host_name().to_owned(),
             source,
         })

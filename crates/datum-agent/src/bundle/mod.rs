@@ -16,7 +16,7 @@ use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use datum_apply::spec::{Item, items_of};
-use datum_core::bundle::{self, Bundle, BundleError, Commit, Decoded, ManifestFormat};
+use datum_core::bundle::{self, Bundle, BundleError, Commit, Decoded, Header, ManifestFormat};
 use datum_core::emit;
 use datum_core::hint::{Fault, Hinted};
 use datum_core::manifest::Manifest;
@@ -95,14 +95,24 @@ impl Hinted for MakeError {
     }
 }
 
+/// What every bundle of one release records besides its host's
+/// configuration: its serial, when it expires and the commit it was made
+/// from (each when known). All of it is signed.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct Stamp<'a> {
+    pub serial: Option<u64>,
+    pub expires: Option<i64>,
+    pub commit: Option<Commit<'a>>,
+}
+
 /// The bundle file for the host of `manifest`: its manifest in YAML, the
-/// payloads it uses (taken from `payloads`), the fleet's name, `commit`
-/// when the fleet is in git, and a signature by `key` in namespace
-/// `datum-bundle` when one is given. The same inputs give the same bytes.
+/// payloads it uses (taken from `payloads`), the fleet's name, `stamp`,
+/// and a signature by `key` in namespace `datum-bundle` when one is given.
+/// The same inputs give the same bytes.
 pub fn make(
     manifest: &Manifest<'_>,
     payloads: &Payloads,
-    commit: Option<Commit<'_>>,
+    stamp: &Stamp<'_>,
     key: Option<&SigningKey>,
 ) -> Result<Vec<u8>, MakeError> {
     let fleet = manifest
@@ -131,9 +141,13 @@ pub fn make(
         used.insert(path, content.as_slice());
     }
     let body = Bundle {
-        fleet,
-        host: manifest.host_name(),
-        commit,
+        header: Header {
+            fleet,
+            host: manifest.host_name(),
+            serial: stamp.serial,
+            expires: stamp.expires,
+            commit: stamp.commit,
+        },
         format: ManifestFormat::Yaml,
         manifest: &text,
         payloads: used,
@@ -216,10 +230,10 @@ pub fn open<'b>(
         ),
     };
     if let Some(host) = host
-        && bundle.host != host
+        && bundle.header.host != host
     {
         return Err(OpenError::WrongHost {
-            bundle: bundle.host.to_owned(),
+            bundle: bundle.header.host.to_owned(),
             host: host.to_owned(),
         });
     }
@@ -252,7 +266,12 @@ impl<'b> Opened<'b> {
 
     /// The commit the bundle was made from, when the fleet is in git.
     pub fn commit(&self) -> Option<Commit<'b>> {
-        self.bundle.commit
+        self.bundle.header.commit
+    }
+
+    /// What the bundle says about itself (fleet, host, serial, expiry, commit).
+    pub fn header(&self) -> &Header<'b> {
+        &self.bundle.header
     }
 }
 

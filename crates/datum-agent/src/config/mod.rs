@@ -52,6 +52,10 @@ pub struct Config {
     /// The PEM file of the CAs trusted for `https://` bundle URLs and
     /// `report_url` instead of the platform's roots (`ca_file`).
     pub ca_file: Option<PathBuf>,
+    /// Apply input that no signature vouches for (`insecure_allow_unsigned:
+    /// true`). Without it, an agent with no signers configured refuses
+    /// every input.
+    pub insecure_allow_unsigned: bool,
 }
 
 /// Where the host's configuration comes from.
@@ -199,6 +203,7 @@ const KEYS: &[&str] = &[
     "metrics",
     "identity",
     "ca_file",
+    "insecure_allow_unsigned",
 ];
 
 /// The top-level keys as read, each with where it was written when
@@ -215,6 +220,7 @@ struct Keys {
     metrics: Option<PathBuf>,
     identity: Option<PathBuf>,
     ca_file: Option<(Span, Option<PathBuf>)>,
+    insecure_allow_unsigned: bool,
 }
 
 /// Collects every mistake before giving up.
@@ -259,6 +265,7 @@ impl Cx {
                 .unwrap_or_else(|| PathBuf::from(metrics::DEFAULT_PATH)),
             identity: keys.identity,
             ca_file: keys.ca_file.and_then(|(_, p)| p),
+            insecure_allow_unsigned: keys.insecure_allow_unsigned,
         })
     }
 
@@ -279,6 +286,17 @@ impl Cx {
                 "metrics" => keys.metrics = self.abs_path(key, value),
                 "identity" => keys.identity = self.abs_path(key, value),
                 "ca_file" => keys.ca_file = Some((key_span, self.abs_path(key, value))),
+                "insecure_allow_unsigned" => match value.value() {
+                    Value::Bool(b) => keys.insecure_allow_unsigned = b,
+                    _ => self.error(
+                        value.span(),
+                        format!(
+                            "`insecure_allow_unsigned` must be true or false, found {}",
+                            value.found()
+                        ),
+                        "leave it out: an agent should apply only signed input",
+                    ),
+                },
                 _ => {
                     let hint = match suggest(key, KEYS.iter().copied()) {
                         Some(near) => format!("did you mean `{near}`?"),

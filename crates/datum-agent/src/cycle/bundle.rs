@@ -2,14 +2,16 @@
 //! applied last), open it, check its signature and that it does not go
 //! back, and read its resources.
 
-use std::io::Write;
+use std::io::{self, Write};
+use std::path::Path;
 
+use datum_apply::root::Refused;
 use datum_core::hint::Hinted;
 
 use super::{Agent, CACHED_BUNDLE, Input, Log, Refusal, now_secs, refusal, refused};
 use crate::bundle::{self, Opened};
 use crate::ca::CaFile;
-use crate::http::{self, FetchOptions, Location};
+use crate::http::{self, FetchError, FetchOptions, Location};
 use crate::repo::ObjectId;
 use crate::rollback::{self, Applied, Progress};
 
@@ -31,7 +33,7 @@ impl Agent {
         out: &mut dyn Write,
     ) -> Result<Input, Refusal> {
         let last = self.last_applied(log, out)?;
-        let signers = self.signers(self.config.public_keys.as_ref())?;
+        let signers = self.signers(self.config.public_keys.as_ref(), "public_keys")?;
         let url = http::expand(template, &self.host).map_err(|e| {
             refusal(
                 e.to_string(),
@@ -67,7 +69,7 @@ impl Agent {
                 signer.fingerprint
             );
         }
-        let commit = self.bundle_commit(&opened, &name, last.as_ref(), cached, log, out)?;
+        let applied = self.bundle_place(&opened, &name, last.as_ref(), cached, log, out)?;
         self.check_labels(&opened.tied(), None, log)?;
         let items = opened.items(&name).map_err(|e| {
             refusal(
@@ -77,14 +79,35 @@ impl Agent {
         })?;
         Ok(Input {
             items,
-            commit: commit.map(|(id, _)| id.to_string()),
-            applied: commit.map(|(commit, commit_time)| Applied::Bundle {
-                commit: Some(commit),
-                commit_time,
-            }),
+            commit: applied.commit().map(|id| id.to_string()),
+            applied: Some(applied),
             cached,
             bundle: (!cached).then_some(fetched.bytes),
         })
+    }
+
+    /// A bundle named by a path or `file://` URL: opened inside the root as
+    /// apply opens its paths (a link or `..` on the way, or at its name,
+    /// leads somewhere inside, never out), only as a regular file, and no
+    /// larger than a fetched bundle may be.
+    fn read_local(&self, path: &Path) -> Result<Vec<u8>, FetchError> {
+        let abs = path.to_string_lossy();
+        let shown = self.path(path);
+        let limit = FetchOptions::default().max_bytes;
+        let fail = |source| FetchError::File {
+            path: shown.clone(),
+            source,
+        };
+        match self.root.read_regular(&abs, limit) {
+            Ok(Some(bytes)) => Ok(bytes),
+            Ok(None) => Err(fail(datum_apply::root::not_found())),
+            Err(Refused::TooLarge(limit)) => Err(FetchError::TooLarge {
+                url: shown.display().to_string(),
+                limit,
+            }),
+            Err(Refused::Io(e)) => Err(fail(e)),
+            Err(other) => Err(fail(io::Error::other(other.to_string()))),
+        }
     }
 
     /// The bundle at `url`, or the one applied last when it cannot be had.
@@ -96,10 +119,7 @@ impl Agent {
         out: &mut dyn Write,
     ) -> Result<Fetched, Refusal> {
         let fetched = match http::locate(url) {
-            Ok(Location::File(path)) => {
-                let path = self.path(&path);
-                http::read_file(&path, FetchOptions::default().max_bytes)
-            }
+            Ok(Location::File(path)) => self.read_local(&path),
             Ok(Location::Http(u)) => http::fetch(
                 &u,
                 &FetchOptions {
@@ -151,8 +171,9 @@ impl Agent {
         })
     }
 
-    /// The commit a bundle records, refused when a fresh bundle goes back.
-    fn bundle_commit(
+    /// What a bundle records of its place (serial, commit), refused when a
+    /// fresh bundle goes back or cannot be placed after the last one.
+    fn bundle_place(
         &self,
         opened: &Opened<'_>,
         name: &str,
@@ -160,18 +181,29 @@ impl Agent {
         cached: bool,
         log: &mut Log,
         out: &mut dyn Write,
-    ) -> Result<Option<(ObjectId, i64)>, Refusal> {
-        let Some(c) = opened.commit() else {
+    ) -> Result<Applied, Refusal> {
+        let header = opened.header();
+        let commit = header
+            .commit
+            .map(|c| {
+                ObjectId::from_hex(c.id.as_bytes())
+                    .map(|id| (id, c.time))
+                    .map_err(|e| refusal(format!("refusing {name}: bad commit id: {e}"), ""))
+            })
+            .transpose()?;
+        let place = rollback::Placement {
+            serial: header.serial,
+            commit: commit.map(|(id, _)| id),
+            commit_time: commit.map_or(0, |(_, time)| time),
+        };
+        if place.serial.is_none() && place.commit.is_none() {
             log.note(
                 out,
-                "the bundle records no commit (it was made outside git), so going back cannot be detected".to_owned(),
+                "the bundle records neither a serial nor a commit (it was made outside git), so going back cannot be detected".to_owned(),
             );
-            return Ok(None);
-        };
-        let id = ObjectId::from_hex(c.id.as_bytes())
-            .map_err(|e| refusal(format!("refusing {name}: bad commit id: {e}"), ""))?;
+        }
         if !cached {
-            match rollback::check_bundle(last, Some(id), c.time, &self.policy()) {
+            match rollback::check_bundle(last, place, &self.policy()) {
                 Ok(Progress::Allowed(why)) => {
                     log.note(out, format!("--allow-rollback: applying it anyway: {why}"))
                 }
@@ -179,6 +211,10 @@ impl Agent {
                 Err(e) => return Err(refused(&e)),
             }
         }
-        Ok(Some((id, c.time)))
+        Ok(Applied::Bundle {
+            serial: place.serial,
+            commit: place.commit,
+            commit_time: place.commit_time,
+        })
     }
 }

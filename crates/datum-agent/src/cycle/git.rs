@@ -41,11 +41,11 @@ impl Agent {
         out: &mut dyn Write,
     ) -> Result<Input, Refusal> {
         let last = self.last_applied(log, out)?;
-        let signers = self.signers(self.config.allowed_signers.as_ref())?;
+        let signers = self.signers(self.config.allowed_signers.as_ref(), "allowed_signers")?;
         let repo_dir = self.root.path(REPO);
         let repo = LocalRepo::open_or_init(&repo_dir).map_err(|e| refused(&e))?;
-        let chosen = self.choose_commit(&repo, source, last.as_ref(), log, out)?;
-        self.verify_commit(&repo, &chosen, signers.as_ref(), last.as_ref(), log, out)?;
+        let candidates = self.choose_commit(&repo, source, last.as_ref(), log, out)?;
+        let chosen = self.pick(&repo, candidates, signers.as_ref(), last.as_ref(), log, out)?;
         log.source = Some(chosen.origin.clone());
         let items = self.git_items(&repo_dir, fleet, chosen.commit, log)?;
         Ok(Input {
@@ -60,8 +60,8 @@ impl Agent {
         })
     }
 
-    /// The branch's tip from the first remote that answers, or the commit
-    /// applied last when none does.
+    /// The branch's tip on every remote that answers (in the order of the
+    /// remotes), or the commit applied last when none does.
     fn choose_commit(
         &self,
         repo: &LocalRepo,
@@ -69,7 +69,7 @@ impl Agent {
         last: Option<&Applied>,
         log: &mut Log,
         out: &mut dyn Write,
-    ) -> Result<Chosen, Refusal> {
+    ) -> Result<Vec<Chosen>, Refusal> {
         let remotes = source
             .remotes()
             .iter()
@@ -82,20 +82,24 @@ impl Agent {
                     log.note(
                         out,
                         format!(
-                            "remote {} failed ({}); the next one was tried",
+                            "remote {} failed ({}); the others were asked",
                             shown_remote(&failure.remote, source, &local),
                             failure.error
                         ),
                     );
                 }
-                let remote = shown_remote(&fetched.remote, source, &local);
-                let _ = writeln!(out, "fetched {} from {remote}", fetched.commit);
-                Ok(Chosen {
-                    commit: fetched.commit,
-                    time: fetched.commit_time,
-                    origin: remote,
-                    cached: false,
-                })
+                let mut tips = Vec::new();
+                for tip in fetched.tips {
+                    let remote = shown_remote(&tip.remote, source, &local);
+                    let _ = writeln!(out, "fetched {} from {remote}", tip.commit);
+                    tips.push(Chosen {
+                        commit: tip.commit,
+                        time: tip.commit_time,
+                        origin: remote,
+                        cached: false,
+                    });
+                }
+                Ok(tips)
             }
             Err(e) => {
                 log.fetch_failed = true;
@@ -114,14 +118,67 @@ impl Agent {
                     out,
                     format!("applying the last verified input instead: commit {commit}"),
                 );
-                Ok(Chosen {
+                Ok(vec![Chosen {
                     commit,
                     time: commit_time,
                     origin: REPO.to_owned(),
                     cached: true,
-                })
+                }])
             }
         }
+    }
+
+    /// The newest of `candidates` that passes [`Agent::verify_commit`]: one
+    /// that descends from every other that passes (the first in the order
+    /// of the remotes when two have parted). A mirror that serves an old
+    /// tip, or one that fails the checks, is noted and passed over; only
+    /// when none passes is the run refused, with the first one's reason.
+    fn pick(
+        &self,
+        repo: &LocalRepo,
+        candidates: Vec<Chosen>,
+        signers: Option<&AllowedSigners>,
+        last: Option<&Applied>,
+        log: &mut Log,
+        out: &mut dyn Write,
+    ) -> Result<Chosen, Refusal> {
+        let several = candidates.len() > 1;
+        let mut passed: Vec<Chosen> = Vec::new();
+        let mut refusals = Vec::new();
+        for c in candidates {
+            if passed.iter().any(|p| p.commit == c.commit) {
+                continue;
+            }
+            match self.verify_commit(repo, &c, signers, last, log, out) {
+                Ok(()) => passed.push(c),
+                Err(r) => refusals.push((c.origin.clone(), r)),
+            }
+        }
+        let limit = self.policy().walk_limit;
+        let mut best: Option<Chosen> = None;
+        for c in passed {
+            best = match best {
+                Some(b) if !rollback::descends(repo, b.commit, c.commit, limit) => Some(b),
+                _ => Some(c),
+            };
+        }
+        let Some(best) = best else {
+            let (_, first) = refusals
+                .into_iter()
+                .next()
+                .ok_or_else(|| refusal("no remote gave a commit", "check the remotes"))?;
+            return Err(first);
+        };
+        for (origin, r) in refusals {
+            log.note(
+                out,
+                format!("remote {origin} was passed over: {}", r.message),
+            );
+        }
+        if several {
+            let _ = writeln!(out, "taking {} from {}", best.commit, best.origin);
+        }
+        Ok(best)
     }
 
     /// Refuses a commit without a trusted signature (when signers are

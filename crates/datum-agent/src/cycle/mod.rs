@@ -181,6 +181,20 @@ impl Agent {
         if let Some(r) = &refusal {
             log.notes.push(r.message.clone());
         }
+        let signers = match self.config.source {
+            Source::Git { .. } => ("allowed_signers", &self.config.allowed_signers),
+            Source::Bundle { .. } => ("public_keys", &self.config.public_keys),
+        };
+        let unsigned = self.config.insecure_allow_unsigned && signers.1.is_none();
+        if unsigned {
+            log.note(
+                out,
+                format!(
+                    "insecure_allow_unsigned: no `{}` is configured, so input is applied without checking who made it",
+                    signers.0
+                ),
+            );
+        }
         let run = Run {
             host: self.host.clone(),
             started,
@@ -195,6 +209,7 @@ impl Agent {
             status,
             facts: facts::json(&observed),
             label_mismatches: log.mismatches,
+            insecure_allow_unsigned: unsigned,
         };
         let (record, report, warnings) = publish(
             &self.root,
@@ -229,9 +244,27 @@ impl Agent {
         }
     }
 
-    fn signers(&self, path: Option<&PathBuf>) -> Result<Option<AllowedSigners>, Refusal> {
+    /// The signers input must be signed by (`setting` names the file's
+    /// key). With none configured, every input is refused, unless
+    /// `insecure_allow_unsigned: true`, which every run then notes.
+    fn signers(
+        &self,
+        path: Option<&PathBuf>,
+        setting: &str,
+    ) -> Result<Option<AllowedSigners>, Refusal> {
         let Some(path) = path else {
-            return Ok(None);
+            if self.config.insecure_allow_unsigned {
+                // Said at the end of every run ([`Agent::run_once`]).
+                return Ok(None);
+            }
+            return Err(refusal(
+                format!(
+                    "refusing unverified input: no `{setting}` is configured, so nothing can show who made the input"
+                ),
+                format!(
+                    "list the keys that sign the input in a file named by `{setting}` (docs/agent.md); to run without signatures anyway, set `insecure_allow_unsigned: true`"
+                ),
+            ));
         };
         AllowedSigners::read(&self.path(path))
             .map(Some)

@@ -46,6 +46,8 @@ pub struct Run {
     pub facts: serde_json::Value,
     /// Its labels tied to a fact that disagreed (the run was refused).
     pub label_mismatches: Vec<crate::facts::LabelMismatch>,
+    /// Input is applied without any signature check.
+    pub insecure_allow_unsigned: bool,
 }
 
 /// Records a finished run: its report under `/var/lib/datum/reports` and
@@ -87,6 +89,7 @@ pub fn publish(
         exit_status: run.status.code().into(),
         facts: run.facts,
         label_mismatches: run.label_mismatches,
+        insecure_allow_unsigned: run.insecure_allow_unsigned,
     };
     let report = reports
         .dir()

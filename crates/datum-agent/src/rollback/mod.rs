@@ -2,7 +2,12 @@
 //!
 //! In git mode the new tip must descend from the commit applied last
 //! (found by walking back from the tip, a bounded number of commits); with
-//! bundles, the commit time may not be older. Anything else (an older
+//! bundles, the signed serial may not be lower, the same serial must come
+//! with the same commit, and once a bundle with a serial (or a commit) was
+//! applied one without is refused. No clock decides: a commit dated years
+//! ahead changes nothing. Only bundles of format version 1, which carry no
+//! serial, are still compared by commit time, until the first bundle with
+//! a serial is applied. Anything else (an older
 //! commit, a rewritten history, a commit that cannot be placed) is refused
 //! with its own error, so a replayed old signed input cannot undo a fix,
 //! unless the operator passes `--allow-rollback` for the run. The
@@ -106,6 +111,46 @@ pub enum RollbackError {
         /// The new input's commit time.
         time: i64,
     },
+    /// A bundle with a lower serial than the one applied last.
+    #[error(
+        "refusing to go back: the bundle's serial is {serial}, lower than {last}, the serial applied last"
+    )]
+    LowerSerial {
+        /// The serial applied last.
+        last: u64,
+        /// The new bundle's.
+        serial: u64,
+    },
+    /// The same serial as the bundle applied last, and another commit.
+    #[error(
+        "refusing the bundle: serial {serial} was applied with commit {}, and this bundle of the same serial has commit {}",
+        show(*.last),
+        show(*.commit)
+    )]
+    SameSerial {
+        /// The serial both bundles carry.
+        serial: u64,
+        /// The commit applied last.
+        last: Option<ObjectId>,
+        /// The new bundle's commit.
+        commit: Option<ObjectId>,
+    },
+    /// A bundle without a serial after one with.
+    #[error(
+        "refusing the bundle: it carries no serial, and this host applied serial {last}, so it cannot be placed after it"
+    )]
+    NoSerial {
+        /// The serial applied last.
+        last: u64,
+    },
+    /// A bundle without a commit after one with.
+    #[error(
+        "refusing the bundle: it records no commit, and this host applied commit {last}, so it cannot be placed after it"
+    )]
+    NoCommit {
+        /// The commit applied last.
+        last: ObjectId,
+    },
     /// The history could not be read.
     #[error(
         "cannot compare commit {tip} with the commit applied last: {}",
@@ -127,8 +172,14 @@ pub enum RollbackError {
 impl Hinted for RollbackError {
     fn hint(&self) -> Option<Cow<'static, str>> {
         Some(Cow::Borrowed(match self {
-            Self::Behind { .. } | Self::Older { .. } => {
+            Self::Behind { .. } | Self::Older { .. } | Self::LowerSerial { .. } => {
                 "a mirror may lag behind the others; if going back is intended, run once with --allow-rollback"
+            }
+            Self::SameSerial { .. } => {
+                "two releases were given the same serial: bundle the newer one again with a higher `datum bundle --serial` (or from its commit, without --serial)"
+            }
+            Self::NoSerial { .. } | Self::NoCommit { .. } => {
+                "make the bundle with this Datum release from the fleet's git repository (or with `datum bundle --serial N`); if this is intended, run once with --allow-rollback"
             }
             Self::Diverged { .. } => {
                 "if the branch was rewritten on purpose, run once with --allow-rollback"
@@ -162,21 +213,63 @@ pub fn check_git(
     allow(verdict, policy)
 }
 
-/// Checks a bundle (its commit, when it has one, and commit time) against
-/// the input applied last.
+/// Where a bundle places itself in the order of releases: what its signed
+/// header says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Placement {
+    pub serial: Option<u64>,
+    pub commit: Option<ObjectId>,
+    /// The commit's time (0 without a commit): compared only between
+    /// bundles that have no serial (format version 1).
+    pub commit_time: i64,
+}
+
+/// Checks a bundle against the input applied last: a serial may not go
+/// down, the same serial must come with the same commit, and a bundle that
+/// cannot be placed (no serial, or no commit) is refused after one that
+/// could.
 pub fn check_bundle(
     last: Option<&Applied>,
-    commit: Option<ObjectId>,
-    commit_time: i64,
+    new: Placement,
     policy: &Policy,
 ) -> Result<Progress, RollbackError> {
     let Some(last) = last else {
         return Ok(Progress::First);
     };
-    if commit.is_some() && commit == last.commit() {
-        return Ok(Progress::Same);
-    }
-    allow(by_time(last.commit_time(), commit_time), policy)
+    let verdict = match (last.serial(), new.serial) {
+        (Some(last_serial), Some(serial)) if serial < last_serial => {
+            Err(RollbackError::LowerSerial {
+                last: last_serial,
+                serial,
+            })
+        }
+        (Some(last_serial), Some(serial)) if serial == last_serial => {
+            if new.commit == last.commit() {
+                Ok(Progress::Same)
+            } else {
+                Err(RollbackError::SameSerial {
+                    serial,
+                    last: last.commit(),
+                    commit: new.commit,
+                })
+            }
+        }
+        (Some(_), Some(_)) => Ok(Progress::Forward),
+        (Some(last_serial), None) => Err(RollbackError::NoSerial { last: last_serial }),
+        // The first serial a host sees starts its order, whatever the
+        // clock said before.
+        (None, Some(_)) => Ok(Progress::Forward),
+        (None, None) => match (last.commit(), new.commit) {
+            (Some(last), None) => Err(RollbackError::NoCommit { last }),
+            (Some(last), Some(commit)) if last == commit => Ok(Progress::Same),
+            _ => by_time(last.commit_time(), new.commit_time),
+        },
+    };
+    allow(verdict, policy)
+}
+
+fn show(commit: Option<ObjectId>) -> String {
+    commit.map_or_else(|| "none".to_owned(), |c| c.to_string())
 }
 
 fn allow(
@@ -219,6 +312,15 @@ fn ancestry(
         Reach::NotFound => Err(RollbackError::Diverged { last, tip }),
         Reach::Limit => Err(RollbackError::TooFar { last, tip, limit }),
     }
+}
+
+/// Whether `descendant` is `ancestor` or descends from it, looking at most
+/// `limit` commits back; a history that cannot be read answers no.
+pub fn descends(repo: &LocalRepo, ancestor: ObjectId, descendant: ObjectId, limit: usize) -> bool {
+    matches!(
+        reaches(repo.gix(), descendant, ancestor, limit),
+        Ok(Reach::Found)
+    )
 }
 
 enum Reach {

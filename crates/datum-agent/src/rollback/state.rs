@@ -9,6 +9,8 @@
 //! }
 //! ```
 //!
+//! A bundle's record also holds its `serial` when it had one.
+//!
 //! It is replaced atomically (written beside, synced, renamed), so a crash
 //! leaves the old record or the new one, never half of either. Keys datum
 //! does not know are ignored, so an older agent can read a newer record.
@@ -36,6 +38,8 @@ pub enum Applied {
     },
     /// A bundle.
     Bundle {
+        /// The bundle's serial, when it had one: what orders bundles.
+        serial: Option<u64>,
         /// The commit the bundle was made from, when the fleet is in git.
         commit: Option<ObjectId>,
         /// That commit's time (or the bundle's), in seconds since the epoch.
@@ -56,6 +60,14 @@ impl Applied {
     pub fn commit_time(&self) -> i64 {
         match self {
             Applied::Git { commit_time, .. } | Applied::Bundle { commit_time, .. } => *commit_time,
+        }
+    }
+
+    /// The serial of the bundle applied last, when it had one.
+    pub fn serial(&self) -> Option<u64> {
+        match self {
+            Applied::Git { .. } => None,
+            Applied::Bundle { serial, .. } => *serial,
         }
     }
 
@@ -177,11 +189,14 @@ impl StateFile {
     /// Records `applied` as the input applied last, replacing the record
     /// atomically and creating the file's directory when missing.
     pub fn record(&self, applied: &Applied) -> Result<(), StateError> {
-        let value = json!({
+        let mut value = json!({
             "mode": applied.mode(),
             "commit": applied.commit().map(|c| c.to_string()),
             "commit_time": applied.commit_time(),
         });
+        if let Some(serial) = applied.serial() {
+            value["serial"] = serial.into();
+        }
         let mut text = serde_json::to_string_pretty(&value).unwrap_or_default();
         text.push('\n');
         let write = |source| StateError::Write {
@@ -226,6 +241,10 @@ fn decode(value: &Value) -> Result<Applied, String> {
             })
         }
         Some("bundle") => Ok(Applied::Bundle {
+            serial: match object.get("serial") {
+                None | Some(Value::Null) => None,
+                Some(v) => Some(v.as_u64().ok_or("`serial` is not a whole number")?),
+            },
             commit,
             commit_time,
         }),

@@ -29,6 +29,7 @@ fn record() -> RunRecord {
         facts: serde_json::json!({"os": "debian-12", "arch": "x86_64", "kernel": "6.1.0-18-amd64",
                                   "virtualization": "kvm", "cpus": 4}),
         label_mismatches: Vec::new(),
+        insecure_allow_unsigned: false,
     }
 }
 
@@ -42,6 +43,7 @@ fn every_metric_is_there_with_help_type_and_value() {
         [
             "datum_fetch_failures_total",
             "datum_host_facts_info",
+            "datum_insecure_allow_unsigned",
             "datum_label_mismatches",
             "datum_last_run_cached_input",
             "datum_last_run_exit_status",

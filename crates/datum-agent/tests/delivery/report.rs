@@ -45,6 +45,7 @@ fn record(reports: &Reports, secs: u64) -> RunRecord {
             fact: "os".into(),
             observed: Some("debian-13".into()),
         }],
+        insecure_allow_unsigned: false,
     }
 }
 
@@ -136,6 +137,7 @@ fn every_field_round_trips_through_the_file() {
         "exit_status": 6,
         "facts": {"os": "debian-13", "arch": "x86_64"},
         "label_mismatches": [{"label": "os", "declared": "debian-12", "fact": "os", "observed": "debian-13"}],
+        "insecure_allow_unsigned": false,
     });
     assert_eq!(v, want);
     assert_eq!(r.duration(), Duration::from_millis(1250));

@@ -123,6 +123,7 @@ fn a_report_is_posted_over_https_with_the_ca_file() {
         status: datum_apply::RunStatus::NotApplied,
         facts: serde_json::Value::Null,
         label_mismatches: Vec::new(),
+        insecure_allow_unsigned: false,
     };
     let metrics = Path::new("/metrics.prom");
     let (_, _, warnings) = publish(&root, run(), metrics, Some(&url), Some(&ca));

@@ -72,6 +72,10 @@ pub struct Args {
     /// (allowed-signers format, as `ssh-keygen -Y verify -f` reads it).
     #[arg(long, value_name = "FILE", requires = "bundle", alias = "public-key")]
     public_keys: Option<PathBuf>,
+    /// With --bundle: apply it without checking who signed it. One of
+    /// --public-keys and --allow-unsigned is required with --bundle.
+    #[arg(long, requires = "bundle", conflicts_with = "public_keys")]
+    allow_unsigned: bool,
     /// Record the run as the agent does: a report in /var/lib/datum/reports
     /// and the Prometheus file /var/lib/prometheus/node-exporter/datum.prom
     /// (both under --root).
@@ -93,6 +97,12 @@ pub fn run(ui: &mut Ui, settings: &Settings, args: Args) -> Result<Status> {
     let identity = host_name(args.host.as_deref(), &machine)?;
     let facts = Facts::observe(&machine);
     if let Some(file) = &args.bundle {
+        if args.public_keys.is_none() && !args.allow_unsigned {
+            return Err(CommandError::usage(
+                "--bundle needs --public-keys FILE (the keys that may sign it) or --allow-unsigned",
+            )
+            .hint("datum apply --bundle FILE --public-keys /etc/datum/bundle_signers"));
+        }
         let now = SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .map_or(0, |d| d.as_secs() as i64);

@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use datum_agent::bundle::{Batch, Payloads};
+use datum_agent::bundle::{Batch, Payloads, Stamp};
 use datum_agent::sshsig::SigningKey;
 use datum_core::bundle::Commit;
 use datum_core::check;
@@ -28,9 +28,12 @@ use crate::ui::Ui;
 /// it was made from, and a signature.
 ///
 /// In a git repository the fleet is read as committed at HEAD (or --rev),
-/// never from the working tree, and the bundle records that commit and its
-/// time, which agents use to refuse going back. Outside git no commit is
-/// recorded. The same revision and key always give the same bytes.
+/// never from the working tree, and the bundle records that commit and a
+/// serial: the number of commits on the first-parent line up to it (or
+/// --serial). Agents refuse a lower serial than the one they applied, and
+/// the same serial with another commit. Outside git no commit is recorded,
+/// and no serial unless --serial gives one. The same revision, serial and
+/// key always give the same bytes.
 ///
 /// With --all, every host that resolves gets `DIR/<host>.bundle`; a host
 /// with an error `datum check` reports for it (it does not resolve, or it
@@ -64,6 +67,11 @@ pub struct Args {
     /// The commit to bundle, in a git repository (default: HEAD).
     #[arg(long, value_name = "REV")]
     rev: Option<String>,
+    /// The serial to record instead of the commit's first-parent depth,
+    /// for a pipeline that keeps its own release counter. Agents refuse a
+    /// lower serial than the one they applied, so it must only grow.
+    #[arg(long, value_name = "N")]
+    serial: Option<u64>,
 }
 
 pub fn run(ui: &mut Ui, settings: &Settings, args: Args) -> Result<Status> {
@@ -86,19 +94,31 @@ pub fn run(ui: &mut Ui, settings: &Settings, args: Args) -> Result<Status> {
         id: r.id(),
         time: r.time(),
     });
+    let serial = match (args.serial, &revision) {
+        (Some(n), _) => Some(n),
+        (None, Some(r)) => Some(Repo::discover(&dir)?.first_parent_depth(r)?),
+        (None, None) => None,
+    };
     let payloads = Payloads::read(
         reader.as_ref(),
         fleet.sources.keys().map(String::as_str),
         fleet.source_limit,
     )?;
-    let at = match &revision {
+    let mut at = match &revision {
         Some(r) => format!(" at commit {}", r.short()),
         None => String::new(),
     };
+    if let Some(n) = serial {
+        at.push_str(&format!(" (serial {n})"));
+    }
     let batch = Batch {
         fleet: &fleet,
         payloads: &payloads,
-        commit,
+        stamp: Stamp {
+            serial,
+            expires: None,
+            commit,
+        },
         key: key.as_ref(),
     };
     let said = Said {

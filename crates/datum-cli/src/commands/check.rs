@@ -2,6 +2,7 @@
 
 use datum_core::check::check;
 use datum_core::present;
+use datum_core::reader::Reader as _;
 use datum_core::resolve::resolve_all_for_check;
 
 use super::ReportFormat;
@@ -38,12 +39,18 @@ pub struct Args {
 }
 
 pub fn run(ui: &mut Ui, settings: &Settings, args: Args) -> Result<Status> {
-    let (fleet, _) = root::open(ui, settings)?;
+    let (fleet, reader) = root::open(ui, settings)?;
     let all = resolve_all_for_check(&fleet);
     let mut report = check(&fleet, &all);
     // Who can decrypt each secret: the recipients files against the
-    // resolution (datum-secrets, which reads the keys).
-    let secrets = datum_secrets::Plan::new(&fleet, &all).diagnostics(&fleet);
+    // resolution (datum-secrets, which reads the keys), and whether each
+    // ciphertext's header reads at all.
+    let plan = datum_secrets::Plan::new(&fleet, &all);
+    let mut secrets = plan.diagnostics(&fleet);
+    secrets.extend(plan.ciphertext_diagnostics(&fleet, |path| {
+        reader.read_source(path, fleet.source_limit).ok()
+    }));
+    drop(plan);
     report.add(&fleet.files, secrets);
     if let Some(dir) = &args.reports {
         if !dir.is_dir() {

@@ -2,13 +2,15 @@
 //! read straight from git's object database, or a revision and the working
 //! tree.
 
+use std::collections::BTreeSet;
 use std::io::Write;
 use std::path::Path;
 
-use datum_core::diff::{Side, diff, json};
+use datum_core::diff::{FleetDiff, Shown, Side, diff, json};
 use datum_core::fleet::Fleet;
 use datum_core::loader;
-use datum_core::present::diff as text;
+use datum_core::present::diff::{self as text, Payloads};
+use datum_core::present::unified;
 use datum_core::reader::{DirReader, Reader};
 use datum_core::report::count;
 use datum_core::resolve::{FleetResolution, resolve_all};
@@ -27,8 +29,9 @@ use crate::ui::{Format, Ui};
 /// With no revision, compares HEAD with the working tree; with one, that
 /// revision with the working tree; with two, the first with the second.
 /// Revisions are read from git's object database: nothing is checked out.
-/// Hosts that change the same way are shown together; errors the change
-/// introduces or fixes are shown with the hosts they hit.
+/// Hosts that change the same way are shown together; a File's content
+/// change (inline, templated or a payload) is a unified diff; errors the
+/// change introduces or fixes are shown with the hosts they hit.
 ///
 /// Exit status: 64 for bad usage (not a git repository, an unknown
 /// revision); otherwise 1 when the new side has errors (a host that does
@@ -48,11 +51,19 @@ pub struct Args {
     /// The output format: text for review, or one JSON document.
     #[arg(long, value_enum, default_value_t = ReportFormat::Text)]
     pub format: ReportFormat,
+    /// Sum the change up: each layer's part in each resource's change, on
+    /// how many hosts, then the summary line.
+    #[arg(long, conflicts_with_all = ["name_only", "format"])]
+    stat: bool,
+    /// Print only the names of the hosts the change touches (added,
+    /// removed, changed, broken or fixed), one a line.
+    #[arg(long, conflicts_with = "format")]
+    name_only: bool,
 }
 
-/// One side as read.
+/// One side as read, with its reader for the payloads a diff shows.
 enum Loaded {
-    Present(Box<(Fleet, FleetResolution)>),
+    Present(Box<(Fleet, FleetResolution, Box<dyn Reader + Send>)>),
     /// The fleet does not exist at that revision: every host there counts
     /// as absent.
     Absent(GitError),
@@ -97,16 +108,7 @@ pub fn run(ui: &mut Ui, settings: &Settings, args: Args) -> Result<Status> {
         ui.diagnostics(&fleet.files, &errors);
         new_errors = errors.len();
     }
-    match args.format {
-        ReportFormat::Text => {
-            // Stdout flushes at each newline; the text goes line by line.
-            let mut out = ui.styled_stdout();
-            text::write(&mut out, &d, &old_name, &new_name)?;
-            out.flush()?;
-        }
-        ReportFormat::Json => ui.write_tree(&json::tree(&d, &old_name, &new_name), Format::Json)?,
-    }
-    ui.flush()?;
+    write(ui, &args, &d, [&old, &new], [&old_name, &new_name])?;
     let failing = d.failing().len();
     if new_errors > 0 || failing > 0 {
         let mut what = Vec::new();
@@ -133,6 +135,68 @@ pub fn run(ui: &mut Ui, settings: &Settings, args: Args) -> Result<Status> {
     })
 }
 
+/// The report on stdout, in the form asked for.
+fn write(
+    ui: &mut Ui,
+    args: &Args,
+    d: &FleetDiff<'_>,
+    sides: [&Loaded; 2],
+    [old_name, new_name]: [&str; 2],
+) -> Result<()> {
+    match args.format {
+        ReportFormat::Text => {
+            // Stdout flushes at each newline; the text goes line by line.
+            let mut out = ui.styled_stdout();
+            if args.stat {
+                text::write_stat(&mut out, d)?;
+            } else if args.name_only {
+                text::write_names(&mut out, d)?;
+            } else {
+                let payloads = payloads(d, sides);
+                text::write_with(&mut out, d, old_name, new_name, &payloads)?;
+            }
+            out.flush()?;
+        }
+        ReportFormat::Json => ui.write_tree(&json::tree(d, old_name, new_name), Format::Json)?,
+    }
+    Ok(ui.flush()?)
+}
+
+/// The bytes of every `source` payload whose digest a change shows, read
+/// from the side that has it: what lets the change be drawn as a diff. A
+/// payload too large to show, or that cannot be read, stays a digest.
+fn payloads(d: &FleetDiff<'_>, sides: [&Loaded; 2]) -> Payloads {
+    let mut wanted = BTreeSet::new();
+    for o in &d.outcomes {
+        for r in &o.manifest.resources {
+            for f in r.fields.iter().filter(|f| f.field == "source_sha256") {
+                for s in [&f.old.value, &f.new.value] {
+                    if let Shown::Digest(sha) = s {
+                        wanted.insert(sha.as_str());
+                    }
+                }
+            }
+        }
+    }
+    let mut out = Payloads::new();
+    for loaded in sides {
+        let Loaded::Present(loaded) = loaded else {
+            continue;
+        };
+        let (fleet, _, reader) = &**loaded;
+        for (path, info) in &fleet.sources {
+            if wanted.contains(info.sha256.as_str())
+                && !out.contains_key(&info.sha256)
+                && info.size <= unified::LIMIT as u64
+                && let Ok(bytes) = reader.read_source(path, unified::LIMIT as u64)
+            {
+                out.insert(info.sha256.clone(), bytes);
+            }
+        }
+    }
+    out
+}
+
 fn side(loaded: &Loaded) -> Option<Side<'_>> {
     match loaded {
         Loaded::Present(loaded) => Some(Side {
@@ -145,18 +209,18 @@ fn side(loaded: &Loaded) -> Option<Side<'_>> {
 
 fn load_rev(repo: &Repo, rev: &Revision) -> Result<Loaded> {
     match repo.reader(rev) {
-        Ok(reader) => load(&reader),
+        Ok(reader) => load(Box::new(reader)),
         Err(e @ GitError::NoFleet { .. }) => Ok(Loaded::Absent(e)),
         Err(e) => Err(e.into()),
     }
 }
 
 fn load_dir(root: &Path) -> Result<Loaded> {
-    load(&DirReader::new(root)?)
+    load(Box::new(DirReader::new(root)?))
 }
 
-fn load(reader: &dyn Reader) -> Result<Loaded> {
-    let fleet = loader::load(reader)?;
+fn load(reader: Box<dyn Reader + Send>) -> Result<Loaded> {
+    let fleet = loader::load(&*reader)?;
     let all = resolve_all(&fleet);
-    Ok(Loaded::Present(Box::new((fleet, all))))
+    Ok(Loaded::Present(Box::new((fleet, all, reader))))
 }

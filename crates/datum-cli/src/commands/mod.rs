@@ -15,6 +15,7 @@ mod init;
 mod man;
 mod query;
 mod render;
+mod rollout;
 mod schema;
 mod secret;
 
@@ -46,6 +47,7 @@ pub enum Command {
     Man(man::Args),
     Schema(schema::Args),
     Secret(secret::Args),
+    Rollout(rollout::Args),
 }
 
 pub fn run(ui: &mut Ui, settings: &Settings, command: Command) -> Result<Status> {
@@ -65,6 +67,7 @@ pub fn run(ui: &mut Ui, settings: &Settings, command: Command) -> Result<Status>
         Command::Man(args) => man::run(ui, settings, args),
         Command::Schema(args) => schema::run(ui, settings, args),
         Command::Secret(args) => secret::run(ui, settings, args),
+        Command::Rollout(args) => rollout::run(ui, settings, args),
     }
 }
 
@@ -82,6 +85,7 @@ impl Command {
             Command::Facts(a) => report(a.format),
             Command::Diff(a) => report(a.format),
             Command::Query(a) => report(a.format),
+            Command::Rollout(a) => report(a.format()),
             Command::Bundle(_)
             | Command::Agent(_)
             | Command::Init(_)

@@ -6,6 +6,7 @@
 use std::path::{Path, PathBuf};
 
 use datum_core::loader;
+use datum_core::printable::write_line;
 use datum_core::reader::DirReader;
 use datum_core::resolve::resolve_all;
 use datum_secrets::Identity;
@@ -143,11 +144,23 @@ fn rekey(ui: &mut Ui, store: &Store<'_>, args: &Rekey, cwd: Option<&Path>) -> Re
     };
     let stale: Vec<&String> = paths.iter().filter(|p| store.needs_rekey(p)).collect();
     if args.check {
+        // A rekey decrypts each secret: one whose header does not read
+        // would fail it, whether or not its recipients changed.
+        let mut damaged = 0;
+        for p in &paths {
+            if let Some(why) = store.damaged(p) {
+                writeln!(ui.stdout(), "{p}: cannot be rekeyed ({why})")?;
+                damaged += 1;
+            }
+        }
         for p in &stale {
-            writeln!(ui.stdout(), "{p}: needs a rekey ({})", store.why(p))?;
+            // The path and a damaged `.recipients` line are the fleet's:
+            // shown escaped, never obeyed by the terminal.
+            let line = format!("{p}: needs a rekey ({})", store.why(p));
+            write_line(ui.stdout(), &line)?;
         }
         ui.flush()?;
-        return Ok(if stale.is_empty() {
+        return Ok(if stale.is_empty() && damaged == 0 {
             Status::OK
         } else {
             Status::FAILED
@@ -171,7 +184,7 @@ fn show(ui: &mut Ui, sealed: &Sealed) -> Result<()> {
     for w in &sealed.warnings {
         ui.warning(w);
     }
-    writeln!(ui.stdout(), "{}", sealed.summary())?;
+    write_line(ui.stdout(), &sealed.summary())?;
     ui.flush()?;
     Ok(())
 }

@@ -20,12 +20,12 @@ use crate::delivery::{Key, Repo, git, ok};
 use crate::secret_fleet::{Fleet as SecretFleet, PLAINTEXT, contains, files_under};
 
 /// A machine under a temporary root, named `web-001`.
-struct Host {
-    root: tempfile::TempDir,
+pub(crate) struct Host {
+    pub(crate) root: tempfile::TempDir,
 }
 
 impl Host {
-    fn new() -> Host {
+    pub(crate) fn new() -> Host {
         let root = tempfile::tempdir().unwrap();
         for d in ["etc/datum", "srv"] {
             fs::create_dir_all(root.path().join(d)).unwrap();
@@ -34,26 +34,26 @@ impl Host {
         Host { root }
     }
 
-    fn path(&self, abs: &str) -> PathBuf {
+    pub(crate) fn path(&self, abs: &str) -> PathBuf {
         self.root.path().join(abs.trim_start_matches('/'))
     }
 
-    fn write(&self, abs: &str, text: &str) {
+    pub(crate) fn write(&self, abs: &str, text: &str) {
         let p = self.path(abs);
         fs::create_dir_all(p.parent().unwrap()).unwrap();
         fs::write(p, text).unwrap();
     }
 
-    fn read(&self, abs: &str) -> String {
+    pub(crate) fn read(&self, abs: &str) -> String {
         fs::read_to_string(self.path(abs)).unwrap_or_else(|e| panic!("{abs}: {e}"))
     }
 
-    fn config(&self, text: &str) {
+    pub(crate) fn config(&self, text: &str) {
         self.write("/etc/datum/agent.yaml", text);
     }
 
     /// `datum agent --once --root ROOT ARGS`.
-    fn agent(&self, args: &[&str]) -> Run {
+    pub(crate) fn agent(&self, args: &[&str]) -> Run {
         let out = datum()
             .args(["agent", "--once", "--root"])
             .arg(self.root.path())
@@ -65,7 +65,7 @@ impl Host {
         run
     }
 
-    fn report(&self) -> Value {
+    pub(crate) fn report(&self) -> Value {
         serde_json::from_str(&self.read("/var/lib/datum/reports/last.json")).unwrap()
     }
 
@@ -80,7 +80,7 @@ impl Host {
         names
     }
 
-    fn metrics(&self) -> BTreeMap<String, Family> {
+    pub(crate) fn metrics(&self) -> BTreeMap<String, Family> {
         datum_testkit::metrics::parse(&self.read("/var/lib/prometheus/node-exporter/datum.prom"))
     }
 }
@@ -101,7 +101,7 @@ fn git_fleet(tmp: &Path, host: &Host) -> (Repo, PathBuf) {
     (repo, remote)
 }
 
-const GIT_CONFIG: &str = "git:\n  remotes: [/srv/fleet.git]\n  branch: main\n  fleet: fleet\n";
+const GIT_CONFIG: &str = "git:\n  remotes: [/srv/fleet.git]\n  branch: main\n  fleet: fleet\ninsecure_allow_unsigned: true\n";
 
 #[test]
 fn git_mode_converges_then_changes_nothing_and_reports_every_run() {
@@ -141,6 +141,7 @@ fn git_mode_converges_then_changes_nothing_and_reports_every_run() {
             "fetch_failures_total",
             "finished",
             "host",
+            "insecure_allow_unsigned",
             "label_mismatches",
             "mode",
             "notes",
@@ -163,7 +164,14 @@ fn git_mode_converges_then_changes_nothing_and_reports_every_run() {
     assert_eq!(r["commit"], head.as_str());
     assert_eq!(r["cached_input"], false);
     assert_eq!(r["fetch_failures_total"], 0);
-    assert_eq!(r["notes"], json!([]));
+    // This fleet's commits are not signed, and the configuration says so.
+    assert_eq!(
+        r["notes"],
+        json!([
+            "insecure_allow_unsigned: no `allowed_signers` is configured, so input is applied without checking who made it"
+        ])
+    );
+    assert_eq!(r["insecure_allow_unsigned"], true);
     assert_eq!(r["exit_status"], 2);
     assert_eq!(
         r["counts"],
@@ -352,7 +360,7 @@ fn when_every_remote_is_down_the_last_verified_input_is_applied_and_reported() {
     let host = Host::new();
     let (_repo, remote) = git_fleet(tmp.path(), &host);
     let head = _repo.rev("HEAD");
-    host.config("git:\n  remotes: [/srv/mirror.git, 'file:///srv/fleet.git']\n  fleet: fleet\n");
+    host.config("git:\n  remotes: [/srv/mirror.git, 'file:///srv/fleet.git']\n  fleet: fleet\ninsecure_allow_unsigned: true\n");
     let run = host.agent(&[]);
     assert_eq!(run.code, 2, "{}", run.stderr);
     let r = host.report();
@@ -400,7 +408,7 @@ fn when_every_remote_is_down_the_last_verified_input_is_applied_and_reported() {
 }
 
 /// Bundles of the delivery fleet at the repository's HEAD, into `dir`.
-fn make_bundles(repo: &Repo, dir: &Path, key: Option<&Key>) {
+pub(crate) fn make_bundles(repo: &Repo, dir: &Path, key: Option<&Key>) {
     let mut cmd = datum();
     cmd.args(["bundle", "--all", "--out"])
         .arg(dir)
@@ -486,7 +494,7 @@ fn bundle_mode_over_http_verifies_refuses_and_falls_back() {
     assert_eq!(run.code, 1, "{}", run.stdout);
     assert!(
         run.stderr
-            .contains("refusing to go back: the new input was committed at"),
+            .contains("refusing to go back: the bundle's serial is 1, lower than 2"),
         "{}",
         run.stderr
     );
@@ -542,9 +550,35 @@ fn an_unsigned_bundle_is_refused_when_keys_are_configured() {
         run.stderr
     );
     assert!(!host.path("/srv/app").exists());
-    // Without keys the same bundle is applied (its integrity still checked).
+    // Without keys nothing is applied: nothing could show who made it.
     host.config("bundle:\n  url: /srv/bundles/{host}.bundle\n");
-    assert_eq!(host.agent(&[]).code, 2);
+    let run = host.agent(&[]);
+    assert_eq!(run.code, 1, "{}", run.stdout);
+    assert!(
+        run.stderr.contains(
+            "refusing unverified input: no `public_keys` is configured, so nothing can show who made the input"
+        ),
+        "{}",
+        run.stderr
+    );
+    assert!(!host.path("/srv/app").exists());
+    assert_eq!(host.metrics()["datum_insecure_allow_unsigned"].one(), 0.0);
+    // Only the loudly named setting applies it (its integrity still
+    // checked), and every run says so, in the report and the metrics.
+    host.config("bundle:\n  url: /srv/bundles/{host}.bundle\ninsecure_allow_unsigned: true\n");
+    for code in [2, 0] {
+        let run = host.agent(&[]);
+        assert_eq!(run.code, code, "{}", run.stderr);
+        assert!(
+            run.stdout.contains(
+                "note: insecure_allow_unsigned: no `public_keys` is configured, so input is applied without checking who made it"
+            ),
+            "{}",
+            run.stdout
+        );
+        assert_eq!(host.report()["insecure_allow_unsigned"], true);
+        assert_eq!(host.metrics()["datum_insecure_allow_unsigned"].one(), 1.0);
+    }
 }
 
 #[test]
@@ -732,7 +766,8 @@ fn the_systemd_units_pass_systemd_analyze_verify() {
 }
 
 /// Git mode, with the fleet at the top of the repository.
-const SECRET_CONFIG: &str = "git:\n  remotes: [/srv/fleet.git]\n  branch: main\n";
+const SECRET_CONFIG: &str =
+    "git:\n  remotes: [/srv/fleet.git]\n  branch: main\ninsecure_allow_unsigned: true\n";
 
 /// The secret tests' fleet, its secret encrypted, committed and pushed to
 /// `/srv/fleet.git` of a machine that is web-01 (whose SSH host key it
@@ -825,7 +860,9 @@ fn a_ca_file_that_cannot_be_used_refuses_the_run_naming_it() {
     let host = Host::new();
     let repo = Repo::new(&tmp.path().join("work"));
     make_bundles(&repo, &host.path("/srv/bundles"), None);
-    host.config("bundle:\n  url: /srv/bundles/{host}.bundle\nca_file: /etc/datum/ca.pem\n");
+    host.config(
+        "bundle:\n  url: /srv/bundles/{host}.bundle\nca_file: /etc/datum/ca.pem\ninsecure_allow_unsigned: true\n",
+    );
     let shown = host.path("/etc/datum/ca.pem").display().to_string();
     for (text, expected) in [
         (

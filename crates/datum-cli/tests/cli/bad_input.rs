@@ -98,6 +98,56 @@ fn not_utf8() {
     insta::assert_snapshot!(run.stderr);
 }
 
+/// A document saved as UTF-16 or UTF-32 (with a byte order mark or
+/// without), as some editors save by default, is an error at its file,
+/// never skipped as if it were not a document.
+#[test]
+fn a_document_in_utf16_or_utf32_is_an_error_at_its_file() {
+    type Encode = fn(&str) -> Vec<u8>;
+    let encodings: [(&str, Encode); 4] = [
+        ("UTF-16LE", |t| {
+            let mut b = vec![0xff, 0xfe];
+            b.extend(t.encode_utf16().flat_map(u16::to_le_bytes));
+            b
+        }),
+        ("UTF-16BE", |t| {
+            t.encode_utf16().flat_map(u16::to_be_bytes).collect()
+        }),
+        ("UTF-32LE", |t| {
+            let mut b = vec![0xff, 0xfe, 0, 0];
+            b.extend(t.chars().flat_map(|c| (c as u32).to_le_bytes()));
+            b
+        }),
+        ("UTF-32BE", |t| {
+            t.chars().flat_map(|c| (c as u32).to_be_bytes()).collect()
+        }),
+    ];
+    for (name, encode) in encodings {
+        let dir = tempfile::tempdir().unwrap();
+        let fleet = dir.path().join("fleet");
+        copy_tree(&crate::common::example("fleet"), &fleet);
+        let layer = fleet.join("roles/web/layer.yaml");
+        let text = fs::read_to_string(&layer).unwrap();
+        fs::write(&layer, encode(&text)).unwrap();
+        let run = check_fails(&fleet);
+        assert!(
+            run.stderr.starts_with(&format!(
+                "error: this file is {name}, not UTF-8\n --> roles/web/layer.yaml:1:1\n"
+            )),
+            "{name}: {}",
+            run.stderr
+        );
+        assert!(
+            run.stderr.contains(&format!(
+                "= hint: save the file as UTF-8 (`iconv -f {name} -t UTF-8`)"
+            )),
+            "{name}: {}",
+            run.stderr
+        );
+        assert!(!run.stdout.contains("0 layers"), "{name}: {}", run.stdout);
+    }
+}
+
 #[cfg(unix)]
 #[test]
 fn source_through_a_link_out_of_the_root() {

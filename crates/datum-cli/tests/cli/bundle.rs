@@ -39,7 +39,7 @@ fn every_host_gets_its_own_file_with_only_its_payloads_and_the_commit() {
     assert_eq!(
         run.stdout,
         format!(
-            "bundled 2 of 2 hosts at commit {} into {}, unsigned\n",
+            "bundled 2 of 2 hosts at commit {} (serial 1) into {}, unsigned\n",
             &head[..7],
             out.display()
         )
@@ -51,10 +51,12 @@ fn every_host_gets_its_own_file_with_only_its_payloads_and_the_commit() {
     let bytes = fs::read(out.join("web-001.bundle")).unwrap();
     let decoded = bundle::decode(&bytes).unwrap();
     let b = &decoded.bundle;
-    assert_eq!((b.fleet, b.host), ("delivery", "web-001"));
-    let commit = b.commit.unwrap();
+    assert_eq!((b.header.fleet, b.header.host), ("delivery", "web-001"));
+    let commit = b.header.commit.unwrap();
     assert_eq!(commit.id, head);
     assert_eq!(commit.time, 1_750_000_000);
+    // The first commit of the branch: serial 1.
+    assert_eq!(b.header.serial, Some(1));
     assert_eq!(
         b.payloads.keys().copied().collect::<Vec<_>>(),
         ["files/site.conf"]
@@ -125,7 +127,7 @@ fn the_committed_fleet_is_bundled_not_the_working_tree() {
     assert_eq!(run.code, 0, "{}", run.stderr);
     let bytes = fs::read(&old).unwrap();
     let b = bundle::decode(&bytes).unwrap().bundle;
-    assert_eq!(b.commit.unwrap().id, first);
+    assert_eq!(b.header.commit.unwrap().id, first);
     assert!(String::from_utf8_lossy(b.manifest).contains("release 1"));
 }
 
@@ -245,7 +247,7 @@ fn a_host_that_does_not_resolve_gets_no_bundle_and_stale_ones_go() {
     assert!(files.contains("notes.txt"), "{files:?}");
     for name in files.iter().filter(|n| n.ends_with(".bundle")) {
         let bytes = fs::read(out.join(name)).unwrap();
-        assert_eq!(bundle::decode(&bytes).unwrap().bundle.commit, None);
+        assert_eq!(bundle::decode(&bytes).unwrap().bundle.header.commit, None);
     }
 }
 
@@ -290,9 +292,15 @@ pub fn machine(host: &str) -> tempfile::TempDir {
 }
 
 fn apply_bundle(root: &Path, file: &Path, extra: &[&str]) -> Run {
+    let keys = extra.iter().any(|a| a.starts_with("--public-key"));
     let out = crate::common::datum()
         .args(["apply", "--root", root.to_str().unwrap(), "--bundle"])
         .arg(file)
+        .args(if keys {
+            &[][..]
+        } else {
+            &["--allow-unsigned"][..]
+        })
         .args(extra)
         .output()
         .unwrap();
@@ -315,6 +323,23 @@ fn apply_bundle_converges_then_changes_nothing_without_the_fleet() {
     let tmp = tempfile::tempdir().unwrap();
     let out = bundles(tmp.path(), "b", None);
     let root = machine("web-001");
+    // Nobody said whether the bundle must be signed: a usage error, nothing applied.
+    let run = Run::from(
+        crate::common::datum()
+            .args(["apply", "--root", root.path().to_str().unwrap(), "--bundle"])
+            .arg(out.join("web-001.bundle"))
+            .output()
+            .unwrap(),
+    );
+    assert_eq!(run.code, 64, "{}{}", run.stdout, run.stderr);
+    assert!(
+        run.stderr.contains(
+            "--bundle needs --public-keys FILE (the keys that may sign it) or --allow-unsigned"
+        ),
+        "{}",
+        run.stderr
+    );
+    assert!(!root.path().join("srv/app").exists());
     let run = apply_bundle(root.path(), &out.join("web-001.bundle"), &[]);
     assert_eq!(run.code, 2, "{}{}", run.stdout, run.stderr);
     assert!(
@@ -436,7 +461,12 @@ fn apply_report_records_the_run_as_the_agent_does() {
     assert_eq!(last["mode"], "bundle");
     assert_eq!(last["source"], file.display().to_string());
     let bytes = fs::read(&file).unwrap();
-    let commit = bundle::decode(&bytes).unwrap().bundle.commit.unwrap();
+    let commit = bundle::decode(&bytes)
+        .unwrap()
+        .bundle
+        .header
+        .commit
+        .unwrap();
     assert_eq!(last["commit"], commit.id);
     assert_eq!(
         (

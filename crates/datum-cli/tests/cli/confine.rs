@@ -750,7 +750,7 @@ fn the_agent_keeps_its_state_reports_and_metrics_inside_the_root() {
     }
     fs::write(
         root.join("etc/datum/agent.yaml"),
-        "bundle:\n  url: /srv/bundles/{host}.bundle\n",
+        "bundle:\n  url: /srv/bundles/{host}.bundle\ninsecure_allow_unsigned: true\n",
     )
     .unwrap();
     let secret = outside.join("var/lib/datum/agent/applied.json");

@@ -89,6 +89,12 @@ impl Repo {
         repo
     }
 
+    /// The committer (and author) time of the next commit, seconds since
+    /// the epoch; later commits follow it a minute apart.
+    pub fn at(&mut self, time: i64) {
+        self.next_time = time;
+    }
+
     pub fn fleet(&self) -> PathBuf {
         self.dir.join("fleet")
     }

@@ -74,3 +74,68 @@ fn yaml_slips_under_resources_are_told_in_words() {
     assert_eq!(run.code, 1, "{}", run.stderr);
     insta::assert_snapshot!(run.stderr);
 }
+
+/// One diagnostic is capped like the list of them: a conflict between 500
+/// layers draws twenty rows and twenty places, and counts the rest in a
+/// line, instead of hundreds of kilobytes; JSON still lists every side.
+#[test]
+fn one_conflict_across_hundreds_of_layers_is_drawn_capped() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    std::fs::write(
+        root.join("datum.yaml"),
+        "datum: v1alpha1\ntype: Fleet\nname: wide\n",
+    )
+    .unwrap();
+    std::fs::write(
+        root.join("hosts.yaml"),
+        "datum: v1alpha1\ntype: Host\nname: web-001\nlabels:\n  role: web\n",
+    )
+    .unwrap();
+    for i in 0..500 {
+        let layer = root.join(format!("roles/l{i:03}"));
+        std::fs::create_dir_all(&layer).unwrap();
+        std::fs::write(
+            layer.join("layer.yaml"),
+            format!(
+                "datum: v1alpha1\ntype: Layer\nname: l{i:03}\nprecedence: 30\nmatch:\n  labels:\n    role: web\n\
+                 resources:\n  File[motd]:\n    path: /etc/motd\n    content: \"value {i}\"\n"
+            ),
+        )
+        .unwrap();
+    }
+    let run = crate::common::run_in(root, &["check"]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert_eq!(
+        run.stderr
+            .matches("error: conflicting values for File[motd].content")
+            .count(),
+        1,
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.len() < 8_000,
+        "{} bytes:\n{}",
+        run.stderr.len(),
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains(
+            "\n  value 19   roles/l019  precedence 30\n  and 480 more rows not shown; `--format json` lists every one\n  all 500 layers match host web-001 at equal precedence\n"
+        ),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr
+            .contains("\n  and 480 more places not shown; `--format json` lists every one\n"),
+        "{}",
+        run.stderr
+    );
+    let json = crate::common::run_in(root, &["check", "--format", "json"]);
+    assert!(
+        json.stdout.contains("roles/l499/layer.yaml"),
+        "JSON lists every side"
+    );
+}

@@ -147,15 +147,41 @@ fn a_template_change_shows_host_by_host() {
 
     changed: db-001
       ~ File[resolv]  /etc/resolv.conf
-          content  "# db-001 in london, written by datum\nnameserver …" (112 bytes) → "# db-001 in london, written by datum\nnameserver …" (127 bytes)  base
+          content  +1 -0  base
+            --- /etc/resolv.conf (HEAD (<commit>))
+            +++ /etc/resolv.conf (working tree)
+            @@ -1,4 +1,5 @@
+             # db-001 in london, written by datum
+             nameserver 10.1.0.53
+            +options rotate
+             # time from 0.pool.ntp.org
+             # time from 1.pool.ntp.org
 
     changed: web-001
       ~ File[resolv]  /etc/resolv.conf
-          content  "# web-001 in london, written by datum\nsearch lon…" (139 bytes) → "# web-001 in london, written by datum\nsearch lon…" (154 bytes)  base
+          content  +1 -0  base
+            --- /etc/resolv.conf (HEAD (<commit>))
+            +++ /etc/resolv.conf (working tree)
+            @@ -1,5 +1,6 @@
+             # web-001 in london, written by datum
+             search london.example.org
+             nameserver 10.1.0.53
+            +options rotate
+             # time from 0.pool.ntp.org
+             # time from 1.pool.ntp.org
 
     changed: web-002
       ~ File[resolv]  /etc/resolv.conf
-          content  "# web-002 in frankfurt, written by datum\nsearch …" (135 bytes) → "# web-002 in frankfurt, written by datum\nsearch …" (150 bytes)  base
+          content  +1 -0  base
+            --- /etc/resolv.conf (HEAD (<commit>))
+            +++ /etc/resolv.conf (working tree)
+            @@ -1,5 +1,6 @@
+             # web-002 in frankfurt, written by datum
+             search example.org
+             nameserver 10.2.0.53
+            +options rotate
+             # time from 0.pool.ntp.org
+             # time from 1.pool.ntp.org
     "##);
     // Each host's new content is its own rendering of the new template.
     let run = g.datum(&["diff", "--format", "json"]);
@@ -268,9 +294,14 @@ fn a_changed_payload_file_shows_in_the_diff_and_sensitive_ones_say_only_that() {
              \n\
              changed (3 hosts): web-001, web-002, web-003\n  \
              ~ File[nginx-config]  /etc/nginx/nginx.conf\n      \
-             source_sha256  {} → {}  roles/web\n",
-            &old_sha[..12],
-            &new_sha[..12]
+             source_sha256  +1 -0  roles/web\n        \
+             --- /etc/nginx/nginx.conf (HEAD~1 (<commit>))\n        \
+             +++ /etc/nginx/nginx.conf (HEAD (<commit>))\n        \
+             @@ -14,3 +14,4 @@\n        \
+             \x20        root /var/www/current;\n        \
+             \x20    }}\n        \
+             \x20}}\n        \
+             +# tuned\n",
         )
     );
     let json = g.datum(&["diff", "HEAD~1", "HEAD", "--format", "json"]);
@@ -539,4 +570,120 @@ fn a_revision_finds_the_same_document_files_as_the_working_tree() {
         "{}",
         run.stderr
     );
+}
+
+/// Three hosts, two in london: a template whose rendering depends only on
+/// the site, so the london hosts get the same change.
+const MOTD_FLEET: &[(&str, &str)] = &[
+    ("datum.yaml", "datum: v1alpha1\ntype: Fleet\nname: motd\n"),
+    (
+        "hosts.yaml",
+        "datum: v1alpha1\ntype: Host\nname: web-001\nlabels: {site: london}\n---\n\
+         datum: v1alpha1\ntype: Host\nname: web-002\nlabels: {site: london}\n---\n\
+         datum: v1alpha1\ntype: Host\nname: web-003\nlabels: {site: paris}\n",
+    ),
+    (
+        "base.yaml",
+        "datum: v1alpha1\ntype: Layer\nname: base\nprecedence: 0\nmatch: {}\n\
+         resources:\n  File[motd]:\n    path: /etc/motd\n    template: templates/motd.j2\n",
+    ),
+    (
+        "templates/motd.j2",
+        "Welcome to {{ labels.site }}.\none\ntwo\nthree\nfour\nfive\nsix\nseven\n",
+    ),
+];
+
+#[test]
+fn a_template_change_is_a_unified_diff_once_per_group_of_hosts() {
+    let g = Git::empty("");
+    for (path, text) in MOTD_FLEET {
+        g.write(path, text);
+    }
+    g.commit("motd");
+    g.edit("templates/motd.j2", |t| {
+        t.replace("six\n", "six and a half\n") + "eight\n"
+    });
+    let run = g.datum(&["diff"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    // Each site renders its own text, but the change draws the same on
+    // every host: it is shown once, with the three of them.
+    assert_eq!(
+        g.stable(&run.stdout, &["HEAD"]),
+        "old: HEAD (<commit>)\n\
+         new: working tree\n\
+         3 hosts change, 0 added, 0 removed, 0 unchanged\n\
+         \n\
+         changed (3 hosts): web-001, web-002, web-003\n  \
+         ~ File[motd]  /etc/motd\n      \
+         content  +2 -1  base.yaml\n        \
+         --- /etc/motd (HEAD (<commit>))\n        \
+         +++ /etc/motd (working tree)\n        \
+         @@ -4,5 +4,6 @@\n         \
+         three\n         \
+         four\n         \
+         five\n        \
+         -six\n        \
+         +six and a half\n         \
+         seven\n        \
+         +eight\n"
+    );
+    // The JSON keeps each distinct rendering: two groups.
+    let json = g.datum(&["diff", "--format", "json"]);
+    let v: serde_json::Value = serde_json::from_str(&json.stdout).unwrap();
+    assert_eq!(v["groups"].as_array().unwrap().len(), 2, "{v}");
+}
+
+#[test]
+fn content_diffs_escape_control_characters() {
+    let g = Git::empty("");
+    for (path, text) in MOTD_FLEET {
+        g.write(path, text);
+    }
+    g.commit("motd");
+    g.edit("templates/motd.j2", |t| {
+        t.replace("two\n", "two\x1b[2J\r\n")
+    });
+    let run = g.datum(&["diff"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let bad: Vec<char> = run
+        .stdout
+        .chars()
+        .filter(|&c| c.is_control() && c != '\n')
+        .collect();
+    assert!(bad.is_empty(), "{bad:?}:\n{}", run.stdout);
+    assert!(
+        run.stdout
+            .contains("        -two\n        +two\\u{1b}[2J\\r\n"),
+        "{}",
+        run.stdout
+    );
+}
+
+#[test]
+fn stat_sums_up_by_layer_and_resource_and_name_only_lists_hosts() {
+    let g = Git::with_example("fleet", "");
+    g.edit("roles/web/layer.yaml", set_web_mode);
+    g.edit("files/nginx.conf", |t| t + "# tuned\n");
+    g.edit("inventory/london.yaml", |t| {
+        let i = t.find("---\ndatum: v1alpha1\ntype: Host\nname: db-001").unwrap();
+        format!(
+            "{}---\ndatum: v1alpha1\ntype: Host\nname: web-004\nlabels:\n  role: web\n  site: london\n  environment: production\n",
+            &t[..i]
+        )
+    });
+    let run = g.datum(&["diff", "--stat"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(
+        run.stdout,
+        "roles/web  File[nginx-config]  3 hosts  mode, source_sha256\n\
+         3 hosts change, 1 added, 1 removed, 1 unchanged\n"
+    );
+    let run = g.datum(&["diff", "--name-only"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(run.stdout, "db-001\nweb-001\nweb-002\nweb-003\nweb-004\n");
+    // --exit-code still says whether anything changed.
+    assert_eq!(g.datum(&["diff", "--name-only", "--exit-code"]).code, 3);
+    // Both are text: with JSON, or with each other, bad usage.
+    assert_eq!(g.datum(&["diff", "--stat", "--format", "json"]).code, 64);
+    assert_eq!(g.datum(&["diff", "--stat", "--name-only"]).code, 64);
 }

@@ -173,3 +173,100 @@ fn lines_ending_in_cr_alone_are_placed_alike_in_text_and_json() {
         );
     }
 }
+
+/// Apply's content diff shows what the manifest and the disk hold, both
+/// escaped: a file on the host holding terminal controls cannot act on
+/// the operator's terminal when apply shows what it would change.
+#[test]
+fn apply_escapes_both_sides_of_a_content_diff() {
+    let dir = tempfile::tempdir().unwrap();
+    let fleet = dir.path().join("fleet");
+    fs::create_dir_all(fleet.join("roles/web")).unwrap();
+    fs::write(
+        fleet.join("datum.yaml"),
+        "datum: v1alpha1\ntype: Fleet\nname: evil\n",
+    )
+    .unwrap();
+    fs::write(
+        fleet.join("hosts.yaml"),
+        "datum: v1alpha1\ntype: Host\nname: web-001\nlabels:\n  role: web\n",
+    )
+    .unwrap();
+    fs::write(
+        fleet.join("roles/web/layer.yaml"),
+        "datum: v1alpha1\ntype: Layer\nname: web\nprecedence: 30\nmatch:\n  labels:\n    role: web\n\
+         resources:\n  File[motd]:\n    path: /etc/motd\n    content: \"new\\e[2J\\r\\n\"\n",
+    )
+    .unwrap();
+    let root = dir.path().join("root");
+    fs::create_dir_all(root.join("etc")).unwrap();
+    fs::write(root.join("etc/motd"), "old\x1b]0;owned\x07\u{202e}txt\n").unwrap();
+    let run = crate::common::apply_under(&root, "web-001", &fleet, &["--noop"]);
+    assert_eq!(run.code, 2, "{}{}", run.stdout, run.stderr);
+    printable("datum apply --noop (stdout)", &run.stdout);
+    assert!(
+        run.stdout
+            .contains("    -old\\u{1b}]0;owned\\u{7}\\u{202e}txt\n    +new\\u{1b}[2J\\r\n"),
+        "{}",
+        run.stdout
+    );
+}
+
+/// `secret encrypt`, `rekey` and `rekey --check` print what the fleet
+/// wrote (a secret's path, a damaged line of its `.recipients` file)
+/// escaped.
+#[test]
+fn secret_commands_escape_fleet_paths_and_damaged_recipients_lines() {
+    use crate::secret_fleet::Fleet;
+    let f = Fleet::new();
+    fs::write(
+        f.fleet().join("roles/web/layer.yaml"),
+        "datum: v1alpha1\ntype: Layer\nname: web\nprecedence: 30\nmatch:\n  labels: {role: web}\n\
+         resources:\n  File[db-password]:\n    path: /etc/app/db-password\n    secret: \"secrets/e\\e[2J\\rvil.age\"\n",
+    )
+    .unwrap();
+    let evil = "secrets/e\x1b[2J\rvil.age";
+    let shown = "secrets/e\\u{1b}[2J\\rvil.age";
+    let run = crate::common::Run::from(
+        crate::common::datum()
+            .args(["secret", "encrypt", evil])
+            .current_dir(f.fleet())
+            .write_stdin("x")
+            .output()
+            .unwrap(),
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    printable("secret encrypt (stdout)", &run.stdout);
+    printable("secret encrypt (stderr)", &run.stderr);
+    assert!(
+        run.stdout.starts_with(&format!("{shown}: encrypted to ")),
+        "{}",
+        run.stdout
+    );
+    // A line of its .recipients file damaged with terminal controls.
+    let recipients = f.fleet().join(format!("{evil}.recipients"));
+    let mut text = fs::read_to_string(&recipients).unwrap();
+    text.push_str("web-09\x1b]0;owned\x07 ssh-ed25519\n");
+    fs::write(&recipients, text).unwrap();
+    let check = f.run(&["secret", "rekey", "--check"]);
+    assert_eq!(check.code, 1, "{}{}", check.stdout, check.stderr);
+    printable("secret rekey --check (stdout)", &check.stdout);
+    printable("secret rekey --check (stderr)", &check.stderr);
+    assert!(
+        check.stdout.starts_with(&format!(
+            "{shown}: needs a rekey (its .recipients file is damaged"
+        )),
+        "{}",
+        check.stdout
+    );
+    let rekey = f.run(&[
+        "secret",
+        "rekey",
+        "--identity",
+        f.key("admin").to_str().unwrap(),
+    ]);
+    assert_eq!(rekey.code, 0, "{}", rekey.stderr);
+    printable("secret rekey (stdout)", &rekey.stdout);
+    printable("secret rekey (stderr)", &rekey.stderr);
+    assert!(rekey.stdout.starts_with(shown), "{}", rekey.stdout);
+}

@@ -214,6 +214,15 @@ fn every_json_output_follows_the_schema_of_its_type() {
     check(&fleet, &["hosts", "role=web,db", "environment=production"]);
     assert_eq!(check(&fleet, &["hosts", "colour=blue"]).code, 1);
 
+    let waves = example("rollout");
+    check(&waves, &["rollout", "plan"]);
+    check(&waves, &["rollout", "plan", "--hosts"]);
+    check(&fleet, &["rollout", "plan"]);
+    assert_eq!(
+        check(&fixture("rollout/broken"), &["rollout", "plan"]).code,
+        1
+    );
+
     check(&fleet, &["query", "File[motd].mode"]);
     check(&fleet, &["query", "File[motd].mode", "--summary"]);
     check(&query, &["query", "File[app-secret].content"]);

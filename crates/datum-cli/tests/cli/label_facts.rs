@@ -140,6 +140,7 @@ fn a_bundle_carries_its_tied_labels_and_apply_checks_them() {
                 .arg(s.root())
                 .arg("--bundle")
                 .arg(&bundle)
+                .arg("--allow-unsigned")
                 .output()
                 .unwrap(),
         )
@@ -205,7 +206,7 @@ fn the_agent_refuses_reports_and_counts_a_label_that_disagrees() {
     );
     s.write(
         "etc/datum/agent.yaml",
-        "git:\n  remotes: [/srv/fleet.git]\n  branch: main\n  fleet: fleet\n",
+        "git:\n  remotes: [/srv/fleet.git]\n  branch: main\n  fleet: fleet\ninsecure_allow_unsigned: true\n",
     );
     let run = agent(&s);
     assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
@@ -368,7 +369,7 @@ fn the_agent_in_bundle_mode_checks_the_labels_its_bundle_carries() {
     assert_eq!(made.code, 0, "{}", made.stderr);
     s.write(
         "etc/datum/agent.yaml",
-        "bundle:\n  url: /srv/bundles/{host}.bundle\n",
+        "bundle:\n  url: /srv/bundles/{host}.bundle\ninsecure_allow_unsigned: true\n",
     );
     let run = agent(&s);
     assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);

@@ -120,7 +120,51 @@ fn ci_builds_the_package_and_lists_it() {
     let ci = fs::read_to_string(repo_root().join(".ci/run")).unwrap();
     assert!(ci.contains("bash contrib/deb/build.sh"), "{ci}");
     let build = fs::read_to_string(repo_root().join("contrib/deb/build.sh")).unwrap();
-    assert!(build.contains("cargo install cargo-deb --locked --version \"$CARGO_DEB_VERSION\""));
     assert!(build.contains("cargo build --release --locked -p datum-cli"));
     assert!(build.contains("dpkg-deb -c \"$deb\""));
+}
+
+/// The package script, run on the binary under test, makes a package
+/// dpkg reads: its fields from the crate's metadata, dependencies found by
+/// dpkg-shlibdeps, and every asset at the place the metadata names.
+#[test]
+fn the_package_script_packs_what_the_metadata_lists() {
+    if !datum_testkit::tools::installed(&["dpkg-deb", "dpkg-shlibdeps", "python3"]) {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let out = Command::new("bash")
+        .arg(repo_root().join("contrib/deb/build.sh"))
+        .env("DATUM_DEB_BIN", assert_cmd::cargo::cargo_bin("datum"))
+        .env("CARGO_TARGET_DIR", tmp.path())
+        // Compressing the debug binary is most of the time and not what
+        // this tests.
+        .env("DATUM_DEB_COMPRESSION", "none")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    let deb = stdout.lines().next().unwrap();
+    assert!(deb.starts_with(&*tmp.path().join("debian/datum_0.1.0-1_").to_string_lossy()));
+    let info = Command::new("dpkg-deb").args(["-f", deb]).output().unwrap();
+    let control = String::from_utf8(info.stdout).unwrap();
+    for want in ["Package: datum\n", "Version: 0.1.0-1\n", "Section: admin\n"] {
+        assert!(control.contains(want), "{want} missing from\n{control}");
+    }
+    assert!(control.contains("Depends: libc6 (>= "), "{control}");
+    let listing = Command::new("dpkg-deb").args(["-c", deb]).output().unwrap();
+    let listing = String::from_utf8(listing.stdout).unwrap();
+    for (_, dest) in assets() {
+        let dest = format!("./{dest}");
+        assert!(listing.contains(&dest), "nothing at {dest} in\n{listing}");
+    }
+    for want in [
+        "./usr/bin/datum\n",
+        "./usr/share/man/man1/datum-apply.1.gz\n",
+        "./usr/lib/systemd/system/datum-agent.timer\n",
+        "./usr/share/doc/datum/copyright\n",
+    ] {
+        assert!(listing.contains(want), "{want} missing from\n{listing}");
+    }
+    assert!(listing.contains("-rwxr-xr-x root/root"), "{listing}");
 }

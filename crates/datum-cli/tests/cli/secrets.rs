@@ -60,6 +60,56 @@ fn encrypt_writes_the_ciphertext_for_the_receiving_hosts_and_the_admins() {
 }
 
 #[test]
+fn check_and_rekey_check_read_every_ciphertext_header() {
+    let f = Fleet::new();
+    assert_eq!(f.encrypt(PLAINTEXT).code, 0);
+    let secret = f.fleet().join("secrets/db.age");
+    let mut many = b"age-encryption.org/v1\n".to_vec();
+    for _ in 0..40_000 {
+        many.extend_from_slice(b"-> x y\nAAAA\n");
+    }
+    many.extend_from_slice(b"--- AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA\n");
+    let cases: [(&[u8], &str); 4] = [
+        (b"", "the file is empty"),
+        (
+            b"not a secret\n",
+            "it does not start with `age-encryption.org/v1`",
+        ),
+        (
+            b"age-encryption.org/v1\n-> X25519 abc\n",
+            "its header does not end (no `---` line)",
+        ),
+        (
+            &many,
+            "its header holds more than 10001 stanzas (one per recipient, and age's own)",
+        ),
+    ];
+    for (bytes, why) in cases {
+        fs::write(&secret, bytes).unwrap();
+        let check = f.run(&["check"]);
+        assert_eq!(check.code, 1, "{why}: {}", check.stderr);
+        assert!(
+            check.stderr.contains(&format!(
+                "error: secrets/db.age is not a secret hosts can decrypt: {why}\n"
+            )),
+            "{}",
+            check.stderr
+        );
+        assert!(
+            check.stderr.contains("roles/web/layer.yaml:10:13"),
+            "{}",
+            check.stderr
+        );
+        let rekey = f.run(&["secret", "rekey", "--check"]);
+        assert_eq!(rekey.code, 1, "{why}: {}", rekey.stderr);
+        assert_eq!(
+            rekey.stdout,
+            format!("secrets/db.age: cannot be rekeyed ({why})\n")
+        );
+    }
+}
+
+#[test]
 fn check_catches_a_missing_and_an_extra_recipient_and_rekey_fixes_both() {
     let f = Fleet::new();
     assert_eq!(f.encrypt(PLAINTEXT).code, 0);
@@ -164,6 +214,49 @@ fn check_refuses_a_receiving_host_without_a_key_and_a_key_that_is_not_one() {
         check.stderr
     );
     assert!(check.stderr.contains("hosts.yaml:17:9"), "{}", check.stderr);
+}
+
+/// A `keys` entry is one line, and its key data holds the key and nothing
+/// more: a line break (which would forge a line of a `.recipients` file)
+/// and bytes after an Ed25519 key are refused where they are written.
+#[test]
+fn check_refuses_a_key_with_a_line_break_or_trailing_key_data() {
+    let f = Fleet::new();
+    let hosts = fs::read_to_string(f.fleet().join("hosts.yaml")).unwrap();
+    let (kind, rest) = f.db01_pub.split_once(' ').unwrap();
+    let (blob, _comment) = rest.split_once(' ').unwrap();
+    // 51 bytes of an Ed25519 blob are 68 base64 characters, no padding:
+    // `AAAA` more decodes to three zero bytes after the key.
+    assert_eq!(blob.len(), 68);
+    let cases = [
+        (
+            format!("{kind} {blob} db-01\\nweb-09 x"),
+            "a key is one line, and this one has a line break in it",
+            "hosts.yaml:17:",
+        ),
+        (
+            format!("{kind} {blob}AAAA db-01"),
+            "the key data has 3 bytes after the `ssh-ed25519` key",
+            "hosts.yaml:17:",
+        ),
+    ];
+    for (key, problem, place) in cases {
+        fs::write(
+            f.fleet().join("hosts.yaml"),
+            hosts.replace(&format!("\"{}\"", f.db01_pub), &format!("\"{key}\"")),
+        )
+        .unwrap();
+        let check = f.run(&["check"]);
+        assert_eq!(check.code, 1, "{key}: {}", check.stderr);
+        assert!(
+            check.stderr.contains(&format!(
+                "error: an entry of `keys` of db-01 is not a usable public key: {problem}\n"
+            )),
+            "{key}: {}",
+            check.stderr
+        );
+        assert!(check.stderr.contains(place), "{key}: {}", check.stderr);
+    }
 }
 
 #[test]
@@ -374,6 +467,11 @@ fn the_plaintext_is_nowhere_but_in_the_target() {
         "and for whom: {}",
         diff.stdout
     );
+    assert!(
+        !diff.stdout.contains("@@"),
+        "a secret is a changed hash, never a diff: {}",
+        diff.stdout
+    );
     // Apply from the fleet and from the bundle, with reports.
     let root = f.machine("web-01", "web-01");
     let target = root.path().join("etc/app/db-password");
@@ -400,6 +498,7 @@ fn the_plaintext_is_nowhere_but_in_the_target() {
                 "--report",
                 "--root",
                 root2.path().to_str().unwrap(),
+                "--allow-unsigned",
                 "--bundle",
             ])
             .arg(&bundle)

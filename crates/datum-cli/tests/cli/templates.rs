@@ -328,3 +328,56 @@ fn includes_reach_only_the_templates_directory() {
         run.stderr
     );
 }
+
+/// An integer too large for 64 bits in `vars` is an error at its place,
+/// not text that renders like a number; quoted, it is text.
+#[test]
+fn an_integer_beyond_64_bits_in_vars_is_refused() {
+    let (_dir, root) = with(
+        "sites/big/layer.yaml",
+        "datum: v1alpha1\ntype: Layer\nname: big\nprecedence: 25\nmatch: {labels: {site: london}}\n\
+         vars:\n  serial: 18446744073709551616\n  ports: [80, -9223372036854775809]\n  quoted: \"18446744073709551616\"\n",
+    );
+    let run = run_in(&root, &["check"]);
+    assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
+    for place in ["sites/big/layer.yaml:7:11", "sites/big/layer.yaml:8:15"] {
+        assert!(
+            run.stderr
+                .contains(&format!("does not fit in 64 bits\n --> {place}\n")),
+            "{place}: {}",
+            run.stderr
+        );
+    }
+    assert_eq!(
+        run.stderr.matches("does not fit in 64 bits").count(),
+        2,
+        "{}",
+        run.stderr
+    );
+    assert!(run.stderr.contains("= hint: an integer is from -9223372036854775808 to 9223372036854775807; quote it to keep it as text"), "{}", run.stderr);
+}
+
+#[test]
+fn a_template_asking_for_too_many_bytes_stops_at_the_line_that_asked() {
+    let template = fleet().join("templates/resolv.conf.j2");
+    let line = fs::read_to_string(&template).unwrap().lines().count() + 1;
+    // 40 MB, then 80 MB more: well inside the number of steps a template
+    // may take, past the bytes it may make.
+    for text in [
+        "{% set s = 'x' * 40000000 %}{{ (s ~ s)|length }}\n",
+        "{{ '%0100000000d'|format(1)|length }}\n",
+        "{% set s = 'ab' * 1000 %}{{ s|replace('a', s)|replace('a', s)|length }}\n",
+        "{{ range(100000)|join('x' * 1000)|length }}\n",
+    ] {
+        let (_dir, root) = with("templates/resolv.conf.j2", text);
+        let run = run_in(&root, &["render", "web-001"]);
+        assert_eq!(run.code, 1, "{text}: {}", run.stderr);
+        assert!(
+            run.stderr
+                .contains(&format!("templates/resolv.conf.j2:{line}:")),
+            "{text}: {}",
+            run.stderr
+        );
+        assert!(run.stderr.contains("64 MiB"), "{text}: {}", run.stderr);
+    }
+}

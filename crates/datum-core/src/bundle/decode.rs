@@ -6,9 +6,9 @@ use std::collections::BTreeMap;
 use sha2::{Digest, Sha256};
 
 use super::{
-    Bundle, BundleError, Commit, Decoded, Field, MAGIC, ManifestFormat, VERSION, bounded,
-    check_commit, check_fleet, check_host, check_path, check_signature, hex, invalid, limits,
-    manifest,
+    Bundle, BundleError, Commit, Decoded, Field, Header, MAGIC, ManifestFormat, OLDEST_VERSION,
+    VERSION, bounded, check_commit, check_fleet, check_host, check_path, check_signature, hex,
+    invalid, limits, manifest,
 };
 
 /// Reads a whole bundle and checks its integrity: structure and bounds,
@@ -45,7 +45,7 @@ pub fn decode(bytes: &[u8]) -> Result<Decoded<'_>, BundleError> {
         }
     }
     let recorded = bundle.payloads.keys().copied().zip(digests.iter().copied());
-    manifest::check(bundle.manifest, bundle.host, recorded)?;
+    manifest::check(bundle.manifest, bundle.header.host, recorded)?;
     Ok(Decoded {
         bundle,
         signed,
@@ -60,7 +60,7 @@ fn body<'a>(r: &mut Cursor<'a>) -> Result<(Bundle<'a>, Vec<&'a [u8; 32]>), Bundl
     }
     r.at = MAGIC.len();
     let found = u32::from_be_bytes(*r.array(Field::Version)?);
-    if found != VERSION {
+    if !(OLDEST_VERSION..=VERSION).contains(&found) {
         return Err(BundleError::Version { found });
     }
     let at = r.at;
@@ -69,6 +69,20 @@ fn body<'a>(r: &mut Cursor<'a>) -> Result<(Bundle<'a>, Vec<&'a [u8; 32]>), Bundl
     let at = r.at;
     let host = r.str(Field::Host, limits::HOST)?;
     check_host(host, at)?;
+    // Version 1 has neither field: a bundle with no serial and no expiry.
+    let (serial, expires) = if found >= 2 {
+        let serial = match r.flag(Field::SerialFlag)? {
+            false => None,
+            true => Some(u64::from_be_bytes(*r.array(Field::Serial)?)),
+        };
+        let expires = match r.flag(Field::ExpiresFlag)? {
+            false => None,
+            true => Some(i64::from_be_bytes(*r.array(Field::Expires)?)),
+        };
+        (serial, expires)
+    } else {
+        (None, None)
+    };
     let commit = match r.flag(Field::CommitFlag)? {
         false => None,
         true => {
@@ -86,9 +100,13 @@ fn body<'a>(r: &mut Cursor<'a>) -> Result<(Bundle<'a>, Vec<&'a [u8; 32]>), Bundl
     let manifest = r.blob(Field::Manifest, limits::MANIFEST)?;
     let (payloads, digests) = payloads(r)?;
     let bundle = Bundle {
-        fleet,
-        host,
-        commit,
+        header: Header {
+            fleet,
+            host,
+            serial,
+            expires,
+            commit,
+        },
         format,
         manifest,
         payloads,

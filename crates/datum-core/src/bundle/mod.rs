@@ -7,7 +7,7 @@
 //! [`Bundle::encode_body`] (the bytes a signature covers) then [`seal`];
 //! reading is [`decode`].
 //!
-//! # Layout (format version 1)
+//! # Layout (format version 2)
 //!
 //! Integers are big-endian. `str` is a `u32` length then that many UTF-8
 //! bytes; `blob` is a `u64` length then that many bytes. Every field has a
@@ -15,9 +15,14 @@
 //!
 //! ```text
 //! magic          13 bytes  "datum-bundle\n"
-//! version        u32       1
+//! version        u32       2
+//! ---- the header ([`Header`]) ----
 //! fleet          str       the Fleet document's name (1..=1024 bytes, no control characters)
 //! host           str       a host name by the spec's rule (at most 253 bytes)
+//! serial flag    u8        0: no serial; 1: followed by
+//!   serial       u64       the bundle's place in the order of releases (no clock decides it)
+//! expires flag   u8        0: never expires; 1: followed by
+//!   expires      i64       seconds since 1970-01-01 UTC after which no agent moves to it
 //! commit flag    u8        0: not from git; 1: followed by
 //!   commit id    str       lowercase hex, 40 (SHA-1) or 64 (SHA-256) digits
 //!   commit time  i64       committer time, seconds since 1970-01-01 UTC
@@ -46,6 +51,14 @@
 //! Decoding borrows from the input and checks every length against the
 //! bytes that remain and a maximum before using it, so a hostile file costs
 //! at most its own size in memory.
+//!
+//! Version 1 (the same without the serial and expires flags) is still
+//! read, as a bundle with neither, so agents can be upgraded before the
+//! bundles are; an agent that has applied a bundle with a serial refuses
+//! one without (see `datum_agent::rollback`). A version-1 reader refuses
+//! version 2 with "bundle format version 2 is not supported". A field added
+//! to the header later bumps the version again: every header field is
+//! signed, and a reader must never skip one it does not understand.
 
 mod decode;
 mod manifest;
@@ -65,8 +78,10 @@ pub use decode::decode;
 
 /// The first bytes of every bundle.
 pub const MAGIC: &[u8; 13] = b"datum-bundle\n";
-/// The format version this build writes and reads.
-pub const VERSION: u32 = 1;
+/// The format version this build writes (and the newest it reads).
+pub const VERSION: u32 = 2;
+/// The oldest format version this build reads.
+pub const OLDEST_VERSION: u32 = 1;
 /// The SSH signature namespace (`ssh-keygen -Y sign -n`) of a bundle
 /// signature, so a signature made for anything else (a git commit, say)
 /// never verifies as a bundle's.
@@ -117,13 +132,44 @@ pub struct Commit<'a> {
     pub time: i64,
 }
 
+/// What a bundle says about itself: who it is for, and where it stands in
+/// the order of releases. Every field is covered by the signature. New
+/// signed fields (a `not_before` time, say) go here, with a format version
+/// bump.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Header<'a> {
+    /// The Fleet document's name.
+    pub fleet: &'a str,
+    /// The host the bundle is for.
+    pub host: &'a str,
+    /// The bundle's place in the order of releases: an agent never applies
+    /// a lower serial than the one it applied last. By default the
+    /// first-parent depth of the commit (`datum bundle --serial` sets it).
+    pub serial: Option<u64>,
+    /// Seconds since the epoch after which an agent no longer moves to it.
+    pub expires: Option<i64>,
+    /// The commit it was made from, when the fleet is in git.
+    pub commit: Option<Commit<'a>>,
+}
+
+impl<'a> Header<'a> {
+    /// A header naming only the fleet and host.
+    pub fn new(fleet: &'a str, host: &'a str) -> Header<'a> {
+        Header {
+            fleet,
+            host,
+            serial: None,
+            expires: None,
+            commit: None,
+        }
+    }
+}
+
 /// What a bundle holds, borrowed from the caller (to encode) or from the
 /// file (after [`decode`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Bundle<'a> {
-    pub fleet: &'a str,
-    pub host: &'a str,
-    pub commit: Option<Commit<'a>>,
+    pub header: Header<'a>,
     pub format: ManifestFormat,
     pub manifest: &'a [u8],
     /// Payload path (as the manifest's `source` names it) to content.
@@ -160,9 +206,9 @@ impl Bundle<'_> {
 
     /// Checks the contents and returns each payload's digest, in path order.
     fn check(&self) -> Result<Vec<[u8; 32]>, BundleError> {
-        check_fleet(self.fleet, 0)?;
-        check_host(self.host, 0)?;
-        if let Some(c) = &self.commit {
+        check_fleet(self.header.fleet, 0)?;
+        check_host(self.header.host, 0)?;
+        if let Some(c) = &self.header.commit {
             check_commit(c.id, 0)?;
         }
         bounded(
@@ -184,16 +230,31 @@ impl Bundle<'_> {
             digests.push(Sha256::digest(content).into());
         }
         let recorded = self.payloads.keys().copied().zip(digests.iter());
-        manifest::check(self.manifest, self.host, recorded)?;
+        manifest::check(self.manifest, self.header.host, recorded)?;
         Ok(digests)
     }
 
     fn write_checked(&self, w: &mut dyn Write, digests: &[[u8; 32]]) -> io::Result<()> {
         w.write_all(MAGIC)?;
         w.write_all(&VERSION.to_be_bytes())?;
-        write_str(w, self.fleet)?;
-        write_str(w, self.host)?;
-        match &self.commit {
+        let h = &self.header;
+        write_str(w, h.fleet)?;
+        write_str(w, h.host)?;
+        match h.serial {
+            None => w.write_all(&[0])?,
+            Some(serial) => {
+                w.write_all(&[1])?;
+                w.write_all(&serial.to_be_bytes())?;
+            }
+        }
+        match h.expires {
+            None => w.write_all(&[0])?,
+            Some(expires) => {
+                w.write_all(&[1])?;
+                w.write_all(&expires.to_be_bytes())?;
+            }
+        }
+        match &h.commit {
             None => w.write_all(&[0])?,
             Some(c) => {
                 w.write_all(&[1])?;
@@ -214,7 +275,8 @@ impl Bundle<'_> {
 
     /// The body's size, so encoding allocates once.
     fn encoded_len(&self) -> usize {
-        let commit = self.commit.map_or(0, |c| 4 + c.id.len() + 8);
+        let h = &self.header;
+        let commit = h.commit.map_or(0, |c| 4 + c.id.len() + 8);
         let payloads: usize = self
             .payloads
             .iter()
@@ -222,8 +284,10 @@ impl Bundle<'_> {
             .sum();
         MAGIC.len()
             + 4
-            + (4 + self.fleet.len())
-            + (4 + self.host.len())
+            + (4 + h.fleet.len())
+            + (4 + h.host.len())
+            + (1 + h.serial.map_or(0, |_| 8))
+            + (1 + h.expires.map_or(0, |_| 8))
             + 1
             + commit
             + 1
@@ -264,6 +328,10 @@ pub enum Field {
     Version,
     Fleet,
     Host,
+    SerialFlag,
+    Serial,
+    ExpiresFlag,
+    Expires,
     CommitFlag,
     CommitId,
     CommitTime,
@@ -284,6 +352,10 @@ impl fmt::Display for Field {
             Field::Version => "the format version",
             Field::Fleet => "the fleet name",
             Field::Host => "the host name",
+            Field::SerialFlag => "the serial flag",
+            Field::Serial => "the serial",
+            Field::ExpiresFlag => "the expiry flag",
+            Field::Expires => "the expiry time",
             Field::CommitFlag => "the commit flag",
             Field::CommitId => "the commit id",
             Field::CommitTime => "the commit time",
@@ -308,7 +380,9 @@ pub enum BundleError {
     #[error("not a Datum bundle: it does not start with `datum-bundle`")]
     NotABundle,
     /// A format version this build does not read.
-    #[error("bundle format version {found} is not supported: this build reads version {VERSION}")]
+    #[error(
+        "bundle format version {found} is not supported: this build reads versions {OLDEST_VERSION} to {VERSION}"
+    )]
     Version { found: u32 },
     /// The input ends inside a field.
     #[error("the bundle is truncated at byte {at}: {field} needs {needed} bytes, {left} remain")]

@@ -47,12 +47,16 @@ fn example() -> Owned {
 impl Owned {
     fn bundle(&self) -> Bundle<'_> {
         Bundle {
-            fleet: "example",
-            host: "web-001",
-            commit: Some(Commit {
-                id: COMMIT,
-                time: 1_700_000_000,
-            }),
+            header: Header {
+                fleet: "example",
+                host: "web-001",
+                serial: Some(7),
+                expires: Some(1_800_000_000),
+                commit: Some(Commit {
+                    id: COMMIT,
+                    time: 1_700_000_000,
+                }),
+            },
             format: ManifestFormat::Yaml,
             manifest: self.manifest.as_bytes(),
             payloads: self.payloads.iter().copied().collect(),
@@ -74,6 +78,8 @@ impl Raw {
         r.u32(VERSION);
         r.str(fleet);
         r.str(host);
+        // No serial, no expiry: the next byte is the commit flag.
+        r.byte(0).byte(0);
         r
     }
     fn u32(&mut self, v: u32) -> &mut Raw {
@@ -130,17 +136,26 @@ fn the_layout_is_the_documented_one() {
     let content: &[u8] = b"x";
     let m = manifest("h", &[("files/x", content)]);
     let b = Bundle {
-        fleet: "f",
-        host: "h",
-        commit: Some(Commit {
-            id: COMMIT,
-            time: -2,
-        }),
+        header: Header {
+            fleet: "f",
+            host: "h",
+            serial: Some(7),
+            expires: Some(1_800_000_000),
+            commit: Some(Commit {
+                id: COMMIT,
+                time: -2,
+            }),
+        },
         format: ManifestFormat::Json,
         manifest: m.as_bytes(),
         payloads: BTreeMap::from([("files/x", content)]),
     };
-    let mut want = b"datum-bundle\n\0\0\0\x01\0\0\0\x01f\0\0\0\x01h\x01\0\0\0\x28".to_vec();
+    let mut want = b"datum-bundle\n\0\0\0\x02\0\0\0\x01f\0\0\0\x01h".to_vec();
+    want.push(1);
+    want.extend(7u64.to_be_bytes());
+    want.push(1);
+    want.extend(1_800_000_000i64.to_be_bytes());
+    want.extend(b"\x01\0\0\0\x28");
     want.extend(COMMIT.as_bytes());
     want.extend((-2i64).to_be_bytes());
     want.push(2);
@@ -155,6 +170,38 @@ fn the_layout_is_the_documented_one() {
     want.extend((SIG.len() as u32).to_be_bytes());
     want.extend(SIG.as_bytes());
     assert_eq!(seal(body, Some(SIG)).unwrap(), want);
+}
+
+/// A version-1 bundle (no serial, no expiry) is still read, as one with
+/// neither; a version this build does not know is refused.
+#[test]
+fn version_1_is_read_without_serial_or_expiry() {
+    let content: &[u8] = b"x";
+    let m = manifest("h", &[("files/x", content)]);
+    let mut v1 = MAGIC.to_vec();
+    v1.extend(1u32.to_be_bytes());
+    v1.extend(b"\0\0\0\x01f\0\0\0\x01h\x01\0\0\0\x28");
+    v1.extend(COMMIT.as_bytes());
+    v1.extend(5i64.to_be_bytes());
+    v1.push(1);
+    v1.extend((m.len() as u64).to_be_bytes());
+    v1.extend(m.as_bytes());
+    v1.extend(b"\0\0\0\x01\0\0\0\x07files/x");
+    v1.extend(digest(content));
+    v1.extend(b"\0\0\0\0\0\0\0\x01x\0");
+    let d = decode(&v1).unwrap();
+    let header = Header {
+        commit: Some(Commit {
+            id: COMMIT,
+            time: 5,
+        }),
+        ..Header::new("f", "h")
+    };
+    assert_eq!(d.bundle.header, header);
+    v1[MAGIC.len() + 3] = 3;
+    let err = decode(&v1).unwrap_err();
+    assert!(matches!(err, BundleError::Version { found: 3 }), "{err}");
+    assert!(err.to_string().contains("reads versions 1 to 2"), "{err}");
 }
 
 #[test]
@@ -173,11 +220,10 @@ fn decode_gives_back_what_was_encoded() {
         );
     }
     let unsourced = Bundle {
-        commit: None,
+        header: Header::new("example", "web-001"),
         payloads: BTreeMap::new(),
         manifest: b"{\"type\": \"Manifest\", \"host\": \"web-001\", \"resources\": {}}",
         format: ManifestFormat::Json,
-        ..b
     };
     assert_eq!(decode(&sealed(&unsourced, None)).unwrap().bundle, unsourced);
 }
@@ -189,7 +235,7 @@ fn the_same_contents_give_the_same_bytes() {
     reversed.payloads = o.payloads.iter().rev().copied().collect();
     assert_eq!(sealed(&o.bundle(), Some(SIG)), sealed(&reversed, Some(SIG)));
     let mut later = o.bundle();
-    later.commit = Some(Commit {
+    later.header.commit = Some(Commit {
         id: COMMIT,
         time: 1_700_000_001,
     });
@@ -212,9 +258,13 @@ fn json_manifests_are_read_too() {
         sha(content)
     );
     let b = Bundle {
-        fleet: "f",
-        host: "db-1",
-        commit: None,
+        header: Header {
+            fleet: "f",
+            host: "db-1",
+            serial: Some(7),
+            expires: Some(1_800_000_000),
+            commit: None,
+        },
         format: ManifestFormat::Json,
         manifest: m.as_bytes(),
         payloads: BTreeMap::from([("files/a", content)]),
@@ -313,7 +363,7 @@ fn payloads_must_be_sorted_and_unique() {
 fn the_manifest_must_be_for_the_bundles_host() {
     let o = example();
     let mut other = o.bundle();
-    other.host = "web-002";
+    other.header.host = "web-002";
     let err = other.encode_body().unwrap_err();
     assert_eq!(
         err.to_string(),
@@ -354,9 +404,13 @@ fn broken_manifests_are_refused_with_their_place() {
     ];
     for (text, want) in cases {
         let b = Bundle {
-            fleet: "f",
-            host: "h",
-            commit: None,
+            header: Header {
+                fleet: "f",
+                host: "h",
+                serial: Some(7),
+                expires: Some(1_800_000_000),
+                commit: None,
+            },
             format: ManifestFormat::Yaml,
             manifest: text.as_bytes(),
             payloads: BTreeMap::new(),
@@ -370,9 +424,13 @@ fn broken_manifests_are_refused_with_their_place() {
         "]".repeat(40)
     );
     let b = Bundle {
-        fleet: "f",
-        host: "h",
-        commit: None,
+        header: Header {
+            fleet: "f",
+            host: "h",
+            serial: Some(7),
+            expires: Some(1_800_000_000),
+            commit: None,
+        },
         format: ManifestFormat::Yaml,
         manifest: deep.as_bytes(),
         payloads: BTreeMap::new(),
@@ -387,14 +445,17 @@ fn invalid_names_and_paths_are_refused_when_encoding() {
     let o = example();
     type Change = dyn Fn(&mut Bundle<'_>);
     let cases: [(&Change, &str); 6] = [
-        (&|b| b.host = "Web_1", "the host name at byte 0 is invalid"),
         (
-            &|b| b.fleet = "",
+            &|b| b.header.host = "Web_1",
+            "the host name at byte 0 is invalid",
+        ),
+        (
+            &|b| b.header.fleet = "",
             "the fleet name at byte 0 is invalid: it is empty",
         ),
-        (&|b| b.fleet = "a\nb", "control character"),
+        (&|b| b.header.fleet = "a\nb", "control character"),
         (
-            &|b| b.commit = Some(Commit { id: "ABC", time: 0 }),
+            &|b| b.header.commit = Some(Commit { id: "ABC", time: 0 }),
             "not 40 or 64 lowercase hex digits",
         ),
         (
@@ -430,10 +491,10 @@ fn foreign_and_future_files_are_named_for_what_they_are() {
         Err(BundleError::NotABundle)
     ));
     let mut future = MAGIC.to_vec();
-    future.extend(2u32.to_be_bytes());
+    future.extend(3u32.to_be_bytes());
     assert_eq!(
         decode(&future).unwrap_err().to_string(),
-        "bundle format version 2 is not supported: this build reads version 1"
+        "bundle format version 3 is not supported: this build reads versions 1 to 2"
     );
 }
 
@@ -512,17 +573,30 @@ fn declared_lengths_are_bounded_before_anything_is_read() {
 
 #[test]
 fn flags_codes_and_text_are_checked_when_decoding() {
-    let cases: [(Vec<u8>, &str); 5] = [
+    let bare = |fleet: &str, host: &str| {
+        let mut r = Raw(MAGIC.to_vec());
+        r.u32(VERSION).str(fleet).str(host);
+        r
+    };
+    let cases: [(Vec<u8>, &str); 7] = [
+        (
+            bare("f", "h").byte(2).0.clone(),
+            "the serial flag at byte 27 is invalid: 2 is neither 0 nor 1",
+        ),
+        (
+            bare("f", "h").byte(1).u64(1).byte(7).0.clone(),
+            "the expiry flag at byte 36 is invalid: 7 is neither 0 nor 1",
+        ),
         (
             Raw::header("f", "h").byte(2).0.clone(),
-            "the commit flag at byte 27 is invalid: 2 is neither 0 nor 1",
+            "the commit flag at byte 29 is invalid: 2 is neither 0 nor 1",
         ),
         (
             Raw::header("f", "h").byte(0).byte(9).0.clone(),
-            "the manifest format at byte 28 is invalid: unknown format code 9",
+            "the manifest format at byte 30 is invalid: unknown format code 9",
         ),
         (
-            Raw::header("f", "H").0.clone(),
+            bare("f", "H").0.clone(),
             "the host name at byte 22 is invalid",
         ),
         (
@@ -535,7 +609,7 @@ fn flags_codes_and_text_are_checked_when_decoding() {
         ),
         (
             Raw::header("f", "h").byte(1).str("xyz").0.clone(),
-            "the commit id at byte 28 is invalid",
+            "the commit id at byte 30 is invalid",
         ),
     ];
     for (bytes, want) in cases {

@@ -191,6 +191,9 @@ pub fn errors(fleet: &Fleet, all: &FleetResolution) -> Vec<Diagnostic> {
 /// Checks a loaded fleet whose hosts have been resolved.
 pub fn check(fleet: &Fleet, all: &FleetResolution) -> CheckReport {
     let mut diagnostics = errors(fleet, all);
+    // The rollout declaration decides no manifest, so only `check` (and
+    // `rollout plan`) report its errors, after the fleet's own.
+    diagnostics.extend(crate::rollout::plan(fleet).problems);
     let mut warnings = rules::warnings(fleet, all);
     warnings.sort_by(|a, b| a.sort_key(&fleet.files).cmp(&b.sort_key(&fleet.files)));
     warnings.dedup();

@@ -19,10 +19,12 @@
 //! to resolve on either side are reported with the errors the change
 //! introduces, fixes or leaves in place.
 //!
-//! [`json::tree`] gives the result as data; `present` draws it as text.
+//! [`json::tree`] gives the result as data; `present` draws it as text;
+//! [`stat`] and [`affected`] sum it up (`--stat`, `--name-only`).
 
 pub mod json;
 mod manifest;
+mod stat;
 
 use std::cmp::Ordering;
 
@@ -32,6 +34,7 @@ use rustc_hash::FxHashMap;
 pub use manifest::{
     FieldDiff, FieldSide, LayerOrder, ManifestDiff, Presence, ResourceDiff, Shown, manifest_diff,
 };
+pub use stat::{StatRow, affected, stat};
 
 use crate::diagnostic::{Code, Diagnostic};
 use crate::fleet::{BrokenKind, Fleet, Host, HostId};

@@ -22,7 +22,9 @@ enum DocType {
 impl DocType {
     fn keys(self) -> &'static [&'static str] {
         match self {
-            DocType::Fleet => &["datum", "type", "name", "labels", "limits", "admins"],
+            DocType::Fleet => &[
+                "datum", "type", "name", "labels", "limits", "admins", "rollout",
+            ],
             DocType::Host => &["datum", "type", "name", "labels", "keys"],
             DocType::Layer => &[
                 "datum",
@@ -242,6 +244,7 @@ impl<'d, 'a, 'x> Cx<'d, 'a, 'x> {
         let labels = get("labels").and_then(|(_, v)| self.declared_labels(v));
         let source_limit = get("limits").and_then(|(_, v)| self.limits(v));
         let admins = get("admins").map_or_else(Vec::new, |(_, v)| self.keys(v, "`admins`"));
+        let rollout = get("rollout").and_then(|(_, v)| self.rollout(v));
         match name {
             Some((name, _)) if self.ok => out.fleets.push(FleetDoc {
                 name: name.into(),
@@ -249,6 +252,7 @@ impl<'d, 'a, 'x> Cx<'d, 'a, 'x> {
                 labels,
                 source_limit,
                 admins,
+                rollout,
             }),
             _ => out.broken.push(Broken::Fleet),
         }

@@ -2,6 +2,7 @@
 //! `Fleet.labels` declares.
 
 use crate::diagnostic::{Code, Diagnostic};
+use crate::distinct::Distinct;
 use crate::schema::suggest;
 use crate::source::Span;
 use crate::yaml::{Plain, Style, classify_plain};
@@ -159,13 +160,12 @@ impl<'d, 'a, 'x> Cx<'d, 'a, 'x> {
             } else {
                 vec![val]
             };
-            let mut seen: Vec<&str> = Vec::with_capacity(values.len());
+            let mut seen = Distinct::new();
             for item in values {
                 if let Some(value) = self.label_value(item)
                     && key_ok
-                    && !seen.contains(&value)
+                    && seen.first(value)
                 {
-                    seen.push(value);
                     out.push(LabelDecl {
                         key: self.shared(key),
                         value: self.shared(value),

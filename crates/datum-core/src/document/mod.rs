@@ -12,17 +12,20 @@
 //! - `labels`: host labels, matchers and `Fleet.labels`;
 //! - `resources`: a layer's resources and their fields;
 //! - `values`: one reader per field value type;
-//! - `vars`: a layer's `vars:`, values of any shape.
+//! - `vars`: a layer's `vars:`, values of any shape;
+//! - `rollout`: `rollout:` in `datum.yaml`, the waves as written.
 
 pub mod classify;
 mod cx;
 mod kinds;
 mod labels;
 mod resources;
+pub mod rollout;
 #[cfg(test)]
 mod tests;
 mod values;
 mod vars;
+pub mod wide;
 
 use std::sync::Arc;
 
@@ -64,6 +67,32 @@ pub struct FleetDoc {
     pub source_limit: Option<u64>,
     /// `admins`: public keys every secret is also encrypted to.
     pub admins: Vec<KeyDecl>,
+    /// `rollout:`: the waves a change reaches the fleet in, when declared.
+    pub rollout: Option<RolloutDecl>,
+}
+
+/// `rollout:` as written: the waves in order.
+#[derive(Clone, Debug)]
+pub struct RolloutDecl {
+    /// The `rollout` list.
+    pub span: Span,
+    /// In the order written; names unique.
+    pub waves: Vec<WaveDecl>,
+}
+
+/// One wave as written.
+#[derive(Clone, Debug)]
+pub struct WaveDecl {
+    pub name: Box<str>,
+    pub name_span: Span,
+    /// `hosts`: a label selector as written (`role=web site=london`).
+    pub hosts: Option<(Box<str>, Span)>,
+    /// `percent`: of the remaining hosts, in hundredths of a percent (1 to 10000).
+    pub percent: Option<(u32, Span)>,
+    /// `after`: seconds after the previous wave starts (the first: after publication).
+    pub after: Option<(u64, Span)>,
+    /// The whole wave.
+    pub span: Span,
 }
 
 /// A public key as written in `keys` or `admins`: its text and place. The

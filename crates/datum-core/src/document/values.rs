@@ -2,6 +2,7 @@
 //! words from a fixed set, lists of text and resource references.
 
 use crate::diagnostic::{Code, Diagnostic};
+use crate::distinct::Distinct;
 use crate::hint::Hinted;
 use crate::names::{self, Rule};
 use crate::printable::quoted;
@@ -396,6 +397,7 @@ impl<'d, 'a, 'x> Cx<'d, 'a, 'x> {
             return None;
         }
         let mut items: Vec<Box<str>> = Vec::new();
+        let mut names = Distinct::new();
         let before = self.ok;
         self.ok = true;
         for item in self.doc.children(v) {
@@ -421,10 +423,7 @@ impl<'d, 'a, 'x> Cx<'d, 'a, 'x> {
                 continue;
             }
             let name = name.unwrap_or_default();
-            if items
-                .iter()
-                .any(|e| e.split_once('=').map(|(n, _)| n) == Some(name))
-            {
+            if !names.first(name) {
                 self.err(
                     Diagnostic::error(Code::InvalidValue, format!("{what} sets `{name}` twice"))
                         .at(self.span(item), "again")

@@ -74,8 +74,21 @@ impl<'d, 'a, 'x> Cx<'d, 'a, 'x> {
                 Plain::Bool(b) => Some(VarValue::Bool(b)),
                 Plain::Int(i) => Some(VarValue::Int(i)),
                 Plain::Float => Some(VarValue::float(t)),
-                // Too large for 64 bits: kept as the text written.
-                Plain::BigInt | Plain::Str => Some(VarValue::Str(t.into())),
+                // An integer too large for 64 bits is not text in
+                // disguise: it would render as one number yet compare as
+                // a string.
+                Plain::BigInt => {
+                    self.err(
+                        Diagnostic::error(
+                            Code::OutOfRange,
+                            format!("`vars.{name}` holds an integer that does not fit in 64 bits"),
+                        )
+                        .at(self.span(v), "out of range")
+                        .hint("an integer is from -9223372036854775808 to 9223372036854775807; quote it to keep it as text"),
+                    );
+                    None
+                }
+                Plain::Str => Some(VarValue::Str(t.into())),
             },
             Scalar::Text(t, _) => Some(VarValue::Str(t.into())),
             Scalar::Seq => {

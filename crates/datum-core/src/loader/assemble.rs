@@ -5,7 +5,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::diagnostic::{Code, Diagnostic};
-use crate::document::{Broken, FleetDoc, HostDoc, KeyDecl, LabelDecl, LayerDoc};
+use crate::document::{Broken, FleetDoc, HostDoc, KeyDecl, LabelDecl, LayerDoc, RolloutDecl};
 use crate::fleet::{BrokenDoc, BrokenKind, ResourceTable, SourceInfo};
 use crate::intern::Interner;
 use crate::reader::Reader;
@@ -60,6 +60,7 @@ pub(super) struct Assembler {
     pub(super) recipients: BTreeMap<String, Option<String>>,
     pub(super) missing_secrets: Vec<String>,
     pub(super) admins: Vec<KeyDecl>,
+    pub(super) rollout: Option<RolloutDecl>,
 }
 
 /// What the files gathered so far say about the Fleet document.
@@ -91,6 +92,7 @@ impl Assembler {
             recipients: BTreeMap::new(),
             missing_secrets: Vec::new(),
             admins: Vec::new(),
+            rollout: None,
         }
     }
 
@@ -198,6 +200,7 @@ impl Assembler {
             seen.fleet = true;
             self.fleet_name = Some(fleet.name);
             self.admins = fleet.admins;
+            self.rollout = fleet.rollout;
             if let Some(limit) = fleet.source_limit {
                 self.source_limit = limit;
             }

@@ -51,6 +51,7 @@ impl Assembler {
             recipients: self.recipients,
             missing_secrets: self.missing_secrets,
             admins: self.admins,
+            rollout: self.rollout,
             source_limit: self.source_limit,
             diagnostics,
             broken: self.broken,

@@ -29,6 +29,7 @@ mod tests;
 use rayon::prelude::*;
 
 use crate::diagnostic::{Code, Diagnostic};
+use crate::document::wide::wide_encoding;
 use crate::document::{self, Broken, FileDocs};
 use crate::fleet::{Fleet, cmp_paths};
 use crate::reader::{ReadError, Reader};
@@ -114,6 +115,25 @@ impl Texts {
     }
 
     fn add(&mut self, path: String, bytes: Vec<u8>) {
+        if let Some(wide) = wide_encoding(&bytes) {
+            // UTF-16 without a byte order mark may be valid UTF-8 byte by
+            // byte (its zero bytes are NULs): it is still not a document.
+            let text = String::from_utf8_lossy(&bytes).replace('\0', "");
+            let id = self.files.add(path, text);
+            self.diags.push(
+                Diagnostic::error(
+                    Code::NotUtf8,
+                    format!("this file is {}, not UTF-8", wide.name()),
+                )
+                .at(Span::point(id, Pos { line: 1, col: 1 }), "its encoding")
+                .hint(format!(
+                    "save the file as UTF-8 (`iconv -f {} -t UTF-8`)",
+                    wide.name()
+                )),
+            );
+            self.texts.push((id, false));
+            return;
+        }
         match String::from_utf8(bytes) {
             Ok(text) => self.texts.push((self.files.add(path, text), true)),
             Err(e) => {

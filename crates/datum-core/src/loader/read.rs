@@ -12,6 +12,7 @@
 use std::io::{self, Read};
 
 use crate::document::classify::{Class, decide};
+use crate::document::wide::{Wide, is_wide_document};
 use crate::reader::{Opened, ReadError, Reader};
 use crate::yaml::events::{CHUNK, Chars};
 
@@ -39,18 +40,22 @@ pub fn read_document(
     // The fleet's own file is never a payload: whatever it holds, the
     // decoder says what is wrong with it.
     let root = path == "datum.yaml";
+    let mut wide = false;
     if !root {
         let scan = scan(&mut input, HEAD).map_err(io)?;
         if !scan.found {
             return Ok(None);
         }
+        // A document saved as UTF-16 or UTF-32 is a document all the same:
+        // the loader reports its encoding rather than skip it.
+        wide = scan.head.as_deref().is_some_and(is_wide_document);
         input = match scan.head {
             Some(head) => Box::new(io::Cursor::new(head).chain(input)),
             None => reader.open(path)?.bytes,
         };
     }
     let mut chars = Chars::new(input, limit);
-    let class = if root {
+    let class = if root || wide {
         Class::Document
     } else {
         decide(&mut chars)
@@ -93,6 +98,16 @@ pub fn read_document(
 /// speed of reading it, without parsing.
 const NEEDLES: [&str; 5] = ["datum", "Fleet", "Host", "Layer", "\\"];
 
+/// The words of [`NEEDLES`] as they are also looked for: as written, and
+/// in each wide encoding (a document saved as UTF-16 is still one).
+fn needles() -> Vec<Vec<u8>> {
+    let mut all: Vec<Vec<u8>> = NEEDLES.iter().map(|n| n.as_bytes().to_vec()).collect();
+    for wide in [Wide::Utf16Le, Wide::Utf16Be, Wide::Utf32Le, Wide::Utf32Be] {
+        all.extend(NEEDLES[..4].iter().map(|n| wide.encode(n)));
+    }
+    all
+}
+
 /// How much of a file the scan keeps for the parser, so that a document
 /// file (whose `datum` is usually on its first line) is read once.
 const HEAD: usize = 256 << 10;
@@ -108,11 +123,12 @@ struct Scan {
 fn scan(input: &mut dyn Read, keep: usize) -> io::Result<Scan> {
     static FINDER: std::sync::LazyLock<aho_corasick::AhoCorasick> =
         std::sync::LazyLock::new(|| {
-            aho_corasick::AhoCorasick::new(NEEDLES).expect("fixed patterns compile")
+            aho_corasick::AhoCorasick::new(needles()).expect("fixed patterns compile")
         });
     // The last bytes of the previous chunk stay in front, so a needle cut
     // in two by a read is still found.
-    const CARRY: usize = 4;
+    // (The longest needle is a word of five characters in UTF-32.)
+    const CARRY: usize = 19;
     let mut buf = vec![0u8; CHUNK + CARRY];
     let mut carry = 0;
     let mut head = Some(Vec::new());

@@ -41,6 +41,20 @@ pub fn to_text(d: &Diagnostic, files: &Files) -> String {
 /// rest are counted in one line (JSON output carries every one).
 pub const SHOWN_PER_CODE: usize = 20;
 
+/// How many rows of its table, places and notes one diagnostic draws in
+/// text; the rest are counted in one line (JSON output carries every one).
+/// A conflict between 2,000 layers is twenty rows and twenty places, not
+/// 180 KB of text.
+pub const SHOWN_PER_DIAGNOSTIC: usize = 20;
+
+/// `and 1980 more places not shown; ...`, or `None` when none were left out.
+fn more_line(total: usize, what: &str) -> Option<String> {
+    let n = total.checked_sub(SHOWN_PER_DIAGNOSTIC).filter(|&n| n > 0)?;
+    Some(format!(
+        "and {n} more {what} not shown; `--format json` lists every one"
+    ))
+}
+
 /// The diagnostics text output draws, in their order, and how many of each
 /// code and severity it leaves out: 100,000 bad label values are twenty
 /// errors and one line, not 20 MB of text.
@@ -121,11 +135,28 @@ fn body_line(line: &Line, out: &mut dyn Styled) -> io::Result<()> {
 /// sensitive resource, whose lines are not shown.
 fn table(d: &Diagnostic, files: &Files, out: &mut dyn Styled) -> io::Result<()> {
     title(d, out)?;
-    for line in &d.body {
-        body_line(line, out)?;
+    // A table's last line sums it up (`all 500 layers match host web-001
+    // at equal precedence`): it is drawn whatever is left out above it.
+    match d.body.split_last() {
+        Some((last, rows)) if rows.len() > SHOWN_PER_DIAGNOSTIC => {
+            for line in &rows[..SHOWN_PER_DIAGNOSTIC] {
+                body_line(line, out)?;
+            }
+            if let Some(more) = more_line(rows.len(), "rows") {
+                writeln!(out, "  {more}")?;
+            }
+            body_line(last, out)?;
+        }
+        _ => {
+            for line in &d.body {
+                body_line(line, out)?;
+            }
+        }
     }
     let hidden = hides_lines(d, files);
-    let places: Vec<&Label> = d.primary.iter().chain(&d.secondary).collect();
+    let all: Vec<&Label> = d.primary.iter().chain(&d.secondary).collect();
+    let more_places = more_line(all.len(), "places");
+    let places: Vec<&Label> = all.into_iter().take(SHOWN_PER_DIAGNOSTIC).collect();
     // An error's places show their lines, as a snippet would: each side
     // of a conflict where it is written.
     let lines = d.is_error() && !hidden;
@@ -147,6 +178,9 @@ fn table(d: &Diagnostic, files: &Files, out: &mut dyn Styled) -> io::Result<()> 
             source_line_with_carets(files, label.span, gutter, out)?;
         }
     }
+    if let Some(more) = more_places {
+        writeln!(out, "  {more}")?;
+    }
     if hidden {
         remark(
             out,
@@ -155,8 +189,11 @@ fn table(d: &Diagnostic, files: &Files, out: &mut dyn Styled) -> io::Result<()> 
             "lines of a resource marked `sensitive: true` are not shown",
         )?;
     }
-    for note in &d.notes {
+    for note in d.notes.iter().take(SHOWN_PER_DIAGNOSTIC) {
         remark(out, Tag::Note, "note", &escape(note))?;
+    }
+    if let Some(more) = more_line(d.notes.len(), "notes") {
+        remark(out, Tag::Note, "note", &more)?;
     }
     if let Some(hint) = &d.hint {
         remark(out, Tag::Hint, "hint", &escape(hint))?;
@@ -207,11 +244,20 @@ fn snippet(d: &Diagnostic, files: &Files, primary: &Label, out: &mut dyn Styled)
     };
     let mut group =
         Group::with_level(level).element(one_line_snippet(files, primary, AnnotationKind::Primary));
-    for label in &d.secondary {
+    // The primary place and the first others, up to the cap.
+    let others = SHOWN_PER_DIAGNOSTIC - 1;
+    for label in d.secondary.iter().take(others) {
         group = group.element(one_line_snippet(files, label, AnnotationKind::Context));
     }
-    for note in &d.notes {
+    let more_places = more_line(d.secondary.len() + 1, "places");
+    for note in d.notes.iter().take(SHOWN_PER_DIAGNOSTIC) {
         group = group.element(Level::NOTE.message(escape(note)));
+    }
+    for more in more_places
+        .into_iter()
+        .chain(more_line(d.notes.len(), "notes"))
+    {
+        group = group.element(Level::NOTE.message(more));
     }
     if let Some(hint) = &d.hint {
         group = group.element(Level::HELP.with_name("hint").message(escape(hint)));

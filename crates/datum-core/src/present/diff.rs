@@ -13,6 +13,11 @@
 //!       mode  0640 → 0644  roles/web
 //! ```
 //!
+//! A File's content that changes (inline `content`, a `template`'s
+//! rendering, a `source` payload whose text the caller supplies) is drawn
+//! as a unified diff under its resource, after the other fields; a
+//! secret, sensitive content, binary or very large text stays one line.
+//!
 //! Hosts that change the same way share one section. A value's layers read
 //! `roles/web` when the same layer is responsible on both sides, and
 //! `roles/web → hosts/web-001` when responsibility moves. Sensitive content
@@ -23,25 +28,52 @@
 //! change adds, takes away or changes is tagged so, as is each section's
 //! heading by what it says of its hosts.
 
+use std::collections::BTreeMap;
 use std::io::{self, Write};
 
 use super::diagnostic::draw;
-use super::{Styled, Tag, Text, line, table};
+use super::{Styled, Tag, Text, line, table, table_with, unified};
 use crate::diagnostic::Diagnostic;
 use crate::diff::{
     FieldDiff, FieldSide, FleetDiff, Group, Kind, LabelChange, ManifestDiff, Presence,
-    ResourceDiff, Shown, Side, failures,
+    ResourceDiff, Shown, Side, affected, failures, stat,
 };
 use crate::fleet::{Fleet, HostId};
 use crate::printable::escape;
-use crate::report::{display_value, host_list};
+use crate::report::{count, display_value, host_list};
+use crate::schema::Value;
 
 /// How many hex digits of a payload digest are shown.
 const DIGEST_SHOWN: usize = 12;
 
+/// The bytes of `source` payloads, by SHA-256: what lets a payload change
+/// be shown as a diff. A digest not here is shown as a digest.
+pub type Payloads = BTreeMap<String, Vec<u8>>;
+
+/// What the sides are called, and the payloads at hand.
+struct Names<'a> {
+    old: &'a str,
+    new: &'a str,
+    payloads: &'a Payloads,
+}
+
 /// Draws the diff, each line ending with a newline. `old` and `new` say
-/// what each side is (`HEAD (3f2a9c1)`, `working tree`).
+/// what each side is (`HEAD (3f2a9c1)`, `working tree`). Payload changes
+/// are shown as digests: see [`write_with`].
 pub fn write(w: &mut dyn Styled, d: &FleetDiff<'_>, old: &str, new: &str) -> io::Result<()> {
+    write_with(w, d, old, new, &Payloads::new())
+}
+
+/// [`write()`], a payload change shown as a diff when both sides' bytes
+/// are in `payloads` and are text.
+pub fn write_with(
+    w: &mut dyn Styled,
+    d: &FleetDiff<'_>,
+    old: &str,
+    new: &str,
+    payloads: &Payloads,
+) -> io::Result<()> {
+    let names = Names { old, new, payloads };
     line(w, "", format!("old: {old}"))?;
     line(w, "", format!("new: {new}"))?;
     line(w, "", d.summary())?;
@@ -61,9 +93,35 @@ pub fn write(w: &mut dyn Styled, d: &FleetDiff<'_>, old: &str, new: &str) -> io:
             line(w, "  ", &*side.fleet.host(h).name)?;
         }
     }
-    for g in &d.groups {
+    for (g, hosts) in shown_groups(d, &names) {
         writeln!(w)?;
-        group(w, d, g)?;
+        group(w, d, g, &hosts, &names)?;
+    }
+    Ok(())
+}
+
+/// `--stat`: each layer's part in each resource's change, on how many
+/// hosts, then the summary line.
+pub fn write_stat(w: &mut dyn Styled, d: &FleetDiff<'_>) -> io::Result<()> {
+    let rows: Vec<Vec<Text>> = stat(d)
+        .into_iter()
+        .map(|r| {
+            vec![
+                Text::from(r.layer),
+                Text::from(r.what),
+                Text::tagged(Tag::Hosts, count(r.hosts, "host")),
+                Text::from(r.fields.join(", ")),
+            ]
+        })
+        .collect();
+    table(w, "", &rows)?;
+    line(w, "", d.summary())
+}
+
+/// `--name-only`: the hosts a change touches, one a line.
+pub fn write_names(w: &mut dyn Styled, d: &FleetDiff<'_>) -> io::Result<()> {
+    for h in affected(d) {
+        line(w, "", h)?;
     }
     Ok(())
 }
@@ -103,14 +161,51 @@ fn heading(d: &FleetDiff<'_>, g: &Group<'_>) -> (&'static str, Tag) {
     }
 }
 
-fn group(w: &mut dyn Styled, d: &FleetDiff<'_>, g: &Group<'_>) -> io::Result<()> {
+/// The groups as shown, each with its hosts: groups that change and whose
+/// changes draw the same (a template rendered apart on each host, whose
+/// diff is the same) are shown once, with all their hosts, in name order.
+fn shown_groups<'d, 'f>(d: &'d FleetDiff<'f>, names: &Names) -> Vec<(&'d Group<'f>, Vec<&'f str>)> {
+    let mut out: Vec<(&Group<'f>, Vec<&'f str>)> = Vec::new();
+    let mut seen: BTreeMap<String, usize> = BTreeMap::new();
+    for g in &d.groups {
+        if d.group_kind(g) != Kind::Changes {
+            out.push((g, g.hosts.clone()));
+            continue;
+        }
+        let drawn = super::to_string(|w| changes(w, d, g, names));
+        match seen.get(&drawn) {
+            Some(&i) => {
+                out[i].1.extend(g.hosts.iter().copied());
+                out[i].1.sort_unstable();
+            }
+            None => {
+                seen.insert(drawn, out.len());
+                out.push((g, g.hosts.clone()));
+            }
+        }
+    }
+    out
+}
+
+fn group(
+    w: &mut dyn Styled,
+    d: &FleetDiff<'_>,
+    g: &Group<'_>,
+    hosts: &[&str],
+    names: &Names,
+) -> io::Result<()> {
     let (words, tag) = heading(d, g);
-    let head = if g.hosts.len() == 1 {
+    let head = if hosts.len() == 1 {
         Text::tagged(tag, words).and(": ")
     } else {
-        Text::tagged(tag, format!("{words} ({} hosts)", g.hosts.len())).and(": ")
+        Text::tagged(tag, format!("{words} ({} hosts)", hosts.len())).and(": ")
     };
-    line(w, "", head.and_tagged(Tag::Hosts, host_list(&g.hosts)))?;
+    line(w, "", head.and_tagged(Tag::Hosts, host_list(hosts)))?;
+    changes(w, d, g, names)
+}
+
+/// What a group's hosts go through: labels, errors, the manifest.
+fn changes(w: &mut dyn Styled, d: &FleetDiff<'_>, g: &Group<'_>, names: &Names) -> io::Result<()> {
     labels(w, &g.labels)?;
     let o = &d.outcomes[g.outcome];
     if let Some(new) = d.new {
@@ -136,7 +231,7 @@ fn group(w: &mut dyn Styled, d: &FleetDiff<'_>, g: &Group<'_>) -> io::Result<()>
             )?;
         }
     }
-    manifest(w, &o.manifest)
+    manifest(w, &o.manifest, names)
 }
 
 /// `old → new`, the old side tagged removed and the new added.
@@ -164,7 +259,7 @@ fn labels(w: &mut dyn Styled, changes: &[LabelChange]) -> io::Result<()> {
     table(w, "    ", &rows)
 }
 
-fn manifest(w: &mut dyn Styled, m: &ManifestDiff) -> io::Result<()> {
+fn manifest(w: &mut dyn Styled, m: &ManifestDiff, names: &Names) -> io::Result<()> {
     if !m.layers_added.is_empty() || !m.layers_removed.is_empty() || m.layers_order.is_some() {
         writeln!(w, "  layers")?;
         for l in &m.layers_added {
@@ -179,12 +274,12 @@ fn manifest(w: &mut dyn Styled, m: &ManifestDiff) -> io::Result<()> {
         }
     }
     for r in &m.resources {
-        resource(w, r)?;
+        resource(w, r, names)?;
     }
     Ok(())
 }
 
-fn resource(w: &mut dyn Styled, r: &ResourceDiff) -> io::Result<()> {
+fn resource(w: &mut dyn Styled, r: &ResourceDiff, names: &Names) -> io::Result<()> {
     let mut head = vec![r.id.clone()];
     head.extend(r.summary.clone());
     if !r.layers.is_empty() {
@@ -197,8 +292,71 @@ fn resource(w: &mut dyn Styled, r: &ResourceDiff) -> io::Result<()> {
         Presence::Changed => Text::tagged(Tag::Changed, "~").and(format!(" {head}")),
     };
     line(w, "  ", text)?;
-    let rows: Vec<Vec<Text>> = r.fields.iter().map(|f| field_row(f, r.presence)).collect();
-    table(w, "      ", &rows)
+    let diffs: Vec<Option<String>> = r.fields.iter().map(|f| content_diff(f, r, names)).collect();
+    let rows: Vec<Vec<Text>> = r
+        .fields
+        .iter()
+        .zip(&diffs)
+        .map(|(f, diff)| match diff {
+            Some(diff) => vec![
+                Text::from(f.field.to_owned()),
+                line_counts(diff),
+                layers(&f.old, &f.new).into(),
+            ],
+            None => field_row(f, r.presence),
+        })
+        .collect();
+    table_with(w, "      ", &rows, |w, i| match &diffs[i] {
+        Some(diff) => unified::draw(w, "        ", diff),
+        None => Ok(()),
+    })
+}
+
+/// `+2 -1`: the lines a diff adds and removes.
+fn line_counts(diff: &str) -> Text {
+    let (mut added, mut removed) = (0, 0);
+    for l in diff.lines() {
+        match unified::tag(l) {
+            Some(Tag::Added) => added += 1,
+            Some(Tag::Removed) => removed += 1,
+            _ => {}
+        }
+    }
+    Text::tagged(Tag::Added, format!("+{added}"))
+        .and(" ")
+        .and_tagged(Tag::Removed, format!("-{removed}"))
+}
+
+/// A changed File's content (inline, rendered from a template, or a
+/// payload in `names.payloads`) as a unified diff, when both sides are
+/// text that may be shown.
+fn content_diff(f: &FieldDiff, r: &ResourceDiff, names: &Names) -> Option<String> {
+    if r.presence != Presence::Changed || !matches!(f.field, "content" | "source_sha256") {
+        return None;
+    }
+    let side = |s: &Shown| -> Option<String> {
+        match s {
+            Shown::Absent => Some(String::new()),
+            Shown::Value(Value::Str(text)) if f.field == "content" => {
+                unified::as_text(text.as_bytes()).map(str::to_owned)
+            }
+            Shown::Digest(sha) if f.field == "source_sha256" => names
+                .payloads
+                .get(sha)
+                .and_then(|b| unified::as_text(b))
+                .map(str::to_owned),
+            _ => None,
+        }
+    };
+    let (old, new) = (side(&f.old.value)?, side(&f.new.value)?);
+    let path = r.summary.as_deref().unwrap_or(&r.id);
+    let diff = unified::text(
+        &old,
+        &new,
+        &format!("{path} ({})", names.old),
+        &format!("{path} ({})", names.new),
+    );
+    (!diff.is_empty()).then_some(diff)
 }
 
 fn field_row(f: &FieldDiff, presence: Presence) -> Vec<Text> {

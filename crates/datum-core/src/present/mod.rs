@@ -11,7 +11,8 @@
 //!
 //! - `diagnostic`: a diagnostic as text: its table, each place with its line.
 //! - `check`: `check`'s closing line.
-//! - `explain`, `diff`, `query`, `hosts`: each report as text.
+//! - `explain`, `diff`, `query`, `hosts`, `rollout`: each report as text.
+//! - `unified`: a content change as a unified diff (`diff` and `apply`).
 
 pub mod check;
 pub mod diagnostic;
@@ -19,8 +20,10 @@ pub mod diff;
 pub mod explain;
 pub mod hosts;
 pub mod query;
+pub mod rollout;
 #[cfg(test)]
 mod tests;
+pub mod unified;
 
 use std::io::{self, Write};
 

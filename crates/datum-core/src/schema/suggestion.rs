@@ -9,7 +9,7 @@ pub const COMPARED_MAX: usize = 256;
 thread_local! {
     /// Steps of edit distance (characters times characters) computed on
     /// this thread: what the tests count a suggestion's cost in, never time.
-    pub(super) static STEPS: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+    pub(crate) static STEPS: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
 }
 
 /// Edit distance where an adjacent swap counts as one edit (`wbe` is one

@@ -23,8 +23,14 @@ pub(crate) fn classify_plain(s: &str) -> Plain {
         _ => {}
     }
     let int = |digits: &str, radix: u32, neg: bool| -> Plain {
-        match i64::from_str_radix(digits, radix) {
-            Ok(v) => Plain::Int(if neg { -v } else { v }),
+        // The sign is parsed with the digits, so that -2^63 fits.
+        let parsed = if neg {
+            i64::from_str_radix(&format!("-{digits}"), radix)
+        } else {
+            i64::from_str_radix(digits, radix)
+        };
+        match parsed {
+            Ok(v) => Plain::Int(v),
             Err(_) => Plain::BigInt,
         }
     };

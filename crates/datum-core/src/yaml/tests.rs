@@ -120,6 +120,8 @@ fn core_schema() {
     assert_eq!(classify_plain("~"), Plain::Null);
     assert_eq!(classify_plain("True"), Plain::Bool(true));
     assert_eq!(classify_plain("99999999999999999999"), Plain::BigInt);
+    assert_eq!(classify_plain("-9223372036854775808"), Plain::Int(i64::MIN));
+    assert_eq!(classify_plain("-9223372036854775809"), Plain::BigInt);
     assert_eq!(classify_plain("."), Plain::Str);
     assert_eq!(classify_plain("-"), Plain::Str);
 }

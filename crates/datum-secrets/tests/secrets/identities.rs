@@ -255,7 +255,7 @@ fn an_age_identity_file_asking_for_excessive_scrypt_work_is_refused_before_it() 
     raised[line_end - 2..line_end].copy_from_slice(b"40");
     let e = parse_identities(&raised, Some("pw")).unwrap_err();
     assert!(
-        matches!(e, IdentityError::TooMuchWork { required: 40 }),
+        matches!(e, IdentityError::TooMuchWork { required: 40, .. }),
         "{e:?}"
     );
 }

@@ -5,13 +5,14 @@
 
 use std::io::{self, Read};
 
+use datum_core::present::unified;
 use sha2::{Digest, Sha256};
-use similar::TextDiff;
 
 use crate::report::{Attribute, Change};
 
-/// Text content up to this size is shown as a diff; larger, by size and hash.
-const DIFF_LIMIT: usize = 512 * 1024;
+/// Text content up to this size is shown as a diff; larger, by size and
+/// hash (the limit `datum diff` shows payloads by too).
+const DIFF_LIMIT: usize = unified::LIMIT;
 
 /// How much of a large file is read at once while it is compared.
 const CHUNK: usize = 64 * 1024;
@@ -39,21 +40,18 @@ pub fn content_change(path: &str, old: Option<&[u8]>, new: &[u8], sensitive: boo
             diff: None,
         };
     }
-    let text = |b: &[u8]| {
-        if b.len() > DIFF_LIMIT || b.contains(&0) {
-            None
-        } else {
-            std::str::from_utf8(b).ok().map(str::to_owned)
-        }
-    };
     let digest = |b: &[u8]| large_digest(b.len() as u64, Sha256::digest(b).into());
-    match (old.map_or(Some(String::new()), text), text(new)) {
+    match (
+        old.map_or(Some(""), unified::as_text),
+        unified::as_text(new),
+    ) {
         (Some(o), Some(n)) => {
-            let diff = TextDiff::from_lines(&o, &n)
-                .unified_diff()
-                .context_radius(3)
-                .header(&format!("{path} (on disk)"), &format!("{path} (manifest)"))
-                .to_string();
+            let diff = unified::text(
+                o,
+                n,
+                &format!("{path} (on disk)"),
+                &format!("{path} (manifest)"),
+            );
             Change {
                 attribute: Attribute::Content,
                 from: None,
