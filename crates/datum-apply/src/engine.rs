@@ -542,6 +542,7 @@ fn examine(p: &Providers, d: &Desired, cx: &Context<'_>) -> Result<Examined, Fai
         Desired::Sysctl(s) => p.sysctl.examine(s, cx),
         // Never examined: asked after the run (`apply`).
         Desired::Health(_) => Ok(Examined::default()),
+        Desired::Repository(s) => p.repository.examine(s, cx),
     }
 }
 
@@ -570,5 +571,6 @@ fn converge(
         Desired::Mount(s) => p.mount.converge(s, changes, cx),
         Desired::Sysctl(s) => p.sysctl.converge(s, changes, cx),
         Desired::Health(_) => Ok(()),
+        Desired::Repository(s) => p.repository.converge(s, changes, cx),
     }
 }

@@ -14,7 +14,7 @@ use std::fmt;
 
 use datum_core::schema::ResourceId;
 
-use crate::spec::{Desired, Item};
+use crate::spec::{Desired, Item, PackageSystem};
 
 /// Why one resource comes after another.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -43,6 +43,10 @@ pub enum Why {
     /// A Mount after the Mount nearest above its mount point (so its
     /// line follows that one's in /etc/fstab, as `mount -a` needs).
     Nested,
+    /// A Package after every Repository of its package system (the same
+    /// `provider`, or either without one), unless that Repository comes
+    /// after the Package already (a keyring's package, say).
+    Source,
 }
 
 impl Why {
@@ -61,6 +65,7 @@ impl Why {
             Why::WorksIn => "runs in",
             Why::MountsOn => "mounts on",
             Why::Nested => "is mounted inside",
+            Why::Source => "installs from",
         }
     }
 }
@@ -226,7 +231,37 @@ fn edges(items: &[Item]) -> Vec<Vec<(usize, Why)>> {
         system_edges(&it.desired, &dirs, &users, &mounts, &mut add);
         deps.push(mine.into_iter().collect());
     }
+    source_edges(items, &mut deps);
     deps
+}
+
+/// Every Package after the Repositories of its system ([`Why::Source`]),
+/// except one a Repository already waits for.
+fn source_edges(items: &[Item], deps: &mut [Vec<(usize, Why)>]) {
+    let repos: Vec<(usize, Option<PackageSystem>)> = items
+        .iter()
+        .enumerate()
+        .filter_map(|(i, it)| match &it.desired {
+            Desired::Repository(r) => Some((i, r.provider)),
+            _ => None,
+        })
+        .collect();
+    for (r, system) in repos {
+        let before = upstream(deps, r);
+        for (p, it) in items.iter().enumerate() {
+            let Desired::Package(pkg) = &it.desired else {
+                continue;
+            };
+            let same = match (system, pkg.provider) {
+                (Some(a), Some(b)) => a == b,
+                _ => true,
+            };
+            if same && !before[p] && !deps[p].iter().any(|&(d, _)| d == r) {
+                deps[p].push((r, Why::Source));
+                deps[p].sort_unstable();
+            }
+        }
+    }
 }
 
 /// The edges of a Cron (its user) and a Mount (its mount point's
@@ -612,6 +647,69 @@ mod tests {
             cycles[1].to_string(),
             "Service[x] requires Service[y], Service[y] restarts on Service[x]"
         );
+    }
+
+    fn package(id: &str, provider: Option<PackageSystem>) -> Item {
+        item(
+            id,
+            Desired::Package(crate::spec::PackageSpec {
+                name: id
+                    .trim_start_matches("Package[")
+                    .trim_end_matches(']')
+                    .into(),
+                ensure: Ensure::Present,
+                version: None,
+                provider,
+            }),
+        )
+    }
+
+    fn repo(id: &str, provider: Option<PackageSystem>) -> Item {
+        item(
+            id,
+            Desired::Repository(crate::spec::RepositorySpec {
+                name: "r".into(),
+                ensure: Ensure::Present,
+                provider,
+                url: "file:///r".into(),
+                suites: vec![],
+                components: vec![],
+                key: None,
+            }),
+        )
+    }
+
+    #[test]
+    fn packages_come_after_the_repositories_of_their_system() {
+        use PackageSystem::{Apt, Dnf};
+        let mut keyring = package("Package[a-keyring]", None);
+        keyring.requires = vec![];
+        let mut vendor = repo("Repository[vendor]", None);
+        vendor.requires = vec![id("Package[a-keyring]")];
+        let items = vec![
+            keyring,
+            package("Package[b-apt]", Some(Apt)),
+            package("Package[c-dnf]", Some(Dnf)),
+            repo("Repository[epel]", Some(Dnf)),
+            vendor,
+        ];
+        let plan = plan(&items).unwrap();
+        // The keyring the vendor's Repository needs comes before it (after
+        // epel, as it names no system); the dnf Package after both
+        // Repositories, the apt one after the vendor's (no system) only.
+        assert_eq!(
+            ids(&items, &plan),
+            [
+                "Repository[epel]",
+                "Package[a-keyring]",
+                "Repository[vendor]",
+                "Package[b-apt]",
+                "Package[c-dnf]"
+            ]
+        );
+        assert_eq!(plan.deps[1], [(4, Why::Source)]);
+        assert_eq!(plan.deps[2], [(3, Why::Source), (4, Why::Source)]);
+        assert_eq!(plan.deps[0], [(3, Why::Source)]);
     }
 
     #[test]

@@ -63,6 +63,8 @@ pub enum Attribute {
     Value,
     /// A Sysctl's value on the running kernel.
     Live,
+    /// A Repository's signing key, as a short hash.
+    Key,
 }
 
 impl Attribute {
@@ -91,6 +93,7 @@ impl Attribute {
             Attribute::Mounted => "mounted",
             Attribute::Value => "value",
             Attribute::Live => "live",
+            Attribute::Key => "key",
         }
     }
 }

@@ -14,7 +14,9 @@ use zeroize::Zeroizing;
 mod health;
 mod system;
 pub use health::{HEALTH_TIMEOUT, HealthSpec, Probe};
-pub use system::{CRON_DIR, CronSpec, MountSpec, MountState, PackageSystem, SysctlSpec, cron_path};
+pub use system::{
+    CRON_DIR, CronSpec, MountSpec, MountState, PackageSystem, RepositorySpec, SysctlSpec, cron_path,
+};
 
 /// `ensure` of the filesystem types, users and groups (`installed` reads as
 /// present for packages). A resource without `ensure` is present.
@@ -208,6 +210,7 @@ pub enum Desired {
     Sysctl(SysctlSpec),
     /// Run after an apply that changed something, not among the resources.
     Health(HealthSpec),
+    Repository(RepositorySpec),
 }
 
 /// One resource to apply.
@@ -243,6 +246,7 @@ impl Desired {
             Desired::Mount(_) => Kind::Mount,
             Desired::Sysctl(_) => Kind::Sysctl,
             Desired::Health(_) => Kind::Health,
+            Desired::Repository(_) => Kind::Repository,
         }
     }
 
@@ -425,6 +429,7 @@ impl Fields<'_> {
             Kind::Mount => Desired::Mount(self.mount()),
             Kind::Sysctl => Desired::Sysctl(self.sysctl()),
             Kind::Health => Desired::Health(self.health()),
+            Kind::Repository => Desired::Repository(self.repository()),
         }
     }
 

@@ -216,6 +216,10 @@ fn providers(
         cron: Box::new(datum_apply::provider::cron::Crons::new(root.clone())),
         mount: Box::new(datum_apply::provider::mount::Mounts::new(root.clone())),
         sysctl: Box::new(datum_apply::provider::sysctl::Sysctls::new(root.clone())),
+        repository: Box::new(datum_apply::provider::repository::Repositories::new(
+            root.clone(),
+            Default::default(),
+        )),
     }
 }
 

@@ -9,10 +9,11 @@ use std::process::Command;
 
 use datum_apply::provider::dnf::vercmp::rpmvercmp;
 use datum_apply::provider::package::Packages;
+use datum_apply::provider::pacman::vercmp::vercmp;
 use datum_apply::provider::{Context, Pending, Provider};
 use datum_apply::report::{Attribute, Change};
 use datum_apply::root::Root;
-use datum_apply::spec::{Ensure, PackageSpec};
+use datum_apply::spec::{Ensure, PackageSpec, PackageSystem};
 use datum_testkit::{packages, tools};
 
 static PENDING: Pending = Pending {
@@ -188,6 +189,33 @@ fn dnf_installs_upgrades_downgrades_and_removes_in_a_rocky_like_root() {
 }
 
 #[test]
+fn dnf_refreshes_its_cache_only_after_a_repository_changed() {
+    if !tools::installed(&["rpm", "rpmbuild", "createrepo_c", "dnf", "unshare"]) || !tools::root() {
+        return;
+    }
+    let dir = rocky_with_repo();
+    let root = dir.path();
+    let stale = datum_apply::provider::package::Stale::default();
+    let p = Packages::new(Root::at(root)).with_stale(stale.clone());
+    // A version the repository lacks fails: the command shows whether
+    // dnf was told to refresh.
+    let missing = spec("hello-datum", Ensure::Present, Some("9.0-1"));
+    let err = p.converge(&missing, &[], &cx(false)).unwrap_err().0;
+    assert!(!err.contains("--refresh"), "{err}");
+    stale.lock().unwrap().insert(PackageSystem::Dnf);
+    let err = p.converge(&missing, &[], &cx(false)).unwrap_err().0;
+    assert!(err.contains(" --refresh "), "{err}");
+    // Still owed after a failure; settled by the next transaction that
+    // succeeds, which refreshes.
+    assert!(stale.lock().unwrap().contains(&PackageSystem::Dnf));
+    let hello = spec("hello-datum", Ensure::Present, None);
+    p.converge(&hello, &[], &cx(false)).unwrap();
+    assert!(stale.lock().unwrap().is_empty());
+    let err = p.converge(&missing, &[], &cx(false)).unwrap_err().0;
+    assert!(!err.contains("--refresh"), "{err}");
+}
+
+#[test]
 fn a_repository_outside_the_root_is_refused() {
     if !tools::installed(&["rpm", "dnf", "unshare"]) || !tools::root() {
         return;
@@ -269,6 +297,135 @@ fn rpmvercmp_agrees_with_rpm_over_generated_versions() {
         let ours = rpmvercmp(a, b) as i32;
         if ours != want.signum() {
             disagree.push(format!("{a} vs {b}: rpm {want}, ours {ours}"));
+        }
+    }
+    assert!(disagree.is_empty(), "{}", disagree.join("\n"));
+}
+
+#[test]
+fn pacman_installs_upgrades_and_removes_in_an_arch_like_root() {
+    if !tools::installed(&["pacman", "repo-add", "bsdtar", "unshare"]) || !tools::root() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    packages::arch(root, "datumtest");
+    let repo = root.join("srv/datumtest");
+    packages::pacman_package(&repo, "hello-datum", "1.0-1");
+    packages::pacman_package(&repo, "other-datum", "1:0.5-3");
+    packages::repo_add(&repo, "datumtest");
+    let stale = datum_apply::provider::package::Stale::default();
+    let p = Packages::new(Root::at(root)).with_stale(stale.clone());
+
+    // --noop asks pacman and leaves the root alone: no database made.
+    let before = tree(root);
+    let hello = spec("hello-datum", Ensure::Present, Some("1.0-1"));
+    assert_eq!(
+        p.examine(&hello, &cx(true)).unwrap().changes,
+        [
+            Change::new(Attribute::Ensure, "absent", "installed"),
+            Change::set(Attribute::Version, "1.0-1")
+        ]
+    );
+    assert_eq!(tree(root), before);
+
+    // Two packages, one transaction.
+    let other = spec("other-datum", Ensure::Present, None);
+    for r in p.converge_batch(&[(&hello, &[]), (&other, &[])], &cx(false)) {
+        r.unwrap();
+    }
+    assert_eq!(
+        fs::read_to_string(root.join("usr/share/hello-datum/version")).unwrap(),
+        "1.0-1\n"
+    );
+    let settled = tree(root);
+    for s in [&hello, &other] {
+        assert_eq!(p.examine(s, &cx(false)).unwrap().changes, []);
+    }
+    assert_eq!(tree(root), settled);
+    // The epoch counts, as pacman's vercmp says.
+    let same = spec("other-datum", Ensure::Present, Some("1:0.5-3"));
+    assert_eq!(p.examine(&same, &cx(false)).unwrap().changes, []);
+
+    // A new version in the repository, and a Repository change that
+    // makes the next transaction refresh the sync database.
+    packages::pacman_package(&repo, "hello-datum", "2.0-1");
+    fs::remove_file(repo.join("hello-datum-1.0-1-any.pkg.tar.zst")).unwrap();
+    packages::repo_add(&repo, "datumtest");
+    let up = spec("hello-datum", Ensure::Present, Some("2.0-1"));
+    let ex = p.examine(&up, &cx(false)).unwrap();
+    assert_eq!(
+        ex.changes,
+        [Change::new(Attribute::Version, "1.0-1", "2.0-1")]
+    );
+    // Without a refresh pacman still sees the old database.
+    let err = p.converge(&up, &ex.changes, &cx(false)).unwrap_err().0;
+    assert!(
+        err.contains("pacman installs the version its repositories offer"),
+        "{err}"
+    );
+    stale.lock().unwrap().insert(PackageSystem::Pacman);
+    p.converge(&up, &ex.changes, &cx(false)).unwrap();
+    assert!(stale.lock().unwrap().is_empty());
+    assert_eq!(
+        fs::read_to_string(root.join("usr/share/hello-datum/version")).unwrap(),
+        "2.0-1\n"
+    );
+
+    // Removed, both at once.
+    let gone = [
+        spec("hello-datum", Ensure::Absent, None),
+        spec("other-datum", Ensure::Absent, None),
+    ];
+    for r in p.converge_batch(&[(&gone[0], &[]), (&gone[1], &[])], &cx(false)) {
+        r.unwrap();
+    }
+    assert!(!root.join("usr/share/hello-datum/version").exists());
+    for s in &gone {
+        assert_eq!(p.examine(s, &cx(false)).unwrap().changes, []);
+    }
+}
+
+/// pacman's version order, against pacman's own `vercmp`, over generated
+/// versions (epochs and releases included).
+#[test]
+fn pacman_vercmp_agrees_with_pacman_over_generated_versions() {
+    if !tools::installed(&["vercmp"]) {
+        return;
+    }
+    const CHARS: &[u8] = b"0012019aAbzZ.._+~^";
+    let mut seed: u64 = 0x2545_f491_4f6c_dd1d;
+    fn next(seed: &mut u64) -> u64 {
+        *seed ^= *seed << 13;
+        *seed ^= *seed >> 7;
+        *seed ^= *seed << 17;
+        *seed
+    }
+    fn word(seed: &mut u64) -> String {
+        let len = 1 + next(seed) % 6;
+        let mut w: String = (0..len)
+            .map(|_| CHARS[(next(seed) % CHARS.len() as u64) as usize] as char)
+            .collect();
+        match next(seed) % 4 {
+            0 => w = format!("{}:{w}", next(seed) % 3),
+            1 => w = format!("{w}-{}", next(seed) % 3),
+            _ => {}
+        }
+        w
+    }
+    let mut disagree = Vec::new();
+    for _ in 0..600 {
+        let a = word(&mut seed);
+        let b = if next(&mut seed).is_multiple_of(2) {
+            format!("{}{}", &a[..a.len() / 2], word(&mut seed))
+        } else {
+            word(&mut seed)
+        };
+        let out = Command::new("vercmp").args([&a, &b]).output().unwrap();
+        let theirs: i32 = String::from_utf8_lossy(&out.stdout).trim().parse().unwrap();
+        let ours = vercmp(&a, &b) as i32;
+        if ours != theirs.signum() {
+            disagree.push(format!("{a} vs {b}: vercmp {theirs}, ours {ours}"));
         }
     }
     assert!(disagree.is_empty(), "{}", disagree.join("\n"));

@@ -32,6 +32,10 @@
 //! - A Sysctl's key (its `name`, else the title): `.` or `/` separated
 //!   components of letters, digits and `_ - : @ +`, with no empty
 //!   component and no `..`, so that it names a file below `/proc/sys`.
+//! - A Repository's name (its files' names, the repository's id for
+//!   dnf and pacman): letters, digits, `_ . -`; its `url` a
+//!   `scheme://address` without spaces; its `suites` and `components`
+//!   single words.
 //! - A Mount's `device` (not starting with `#`, no control characters),
 //!   `fstype` (`ext4`, `fuse.sshfs`) and `options` (comma-separated, no
 //!   spaces): what one `/etc/fstab` line holds.
@@ -58,6 +62,9 @@ pub enum Rule {
     Fstype,
     MountOptions,
     HealthUrl,
+    RepoName,
+    Url,
+    Word,
 }
 
 /// The rule for a field of a kind, if its value is a name apply uses.
@@ -80,6 +87,9 @@ pub fn rule(kind: Kind, field: Field) -> Option<Rule> {
         (Kind::Mount, Field::Device) => Some(Rule::FstabDevice),
         (Kind::Mount, Field::Fstype) => Some(Rule::Fstype),
         (Kind::Mount, Field::Options) => Some(Rule::MountOptions),
+        (Kind::Repository, Field::Name) => Some(Rule::RepoName),
+        (Kind::Repository, Field::Url) => Some(Rule::Url),
+        (Kind::Repository, Field::Suites | Field::Components) => Some(Rule::Word),
         _ => None,
     }
 }
@@ -134,6 +144,12 @@ impl Rule {
                 r"^http://(127\.0\.0\.1|localhost|\[::1\])(:[0-9]{1,5})?(/[!-~]*)?$",
                 &[],
             ),
+            Rule::RepoName => (r"^[A-Za-z0-9_][A-Za-z0-9_.-]*$", &[]),
+            Rule::Url => (
+                r"^[A-Za-z][A-Za-z0-9+.-]*://[^\s\u0000-\u001f\u007f]+$",
+                &[],
+            ),
+            Rule::Word => (r"^[^\s\u0000-\u001f\u007f]+$", &[]),
         }
     }
 
@@ -153,6 +169,9 @@ impl Rule {
             Rule::Fstype => "a filesystem type",
             Rule::MountOptions => "a list of mount options",
             Rule::HealthUrl => "an http:// URL on the host itself",
+            Rule::RepoName => "a repository name",
+            Rule::Url => "a repository address",
+            Rule::Word => "one word",
         }
     }
 
@@ -176,6 +195,16 @@ impl Rule {
             Rule::Fstype => fstype(s),
             Rule::MountOptions => mount_options(s),
             Rule::HealthUrl => health_url(s),
+            Rule::RepoName => first_bad(s, |c| {
+                c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-')
+            })
+            .or_else(|| {
+                (!s.starts_with(|c: char| c.is_ascii_alphanumeric() || c == '_'))
+                    .then(|| "it does not start with a letter, digit or `_`".into())
+            }),
+            Rule::Url => url(s),
+            Rule::Word => first_bad(s, |c| !c.is_ascii_control() && !c.is_whitespace())
+                .or_else(|| s.is_empty().then(|| "it is empty".into())),
         }
     }
 
@@ -219,6 +248,13 @@ impl Rule {
             Rule::HealthUrl => {
                 "a health check asks the host itself: write `http://127.0.0.1:PORT/PATH`, `http://localhost/PATH` or `http://[::1]/PATH`"
             }
+            Rule::RepoName => {
+                "a repository name is letters, digits, `_ . -`, starting with a letter, digit or `_`, such as `docker-ce`; it names the repository's files"
+            }
+            Rule::Url => {
+                "a repository address is `scheme://address` without spaces, such as `https://download.docker.com/linux/debian` or `file:///srv/repo`"
+            }
+            Rule::Word => "write one word, without spaces, such as `bookworm` or `main`",
         }
     }
 }
@@ -259,6 +295,24 @@ fn account(s: &str) -> Option<String> {
             "it is {} characters long, more than {ACCOUNT_MAX}",
             s.len()
         ));
+    }
+    None
+}
+
+/// `scheme://rest`, on one line, without spaces.
+fn url(s: &str) -> Option<String> {
+    if let Some(bad) = first_bad(s, |c| !c.is_ascii_control() && !c.is_whitespace()) {
+        return Some(bad);
+    }
+    let Some((scheme, rest)) = s.split_once("://") else {
+        return Some("it has no `scheme://`".into());
+    };
+    let scheme_ok = scheme.starts_with(|c: char| c.is_ascii_alphabetic())
+        && scheme
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '.' | '-'));
+    if !scheme_ok || rest.is_empty() {
+        return Some("it is not `scheme://address`".into());
     }
     None
 }
@@ -510,6 +564,37 @@ mod tests {
             "", "~1", "1.0 beta", "a:1", "1-", "--force", "1;2", "1:-2", "1/2", "latest",
         ] {
             assert!(Rule::Version.check(bad).is_some(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn repository_names_addresses_and_words() {
+        for ok in ["docker-ce", "epel_9", "a.b"] {
+            assert_eq!(Rule::RepoName.check(ok), None, "{ok}");
+        }
+        for bad in ["", "-x", ".x", "a/b", "a b", "[x]"] {
+            assert!(Rule::RepoName.check(bad).is_some(), "{bad:?}");
+        }
+        for ok in [
+            "https://example.org/x",
+            "file:///srv/repo",
+            "mirror+http://m/x",
+        ] {
+            assert_eq!(Rule::Url.check(ok), None, "{ok}");
+        }
+        for bad in [
+            "",
+            "/srv/repo",
+            "https://",
+            "http://a b",
+            "1x://y",
+            "http://a\nb",
+        ] {
+            assert!(Rule::Url.check(bad).is_some(), "{bad:?}");
+        }
+        assert_eq!(Rule::Word.check("bookworm"), None);
+        for bad in ["", "a b", "a\tb"] {
+            assert!(Rule::Word.check(bad).is_some(), "{bad:?}");
         }
     }
 

@@ -26,6 +26,7 @@ pub enum Kind {
     Health,
     Mount,
     Package,
+    Repository,
     Service,
     Symlink,
     Sysctl,
@@ -76,6 +77,10 @@ pub enum Field {
     Provider,
     Http,
     Status,
+    Url,
+    Suites,
+    Components,
+    Key,
 }
 
 /// How a field's value is written and checked.
@@ -121,12 +126,12 @@ pub enum Ty {
 /// The longest `timeout` an Exec takes: a day.
 pub const SECONDS_MAX: i64 = 86_400;
 
-/// The package systems a Package's `provider` names: apt (dpkg) and dnf
-/// (rpm). Without it, apply chooses from the root's os-release.
-pub const PACKAGE_SYSTEMS: &[&str] = &["apt", "dnf"];
+/// The package systems a Package's `provider` names: apt (dpkg), dnf
+/// (rpm) and pacman. Without it, apply chooses from the root's os-release.
+pub const PACKAGE_SYSTEMS: &[&str] = &["apt", "dnf", "pacman"];
 
 impl Kind {
-    pub const ALL: [Kind; 12] = [
+    pub const ALL: [Kind; 13] = [
         Kind::Cron,
         Kind::Directory,
         Kind::Exec,
@@ -135,6 +140,7 @@ impl Kind {
         Kind::Health,
         Kind::Mount,
         Kind::Package,
+        Kind::Repository,
         Kind::Service,
         Kind::Symlink,
         Kind::Sysctl,
@@ -151,6 +157,7 @@ impl Kind {
             Kind::Health => "Health",
             Kind::Mount => "Mount",
             Kind::Package => "Package",
+            Kind::Repository => "Repository",
             Kind::Service => "Service",
             Kind::Symlink => "Symlink",
             Kind::Sysctl => "Sysctl",
@@ -207,6 +214,9 @@ impl Kind {
                 Environment,
                 Requires,
             ],
+            Kind::Repository => &[
+                Name, Ensure, Provider, Url, Suites, Components, Key, Requires,
+            ],
         }
     }
 
@@ -241,16 +251,18 @@ impl Kind {
             Kind::Cron => &[Field::Schedule, Field::User, Field::Command],
             Kind::Mount => &[Field::Path, Field::Device, Field::Fstype],
             Kind::Sysctl => &[Field::Value],
+            Kind::Repository => &[Field::Url],
             _ => &[],
         }
     }
 
     /// Fields a resolved resource must have when its `ensure` is
     /// `absent`: what names the thing to remove (a Mount's mount point),
-    /// no more; a Cron or a Sysctl is named by its title or `name`.
+    /// no more; a Cron, a Sysctl or a Repository is named by its title or
+    /// `name`.
     pub fn required_when(self, absent: bool) -> &'static [Field] {
         match self {
-            Kind::Cron | Kind::Sysctl if absent => &[],
+            Kind::Cron | Kind::Sysctl | Kind::Repository if absent => &[],
             Kind::Mount if absent => &[Field::Path],
             _ => self.required(),
         }
@@ -301,7 +313,7 @@ impl Kind {
             Field::Sensitive | Field::Enabled | Field::System | Field::RefreshOnly => Ty::Bool,
             Field::Uid | Field::Gid => Ty::Id,
             Field::Ensure => Ty::Word(self.ensure_words()),
-            Field::Groups => Ty::List,
+            Field::Groups | Field::Suites | Field::Components => Ty::List,
             Field::Requires | Field::RestartOn | Field::RunOn => Ty::Refs,
             Field::Command | Field::Unless | Field::Onlyif => Ty::Argv,
             Field::Environment => Ty::Env,
@@ -311,6 +323,8 @@ impl Kind {
             Field::Provider => Ty::Word(PACKAGE_SYSTEMS),
             Field::Status => Ty::Status,
             Field::Target
+            | Field::Url
+            | Field::Key
             | Field::Device
             | Field::Fstype
             | Field::Options
@@ -333,7 +347,7 @@ impl fmt::Display for Kind {
 }
 
 impl Field {
-    pub const ALL: [Field; 41] = [
+    pub const ALL: [Field; 45] = [
         Field::Path,
         Field::Target,
         Field::Name,
@@ -375,6 +389,10 @@ impl Field {
         Field::Provider,
         Field::Http,
         Field::Status,
+        Field::Url,
+        Field::Suites,
+        Field::Components,
+        Field::Key,
     ];
 
     pub fn name(self) -> &'static str {
@@ -420,6 +438,10 @@ impl Field {
             Field::Provider => "provider",
             Field::Http => "http",
             Field::Status => "status",
+            Field::Url => "url",
+            Field::Suites => "suites",
+            Field::Components => "components",
+            Field::Key => "key",
         }
     }
 

@@ -55,9 +55,11 @@ pub fn createrepo(dir: &Path) {
 }
 
 /// A Rocky-like root: its os-release (`ID_LIKE="rhel centos fedora"`),
-/// `/etc/yum.repos.d`, no rpm database yet.
+/// root's account, `/etc/yum.repos.d`, no rpm database yet.
 pub fn rocky(root: &Path) {
     fs::create_dir_all(root.join("etc/yum.repos.d")).unwrap();
+    fs::write(root.join("etc/passwd"), "root:x:0:0:root:/root:/bin/bash\n").unwrap();
+    fs::write(root.join("etc/group"), "root:x:0:\n").unwrap();
     fs::create_dir_all(root.join("var/lib/rpm")).unwrap();
     fs::write(
         root.join("etc/os-release"),
@@ -97,3 +99,71 @@ fn tempfile_dir() -> std::path::PathBuf {
 }
 
 static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+
+/// Builds the pacman package `NAME-VERSION-any.pkg.tar.zst` into `dir`
+/// by hand (a `.PKGINFO` and the files, archived by bsdtar with zstd, as
+/// makepkg would, which refuses to run as root), shipping
+/// `/usr/share/NAME/version` that holds `VERSION`.
+pub fn pacman_package(dir: &Path, name: &str, version: &str) {
+    let build = tempfile_dir();
+    fs::create_dir_all(build.join(format!("usr/share/{name}"))).unwrap();
+    fs::write(
+        build.join(format!("usr/share/{name}/version")),
+        format!("{version}\n"),
+    )
+    .unwrap();
+    fs::write(
+        build.join(".PKGINFO"),
+        format!(
+            "pkgname = {name}\npkgbase = {name}\npkgver = {version}\npkgdesc = a test package\n\
+             builddate = 1700000000\npackager = Datum tests\nsize = {}\narch = any\nlicense = MIT\n",
+            version.len() + 1
+        ),
+    )
+    .unwrap();
+    fs::create_dir_all(dir).unwrap();
+    let out = dir.join(format!("{name}-{version}-any.pkg.tar.zst"));
+    ok(Command::new("bsdtar")
+        .current_dir(&build)
+        .arg("--zstd")
+        .arg("-cf")
+        .arg(&out)
+        .args([".PKGINFO", "usr"]));
+    fs::remove_dir_all(&build).unwrap();
+}
+
+/// Adds the packages in `dir` to its pacman repository `NAME.db`, with
+/// `repo-add`.
+pub fn repo_add(dir: &Path, name: &str) {
+    let mut cmd = Command::new("repo-add");
+    cmd.arg("-q").arg(dir.join(format!("{name}.db.tar.gz")));
+    let mut pkgs: Vec<_> = fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.to_string_lossy().ends_with(".pkg.tar.zst"))
+        .collect();
+    pkgs.sort();
+    ok(cmd.args(pkgs));
+}
+
+/// An Arch-like root: its os-release (`ID=arch`), root's account, an
+/// empty pacman database directory, and a pacman.conf with signatures
+/// off and the repository `NAME` served from the root's `/srv/NAME`.
+pub fn arch(root: &Path, repo: &str) {
+    fs::create_dir_all(root.join("etc")).unwrap();
+    fs::create_dir_all(root.join("var/lib/pacman")).unwrap();
+    fs::write(root.join("etc/passwd"), "root:x:0:0:root:/root:/bin/bash\n").unwrap();
+    fs::write(root.join("etc/group"), "root:x:0:\n").unwrap();
+    fs::write(
+        root.join("etc/os-release"),
+        "NAME=\"Arch Linux\"\nID=arch\nBUILD_ID=rolling\n",
+    )
+    .unwrap();
+    fs::write(
+        root.join("etc/pacman.conf"),
+        format!(
+            "[options]\nArchitecture = auto\nSigLevel = Never\n\n[{repo}]\nServer = file:///srv/{repo}\n"
+        ),
+    )
+    .unwrap();
+}

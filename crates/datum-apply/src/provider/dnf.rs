@@ -134,7 +134,9 @@ impl Dnf {
     /// to install or change, one `dnf remove` for those to remove; then
     /// checks each is as wanted (dnf can succeed without doing what was
     /// asked, when it finds nothing to do).
-    pub fn converge_all(&self, specs: &[&PackageSpec]) -> Result<(), Failure> {
+    /// With `refresh`, dnf first refreshes the metadata of every
+    /// repository (a Repository changed in this run).
+    pub fn converge_all(&self, specs: &[&PackageSpec], refresh: bool) -> Result<(), Failure> {
         let (install, remove): (Vec<&PackageSpec>, Vec<&PackageSpec>) =
             specs.iter().partition(|s| s.ensure == Ensure::Present);
         let scratch = match self.root.dir() {
@@ -146,13 +148,15 @@ impl Dnf {
                 Some(v) => format!("{}-{v}", s.name),
                 None => s.name.clone(),
             });
-            self.dnf_run(scratch.as_ref(), "install", what)?;
+            self.dnf_run(scratch.as_ref(), refresh, "install", what)?;
         }
         if !remove.is_empty() {
+            let names = remove.iter().map(|s| s.name.clone());
             self.dnf_run(
                 scratch.as_ref(),
+                refresh && install.is_empty(),
                 "remove",
-                remove.iter().map(|s| s.name.clone()),
+                names,
             )?;
         }
         for s in specs {
@@ -172,6 +176,7 @@ impl Dnf {
     fn dnf_run(
         &self,
         scratch: Option<&Scratch>,
+        refresh: bool,
         verb: &str,
         what: impl Iterator<Item = String>,
     ) -> Result<(), Failure> {
@@ -179,6 +184,9 @@ impl Dnf {
             Some(s) => s.dnf(),
             None => tool("dnf"),
         };
+        if refresh {
+            cmd.arg("--refresh");
+        }
         cmd.args(["-y", "-q", "--setopt=install_weak_deps=False", verb, "--"])
             .args(what);
         command::run(&mut cmd).map(drop).map_err(|f| match scratch {
@@ -205,7 +213,7 @@ impl Provider<PackageSpec> for Dnf {
         _changes: &[Change],
         _cx: &Context<'_>,
     ) -> Result<(), Failure> {
-        self.converge_all(&[s])
+        self.converge_all(&[s], false)
     }
 }
 

@@ -53,6 +53,16 @@ impl Dpkg {
         }))
     }
 
+    /// Refreshes apt's package lists when `stale` (a Repository changed):
+    /// `apt-get update` on the running system. Under `--root` nothing is
+    /// downloaded, so there is nothing to refresh.
+    pub fn refresh(&self, stale: bool) -> Result<(), Failure> {
+        if !stale || self.root.dir().is_some() {
+            return Ok(());
+        }
+        command::run(tool("apt-get").args(["update", "-q"])).map(drop)
+    }
+
     /// The `.deb` in the root's archive cache for a package (the given
     /// version, or the highest there is).
     fn find_deb(&self, dir: &Path, name: &str, version: Option<&str>) -> Result<PathBuf, Failure> {

@@ -14,6 +14,8 @@ pub mod fs;
 pub mod health;
 pub mod mount;
 pub mod package;
+pub mod pacman;
+pub mod repository;
 pub mod shadow;
 pub mod sysctl;
 pub mod systemd;
@@ -23,8 +25,8 @@ use std::collections::BTreeSet;
 use crate::report::{Attribute, Change};
 use crate::root::Root;
 use crate::spec::{
-    CronSpec, DirectorySpec, FileSpec, GroupSpec, MountSpec, PackageSpec, ServiceSpec, SymlinkSpec,
-    SysctlSpec, UserSpec,
+    CronSpec, DirectorySpec, FileSpec, GroupSpec, MountSpec, PackageSpec, RepositorySpec,
+    ServiceSpec, SymlinkSpec, SysctlSpec, UserSpec,
 };
 
 /// Why a resource could not be examined or changed.
@@ -127,19 +129,23 @@ pub struct Providers {
     pub cron: Box<dyn Provider<CronSpec>>,
     pub mount: Box<dyn Provider<MountSpec>>,
     pub sysctl: Box<dyn Provider<SysctlSpec>>,
+    pub repository: Box<dyn Provider<RepositorySpec>>,
 }
 
 impl Providers {
     /// The real providers for a machine: the filesystem, packages by the
     /// machine's own system (dpkg and apt, rpm and dnf), systemd, the shadow tools, and commands run on the
     /// machine (chrooted under `--root`), files in /etc/cron.d, /etc/fstab
-    /// with mount(8), /etc/sysctl.d with /proc/sys.
+    /// with mount(8), /etc/sysctl.d with /proc/sys, package sources in the
+    /// package system's configuration (whose change refreshes its cache
+    /// before the next package transaction).
     pub fn system(root: &Root) -> Providers {
+        let stale = package::Stale::default();
         Providers {
             file: Box::new(fs::Files::new(root.clone())),
             directory: Box::new(fs::Directories::new(root.clone())),
             symlink: Box::new(fs::Symlinks::new(root.clone())),
-            package: Box::new(package::Packages::new(root.clone())),
+            package: Box::new(package::Packages::new(root.clone()).with_stale(stale.clone())),
             service: Box::new(systemd::Systemd::new(root.clone())),
             user: Box::new(shadow::Users::new(root.clone())),
             group: Box::new(shadow::Groups::new(root.clone())),
@@ -147,6 +153,7 @@ impl Providers {
             cron: Box::new(cron::Crons::new(root.clone())),
             mount: Box::new(mount::Mounts::new(root.clone())),
             sysctl: Box::new(sysctl::Sysctls::new(root.clone())),
+            repository: Box::new(repository::Repositories::new(root.clone(), stale)),
         }
     }
 }

@@ -3,15 +3,18 @@
 //! A Package's `provider` names its system; without one, the root's
 //! os-release chooses ([`choose`]): its `ID`, then each `ID_LIKE` in
 //! order, by family (debian and ubuntu: apt; rhel, centos, fedora, rocky,
-//! almalinux and amzn: dnf). When neither names a family Datum knows, or
-//! there is no os-release, the one package database the root holds
-//! decides (`/var/lib/dpkg/status`, `/var/lib/rpm`). Each system is a
-//! provider of its own ([`super::dpkg`], [`super::dnf`]).
+//! almalinux and amzn: dnf; arch: pacman). When neither names a family
+//! Datum knows, or there is no os-release, the one package database the
+//! root holds decides (`/var/lib/dpkg/status`, `/var/lib/rpm`,
+//! `/var/lib/pacman/local`). Each system is a provider of its own
+//! ([`super::dpkg`], [`super::dnf`], [`super::pacman`]).
 
-use std::sync::OnceLock;
+use std::collections::BTreeSet;
+use std::sync::{Arc, Mutex, OnceLock};
 
 use super::dnf::Dnf;
 use super::dpkg::Dpkg;
+use super::pacman::Pacman;
 use super::{Context, Examined, Failure, Provider};
 use crate::facts::OsRelease;
 use crate::report::Change;
@@ -23,6 +26,7 @@ pub fn family(id: &str) -> Option<PackageSystem> {
     match id {
         "debian" | "ubuntu" => Some(PackageSystem::Apt),
         "rhel" | "centos" | "fedora" | "rocky" | "almalinux" | "amzn" => Some(PackageSystem::Dnf),
+        "arch" => Some(PackageSystem::Pacman),
         _ => None,
     }
 }
@@ -36,9 +40,10 @@ pub fn choose(os: &OsRelease) -> Option<PackageSystem> {
 }
 
 /// The package database each system keeps, inside the root.
-const DATABASES: [(PackageSystem, &str); 2] = [
+const DATABASES: [(PackageSystem, &str); 3] = [
     (PackageSystem::Apt, "/var/lib/dpkg/status"),
     (PackageSystem::Dnf, super::dnf::DBPATH),
+    (PackageSystem::Pacman, "/var/lib/pacman/local"),
 ];
 
 /// The system of the machine at `root`, or why there is none.
@@ -59,7 +64,7 @@ pub fn detect(root: &Root) -> Result<PackageSystem, String> {
     }
     let why = match os {
         Ok((os, path)) => format!(
-            "{} says ID={}{}, which is no family Datum knows (debian, ubuntu: apt; rhel, centos, fedora, rocky, almalinux, amzn: dnf)",
+            "{} says ID={}{}, which is no family Datum knows (debian, ubuntu: apt; rhel, centos, fedora, rocky, almalinux, amzn: dnf; arch: pacman)",
             root.path(&path).display(),
             os.id,
             if os.id_like.is_empty() {
@@ -83,16 +88,24 @@ pub fn detect(root: &Root) -> Result<PackageSystem, String> {
         )
     };
     Err(format!(
-        "cannot tell which package system manages this machine: {why}, and it holds {databases}; name one with `provider:` (apt, dnf)"
+        "cannot tell which package system manages this machine: {why}, and it holds {databases}; name one with `provider:` (apt, dnf, pacman)"
     ))
 }
+
+/// The package systems whose sources changed in this run: the next
+/// transaction of each refreshes its cache first (apt-get update on the
+/// running system, dnf's `--refresh`), then clears the mark. Shared by the
+/// Repository provider, which sets it, and the Package provider.
+pub type Stale = Arc<Mutex<BTreeSet<PackageSystem>>>;
 
 /// Every package system, each resource handed to its own.
 pub struct Packages {
     root: Root,
     apt: Dpkg,
     dnf: Dnf,
+    pacman: Pacman,
     detected: OnceLock<Result<PackageSystem, String>>,
+    stale: Stale,
 }
 
 impl Packages {
@@ -100,9 +113,62 @@ impl Packages {
         Packages {
             apt: Dpkg::new(root.clone()),
             dnf: Dnf::new(root.clone()),
+            pacman: Pacman::new(root.clone()),
             root,
             detected: OnceLock::new(),
+            stale: Stale::default(),
         }
+    }
+
+    /// Told by `stale` which caches a changed Repository left stale.
+    pub fn with_stale(mut self, stale: Stale) -> Packages {
+        self.stale = stale;
+        self
+    }
+
+    /// Whether `system`'s cache is to be refreshed before its next
+    /// transaction.
+    fn is_stale(&self, system: PackageSystem) -> bool {
+        self.stale
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .contains(&system)
+    }
+
+    fn refreshed(&self, system: PackageSystem) {
+        self.stale
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(&system);
+    }
+
+    /// Converges with the system's provider, refreshing its cache first
+    /// when a Repository changed.
+    fn converge_with(
+        &self,
+        system: PackageSystem,
+        part: &[(&PackageSpec, &[Change])],
+        cx: &Context<'_>,
+    ) -> Vec<Result<(), Failure>> {
+        let refresh = self.is_stale(system);
+        let done = match system {
+            PackageSystem::Dnf => {
+                let specs: Vec<&PackageSpec> = part.iter().map(|(s, _)| *s).collect();
+                vec![self.dnf.converge_all(&specs, refresh); part.len()]
+            }
+            PackageSystem::Pacman => {
+                let specs: Vec<&PackageSpec> = part.iter().map(|(s, _)| *s).collect();
+                vec![self.pacman.converge_all(&specs, refresh); part.len()]
+            }
+            PackageSystem::Apt => match self.apt.refresh(refresh) {
+                Ok(()) => self.apt.converge_batch(part, cx),
+                Err(f) => vec![Err(f); part.len()],
+            },
+        };
+        if refresh && done.iter().all(Result::is_ok) {
+            self.refreshed(system);
+        }
+        done
     }
 
     /// The system that manages `s`: its `provider`, else the machine's.
@@ -121,6 +187,7 @@ impl Packages {
         Ok(match self.system(s)? {
             PackageSystem::Apt => &self.apt,
             PackageSystem::Dnf => &self.dnf,
+            PackageSystem::Pacman => &self.pacman,
         })
     }
 }
@@ -136,7 +203,10 @@ impl Provider<PackageSpec> for Packages {
         changes: &[Change],
         cx: &Context<'_>,
     ) -> Result<(), Failure> {
-        self.provider(s)?.converge(s, changes, cx)
+        let system = self.system(s)?;
+        self.converge_with(system, &[(s, changes)], cx)
+            .pop()
+            .unwrap_or(Ok(()))
     }
 
     /// Each system's share of the batch in one go: dnf's in one
@@ -161,14 +231,7 @@ impl Provider<PackageSpec> for Packages {
                 continue;
             }
             let part: Vec<(&PackageSpec, &[Change])> = mine.iter().map(|&k| batch[k]).collect();
-            let done = match system {
-                PackageSystem::Dnf => {
-                    let specs: Vec<&PackageSpec> = part.iter().map(|(s, _)| *s).collect();
-                    let result = self.dnf.converge_all(&specs);
-                    vec![result; part.len()]
-                }
-                PackageSystem::Apt => self.apt.converge_batch(&part, cx),
-            };
+            let done = self.converge_with(system, &part, cx);
             for (k, r) in mine.into_iter().zip(done) {
                 results[k] = r;
             }
@@ -201,6 +264,11 @@ mod tests {
             assert_eq!(choose(&os(id, &[])), Some(PackageSystem::Dnf), "{id}");
         }
         assert_eq!(choose(&os("ol", &["fedora"])), Some(PackageSystem::Dnf));
+        assert_eq!(choose(&os("arch", &[])), Some(PackageSystem::Pacman));
+        assert_eq!(
+            choose(&os("endeavouros", &["arch"])),
+            Some(PackageSystem::Pacman)
+        );
         assert_eq!(choose(&os("gentoo", &[])), None);
         assert_eq!(choose(&os("sles", &["suse", "opensuse"])), None);
     }

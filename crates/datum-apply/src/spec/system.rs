@@ -1,6 +1,6 @@
 //! The specs of the types that write a line into a system file and act on
-//! the running system: Cron, Mount and Sysctl; and the package systems a
-//! Package names.
+//! the running system: Cron, Mount and Sysctl; a Repository; and the
+//! package systems a Package or a Repository names.
 
 use datum_core::names::Rule;
 use datum_core::schema::{Field, Value};
@@ -146,6 +146,24 @@ impl Fields<'_> {
         }
     }
 
+    pub(super) fn repository(&mut self) -> RepositorySpec {
+        let name = self.r.name().to_owned();
+        self.checked(Rule::RepoName, "the name", &name);
+        let url = self.text(Field::Url).unwrap_or_default();
+        if !url.is_empty() {
+            self.checked(Rule::Url, "the url", &url);
+        }
+        RepositorySpec {
+            name,
+            ensure: self.ensure(),
+            provider: self.r.str(Field::Provider).and_then(PackageSystem::parse),
+            url,
+            suites: self.list(Field::Suites).unwrap_or_default(),
+            components: self.list(Field::Components).unwrap_or_default(),
+            key: self.text(Field::Key),
+        }
+    }
+
     pub(super) fn sysctl(&mut self) -> SysctlSpec {
         let name = self.r.name().to_owned();
         self.checked(Rule::SysctlKey, "the key", &name);
@@ -157,6 +175,24 @@ impl Fields<'_> {
     }
 }
 
+/// A package source: a file in the package system's configuration, and
+/// its signing key beside it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RepositorySpec {
+    /// Its files' names (`datum-NAME`), and its id for dnf and pacman.
+    pub name: String,
+    pub ensure: Ensure,
+    /// The package system, when the manifest names one; otherwise the
+    /// machine's.
+    pub provider: Option<PackageSystem>,
+    pub url: String,
+    /// apt's suites and components.
+    pub suites: Vec<String>,
+    pub components: Vec<String>,
+    /// The signing key, ASCII-armored.
+    pub key: Option<String>,
+}
+
 /// A package system: its tools and its own version rules.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum PackageSystem {
@@ -164,16 +200,23 @@ pub enum PackageSystem {
     Apt,
     /// rpm, with dnf.
     Dnf,
+    /// pacman.
+    Pacman,
 }
 
 impl PackageSystem {
-    pub const ALL: [PackageSystem; 2] = [PackageSystem::Apt, PackageSystem::Dnf];
+    pub const ALL: [PackageSystem; 3] = [
+        PackageSystem::Apt,
+        PackageSystem::Dnf,
+        PackageSystem::Pacman,
+    ];
 
     /// The word a manifest's `provider` uses.
     pub fn name(self) -> &'static str {
         match self {
             PackageSystem::Apt => "apt",
             PackageSystem::Dnf => "dnf",
+            PackageSystem::Pacman => "pacman",
         }
     }
 

@@ -319,7 +319,7 @@ fn ids_are_read_as_everywhere_else() {
     assert_eq!(run.code, 1);
     insta::assert_snapshot!(run.stderr, @r"
     error: unknown resource type `Fiel`
-      = hint: did you mean `File`? The types are Cron, Directory, Exec, File, Group, Health, Mount, Package, Service, Symlink, Sysctl, User
+      = hint: did you mean `File`? The types are Cron, Directory, Exec, File, Group, Health, Mount, Package, Repository, Service, Symlink, Sysctl, User
     ");
     // Not a resource id at all: bad usage.
     let run = explain(&example("fleet"), "web-001", &["nginx"]);

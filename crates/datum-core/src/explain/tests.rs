@@ -110,7 +110,7 @@ fn bad_targets_say_what_is_wrong() {
     assert_eq!(
         unknown.hint().as_deref(),
         Some(
-            "did you mean `File`? The types are Cron, Directory, Exec, File, Group, Health, Mount, Package, Service, Symlink, Sysctl, User"
+            "did you mean `File`? The types are Cron, Directory, Exec, File, Group, Health, Mount, Package, Repository, Service, Symlink, Sysctl, User"
         )
     );
     let typo = err("File[x].mdoe");
