@@ -14,7 +14,7 @@ use ureq::tls::{Certificate, PemItem, parse_pem};
 use crate::file;
 
 /// A CA file is a few certificates; a system bundle is under 300 KiB.
-const MAX_SIZE: u64 = 4 << 20;
+pub(crate) const MAX_SIZE: u64 = 4 << 20;
 
 /// The CA certificates of one `ca_file`.
 #[derive(Clone)]

@@ -31,6 +31,9 @@ use crate::report::{Mode, RunRecord, Timestamp};
 use crate::rollback::{Applied, Policy, StateFile};
 use crate::sshsig::AllowedSigners;
 
+/// The most an allowed-signers file may hold.
+const SIGNERS_LIMIT: u64 = 1 << 20;
+
 pub use record::{Run, Tee, apply_report, publish};
 
 /// The agent's own repository (git mode), under the root.
@@ -351,9 +354,34 @@ impl Agent {
                 ),
             ));
         };
-        AllowedSigners::read(&self.path(path))
+        let shown = self.path(path);
+        self.read_in_root(path, SIGNERS_LIMIT)
+            .and_then(|bytes| {
+                String::from_utf8(bytes)
+                    .map_err(|_| io::Error::new(io::ErrorKind::InvalidData, "it is not UTF-8"))
+            })
+            .map_err(|source| crate::sshsig::AllowedSignersError::Read {
+                path: shown.clone(),
+                source,
+            })
+            .and_then(|text| AllowedSigners::parse(&shown, &text))
             .map(Some)
             .map_err(|e| refused(&e))
+    }
+
+    /// The file at `abs` inside the root, as a regular file of at most
+    /// `limit` bytes: a link at its name or in its path never leads out
+    /// of the root, and a FIFO is refused rather than waited on. The
+    /// signer and CA files decide what the agent trusts: read through a
+    /// link to the host's own files, a syntax error would copy a line of
+    /// them into the report.
+    fn read_in_root(&self, abs: &Path, limit: u64) -> io::Result<Vec<u8>> {
+        match self.root.read_regular(&abs.to_string_lossy(), limit) {
+            Ok(Some(bytes)) => Ok(bytes),
+            Ok(None) => Err(datum_apply::root::not_found()),
+            Err(datum_apply::root::Refused::Io(e)) => Err(e),
+            Err(other) => Err(io::Error::other(other.to_string())),
+        }
     }
 
     /// The CAs of `ca_file`, read afresh each run (so a renewed CA needs
@@ -362,7 +390,13 @@ impl Agent {
         let Some(path) = &self.config.ca_file else {
             return Ok(None);
         };
-        CaFile::read(&self.path(path))
+        let shown = self.path(path);
+        self.read_in_root(path, crate::ca::MAX_SIZE)
+            .map_err(|e| crate::ca::CaError::Read {
+                path: shown.clone(),
+                why: e.to_string(),
+            })
+            .and_then(|bytes| CaFile::parse(&shown, &bytes))
             .map(Some)
             .map_err(|e| refused(&e))
     }

@@ -154,7 +154,9 @@ fn git_mode_converges_then_changes_nothing_and_reports_every_run() {
             "exit_status",
             "facts",
             "label_mismatches",
-            "insecure_allow_unsigned"
+            "insecure_allow_unsigned",
+            "input_expires",
+            "input_refusals_total"
         ]
     );
     // last.json joins the JSON contract (docs/json.md: RunReport).

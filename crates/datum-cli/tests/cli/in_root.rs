@@ -216,3 +216,47 @@ fn the_agent_reads_a_local_bundle_only_inside_the_root() {
     let run = host.agent(&[]);
     assert_eq!(run.code, 2, "{}{}", run.stdout, run.stderr);
 }
+
+/// The files that decide what the agent trusts (`public_keys`, `ca_file`)
+/// are read inside the root, as regular files: a link planted at their
+/// name to a file of the host leads inside the root, never to that file, so no line of it reaches the
+/// agent's output or its report (an allowed-signers syntax error quotes
+/// the line it could not read).
+#[test]
+fn the_agent_reads_its_signers_and_ca_file_only_inside_the_root() {
+    let tmp = tempfile::tempdir().unwrap();
+    let outside = tmp.path().join("shadow");
+    fs::write(&outside, "root:$6$outside-secret-hash:19000:0:99999:7:::\n").unwrap();
+    for setting in ["public_keys", "ca_file"] {
+        let host = Host::new();
+        fs::create_dir_all(host.path("/etc/datum")).unwrap();
+        symlink(&outside, host.path("/etc/datum/trusted")).unwrap();
+        let extra = if setting == "ca_file" {
+            "insecure_allow_unsigned: true\n"
+        } else {
+            ""
+        };
+        host.config(&format!(
+            "bundle:\n  url: https://127.0.0.1:9/{{host}}.bundle\n{setting}: /etc/datum/trusted\n{extra}"
+        ));
+        let run = host.agent(&[]);
+        assert_eq!(run.code, 1, "{setting}: {}{}", run.stdout, run.stderr);
+        let all = format!("{}{}", run.stdout, run.stderr);
+        assert!(!all.contains("outside-secret-hash"), "{setting}: {all}");
+        // The absolute link is resolved inside the root, where it leads
+        // nowhere.
+        assert!(
+            all.contains("No such file or directory"),
+            "{setting}: {all}"
+        );
+        let mut written = Vec::new();
+        files_under(&host.path("/var/lib/datum"), &outside, &mut written);
+        assert!(!written.is_empty(), "{setting}: no report written");
+        for (path, bytes) in written {
+            assert!(
+                !String::from_utf8_lossy(&bytes).contains("outside-secret-hash"),
+                "{setting}: {path:?} holds the outside file's line"
+            );
+        }
+    }
+}

@@ -28,14 +28,49 @@ pub fn as_text(bytes: &[u8]) -> Option<&str> {
     std::str::from_utf8(bytes).ok()
 }
 
+/// Lines that differ, once the lines both sides start and end with are set
+/// aside, beyond which no line diff is computed. The diff's cost grows
+/// with the lines compared times the lines that differ (Myers): two
+/// 512 KiB files with no line in common would take minutes. A bound on
+/// lines, not on time, keeps the output the same on every machine.
+pub const MAX_DIFFERING_LINES: usize = 4000;
+
 /// The unified diff from `old` to `new`, its header naming each side.
-/// Empty when they are equal.
+/// Empty when they are equal. When more than [`MAX_DIFFERING_LINES`]
+/// lines differ, one hunk line says how many, in place of the lines.
 pub fn text(old: &str, new: &str, old_name: &str, new_name: &str) -> String {
+    if old == new {
+        return String::new();
+    }
+    let (removed, added, start) = differing(old, new);
+    if removed + added > MAX_DIFFERING_LINES {
+        return format!(
+            "--- {old_name}\n+++ {new_name}\n@@ -{},{removed} +{},{added} @@ {} lines differ: too many to show as a diff (at most {MAX_DIFFERING_LINES})\n",
+            start + 1,
+            start + 1,
+            removed + added,
+        );
+    }
     TextDiff::from_lines(old, new)
         .unified_diff()
         .context_radius(CONTEXT)
         .header(old_name, new_name)
         .to_string()
+}
+
+/// Lines of `old` and of `new` between the lines both begin with and the
+/// lines both end with, and how many lines they begin with in common.
+fn differing(old: &str, new: &str) -> (usize, usize, usize) {
+    let a: Vec<&str> = old.split_inclusive('\n').collect();
+    let b: Vec<&str> = new.split_inclusive('\n').collect();
+    let head = a.iter().zip(&b).take_while(|(x, y)| x == y).count();
+    let tail = a[head..]
+        .iter()
+        .rev()
+        .zip(b[head..].iter().rev())
+        .take_while(|(x, y)| x == y)
+        .count();
+    (a.len() - head - tail, b.len() - head - tail, head)
 }
 
 /// Writes `diff` (from [`text`]) line by line, each after `indent`:
@@ -67,6 +102,28 @@ pub fn tag(line: &str) -> Option<Tag> {
 mod tests {
     use super::*;
     use crate::present::Marked;
+
+    #[test]
+    fn a_change_of_too_many_lines_is_counted_not_diffed() {
+        let old = "a\n".repeat(MAX_DIFFERING_LINES);
+        let new = "b\n".repeat(MAX_DIFFERING_LINES);
+        let body = format!("keep\n{old}end\n");
+        let changed = format!("keep\n{new}end\n");
+        let d = text(&body, &changed, "x (old)", "x (new)");
+        assert_eq!(
+            d,
+            format!(
+                "--- x (old)\n+++ x (new)\n@@ -2,{n} +2,{n} @@ {} lines differ: too many to show as a diff (at most {MAX_DIFFERING_LINES})\n",
+                2 * MAX_DIFFERING_LINES,
+                n = MAX_DIFFERING_LINES,
+            )
+        );
+        // At the bound, the lines are shown.
+        let half = MAX_DIFFERING_LINES / 2;
+        let d = text(&"a\n".repeat(half), &"b\n".repeat(half), "o", "n");
+        assert_eq!(d.lines().filter(|l| l.starts_with("+b")).count(), half);
+        assert_eq!(text("same\n", "same\n", "o", "n"), "");
+    }
 
     #[test]
     fn lines_are_tagged_and_escaped() {
