@@ -63,7 +63,7 @@ pub struct Args {
     /// The private key to decrypt the manifest's secrets with, as a path
     /// on this host (under --root when given). By default the SSH host key,
     /// /etc/ssh/ssh_host_ed25519_key. --noop never decrypts.
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", value_parser = absolute_on_host)]
     identity: Option<String>,
     /// The output format: changes as they happen and a summary, or one JSON
     /// report at the end.
@@ -221,4 +221,17 @@ pub(super) fn root_dir(dir: &Path) -> Result<PathBuf> {
         .ok()
         .filter(|d| d.is_dir())
         .ok_or_else(|| CommandError::usage(format!("--root {} is not a directory", dir.display())))
+}
+
+/// `--identity` names a file on the host, opened inside `--root`: a
+/// relative path would be read from the root's top, not from the current
+/// directory, so it is refused rather than read from somewhere unexpected.
+fn absolute_on_host(s: &str) -> std::result::Result<String, String> {
+    if s.starts_with('/') {
+        Ok(s.to_owned())
+    } else {
+        Err(format!(
+            "`{s}` is a relative path: give the key's absolute path on the host (read inside --root when given), e.g. $PWD/{s}"
+        ))
+    }
 }

@@ -207,3 +207,23 @@ fn a_datum_yml_beside_a_missing_datum_yaml_gets_a_hint() {
     assert_eq!(run.code, 64);
     assert!(run.stderr.ends_with(&want), "{}", run.stderr);
 }
+
+/// `apply --identity` is a path on the host, read inside `--root`: a
+/// relative one would quietly name a file at the root's top rather than in
+/// the current directory, so it is bad usage.
+#[test]
+fn a_relative_identity_is_bad_usage() {
+    let root = tempfile::tempdir().unwrap();
+    let root = root.path().to_str().unwrap();
+    usage(
+        &[
+            "apply",
+            "web-001",
+            "--root",
+            root,
+            "--identity",
+            "keys/host",
+        ],
+        "`keys/host` is a relative path",
+    );
+}
