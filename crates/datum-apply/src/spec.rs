@@ -450,15 +450,7 @@ impl Fields<'_> {
             },
             user: self.text(Field::User),
             cwd: self.text(Field::Cwd),
-            environment: self
-                .list(Field::Environment)
-                .unwrap_or_default()
-                .into_iter()
-                .map(|e| match e.split_once('=') {
-                    Some((n, v)) => (n.to_owned(), v.to_owned()),
-                    None => (e, String::new()),
-                })
-                .collect(),
+            environment: self.environment(),
         };
         if spec.command.first().is_none_or(String::is_empty) {
             self.problems.push("it has no command".into());
@@ -558,6 +550,19 @@ impl Fields<'_> {
             Some(Value::List(items)) => Some(items.iter().map(|s| s.to_string()).collect()),
             _ => None,
         }
+    }
+
+    /// `environment`: each `NAME=VALUE` entry as a pair (a command's or a
+    /// health check's), an entry without `=` an empty value.
+    fn environment(&self) -> Vec<(String, String)> {
+        self.list(Field::Environment)
+            .unwrap_or_default()
+            .into_iter()
+            .map(|e| match e.split_once('=') {
+                Some((n, v)) => (n.to_owned(), v.to_owned()),
+                None => (e, String::new()),
+            })
+            .collect()
     }
 
     /// `secret`: the ciphertext, read through `reader` now like a source;

@@ -63,15 +63,7 @@ impl Fields<'_> {
                 Probe::Command {
                     argv,
                     user: self.text(Field::User),
-                    environment: self
-                        .list(Field::Environment)
-                        .unwrap_or_default()
-                        .into_iter()
-                        .map(|e| match e.split_once('=') {
-                            Some((n, v)) => (n.to_owned(), v.to_owned()),
-                            None => (e, String::new()),
-                        })
-                        .collect(),
+                    environment: self.environment(),
                 }
             }
             (None, Some(url)) => {
