@@ -44,6 +44,7 @@ mod review_script;
 mod rollout;
 mod rpm_root;
 mod schema;
+mod sealed;
 mod secret_fleet;
 mod secret_prompt;
 mod secrets;
