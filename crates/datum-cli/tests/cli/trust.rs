@@ -595,3 +595,45 @@ fn apply_refuses_an_expired_bundle_with_the_agents_message() {
     refused(&agent, "web-001.bundle: it expired at ");
     assert!(agent.stderr.contains("(9d 0h ago)"), "{}", agent.stderr);
 }
+
+/// Git mode with `max_age`: when the newest verified commit of every
+/// remote is older than that, the remotes may be frozen; the run refuses
+/// it, says how stale it is, exits 1 and counts it. A fresh commit applies.
+#[test]
+fn git_mode_refuses_a_newest_commit_older_than_max_age() {
+    let tmp = tempfile::tempdir().unwrap();
+    let host = Host::new();
+    let mut repo = Repo::new(&tmp.path().join("work"));
+    let remote = host.path("/srv/fleet.git");
+    Repo::bare(&remote);
+    repo.at(now() - 40 * 86_400 - 3600);
+    let old = repo.release(2, None);
+    repo.push(&remote, "HEAD", "main");
+    host.config(
+        "git:\n  remotes: [/srv/fleet.git]\n  branch: main\n  fleet: fleet\n  max_age: 30d\ninsecure_allow_unsigned: true\n",
+    );
+    let run = host.agent(&[]);
+    refused(
+        &run,
+        &format!(
+            "refusing commit {old} from /srv/fleet.git: the newest verified commit of every remote was committed at "
+        ),
+    );
+    assert!(
+        run.stderr
+            .contains("(40d 1h ago), longer ago than `max_age` (30d 0h)"),
+        "{}",
+        run.stderr
+    );
+    assert!(!host.path("/srv/app").exists());
+    assert_eq!(
+        host.metrics()["datum_input_refusals_total"].samples[&label(&[("reason", "stale")])],
+        1.0
+    );
+    repo.at(now() - 60);
+    repo.release(3, None);
+    repo.push(&remote, "HEAD", "main");
+    let run = host.agent(&[]);
+    assert_eq!(run.code, 2, "{}{}", run.stdout, run.stderr);
+    assert_eq!(host.read("/srv/app/motd"), "release 3\n");
+}
