@@ -541,6 +541,13 @@ mod tests {
         );
         assert_eq!((source.branch(), fleet.as_str()), ("main", ""));
         assert_eq!(*max_age, None);
+        assert_eq!(source.timeout(), crate::fetch::STALL_TIMEOUT);
+        assert_eq!(crate::fetch::STALL_TIMEOUT, Duration::from_secs(60));
+        let c = parse_text("git:\n  remotes: [/srv/fleet.git]\n  timeout: 5s\n").unwrap();
+        assert!(matches!(
+            &c.source,
+            Source::Git { source, .. } if source.timeout() == Duration::from_secs(5)
+        ));
         let c = parse_text("git:\n  remotes: [/srv/fleet.git]\n  max_age: 14d\n").unwrap();
         assert!(matches!(
             c.source,

@@ -11,13 +11,14 @@ use crate::http;
 
 impl Cx {
     pub(super) fn git(&mut self, node: Node<'_, '_>) -> Option<Source> {
-        const GIT_KEYS: &[&str] = &["remotes", "branch", "fleet", "max_age"];
+        const GIT_KEYS: &[&str] = &["remotes", "branch", "fleet", "max_age", "timeout"];
         let entries = self.mapping("git", node, HINT_MODE)?;
         let mut remotes = None;
         let mut remotes_seen = false;
         let mut branch = ("main".to_owned(), node.span());
         let mut fleet = String::new();
         let mut max_age = None;
+        let mut timeout = None;
         let mut ok = true;
         for (key, key_span, value) in entries {
             match key {
@@ -49,6 +50,10 @@ impl Cx {
                     Some(d) => max_age = Some(d),
                     None => ok = false,
                 },
+                "timeout" => match self.duration("timeout", value) {
+                    Some(d) => timeout = Some(d),
+                    None => ok = false,
+                },
                 _ => {
                     self.unknown("git", key, key_span, GIT_KEYS);
                     ok = false;
@@ -68,7 +73,10 @@ impl Cx {
         let (branch, branch_span) = branch;
         match GitSource::new(remotes, branch) {
             Ok(source) if ok => Some(Source::Git {
-                source,
+                source: match timeout {
+                    Some(t) => source.with_timeout(t),
+                    None => source,
+                },
                 fleet,
                 max_age,
             }),

@@ -127,7 +127,9 @@ impl Agent {
             .iter()
             .map(|r| remote_under_root(r, &self.root))
             .collect();
-        let local = GitSource::new(remotes, source.branch().to_owned()).map_err(|e| refused(&e))?;
+        let local = GitSource::new(remotes, source.branch().to_owned())
+            .map_err(|e| refused(&e))?
+            .with_timeout(source.timeout());
         match fetch::fetch(repo, &local) {
             Ok(fetched) => {
                 for failure in &fetched.failures {

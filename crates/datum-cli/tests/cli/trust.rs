@@ -637,3 +637,39 @@ fn git_mode_refuses_a_newest_commit_older_than_max_age() {
     assert_eq!(run.code, 2, "{}{}", run.stdout, run.stderr);
     assert_eq!(host.read("/srv/app/motd"), "release 3\n");
 }
+
+/// A git remote over HTTP that accepts the connection and then sends
+/// nothing is given up after `git.timeout` (60 seconds unless set), and
+/// the next remote is asked, instead of the run waiting for ever.
+#[test]
+fn a_git_remote_that_stalls_is_given_up_after_the_timeout() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    // Accepts every connection and keeps it open, silent, until the test ends.
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for stream in listener.incoming() {
+            held.push(stream);
+        }
+    });
+    let tmp = tempfile::tempdir().unwrap();
+    let host = Host::new();
+    let repo = Repo::new(&tmp.path().join("work"));
+    let remote = host.path("/srv/fleet.git");
+    Repo::bare(&remote);
+    repo.push(&remote, "HEAD", "main");
+    let stalled = format!("http://127.0.0.1:{port}/fleet.git");
+    host.config(&format!(
+        "git:\n  remotes: [\"{stalled}\", /srv/fleet.git]\n  branch: main\n  fleet: fleet\n  timeout: 1s\ninsecure_allow_unsigned: true\n"
+    ));
+    let run = host.agent(&[]);
+    assert_eq!(run.code, 2, "{}{}", run.stdout, run.stderr);
+    assert!(
+        run.stdout
+            .contains(&format!("note: remote {stalled} failed (")),
+        "{}",
+        run.stdout
+    );
+    assert!(run.stdout.contains("timed out"), "{}", run.stdout);
+    assert_eq!(host.read("/srv/app/motd"), "release 1\n");
+}
