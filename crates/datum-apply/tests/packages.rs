@@ -127,14 +127,21 @@ fn dnf_installs_upgrades_downgrades_and_removes_in_a_rocky_like_root() {
         assert_eq!(p.examine(s, &cx(false)).unwrap().changes, []);
     }
     assert_eq!(tree(root), settled);
-    // The epoch is compared as rpm does: `0.5-3.el9` is not `1:0.5-3.el9`.
-    let wrong_epoch = spec("other-datum", Ensure::Present, Some("0.5-3.el9"));
+    // An epoch is compared when written, as dnf selects: `0:0.5-3.el9`
+    // is not `1:0.5-3.el9`, and `0.5-3.el9` names it (any epoch).
+    let wrong_epoch = spec("other-datum", Ensure::Present, Some("0:0.5-3.el9"));
     assert_eq!(
         p.examine(&wrong_epoch, &cx(false)).unwrap().changes,
-        [Change::new(Attribute::Version, "1:0.5-3.el9", "0.5-3.el9")]
+        [Change::new(
+            Attribute::Version,
+            "1:0.5-3.el9",
+            "0:0.5-3.el9"
+        )]
     );
-    let same = spec("other-datum", Ensure::Present, Some("1:0.5"));
-    assert_eq!(p.examine(&same, &cx(false)).unwrap().changes, []);
+    for v in ["1:0.5", "0.5-3.el9", "0.5"] {
+        let same = spec("other-datum", Ensure::Present, Some(v));
+        assert_eq!(p.examine(&same, &cx(false)).unwrap().changes, [], "{v}");
+    }
 
     // Upgrade, then back down, each by version.
     let up = spec("hello-datum", Ensure::Present, Some("2.0-1"));
@@ -186,6 +193,33 @@ fn dnf_installs_upgrades_downgrades_and_removes_in_a_rocky_like_root() {
     for s in &gone {
         assert_eq!(p.examine(s, &cx(false)).unwrap().changes, []);
     }
+}
+
+/// A `version` without an epoch, for a package that has one, is
+/// installed by dnf (which matches any epoch) and then reads back as
+/// converged: a second run changes nothing.
+#[test]
+fn a_version_without_its_epoch_converges() {
+    if !tools::installed(&["rpm", "rpmbuild", "createrepo_c", "dnf", "unshare"]) || !tools::root() {
+        return;
+    }
+    let dir = rocky_with_repo();
+    let root = dir.path();
+    let p = Packages::new(Root::at(root));
+    let other = spec("other-datum", Ensure::Present, Some("0.5-3.el9"));
+    let ex = p.examine(&other, &cx(false)).unwrap();
+    p.converge(&other, &ex.changes, &cx(false)).unwrap();
+    assert!(
+        packages::rpm_query(root, &["other-datum"]).starts_with("other-datum-1:0.5-3.el9 "),
+        "{}",
+        packages::rpm_query(root, &["other-datum"])
+    );
+    assert_eq!(p.examine(&other, &cx(false)).unwrap().changes, []);
+    // Asking for epoch 0 explicitly is another version, which the
+    // repository does not have.
+    let zero = spec("other-datum", Ensure::Present, Some("0:0.5-3.el9"));
+    let err = p.converge(&zero, &[], &cx(false)).unwrap_err().0;
+    assert!(err.contains("other-datum-0:0.5-3.el9"), "{err}");
 }
 
 #[test]

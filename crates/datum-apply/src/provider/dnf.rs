@@ -117,7 +117,7 @@ impl Dnf {
                 if let Some(want) = &s.version {
                     let wanted = Evr::parse(want);
                     let only = have.len() == 1;
-                    let matches = |h: &String| Evr::parse(h).compare(&wanted).is_eq();
+                    let matches = |h: &String| wanted.matches(&Evr::parse(h));
                     if !(only && matches(&have[0])) {
                         changes.push(Change::new(
                             Attribute::Version,
