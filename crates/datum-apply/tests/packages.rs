@@ -375,6 +375,70 @@ fn a_repository_leading_out_of_the_root_is_refused() {
     assert!(root.join("usr/share/other-datum/version").exists());
 }
 
+/// What dpkg started in the root, from the log it writes: one line per
+/// run (`archives install`, `packages remove`).
+fn dpkg_runs(root: &Path) -> Vec<String> {
+    fs::read_to_string(root.join("var/log/dpkg.log"))
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| Some(l.split_once(" startup ")?.1.to_owned()))
+        .collect()
+}
+
+/// apt's share of a run is one dpkg run per verb under --root: a package
+/// and the one it depends on, given in the order that fails one at a
+/// time, install together, and are removed together.
+#[test]
+fn apt_installs_and_removes_in_one_dpkg_run_each() {
+    if !tools::installed(&["dpkg", "dpkg-deb"]) {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    packages::debian(root);
+    let archives = root.join("var/cache/apt/archives");
+    packages::deb(&archives, "hello-datum", "1.0-1", None);
+    packages::deb(
+        &archives,
+        "other-datum",
+        "2.0-1",
+        Some("hello-datum (>= 1.0)"),
+    );
+    let p = Packages::new(Root::at(root));
+    let other = spec("other-datum", Ensure::Present, None);
+    let hello = spec("hello-datum", Ensure::Present, Some("1.0-1"));
+    for r in p.converge_batch(&[(&other, &[]), (&hello, &[])], &cx(false)) {
+        r.unwrap();
+    }
+    assert_eq!(dpkg_runs(root), ["archives install"]);
+    for (name, v) in [("hello-datum", "1.0-1"), ("other-datum", "2.0-1")] {
+        assert_eq!(
+            fs::read_to_string(root.join(format!("usr/share/{name}/version"))).unwrap(),
+            format!("{v}\n")
+        );
+    }
+    for s in [&other, &hello] {
+        assert_eq!(p.examine(s, &cx(false)).unwrap().changes, []);
+    }
+    // Removed, the one depended on first.
+    let gone = [
+        spec("hello-datum", Ensure::Absent, None),
+        spec("other-datum", Ensure::Absent, None),
+    ];
+    for r in p.converge_batch(&[(&gone[0], &[]), (&gone[1], &[])], &cx(false)) {
+        r.unwrap();
+    }
+    assert_eq!(dpkg_runs(root), ["archives install", "packages remove"]);
+    for s in &gone {
+        assert_eq!(p.examine(s, &cx(false)).unwrap().changes, []);
+    }
+    // One that dpkg cannot install fails the run's apt share, each
+    // package saying why.
+    let lonely = spec("other-datum", Ensure::Present, None);
+    let err = p.converge(&lonely, &[], &cx(false)).unwrap_err().0;
+    assert!(err.contains("dependency problems"), "{err}");
+}
+
 const ALPHABET: &[u8] = b"0012019aAbzZ.._+~^";
 
 /// rpm's version order, against rpm's own (its Lua `rpm.vercmp`), over
