@@ -37,6 +37,7 @@ mod matchers;
 mod names;
 mod outputs;
 mod package;
+mod pacman_root;
 mod pty;
 mod query;
 mod render;
