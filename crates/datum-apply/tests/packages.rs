@@ -437,6 +437,15 @@ fn apt_installs_and_removes_in_one_dpkg_run_each() {
     let lonely = spec("other-datum", Ensure::Present, None);
     let err = p.converge(&lonely, &[], &cx(false)).unwrap_err().0;
     assert!(err.contains("dependency problems"), "{err}");
+    // An archive cache that is a link to the host's is not read.
+    let host = tempfile::tempdir().unwrap();
+    packages::deb(host.path(), "host-datum", "1.0-1", None);
+    fs::remove_dir_all(&archives).unwrap();
+    std::os::unix::fs::symlink(host.path(), &archives).unwrap();
+    let from_host = spec("host-datum", Ensure::Present, None);
+    let err = p.converge(&from_host, &[], &cx(false)).unwrap_err().0;
+    assert!(err.contains("archives is a symbolic link"), "{err}");
+    assert!(!root.join("usr/share/host-datum").exists());
 }
 
 const ALPHABET: &[u8] = b"0012019aAbzZ.._+~^";
