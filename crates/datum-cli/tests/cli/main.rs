@@ -5,6 +5,7 @@
 
 mod agent;
 mod apply;
+mod apt_root;
 mod architecture;
 mod bad_input;
 mod bundle;
