@@ -108,3 +108,34 @@ pub fn place(location: &serde_json::Value) -> String {
         .expect("a location has a column");
     format!("{path}:{line}:{column}")
 }
+
+/// Every command's path (`[]` for datum itself, `["secret", "encrypt"]`),
+/// at every depth, as `--help` lists them under "Commands:".
+pub fn command_paths() -> Vec<Vec<String>> {
+    fn walk(path: Vec<String>, out: &mut Vec<Vec<String>>) {
+        let help = Run::from(datum().args(&path).arg("--help").output().unwrap());
+        assert_eq!(help.code, 0, "{path:?} --help: {}", help.stderr);
+        out.push(path.clone());
+        let Some((_, listed)) = help.stdout.split_once("Commands:\n") else {
+            return;
+        };
+        let subs: Vec<String> = listed
+            .split("\n\n")
+            .next()
+            .unwrap()
+            .lines()
+            // A command's line starts at two spaces; wrapped help goes deeper.
+            .filter(|l| l.starts_with("  ") && !l.starts_with("   "))
+            .map(|l| l.split_whitespace().next().unwrap().to_owned())
+            .filter(|c| c != "help")
+            .collect();
+        for sub in subs {
+            let mut p = path.clone();
+            p.push(sub);
+            walk(p, out);
+        }
+    }
+    let mut out = Vec::new();
+    walk(Vec::new(), &mut out);
+    out
+}
