@@ -248,3 +248,128 @@ fn every_manual_page_formats_cleanly_with_examples_exit_status_and_see_also() {
         help.stdout
     );
 }
+
+/// What the completion engine offers fish for `words` (the last one is
+/// being typed), run in `cwd`: fish, like zsh, keeps `role=w` one word.
+fn fish_completes(cwd: &Path, words: &[&str]) -> Vec<String> {
+    let out = datum()
+        .current_dir(cwd)
+        .env("COMPLETE", "fish")
+        .env_remove("DATUM_FLEET")
+        .arg("--")
+        .args(words)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| l.split('\t').next().unwrap().to_owned())
+        .collect()
+}
+
+#[test]
+fn explain_and_query_complete_the_resource_ids_and_vars_of_the_fleet() {
+    let fleet = example("fleet");
+    let files = [
+        "File[motd]",
+        "File[nginx-config]",
+        "File[redis-config]",
+        "File[resolv-conf]",
+        "File[sysctl-tuning]",
+    ];
+    // After the host, and as the first word (host names come too).
+    assert_eq!(
+        fish_completes(&fleet, &["datum", "explain", "web-001", "F"]),
+        files
+    );
+    assert_eq!(fish_completes(&fleet, &["datum", "explain", "F"]), files);
+    assert_eq!(
+        fish_completes(&fleet, &["datum", "explain", "w"]),
+        ["web-001", "web-002", "web-003"]
+    );
+    assert_eq!(
+        fish_completes(&fleet, &["datum", "query", "File[n"]),
+        ["File[nginx-config]"]
+    );
+    let templates = example("templates");
+    let vars = fish_completes(&templates, &["datum", "query", "vars."]);
+    assert!(vars.contains(&"vars.search_domain".to_owned()), "{vars:?}");
+    assert!(vars.iter().all(|v| v.starts_with("vars.")), "{vars:?}");
+}
+
+#[test]
+fn selectors_complete_label_keys_then_their_values() {
+    let fleet = example("fleet");
+    assert_eq!(fish_completes(&fleet, &["datum", "hosts", "ro"]), ["role="]);
+    assert_eq!(
+        fish_completes(&fleet, &["datum", "hosts", "role=w"]),
+        ["role=web"]
+    );
+    // Declared values, and after `!=` and a comma.
+    assert_eq!(
+        fish_completes(&fleet, &["datum", "hosts", "role="]),
+        ["role=cache", "role=db", "role=web"]
+    );
+    assert_eq!(
+        fish_completes(&fleet, &["datum", "hosts", "role=web,site!=l"]),
+        ["role=web,site!=london"]
+    );
+    // Carried labels: datum/host's values are the host names.
+    assert_eq!(
+        fish_completes(&fleet, &["datum", "hosts", "datum/host=db"]),
+        ["datum/host=db-001"]
+    );
+    assert_eq!(
+        fish_completes(
+            &fleet,
+            &["datum", "query", "File[motd].mode", "--where", "env"]
+        ),
+        ["environment="]
+    );
+    // A key no host carries and datum.yaml does not declare: nothing.
+    assert!(fish_completes(&fleet, &["datum", "hosts", "colour=r"]).is_empty());
+}
+
+#[test]
+fn bundle_and_layers_complete_host_names() {
+    let fleet = example("fleet");
+    assert_eq!(
+        bash_completes(&fleet, &["datum", "bundle", "w"], &[]),
+        ["web-001", "web-002", "web-003"]
+    );
+    assert_eq!(
+        fish_completes(&fleet, &["datum", "layers", "--host", "w"]),
+        ["web-001", "web-002", "web-003"]
+    );
+}
+
+#[test]
+fn a_big_fleet_offers_a_bounded_sorted_list() {
+    let dir = tempfile::tempdir().unwrap();
+    let fleet = dir.path();
+    std::fs::write(
+        fleet.join("datum.yaml"),
+        "datum: v1alpha1\ntype: Fleet\nname: big\n",
+    )
+    .unwrap();
+    let mut hosts = String::new();
+    for i in 0..3000 {
+        hosts.push_str(&format!(
+            "---\ndatum: v1alpha1\ntype: Host\nname: h{i:05}\nlabels: {{rack: r{}}}\n",
+            i % 1000
+        ));
+    }
+    std::fs::write(fleet.join("hosts.yaml"), hosts).unwrap();
+    let names = fish_completes(fleet, &["datum", "render", "h"]);
+    let want: Vec<String> = (0..500).map(|i| format!("h{i:05}")).collect();
+    assert_eq!(names, want);
+    // Narrowed by what is typed, from anywhere in the order.
+    assert_eq!(
+        fish_completes(fleet, &["datum", "render", "h0299"]),
+        (2990..3000).map(|i| format!("h{i:05}")).collect::<Vec<_>>()
+    );
+    let racks = fish_completes(fleet, &["datum", "hosts", "rack=r"]);
+    assert_eq!(racks.len(), 500);
+    assert!(racks.is_sorted(), "{racks:?}");
+}
