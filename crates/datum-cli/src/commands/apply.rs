@@ -194,7 +194,9 @@ fn converge(
     let record = args.report.then_some(origin);
     let applied = match args.format {
         ReportFormat::Text => {
-            let reporter = HumanReporter::styled(ui.styled_stream());
+            // -q: only errors, as everywhere (the status says the rest).
+            let quiet = ui.is_quiet();
+            let reporter = HumanReporter::styled(ui.styled_stream()).quiet(quiet);
             local::apply(
                 host, items, machine, &providers, &options, record, facts, reporter,
             )
