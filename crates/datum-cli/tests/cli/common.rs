@@ -25,7 +25,12 @@ pub fn fixture(name: &str) -> PathBuf {
 
 /// The `datum` binary with a clean environment.
 pub fn datum() -> assert_cmd::Command {
-    let mut cmd = assert_cmd::Command::cargo_bin("datum").unwrap();
+    assert_cmd::Command::from_std(datum_process())
+}
+
+/// [`datum`] as std's Command, for a test that sets up its pipes itself.
+pub fn datum_process() -> std::process::Command {
+    let mut cmd = std::process::Command::new(assert_cmd::cargo::cargo_bin("datum"));
     cmd.env_remove("DATUM_FLEET")
         .env("NO_COLOR", "1")
         .env("RAYON_NUM_THREADS", "2");
