@@ -1,5 +1,7 @@
 //! `datum rollout plan`: the waves a change reaches the fleet in, read from
-//! `rollout:` in datum.yaml (the working tree, or a git revision).
+//! `rollout:` in datum.yaml (the working tree, or a git revision);
+//! `datum rollout status` and `gate`: where each wave's hosts stand with a
+//! revision, from the run reports collected from them.
 
 use datum_core::loader;
 use datum_core::present;
@@ -7,6 +9,7 @@ use datum_core::rollout;
 use datum_git::Repo;
 
 use super::ReportFormat;
+use super::rollout_status::{GateArgs, StatusArgs, gate, status};
 use crate::command_error::Result;
 use crate::exit::Status;
 use crate::root;
@@ -26,6 +29,8 @@ pub struct Args {
 #[derive(Debug, clap::Subcommand)]
 enum Sub {
     Plan(PlanArgs),
+    Status(StatusArgs),
+    Gate(GateArgs),
 }
 
 /// Every wave of the rollout: when it starts after publication, how many
@@ -35,6 +40,9 @@ enum Sub {
 /// Exit status: 0, or 1 when the fleet or its rollout has errors (they
 /// are printed, and the plan as far as it can be computed).
 #[derive(Debug, clap::Args)]
+#[command(
+    after_help = "Examples:\n  # Every wave with its hosts, as committed on main\n  $ datum rollout plan --rev main --hosts\n  # As committed one revision back, for a pipeline\n  $ datum rollout plan --rev HEAD~1 --format json"
+)]
 pub struct PlanArgs {
     /// Read the fleet as committed at this git revision instead of the
     /// working tree.
@@ -53,6 +61,8 @@ impl Args {
     pub fn format(&self) -> ReportFormat {
         match &self.command {
             Sub::Plan(a) => a.format,
+            Sub::Status(a) => a.format,
+            Sub::Gate(_) => ReportFormat::Text,
         }
     }
 }
@@ -60,6 +70,8 @@ impl Args {
 pub fn run(ui: &mut Ui, settings: &Settings, args: Args) -> Result<Status> {
     match args.command {
         Sub::Plan(a) => plan(ui, settings, a),
+        Sub::Status(a) => status(ui, settings, a),
+        Sub::Gate(a) => gate(ui, settings, a),
     }
 }
 
