@@ -8,7 +8,8 @@ use datum_agent::report::Timestamp;
 use datum_agent::reported::{read_reports, rollout_view};
 use datum_core::diagnostic::Diagnostic;
 use datum_core::fleet::Fleet;
-use datum_core::rollout::status::{Collector, Status as RolloutStatus};
+use datum_core::report::align;
+use datum_core::rollout::status::{Collector, State, Status as RolloutStatus};
 use datum_core::rollout::{self, percent_text};
 use datum_core::{loader, present};
 use datum_git::Repo;
@@ -208,16 +209,19 @@ pub fn gate(ui: &mut Ui, settings: &Settings, args: GateArgs) -> Result<Status> 
             w.name,
             RolloutStatus::share_text(w)
         )?;
-        for h in w.wrong() {
-            let state = if matches!(
-                h.state,
-                datum_core::rollout::status::State::RolledBack { .. }
-            ) {
-                "rolled back"
-            } else {
-                "failed"
-            };
-            writeln!(out, "  {}  {state}", t.fleet.host(h.host).name)?;
+        let rows: Vec<Vec<String>> = w
+            .wrong()
+            .map(|h| {
+                let state = if matches!(h.state, State::RolledBack { .. }) {
+                    "rolled back"
+                } else {
+                    "failed"
+                };
+                vec![t.fleet.host(h.host).name.to_string(), state.to_owned()]
+            })
+            .collect();
+        for text in align(&rows) {
+            writeln!(out, "  {text}")?;
         }
     }
     let judged: Vec<_> = t

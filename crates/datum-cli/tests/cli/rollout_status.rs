@@ -249,7 +249,7 @@ fn gate_fails_on_the_wave_that_went_wrong_and_names_its_hosts() {
     assert_eq!(
         run.stdout,
         "wave canary went wrong: 2 of 2 hosts failed or rolled back (100%), more than 20%\n  \
-         db-001  rolled back\n  web-001  failed\nnote: 2 hosts silent, not counted (`datum rollout status` lists them)\n"
+         db-001   rolled back\n  web-001  failed\nnote: 2 hosts silent, not counted (`datum rollout status` lists them)\n"
     );
     // A stricter bound stops the fleet wave too.
     let run = r.rollout("gate", &["--max-failed", "10%"]);
@@ -260,6 +260,9 @@ fn gate_fails_on_the_wave_that_went_wrong_and_names_its_hosts() {
         "{}",
         run.stdout
     );
+    // At exactly the bound a wave passes: only more fails it.
+    let run = r.rollout("gate", &["--max-failed", "100%", "--wave", "canary"]);
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
     // Judged alone, the early wave passes.
     let run = r.rollout("gate", &["--max-failed", "0%", "--wave", "early"]);
     assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);

@@ -410,4 +410,3 @@ fn host_tree<'a>(fleet: &'a Fleet, h: &'a HostStatus) -> Tree<'a> {
             h.last_seen.as_deref().map_or(Tree::Null, Tree::str),
         )
 }
-
