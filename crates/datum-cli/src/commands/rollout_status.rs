@@ -74,8 +74,8 @@ struct Common {
     /// levels deep; any layout, since each report names its host.
     #[arg(long, value_name = "DIR")]
     reports: PathBuf,
-    /// The revision being rolled out, whose rollout: and hosts are read
-    /// (default: HEAD).
+    /// The revision being rolled out: its commit is what hosts are
+    /// compared with, and its datum.yaml and hosts give the waves.
     #[arg(long, value_name = "REV", default_value = "HEAD")]
     rev: String,
     /// A host whose newest report is older than this is silent: `30m`,
