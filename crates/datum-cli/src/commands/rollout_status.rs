@@ -149,7 +149,7 @@ fn take(ui: &mut Ui, settings: &Settings, args: &Common) -> Result<Taken> {
         .at
         .unwrap_or_else(|| Timestamp::from(std::time::SystemTime::now()));
     let ms = u64::try_from(as_of.since_epoch().as_millis()).unwrap_or(u64::MAX);
-    let mut collector = Collector::new(revision.id(), ms);
+    let mut collector = Collector::new(revision.id(), ms, args.at.is_some());
     let unread = read_reports(&args.reports, |_, record| {
         collector.add(rollout_view(&record))
     })

@@ -359,3 +359,40 @@ fn a_report_written_by_a_real_agent_counts() {
     assert_eq!(in_state(&v, 0, "updated"), ["web-001"]);
     assert_eq!(in_state(&v, 1, "silent"), ["db-001"]);
 }
+
+#[test]
+fn without_at_a_report_from_a_clock_running_ahead_counts() {
+    let r = Rollout::new();
+    let mut ahead = report("web-001", "11:00", &r.new, 2, 0);
+    ahead["finished"] = json!("2099-01-01T00:00:00.000Z");
+    r.put("web-001.json", &ahead);
+    let dir = r.reports.display().to_string();
+    let run = r.datum(&["rollout", "status", "--reports", &dir, "--format", "json"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let v: Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(in_state(&v, 0, "updated"), ["web-001"]);
+    // As of a time before it, it had not reported.
+    let run = r.rollout("status", &["--format", "json"]);
+    let v: Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(in_state(&v, 0, "silent"), ["db-001", "web-001"]);
+}
+
+#[test]
+fn many_unknown_hosts_are_named_a_few_at_a_time() {
+    let r = Rollout::new();
+    for i in 0..8 {
+        let host = format!("gone-{i:03}");
+        r.put(
+            &format!("{host}.json"),
+            &report(&host, "11:00", &r.new, 0, 0),
+        );
+    }
+    let run = r.rollout("status", &[]);
+    assert!(
+        run.stdout.ends_with(
+            "note: reports of 8 hosts the fleet does not declare at this revision: gone-000, gone-001, gone-002, gone-003, gone-004 and 3 more\n"
+        ),
+        "{}",
+        run.stdout
+    );
+}

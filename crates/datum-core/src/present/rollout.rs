@@ -6,7 +6,7 @@ use std::io;
 
 use super::{Styled, line};
 use crate::fleet::Fleet;
-use crate::report::{align, count};
+use crate::report::{align, count, host_list};
 use crate::rollout::status::{STATES, State, Status};
 use crate::rollout::{Plan, duration_text, percent_text};
 
@@ -113,7 +113,13 @@ pub fn status(
             format!(
                 "note: reports of {} the fleet does not declare at this revision: {}",
                 count(status.strangers.len(), "host"),
-                status.strangers.join(", ")
+                host_list(
+                    &status
+                        .strangers
+                        .iter()
+                        .map(String::as_str)
+                        .collect::<Vec<_>>()
+                )
             ),
         )?;
     }

@@ -135,8 +135,10 @@ impl WaveStatus {
 #[derive(Debug)]
 pub struct Collector {
     revision: String,
-    /// Reports that finished after this (milliseconds) are not counted.
+    /// When the status is taken, milliseconds since the epoch.
     as_of: u64,
+    /// Reports that finished after `as_of` are left out.
+    replay: bool,
     hosts: BTreeMap<String, Seen>,
     /// Reports read, after the ones past `as_of` were left out.
     pub reports: usize,
@@ -150,18 +152,21 @@ struct Seen {
 
 impl Collector {
     /// For the rollout of `revision` (a full commit id), as of `as_of`
-    /// (milliseconds since the epoch).
-    pub fn new(revision: &str, as_of: u64) -> Collector {
+    /// (milliseconds since the epoch). With `replay`, reports that
+    /// finished after `as_of` are left out (the status of a past moment);
+    /// without, they count: a host whose clock runs ahead is not silent.
+    pub fn new(revision: &str, as_of: u64, replay: bool) -> Collector {
         Collector {
             revision: revision.to_owned(),
             as_of,
+            replay,
             hosts: BTreeMap::new(),
             reports: 0,
         }
     }
 
     pub fn add(&mut self, r: Reported) {
-        if r.finished > self.as_of {
+        if self.replay && r.finished > self.as_of {
             return;
         }
         self.reports += 1;
