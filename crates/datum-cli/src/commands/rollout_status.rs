@@ -12,7 +12,7 @@ use datum_core::report::align;
 use datum_core::rollout::status::{Collector, State, Status as RolloutStatus};
 use datum_core::rollout::{self, percent_text};
 use datum_core::{loader, present};
-use datum_git::Repo;
+use datum_git::{GitError, Repo};
 
 use super::ReportFormat;
 use crate::command_error::{CommandError, Result};
@@ -133,7 +133,16 @@ fn take(ui: &mut Ui, settings: &Settings, args: &Common) -> Result<Taken> {
         .hint("name the directory the hosts' run reports were collected in"));
     }
     let dir = root::locate(ui, settings)?;
-    let repo = Repo::discover(&dir)?;
+    let repo = match Repo::discover(&dir) {
+        Err(GitError::NotARepository { path }) => {
+            return Err(CommandError::usage(format!(
+                "not inside a git repository: {}",
+                path.display()
+            ))
+            .hint("the hosts' reports name the commit they run: run this in the fleet's git work tree (a CI checkout of it)"));
+        }
+        other => other?,
+    };
     let revision = repo.resolve(&args.rev)?;
     let fleet = loader::load(&repo.reader(&revision)?)?;
     let plan = rollout::plan(&fleet);

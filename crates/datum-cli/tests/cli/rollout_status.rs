@@ -317,6 +317,28 @@ fn bad_usage_exits_64_with_a_hint() {
     assert!(run.stderr.contains("is not a directory"), "{}", run.stderr);
     let run = r.datum(&["rollout", "status", "--reports", ".", "--at", "noon"]);
     assert_eq!(run.code, 64, "{}", run.stderr);
+    // Outside git there is no revision to compare with.
+    let plain = tempfile::tempdir().unwrap();
+    copy_tree(&example("rollout"), plain.path());
+    let run = Run::from(
+        datum()
+            .arg("--fleet")
+            .arg(plain.path())
+            .args(["rollout", "gate", "--max-failed", "5%", "--reports"])
+            .arg(&r.reports)
+            .output()
+            .unwrap(),
+    );
+    assert_eq!(run.code, 64, "{}", run.stderr);
+    assert!(
+        run.stderr
+            .starts_with("error: not inside a git repository: ")
+            && run
+                .stderr
+                .contains("hint: the hosts' reports name the commit they run"),
+        "{}",
+        run.stderr
+    );
 }
 
 /// The report a real agent leaves, copied from its host as
