@@ -62,7 +62,7 @@ impl Args {
         match &self.command {
             Sub::Plan(a) => a.format,
             Sub::Status(a) => a.format,
-            Sub::Gate(_) => ReportFormat::Text,
+            Sub::Gate(a) => a.format,
         }
     }
 }

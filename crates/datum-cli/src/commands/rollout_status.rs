@@ -8,9 +8,8 @@ use datum_agent::report::Timestamp;
 use datum_agent::reported::{read_reports, rollout_view};
 use datum_core::diagnostic::Diagnostic;
 use datum_core::fleet::Fleet;
-use datum_core::report::align;
-use datum_core::rollout::status::{Collector, State, Status as RolloutStatus};
-use datum_core::rollout::{self, percent_text};
+use datum_core::rollout;
+use datum_core::rollout::status::{Collector, Status as RolloutStatus};
 use datum_core::{loader, present};
 use datum_git::{GitError, Repo};
 
@@ -64,6 +63,9 @@ pub struct GateArgs {
     /// Judge only this wave.
     #[arg(long, value_name = "NAME")]
     wave: Option<String>,
+    /// The output format: lines of text, or one JSON document.
+    #[arg(long, value_enum, default_value_t = ReportFormat::Text)]
+    pub format: ReportFormat,
 }
 
 /// What status and gate share.
@@ -207,55 +209,21 @@ pub fn gate(ui: &mut Ui, settings: &Settings, args: GateArgs) -> Result<Status> 
         ))
         .hint(format!("its waves are {}", names.join(", "))));
     }
-    ui.diagnostics(&t.fleet.files, &t.diagnostics);
-    let tripped = t.status.gate(args.max_failed, args.wave.as_deref());
-    let limit = percent_text(args.max_failed);
-    let out = ui.stdout();
-    for w in &tripped {
-        writeln!(
-            out,
-            "wave {} went wrong: {}, more than {limit}%",
-            w.name,
-            RolloutStatus::share_text(w)
-        )?;
-        let rows: Vec<Vec<String>> = w
-            .wrong()
-            .map(|h| {
-                let state = if matches!(h.state, State::RolledBack { .. }) {
-                    "rolled back"
-                } else {
-                    "failed"
-                };
-                vec![t.fleet.host(h.host).name.to_string(), state.to_owned()]
-            })
-            .collect();
-        for text in align(&rows) {
-            writeln!(out, "  {text}")?;
+    let verdict = t.status.gate(args.max_failed, args.wave.as_deref());
+    match args.format {
+        ReportFormat::Text => {
+            ui.diagnostics(&t.fleet.files, &t.diagnostics);
+            let mut out = ui.styled_stdout();
+            present::rollout::gate(&mut out, &t.fleet, &verdict, &t.revision)?;
+            out.flush()?;
+        }
+        ReportFormat::Json => {
+            let tree = verdict.tree(&t.fleet, &t.revision, &t.as_of, &t.diagnostics);
+            ui.write_tree(&tree, Format::Json)?
         }
     }
-    let judged: Vec<_> = t
-        .status
-        .waves
-        .iter()
-        .filter(|w| args.wave.as_ref().is_none_or(|n| *n == w.name))
-        .collect();
-    let silent: usize = judged.iter().map(|w| w.counts()[4]).sum();
-    if tripped.is_empty() {
-        writeln!(
-            out,
-            "rollout of {} passes: no wave has more than {limit}% of its hosts failed or rolled back",
-            t.revision
-        )?;
-    }
-    if silent > 0 {
-        writeln!(
-            out,
-            "note: {} silent, not counted (`datum rollout status` lists them)",
-            datum_core::report::count(silent, "host")
-        )?;
-    }
     ui.flush()?;
-    Ok(if t.errors || !tripped.is_empty() {
+    Ok(if t.errors || !verdict.tripped.is_empty() {
         Status::FAILED
     } else {
         Status::OK

@@ -279,6 +279,9 @@ fn every_json_output_follows_the_schema_of_its_type() {
     rollout.one_failed_wave();
     let run = rollout.rollout("status", &["--format", "json"]);
     seen.insert(conforms(&contract, "datum rollout status", &run));
+    let run = rollout.rollout("gate", &["--max-failed", "20%", "--format", "json"]);
+    assert_eq!(run.code, 1);
+    seen.insert(conforms(&contract, "datum rollout gate", &run));
 
     let g = Git::with_example("fleet", "");
     copy_tree(&example("changes/web-tls-conflict"), &g.fleet);

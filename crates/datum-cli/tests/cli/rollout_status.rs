@@ -260,6 +260,22 @@ fn gate_fails_on_the_wave_that_went_wrong_and_names_its_hosts() {
         "{}",
         run.stdout
     );
+    // The same verdict as JSON: every wave with its share.
+    let run = r.rollout("gate", &["--max-failed", "20%", "--format", "json"]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    let v: Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(v["passed"], false);
+    assert_eq!(
+        v["summary"],
+        json!({"waves": 3, "went_wrong": 1, "silent": 2})
+    );
+    assert_eq!(
+        v["waves"][0],
+        json!({"name": "canary", "count": 2, "failed": ["web-001"], "rolled_back": ["db-001"],
+               "share": "100", "went_wrong": true})
+    );
+    assert_eq!(v["waves"][2]["share"], "16.66");
+    assert_eq!(v["waves"][2]["went_wrong"], false);
     // At exactly the bound a wave passes: only more fails it.
     let run = r.rollout("gate", &["--max-failed", "100%", "--wave", "canary"]);
     assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);

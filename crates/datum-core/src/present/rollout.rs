@@ -7,7 +7,7 @@ use std::io;
 use super::{Styled, line};
 use crate::fleet::Fleet;
 use crate::report::{align, count, host_list};
-use crate::rollout::status::{STATES, State, Status};
+use crate::rollout::status::{Gate, STATES, State, Status};
 use crate::rollout::{Plan, duration_text, percent_text};
 
 /// The plan of `fleet`, read at `at` (`working tree`, a revision).
@@ -170,4 +170,61 @@ fn to_look_at(fleet: &Fleet, status: &Status) -> Vec<Vec<String>> {
         }
     }
     rows
+}
+
+/// `datum rollout gate` as text: each wave that went wrong with its failed
+/// and rolled-back hosts, or that the rollout passes; a note of the silent
+/// hosts not counted.
+pub fn gate(
+    out: &mut dyn Styled,
+    fleet: &Fleet,
+    gate: &Gate<'_>,
+    revision: &str,
+) -> io::Result<()> {
+    let limit = percent_text(gate.max);
+    for w in &gate.tripped {
+        line(
+            out,
+            "",
+            format!(
+                "wave {} went wrong: {}, more than {limit}%",
+                w.name,
+                Status::share_text(w)
+            ),
+        )?;
+        let rows: Vec<Vec<String>> = w
+            .wrong()
+            .map(|h| {
+                let state = match h.state {
+                    State::RolledBack { .. } => "rolled back",
+                    _ => "failed",
+                };
+                vec![fleet.host(h.host).name.to_string(), state.to_owned()]
+            })
+            .collect();
+        for text in align(&rows) {
+            line(out, "  ", text)?;
+        }
+    }
+    if gate.tripped.is_empty() {
+        line(
+            out,
+            "",
+            format!(
+                "rollout of {revision} passes: no wave has more than {limit}% of its hosts failed or rolled back"
+            ),
+        )?;
+    }
+    let silent = gate.silent();
+    if silent > 0 {
+        line(
+            out,
+            "",
+            format!(
+                "note: {} silent, not counted (`datum rollout status` lists them)",
+                count(silent, "host")
+            ),
+        )?;
+    }
+    Ok(())
 }

@@ -292,17 +292,30 @@ impl Status {
             .join(", ")
     }
 
-    /// The waves whose failed and rolled-back hosts are more than `max`
-    /// hundredths of a percent of their hosts (only `wave`, when given).
-    pub fn gate(&self, max: u32, wave: Option<&str>) -> Vec<&WaveStatus> {
-        self.waves
+    /// The verdict of `rollout gate`: the waves whose failed and
+    /// rolled-back hosts are more than `max` hundredths of a percent of
+    /// their hosts (only `wave`, when given).
+    pub fn gate(&self, max: u32, wave: Option<&str>) -> Gate<'_> {
+        let judged: Vec<&WaveStatus> = self
+            .waves
             .iter()
             .filter(|w| wave.is_none_or(|n| n == w.name))
+            .collect();
+        let tripped = judged
+            .iter()
+            .copied()
             .filter(|w| {
                 let wrong = w.wrong().count() as u64;
                 wrong * 10_000 > u64::from(max) * w.hosts.len() as u64
             })
-            .collect()
+            .collect();
+        Gate {
+            status: self,
+            max,
+            wave: wave.map(str::to_owned),
+            judged,
+            tripped,
+        }
     }
 
     /// The share of a wave's hosts that went wrong, as `gate` words it.
@@ -372,6 +385,98 @@ impl Status {
             )
             .with("waves", Tree::List(waves.collect()))
             .with("unknown_hosts", Tree::strs(self.strangers.iter()))
+            .with(
+                "diagnostics",
+                Tree::List(
+                    diagnostics
+                        .iter()
+                        .map(|d| crate::emit::diagnostic(&fleet.files, d))
+                        .collect(),
+                ),
+            )
+    }
+}
+
+/// What `rollout gate` decided.
+#[derive(Debug)]
+pub struct Gate<'s> {
+    pub status: &'s Status,
+    /// Hundredths of a percent.
+    pub max: u32,
+    pub wave: Option<String>,
+    /// The waves judged: every wave, or the one asked for.
+    pub judged: Vec<&'s WaveStatus>,
+    /// Of those, the ones that went wrong.
+    pub tripped: Vec<&'s WaveStatus>,
+}
+
+impl Gate<'_> {
+    /// Silent hosts of the waves judged (not counted, but worth a note).
+    pub fn silent(&self) -> usize {
+        self.judged
+            .iter()
+            .map(|w| w.counts()[State::Silent.index()])
+            .sum()
+    }
+
+    /// As one JSON document (`type: RolloutGate`).
+    pub fn tree<'a>(
+        &'a self,
+        fleet: &'a Fleet,
+        revision_text: &'a str,
+        as_of: &'a str,
+        diagnostics: &'a [crate::diagnostic::Diagnostic],
+    ) -> Tree<'a> {
+        let waves = self.judged.iter().map(|w| {
+            let names = |rolled: bool| {
+                Tree::strs(
+                    w.wrong()
+                        .filter(move |h| matches!(h.state, State::RolledBack { .. }) == rolled)
+                        .map(|h| &*fleet.host(h.host).name),
+                )
+            };
+            let wrong = w.wrong().count() as u64;
+            let share = (wrong * 10_000)
+                .checked_div(w.hosts.len() as u64)
+                .unwrap_or(0);
+            Tree::map()
+                .with("name", Tree::str(w.name.as_str()))
+                .with("count", Tree::Int(w.hosts.len() as i64))
+                .with("failed", names(false))
+                .with("rolled_back", names(true))
+                .with("share", Tree::str(percent_text(share as u32)))
+                .with(
+                    "went_wrong",
+                    Tree::Bool(self.tripped.iter().any(|t| std::ptr::eq(*t, *w))),
+                )
+        });
+        let line = match self.tripped.len() {
+            0 => format!(
+                "passes: no wave has more than {}% of its hosts failed or rolled back",
+                percent_text(self.max)
+            ),
+            n => format!(
+                "fails: {} of {} went wrong",
+                n,
+                count(self.judged.len(), "wave")
+            ),
+        };
+        Tree::document("RolloutGate")
+            .with("revision", Tree::str(self.status.revision.as_str()))
+            .with("revision_text", Tree::str(revision_text))
+            .with("as_of", Tree::str(as_of))
+            .with("max_failed", Tree::str(percent_text(self.max)))
+            .with("wave", self.wave.as_deref().map_or(Tree::Null, Tree::str))
+            .with("passed", Tree::Bool(self.tripped.is_empty()))
+            .with(
+                "summary",
+                Tree::map()
+                    .with("waves", Tree::Int(self.judged.len() as i64))
+                    .with("went_wrong", Tree::Int(self.tripped.len() as i64))
+                    .with("silent", Tree::Int(self.silent() as i64)),
+            )
+            .with("summary_line", Tree::str(line))
+            .with("waves", Tree::List(waves.collect()))
             .with(
                 "diagnostics",
                 Tree::List(
