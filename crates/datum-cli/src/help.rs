@@ -11,8 +11,8 @@ pub struct Page {
     /// The command's words after `datum`, blank-separated.
     pub path: &'static str,
     /// What an example does, and its command line as typed (`< FILE` at the
-    /// end feeds FILE to stdin; `~/` is the home directory, as a shell
-    /// expands it).
+    /// end feeds FILE to stdin, `> FILE` writes stdout to FILE; `~/` is the
+    /// home directory, as a shell expands it).
     pub examples: &'static [(&'static str, &'static str)],
     /// Statuses beyond the ones every command exits with ([`COMMON_STATUS`]).
     pub status: &'static [(&'static str, &'static str)],
@@ -337,7 +337,13 @@ pub const PAGES: &[Page] = &[
     },
     Page {
         path: "init",
-        examples: &[("A new fleet in a new directory", "datum init new-fleet")],
+        examples: &[
+            ("A new fleet in a new directory", "datum init new-fleet"),
+            (
+                "Beside files already in the directory (none is overwritten)",
+                "datum init ops --force",
+            ),
+        ],
         status: &[],
         env: &[],
         files: &[
@@ -357,6 +363,10 @@ pub const PAGES: &[Page] = &[
                 "datum completions bash",
             ),
             ("For zsh", "datum completions zsh"),
+            (
+                "Installed for fish, which loads it the first time datum is completed",
+                "datum completions fish > ~/.config/fish/completions/datum.fish",
+            ),
         ],
         status: &[],
         env: &[
@@ -388,7 +398,10 @@ pub const PAGES: &[Page] = &[
     },
     Page {
         path: "schema",
-        examples: &[("The JSON Schema, for an editor", "datum schema")],
+        examples: &[(
+            "Saved beside the fleet, where the modelines `datum init` writes look for it",
+            "datum schema > datum.schema.json",
+        )],
         status: &[],
         env: &[],
         files: &[],
@@ -424,10 +437,16 @@ pub const PAGES: &[Page] = &[
     },
     Page {
         path: "secret edit",
-        examples: &[(
-            "Change a secret in the editor, decrypting with your SSH key",
-            "datum secret edit secrets/db.age --identity ~/.ssh/id_ed25519",
-        )],
+        examples: &[
+            (
+                "Change a secret in the editor, decrypting with your SSH key",
+                "datum secret edit secrets/db.age --identity ~/.ssh/id_ed25519",
+            ),
+            (
+                "With DATUM_IDENTITY naming your key (set once in your shell's profile)",
+                "datum secret edit secrets/db.age",
+            ),
+        ],
         status: &[],
         env: EDITOR,
         files: &[FLEET_FILE, RECIPIENTS],
@@ -452,7 +471,13 @@ pub const PAGES: &[Page] = &[
     },
     Page {
         path: "rollout",
-        examples: &[("The waves and their hosts", "datum rollout plan --hosts")],
+        examples: &[
+            ("The waves and their hosts", "datum rollout plan --hosts"),
+            (
+                "As committed at HEAD, as JSON",
+                "datum rollout plan --rev HEAD --format json",
+            ),
+        ],
         status: &[],
         env: &[],
         files: &[FLEET_FILE],
@@ -530,9 +555,10 @@ mod tests {
     }
 
     /// A command line's words as a shell splits them (single quotes), less
-    /// a trailing `< FILE`.
+    /// a trailing `< FILE` or `> FILE`.
     fn words(line: &str) -> Vec<String> {
         let line = line.split_once(" < ").map_or(line, |(l, _)| l);
+        let line = line.split_once(" > ").map_or(line, |(l, _)| l);
         let mut out = Vec::new();
         let mut word = String::new();
         let mut quoted = false;
