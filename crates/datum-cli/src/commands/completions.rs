@@ -103,8 +103,8 @@ pub fn host_names(current: &OsStr) -> Vec<CompletionCandidate> {
 }
 
 /// Resource ids (`File[motd]`) and vars (`vars.ntp_server`) some layer
-/// declares, starting with what is typed: `explain`'s and `query`'s
-/// targets.
+/// declares, starting with what is typed, and after an id and a dot its
+/// type's fields (`File[motd].mode`): `explain`'s and `query`'s targets.
 pub fn resource_ids(current: &OsStr) -> Vec<CompletionCandidate> {
     let (Some(prefix), Some(fleet)) = (current.to_str(), fleet()) else {
         return Vec::new();
@@ -184,6 +184,28 @@ fn hosts(fleet: &Fleet, prefix: &str) -> Vec<CompletionCandidate> {
 }
 
 fn ids(fleet: &Fleet, prefix: &str) -> Vec<CompletionCandidate> {
+    // `File[motd].mo`: the fields of that resource's type. A title holds
+    // no brackets, so the id ends at the first `]`.
+    if let Some(close) = prefix.find(']') {
+        let id = &prefix[..=close];
+        let Some(r) = fleet
+            .resources
+            .all()
+            .find(|&r| fleet.resources.text(r) == id)
+        else {
+            return Vec::new();
+        };
+        return fleet
+            .resources
+            .get(r)
+            .kind
+            .fields()
+            .iter()
+            .map(|f| format!("{id}.{}", f.name()))
+            .filter(|c| c.starts_with(prefix))
+            .map(CompletionCandidate::new)
+            .collect();
+    }
     let mut out: Vec<CompletionCandidate> = fleet
         .resources
         .all()

@@ -292,6 +292,21 @@ fn explain_and_query_complete_the_resource_ids_and_vars_of_the_fleet() {
         fish_completes(&fleet, &["datum", "query", "File[n"]),
         ["File[nginx-config]"]
     );
+    // After the id and a dot, the fields of its type.
+    assert_eq!(
+        fish_completes(&fleet, &["datum", "query", "File[motd].mo"]),
+        ["File[motd].mode"]
+    );
+    let fields = fish_completes(&fleet, &["datum", "query", "File[motd]."]);
+    assert!(
+        fields.contains(&"File[motd].content".to_owned()),
+        "{fields:?}"
+    );
+    assert!(
+        fields.contains(&"File[motd].owner".to_owned()),
+        "{fields:?}"
+    );
+    assert!(fish_completes(&fleet, &["datum", "query", "File[nosuch]."]).is_empty());
     let templates = example("templates");
     let vars = fish_completes(&templates, &["datum", "query", "vars."]);
     assert!(vars.contains(&"vars.search_domain".to_owned()), "{vars:?}");
