@@ -100,6 +100,9 @@ pub fn publish(
         insecure_allow_unsigned: run.insecure_allow_unsigned,
         input_expires: run.input_expires,
         input_refusals_total,
+        // Filled by the rollout state machine (pending inputs, rollbacks).
+        pending: None,
+        rolled_back: None,
     };
     let report = reports
         .dir()

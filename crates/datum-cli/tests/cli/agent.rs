@@ -156,7 +156,9 @@ fn git_mode_converges_then_changes_nothing_and_reports_every_run() {
             "label_mismatches",
             "insecure_allow_unsigned",
             "input_expires",
-            "input_refusals_total"
+            "input_refusals_total",
+            "pending",
+            "rolled_back"
         ]
     );
     // last.json joins the JSON contract (docs/json.md: RunReport).
