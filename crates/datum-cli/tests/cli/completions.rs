@@ -347,6 +347,32 @@ fn selectors_complete_label_keys_then_their_values() {
 }
 
 #[test]
+fn bash_completes_label_values_after_the_equals_sign_it_splits_at() {
+    // Bash splits `role=w` at `=` (COMP_WORDBREAKS): the words datum gets
+    // are `role`, `=`, `w`, and the candidate replaces `w` alone.
+    let fleet = example("fleet");
+    let got = bash_completes(&fleet, &["datum", "hosts", "role", "=", "w"], &[]);
+    assert_eq!(got, ["web"]);
+    let got = bash_completes(&fleet, &["datum", "hosts", "site!", "=", "l"], &[]);
+    assert_eq!(got, ["london"]);
+    // After a comma: the next key (`web,site=` replaces `web,si`), then its
+    // values.
+    let got = bash_completes(&fleet, &["datum", "hosts", "role", "=", "web,si"], &[]);
+    assert_eq!(got, ["web,site="]);
+    let got = bash_completes(
+        &fleet,
+        &["datum", "hosts", "role", "=", "web,site", "=", "f"],
+        &[],
+    );
+    assert_eq!(got, ["frankfurt"]);
+    // A key, whole, as in any shell.
+    assert_eq!(
+        bash_completes(&fleet, &["datum", "hosts", "ro"], &[]),
+        ["role="]
+    );
+}
+
+#[test]
 fn bundle_and_layers_complete_host_names() {
     let fleet = example("fleet");
     assert_eq!(
