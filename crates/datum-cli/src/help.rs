@@ -8,7 +8,7 @@
 
 mod pages;
 
-pub use pages::PAGES;
+pub use pages::{FLEET_FILE, PAGES};
 
 /// One command's extra text.
 pub struct Page {

@@ -3,7 +3,8 @@
 
 use super::Page;
 
-const FLEET_FILE: (&str, &str) = (
+/// The fleet's root: a page that lists it reads a fleet (and --fleet).
+pub const FLEET_FILE: (&str, &str) = (
     "datum.yaml",
     "The fleet's root document: the fleet is the directory holding it, found from the current directory upwards unless --fleet says where.",
 );
@@ -305,9 +306,12 @@ pub const PAGES: &[Page] = &[
         status: &[],
         env: &[],
         files: &[
-            FLEET_FILE,
             (
-                "datum.schema.json",
+                "DIR/datum.yaml",
+                "Written with base/layer.yaml, roles/web/layer.yaml and hosts/web-001.yaml.",
+            ),
+            (
+                "DIR/datum.schema.json",
                 "The JSON Schema the documents' modelines name.",
             ),
         ],
