@@ -40,9 +40,6 @@ enum Sub {
 /// Exit status: 0, or 1 when the fleet or its rollout has errors (they
 /// are printed, and the plan as far as it can be computed).
 #[derive(Debug, clap::Args)]
-#[command(
-    after_help = "Examples:\n  # Every wave with its hosts, as committed on main\n  $ datum rollout plan --rev main --hosts\n  # As committed one revision back, for a pipeline\n  $ datum rollout plan --rev HEAD~1 --format json"
-)]
 pub struct PlanArgs {
     /// Read the fleet as committed at this git revision instead of the
     /// working tree.

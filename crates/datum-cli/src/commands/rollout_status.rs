@@ -30,9 +30,6 @@ use crate::ui::{Format, Ui};
 /// Failed, rolled back and silent hosts are listed by name. Exit status: 0,
 /// or 1 when the fleet at the revision has errors.
 #[derive(Debug, clap::Args)]
-#[command(
-    after_help = "Examples:\n  # The rollout of the commit checked out, from reports collected in reports/\n  $ datum rollout status --reports reports\n  # Of main, for a pipeline\n  $ datum rollout status --reports reports --rev main --format json"
-)]
 pub struct StatusArgs {
     #[command(flatten)]
     common: Common,
@@ -50,9 +47,6 @@ pub struct StatusArgs {
 /// the revision has errors; 0 otherwise. Silent hosts do not count, and
 /// are noted.
 #[derive(Debug, clap::Args)]
-#[command(
-    after_help = "Examples:\n  # Stop when any wave has a host that failed or rolled back\n  $ datum rollout gate --reports reports --max-failed 0%\n  # Tolerating one host in ten per wave, as of a given time\n  $ datum rollout gate --reports reports --max-failed 10% --at 2026-12-06T10:00:00Z"
-)]
 pub struct GateArgs {
     #[command(flatten)]
     common: Common,
