@@ -592,3 +592,6 @@ fn host_tree<'a>(fleet: &'a Fleet, h: &'a HostStatus) -> Tree<'a> {
             h.last_seen.as_deref().map_or(Tree::Null, Tree::str),
         )
 }
+
+#[cfg(test)]
+mod tests;
