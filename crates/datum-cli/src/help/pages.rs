@@ -493,7 +493,7 @@ pub const PAGES: &[Page] = &[
         ],
         status: &[(
             "1",
-            "A wave's failed and rolled-back hosts are more than --max-failed of it, or the fleet at the revision has errors.",
+            "A wave's failed and rolled-back hosts are more than --max-failed of it (or its silent hosts more than --max-silent), or the fleet at the revision has errors.",
         )],
         env: &[],
         files: &[FLEET_FILE, COLLECTED],
