@@ -8,6 +8,7 @@ use datum_agent::bundle::{Batch, Payloads, Stamp};
 use datum_agent::sshsig::SigningKey;
 use datum_core::bundle::Commit;
 use datum_core::check;
+use datum_core::diagnostic::{Code, Diagnostic};
 use datum_core::fleet::{Fleet, HostId};
 use datum_core::loader;
 use datum_core::manifest::Manifest;
@@ -42,6 +43,13 @@ use crate::ui::Ui;
 /// no file (its errors are
 /// printed, and the status is 1), and other `.bundle` files in DIR are
 /// removed.
+///
+/// With --seal, each host's manifest and payloads are encrypted to the
+/// keys of its Host document (`keys`, the ones secrets are encrypted to),
+/// inside the signature: a store that leaks shows who the bundles are for
+/// and their serial, nothing of their contents. The agent opens them with
+/// the host key (its `identity`). A host with no keys gets no bundle: its
+/// error is printed and the status is 1.
 ///
 /// In git, the working tree must hold the fleet as committed: a change not
 /// yet committed would not be in the bundle, so it is refused (as `cargo
@@ -80,6 +88,10 @@ pub struct Args {
     /// SOURCE_DATE_EPOCH when set (reproducible builds), else from now.
     #[arg(long, value_name = "DURATION", default_value = "7d", value_parser = valid_for)]
     valid_for: u64,
+    /// Encrypt each bundle's manifest and payloads to its host's `keys`,
+    /// so only that host can read them.
+    #[arg(long)]
+    seal: bool,
 }
 
 /// A `--valid-for` duration, in seconds: the agent configuration's syntax.
@@ -155,10 +167,15 @@ pub fn run(ui: &mut Ui, settings: &Settings, args: Args) -> Result<Status> {
             commit,
         },
         key: key.as_ref(),
+        seal: args.seal,
     };
     let said = Said {
         at,
-        signed: signed_by(key.as_ref()),
+        signed: format!(
+            "{}{}",
+            if args.seal { ", sealed" } else { "" },
+            signed_by(key.as_ref())
+        ),
     };
     let reader = reader.as_ref();
     match &args.host {
@@ -194,6 +211,12 @@ fn one(
         ))
         .hint("`datum secret rekey` encrypts each secret to the hosts that receive it"));
     }
+    if batch.seal && fleet.host(resolved.host).keys.is_empty() {
+        ui.diagnostics(&fleet.files, &keyless(fleet, &[resolved.host]));
+        return Err(CommandError::failed(format!(
+            "cannot seal the bundle of {name}: it declares no `keys`"
+        )));
+    }
     let manifest = Manifest::new(fleet, resolved.host, &resolved.resolution);
     let bytes = batch.make(&manifest)?;
     let Said { at, signed } = said;
@@ -225,10 +248,22 @@ fn every(
     let all = resolve_all(fleet);
     // A host check reports a secrets error for would fail on arrival: it
     // gets no bundle, as a host that does not resolve.
-    let (secrets, withheld) = secrets_errors(fleet, &all, reader);
+    let (secrets, mut withheld) = secrets_errors(fleet, &all, reader);
+    // A host with no keys cannot be sealed for: it gets no bundle either.
+    let unsealable: Vec<HostId> = if batch.seal {
+        (0..fleet.hosts.len() as u32)
+            .map(HostId)
+            .filter(|&h| fleet.host(h).keys.is_empty() && !withheld.contains(&h))
+            .filter(|&h| all.of(h).is_some_and(|r| r.is_ok()))
+            .collect()
+    } else {
+        Vec::new()
+    };
+    withheld.extend(&unsealable);
     let written = batch.write_all(&all, out, &withheld)?;
     let mut errors = check::errors(fleet, &all);
     errors.extend(secrets);
+    errors.extend(keyless(fleet, &unsealable));
     ui.diagnostics(&fleet.files, &errors);
     let Said { at, signed } = said;
     writeln!(
@@ -239,14 +274,39 @@ fn every(
     )?;
     let failed = fleet.hosts.len() - written;
     if failed > 0 {
+        let keyless = if unsealable.is_empty() {
+            ""
+        } else {
+            ", or declare no `keys` to seal to"
+        };
         return Err(CommandError::failed(format!(
-            "{} got no bundle: {} would not resolve or could not decrypt {} secrets",
+            "{} got no bundle: {} would not resolve or could not decrypt {} secrets{keyless}",
             count(failed, "host"),
             if failed == 1 { "it" } else { "they" },
             if failed == 1 { "its" } else { "their" },
         )));
     }
     Ok(Status::OK)
+}
+
+/// One error per host that declares no `keys` and so cannot be sealed for,
+/// at its name.
+fn keyless(fleet: &Fleet, hosts: &[HostId]) -> Vec<datum_core::diagnostic::Diagnostic> {
+    hosts
+        .iter()
+        .map(|&h| {
+            let host = fleet.host(h);
+            Diagnostic::error(
+                Code::SecretNoKey,
+                format!(
+                    "{} declares no `keys`, so its bundle cannot be sealed",
+                    host.name
+                ),
+            )
+            .at(host.name_span, "this host")
+            .hint("add the host's public key to its Host document (`keys: [\"ssh-ed25519 AAAA...\"]`, from /etc/ssh/ssh_host_ed25519_key.pub), or bundle without --seal")
+        })
+        .collect()
 }
 
 /// The errors `check` reports about secrets (bad keys, hosts that could
