@@ -83,6 +83,11 @@ fn body<'a>(r: &mut Cursor<'a>) -> Result<(Bundle<'a>, Vec<&'a [u8; 32]>), Bundl
     } else {
         (None, None)
     };
+    // Versions 1 and 2 carry no wait.
+    let not_before = match found >= 3 && r.flag(Field::NotBeforeFlag)? {
+        false => None,
+        true => Some(i64::from_be_bytes(*r.array(Field::NotBefore)?)),
+    };
     let commit = match r.flag(Field::CommitFlag)? {
         false => None,
         true => {
@@ -105,6 +110,7 @@ fn body<'a>(r: &mut Cursor<'a>) -> Result<(Bundle<'a>, Vec<&'a [u8; 32]>), Bundl
             host,
             serial,
             expires,
+            not_before,
             commit,
         },
         format,

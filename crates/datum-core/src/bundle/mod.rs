@@ -7,7 +7,7 @@
 //! [`Bundle::encode_body`] (the bytes a signature covers) then [`seal`];
 //! reading is [`decode`].
 //!
-//! # Layout (format version 2)
+//! # Layout (format version 3)
 //!
 //! Integers are big-endian. `str` is a `u32` length then that many UTF-8
 //! bytes; `blob` is a `u64` length then that many bytes. Every field has a
@@ -15,7 +15,7 @@
 //!
 //! ```text
 //! magic          13 bytes  "datum-bundle\n"
-//! version        u32       2
+//! version        u32       3
 //! ---- the header ([`Header`]) ----
 //! fleet          str       the Fleet document's name (1..=1024 bytes, no control characters)
 //! host           str       a host name by the spec's rule (at most 253 bytes)
@@ -23,6 +23,8 @@
 //!   serial       u64       the bundle's place in the order of releases (no clock decides it)
 //! expires flag   u8        0: never expires; 1: followed by
 //!   expires      i64       seconds since 1970-01-01 UTC after which no agent moves to it
+//! wait flag      u8        0: no wait; 1: followed by (version 3)
+//!   not_before   i64       seconds since 1970-01-01 UTC before which no agent applies it
 //! commit flag    u8        0: not from git; 1: followed by
 //!   commit id    str       lowercase hex, 40 (SHA-1) or 64 (SHA-256) digits
 //!   commit time  i64       committer time, seconds since 1970-01-01 UTC
@@ -52,9 +54,9 @@
 //! bytes that remain and a maximum before using it, so a hostile file costs
 //! at most its own size in memory.
 //!
-//! Version 1 (the same without the serial and expires flags) is still
-//! read, as a bundle with neither, so agents can be upgraded before the
-//! bundles are; an agent that has applied a bundle with a serial refuses
+//! Version 1 (the same without the serial and expires flags) and version
+//! 2 (without the not_before flag) are still read, as bundles without
+//! those fields, so agents can be upgraded before the bundles are; an agent that has applied a bundle with a serial refuses
 //! one without (see `datum_agent::rollback`). A version-1 reader refuses
 //! version 2 with "bundle format version 2 is not supported". A field added
 //! to the header later bumps the version again: every header field is
@@ -79,7 +81,7 @@ pub use decode::decode;
 /// The first bytes of every bundle.
 pub const MAGIC: &[u8; 13] = b"datum-bundle\n";
 /// The format version this build writes (and the newest it reads).
-pub const VERSION: u32 = 2;
+pub const VERSION: u32 = 3;
 /// The oldest format version this build reads.
 pub const OLDEST_VERSION: u32 = 1;
 /// The SSH signature namespace (`ssh-keygen -Y sign -n`) of a bundle
@@ -133,9 +135,9 @@ pub struct Commit<'a> {
 }
 
 /// What a bundle says about itself: who it is for, and where it stands in
-/// the order of releases. Every field is covered by the signature. New
-/// signed fields (a `not_before` time, say) go here, with a format version
-/// bump.
+/// the order of releases, and when it may be applied. Every field is
+/// covered by the signature. New signed fields go here, with a format
+/// version bump.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Header<'a> {
     /// The Fleet document's name.
@@ -148,6 +150,9 @@ pub struct Header<'a> {
     pub serial: Option<u64>,
     /// Seconds since the epoch after which an agent no longer moves to it.
     pub expires: Option<i64>,
+    /// Seconds since the epoch before which an agent does not apply it:
+    /// its rollout wave's turn, by the publisher's clock.
+    pub not_before: Option<i64>,
     /// The commit it was made from, when the fleet is in git.
     pub commit: Option<Commit<'a>>,
 }
@@ -160,6 +165,7 @@ impl<'a> Header<'a> {
             host,
             serial: None,
             expires: None,
+            not_before: None,
             commit: None,
         }
     }
@@ -254,6 +260,10 @@ impl Bundle<'_> {
                 w.write_all(&expires.to_be_bytes())?;
             }
         }
+        match h.not_before {
+            None => w.write_all(&[0])?,
+            Some(at) => w.write_all(&[&[1], &at.to_be_bytes()[..]].concat())?,
+        }
         match &h.commit {
             None => w.write_all(&[0])?,
             Some(c) => {
@@ -288,6 +298,7 @@ impl Bundle<'_> {
             + (4 + h.host.len())
             + (1 + h.serial.map_or(0, |_| 8))
             + (1 + h.expires.map_or(0, |_| 8))
+            + (1 + h.not_before.map_or(0, |_| 8))
             + 1
             + commit
             + 1
@@ -332,6 +343,8 @@ pub enum Field {
     Serial,
     ExpiresFlag,
     Expires,
+    NotBeforeFlag,
+    NotBefore,
     CommitFlag,
     CommitId,
     CommitTime,
@@ -356,6 +369,8 @@ impl fmt::Display for Field {
             Field::Serial => "the serial",
             Field::ExpiresFlag => "the expiry flag",
             Field::Expires => "the expiry time",
+            Field::NotBeforeFlag => "the not-before flag",
+            Field::NotBefore => "the not-before time",
             Field::CommitFlag => "the commit flag",
             Field::CommitId => "the commit id",
             Field::CommitTime => "the commit time",

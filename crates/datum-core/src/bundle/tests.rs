@@ -52,6 +52,7 @@ impl Owned {
                 host: "web-001",
                 serial: Some(7),
                 expires: Some(1_800_000_000),
+                not_before: Some(1_700_003_600),
                 commit: Some(Commit {
                     id: COMMIT,
                     time: 1_700_000_000,
@@ -78,8 +79,8 @@ impl Raw {
         r.u32(VERSION);
         r.str(fleet);
         r.str(host);
-        // No serial, no expiry: the next byte is the commit flag.
-        r.byte(0).byte(0);
+        // No serial, no expiry, no wait: the next byte is the commit flag.
+        r.byte(0).byte(0).byte(0);
         r
     }
     fn u32(&mut self, v: u32) -> &mut Raw {
@@ -141,6 +142,7 @@ fn the_layout_is_the_documented_one() {
             host: "h",
             serial: Some(7),
             expires: Some(1_800_000_000),
+            not_before: Some(1_700_003_600),
             commit: Some(Commit {
                 id: COMMIT,
                 time: -2,
@@ -150,11 +152,13 @@ fn the_layout_is_the_documented_one() {
         manifest: m.as_bytes(),
         payloads: BTreeMap::from([("files/x", content)]),
     };
-    let mut want = b"datum-bundle\n\0\0\0\x02\0\0\0\x01f\0\0\0\x01h".to_vec();
+    let mut want = b"datum-bundle\n\0\0\0\x03\0\0\0\x01f\0\0\0\x01h".to_vec();
     want.push(1);
     want.extend(7u64.to_be_bytes());
     want.push(1);
     want.extend(1_800_000_000i64.to_be_bytes());
+    want.push(1);
+    want.extend(1_700_003_600i64.to_be_bytes());
     want.extend(b"\x01\0\0\0\x28");
     want.extend(COMMIT.as_bytes());
     want.extend((-2i64).to_be_bytes());
@@ -198,10 +202,10 @@ fn version_1_is_read_without_serial_or_expiry() {
         ..Header::new("f", "h")
     };
     assert_eq!(d.bundle.header, header);
-    v1[MAGIC.len() + 3] = 3;
+    v1[MAGIC.len() + 3] = 4;
     let err = decode(&v1).unwrap_err();
-    assert!(matches!(err, BundleError::Version { found: 3 }), "{err}");
-    assert!(err.to_string().contains("reads versions 1 to 2"), "{err}");
+    assert!(matches!(err, BundleError::Version { found: 4 }), "{err}");
+    assert!(err.to_string().contains("reads versions 1 to 3"), "{err}");
 }
 
 #[test]
@@ -263,6 +267,7 @@ fn json_manifests_are_read_too() {
             host: "db-1",
             serial: Some(7),
             expires: Some(1_800_000_000),
+            not_before: Some(1_700_003_600),
             commit: None,
         },
         format: ManifestFormat::Json,
@@ -409,6 +414,7 @@ fn broken_manifests_are_refused_with_their_place() {
                 host: "h",
                 serial: Some(7),
                 expires: Some(1_800_000_000),
+                not_before: Some(1_700_003_600),
                 commit: None,
             },
             format: ManifestFormat::Yaml,
@@ -429,6 +435,7 @@ fn broken_manifests_are_refused_with_their_place() {
             host: "h",
             serial: Some(7),
             expires: Some(1_800_000_000),
+            not_before: Some(1_700_003_600),
             commit: None,
         },
         format: ManifestFormat::Yaml,
@@ -491,10 +498,10 @@ fn foreign_and_future_files_are_named_for_what_they_are() {
         Err(BundleError::NotABundle)
     ));
     let mut future = MAGIC.to_vec();
-    future.extend(3u32.to_be_bytes());
+    future.extend(4u32.to_be_bytes());
     assert_eq!(
         decode(&future).unwrap_err().to_string(),
-        "bundle format version 3 is not supported: this build reads versions 1 to 2"
+        "bundle format version 4 is not supported: this build reads versions 1 to 3"
     );
 }
 
@@ -578,7 +585,7 @@ fn flags_codes_and_text_are_checked_when_decoding() {
         r.u32(VERSION).str(fleet).str(host);
         r
     };
-    let cases: [(Vec<u8>, &str); 7] = [
+    let cases: [(Vec<u8>, &str); 8] = [
         (
             bare("f", "h").byte(2).0.clone(),
             "the serial flag at byte 27 is invalid: 2 is neither 0 nor 1",
@@ -588,12 +595,16 @@ fn flags_codes_and_text_are_checked_when_decoding() {
             "the expiry flag at byte 36 is invalid: 7 is neither 0 nor 1",
         ),
         (
+            bare("f", "h").byte(0).byte(0).byte(5).0.clone(),
+            "the not-before flag at byte 29 is invalid: 5 is neither 0 nor 1",
+        ),
+        (
             Raw::header("f", "h").byte(2).0.clone(),
-            "the commit flag at byte 29 is invalid: 2 is neither 0 nor 1",
+            "the commit flag at byte 30 is invalid: 2 is neither 0 nor 1",
         ),
         (
             Raw::header("f", "h").byte(0).byte(9).0.clone(),
-            "the manifest format at byte 30 is invalid: unknown format code 9",
+            "the manifest format at byte 31 is invalid: unknown format code 9",
         ),
         (
             bare("f", "H").0.clone(),
@@ -609,7 +620,7 @@ fn flags_codes_and_text_are_checked_when_decoding() {
         ),
         (
             Raw::header("f", "h").byte(1).str("xyz").0.clone(),
-            "the commit id at byte 30 is invalid",
+            "the commit id at byte 31 is invalid",
         ),
     ];
     for (bytes, want) in cases {
@@ -639,4 +650,25 @@ fn nothing_may_follow_the_signature() {
             .to_string()
             .contains("not an armored SSH signature")
     );
+}
+
+/// A version-2 bundle (no not_before flag) is still read, as one with no
+/// wait; the flag of version 3 is signed like every header field.
+#[test]
+fn version_2_is_read_without_a_wait() {
+    let o = example();
+    let mut b = o.bundle();
+    b.header.not_before = None;
+    let v3 = sealed(&b, None);
+    // magic, version, fleet, host, serial (flag and u64), expires (the same).
+    let flag = MAGIC.len() + 4 + (4 + 7) + (4 + 7) + 9 + 9;
+    assert_eq!(v3[flag], 0, "the not_before flag");
+    let mut v2 = v3.clone();
+    v2.remove(flag);
+    v2[MAGIC.len() + 3] = 2;
+    let d = decode(&v2).unwrap();
+    assert_eq!(d.bundle, b);
+    // The wait round-trips in version 3.
+    b.header.not_before = Some(-5);
+    assert_eq!(decode(&sealed(&b, None)).unwrap().bundle, b);
 }
