@@ -351,3 +351,141 @@ fn git_mode_counts_the_wait_from_when_it_first_saw_the_tip_and_the_immediate_tra
     assert_eq!(host.report()["commit"], revert.as_str());
     assert_eq!(pending(&host), None);
 }
+
+/// A check that fails on release 2, a Service and a `refresh_only` Exec
+/// that a change of the motd restarts (under `--root` a Service is not
+/// running, so the Exec shows the restart by what it leaves behind).
+const CHECKS: &str = r#"datum: v1alpha1
+type: Layer
+name: checks
+precedence: 40
+match: {}
+resources:
+  Health[motd]:
+    command: [sh, -c, 'read line < /srv/app/motd; echo "motd says $line"; test "$line" != "release 2"']
+  Service[app]:
+    restart_on: ["File[motd]"]
+  Exec[reload]:
+    command: [sh, -c, 'read line < /srv/app/motd; echo "$line" >> /srv/app/reloads']
+    refresh_only: true
+    run_on: ["File[motd]"]
+"#;
+
+/// The outcome of `id` in a run report's `resources`.
+fn outcome<'r>(report: &'r Value, id: &str) -> &'r Value {
+    report["resources"]["resources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["id"] == id)
+        .unwrap_or_else(|| panic!("{id} in {report}"))
+}
+
+#[test]
+fn a_failing_health_check_puts_the_host_back_and_the_bad_input_is_refused_until_a_newer_one() {
+    let mut s = Bundles::new("3s");
+    s.repo.write("checks.yaml", CHECKS);
+    let good = s.repo.commit("health checks", None);
+    let host = s.host("web-001");
+    fs::write(host.path("/etc/passwd"), "root:x:0:0:root:/root:/bin/sh\n").unwrap();
+    datum_testkit::machine::install_programs(host.root.path(), &["/bin/sh", "test", "cat"]);
+    s.publish(now(), &[]);
+    let run = host.agent(&[]);
+    assert_eq!(run.code, 2, "{}{}", run.stdout, run.stderr);
+    assert_eq!(host.read("/srv/app/reloads"), "release 1\n");
+
+    // Release 2 fails its check: the host is put back on release 1 in the
+    // same run, and the reload runs again for the file put back.
+    let bad = s.repo.release(2, None);
+    s.publish(now(), &[]);
+    let run = host.agent(&[]);
+    assert_eq!(run.code, 6, "{}{}", run.stdout, run.stderr);
+    assert!(
+        run.stdout.contains("health failed: Health[motd] sh -c"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout.contains(&format!(
+            "note: health checks failed after applying commit {bad} (Health[motd]): applying the last verified input again (commit {good})"
+        )),
+        "{}",
+        run.stdout
+    );
+    assert_eq!(host.read("/srv/app/motd"), "release 1\n");
+    assert_eq!(
+        host.read("/srv/app/reloads"),
+        "release 1\nrelease 2\nrelease 1\n"
+    );
+    let r = host.report();
+    assert_eq!(r["exit_status"], 6);
+    assert_eq!(r["commit"], good.as_str());
+    assert_eq!(
+        r["rolled_back"],
+        json!({"commit": bad, "serial": 4, "failed_checks": [
+            {"id": "Health[motd]", "output": "motd says release 2\n"}
+        ]})
+    );
+    // The report is the run that put the host back: the motd changed back,
+    // the service owed its restart, and the checks passed again.
+    assert_eq!(outcome(&r, "File[motd]")["status"], "changed");
+    let service = outcome(&r, "Service[app]");
+    assert!(
+        service["notes"][0]
+            .as_str()
+            .unwrap()
+            .starts_with("no restart needed (File[motd] changed)"),
+        "{service}"
+    );
+    assert_eq!(r["resources"]["health"][0]["status"], "passed");
+    let m = host.metrics();
+    assert_eq!(
+        m["datum_rolled_back_revision_info"].samples[&label(&[("commit", &bad), ("serial", "4")])],
+        1.0
+    );
+    assert_eq!(m["datum_last_run_exit_status"].one(), 6.0);
+    let applied = host.read("/var/lib/datum/agent/applied.json");
+    assert!(applied.contains("\"serial\": 3"), "{applied}");
+
+    // The next runs refuse it, and keep the host on release 1 (drift
+    // included), without applying release 2 again.
+    host.write("/srv/app/motd", "drifted\n");
+    let run = host.agent(&[]);
+    assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
+    assert!(
+        run.stderr.contains(
+            "this host applied it and took it back, since its health checks failed (Health[motd])"
+        ),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(host.read("/srv/app/motd"), "release 1\n");
+    assert_eq!(
+        host.read("/srv/app/reloads"),
+        "release 1\nrelease 2\nrelease 1\nrelease 1\n"
+    );
+    let r = host.report();
+    assert_eq!(r["rolled_back"]["commit"], bad.as_str());
+    assert_eq!(r["commit"], good.as_str());
+    assert_eq!(
+        host.metrics()["datum_input_refusals_total"].samples[&label(&[("reason", "rolled_back")])],
+        1.0
+    );
+    assert_eq!(host.agent(&[]).code, 1);
+    assert_eq!(host.read("/srv/app/motd"), "release 1\n");
+
+    // A newer input is applied.
+    let fixed = s.repo.release(3, None);
+    s.publish(now(), &[]);
+    let run = host.agent(&[]);
+    assert_eq!(run.code, 2, "{}{}", run.stdout, run.stderr);
+    assert_eq!(host.read("/srv/app/motd"), "release 3\n");
+    let r = host.report();
+    assert_eq!(r["commit"], fixed.as_str());
+    assert_eq!(r["rolled_back"], Value::Null);
+    assert!(
+        !host
+            .metrics()
+            .contains_key("datum_rolled_back_revision_info")
+    );
+}
