@@ -63,6 +63,7 @@ fn until_applied(host: &Host) -> Run {
 /// The report's `pending`, and the two pending metrics (the revision's
 /// labels, the due time), checked to agree.
 fn pending(host: &Host) -> Option<(String, u64, i64)> {
+    conforms(host);
     let r = host.report();
     let m = host.metrics();
     if r["pending"].is_null() {
@@ -87,6 +88,18 @@ fn pending(host: &Host) -> Option<(String, u64, i64)> {
         "the due time"
     );
     Some((commit, serial.unwrap_or(0), due))
+}
+
+/// The host's last report follows the RunReport schema (docs/json.md).
+fn conforms(host: &Host) {
+    crate::json_contract::assert_conforms(
+        "last.json",
+        &Run {
+            code: 0,
+            stdout: host.read("/var/lib/datum/reports/last.json"),
+            stderr: String::new(),
+        },
+    );
 }
 
 /// Three hosts in bundle mode, each fetching `{host}.bundle` from one
@@ -181,6 +194,14 @@ fn bundles_reach_each_wave_in_its_turn_and_an_immediate_revert_overtakes_a_pendi
         let run = h.agent(&[]);
         assert_eq!(run.code, 2, "{}{}", run.stdout, run.stderr);
         assert_eq!(h.read("/srv/app/motd"), "release 1\n");
+        assert_eq!(pending(h), None);
+    }
+    // The same release re-signed now (for a later expiry, say) brings
+    // nothing new: no host waits for it.
+    s.publish(now(), &[]);
+    for h in &hosts {
+        let run = h.agent(&[]);
+        assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
         assert_eq!(pending(h), None);
     }
     // A host that has applied nothing yet waits for its wave too.
@@ -417,6 +438,7 @@ fn a_failing_health_check_puts_the_host_back_and_the_bad_input_is_refused_until_
         host.read("/srv/app/reloads"),
         "release 1\nrelease 2\nrelease 1\n"
     );
+    conforms(&host);
     let r = host.report();
     assert_eq!(r["exit_status"], 6);
     assert_eq!(r["commit"], good.as_str());
@@ -488,4 +510,54 @@ fn a_failing_health_check_puts_the_host_back_and_the_bad_input_is_refused_until_
             .metrics()
             .contains_key("datum_rolled_back_revision_info")
     );
+}
+
+#[test]
+fn in_git_mode_a_commit_whose_check_fails_is_taken_back_and_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let ops = Key::new(tmp.path(), "ops");
+    let mut repo = Repo::new(&tmp.path().join("work"));
+    repo.write("checks.yaml", CHECKS);
+    let good = repo.commit("health checks", Some(&ops));
+    let host = git_host(tmp.path(), &repo, &ops);
+    fs::write(host.path("/etc/passwd"), "root:x:0:0:root:/root:/bin/sh\n").unwrap();
+    datum_testkit::machine::install_programs(host.root.path(), &["/bin/sh", "test", "cat"]);
+    let remote = host.path("/srv/fleet.git");
+    assert_eq!(host.agent(&[]).code, 2);
+
+    let bad = repo.release(2, Some(&ops));
+    repo.push(&remote, "HEAD", "main");
+    let run = host.agent(&[]);
+    assert_eq!(run.code, 6, "{}{}", run.stdout, run.stderr);
+    assert_eq!(host.read("/srv/app/motd"), "release 1\n");
+    conforms(&host);
+    let r = host.report();
+    assert_eq!(r["commit"], good.as_str());
+    assert_eq!(
+        r["rolled_back"],
+        json!({"commit": bad, "serial": null, "failed_checks": [
+            {"id": "Health[motd]", "output": "motd says release 2\n"}
+        ]})
+    );
+    let applied = host.read("/var/lib/datum/agent/applied.json");
+    assert!(applied.contains(&good), "{applied}");
+
+    let run = host.agent(&[]);
+    assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
+    assert!(
+        run.stderr.contains(&format!(
+            "refusing commit {bad}: this host applied it and took it back"
+        )),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(host.read("/srv/app/motd"), "release 1\n");
+
+    let fixed = repo.release(3, Some(&ops));
+    repo.push(&remote, "HEAD", "main");
+    let run = host.agent(&[]);
+    assert_eq!(run.code, 2, "{}{}", run.stdout, run.stderr);
+    assert_eq!(host.read("/srv/app/motd"), "release 3\n");
+    assert_eq!(host.report()["commit"], fixed.as_str());
+    assert_eq!(host.report()["rolled_back"], Value::Null);
 }
