@@ -561,3 +561,56 @@ fn in_git_mode_a_commit_whose_check_fails_is_taken_back_and_refused() {
     assert_eq!(host.report()["commit"], fixed.as_str());
     assert_eq!(host.report()["rolled_back"], Value::Null);
 }
+
+#[test]
+fn each_bundle_signs_its_waves_start_after_the_making_time_and_immediate_signs_none() {
+    let mut s = Bundles::new("90s");
+    let made = 1_750_000_000;
+    let not_before = |host: &str| {
+        let bytes = fs::read(s.www.join(format!("{host}.bundle"))).unwrap();
+        let decoded = datum_core::bundle::decode(&bytes).unwrap();
+        decoded.bundle.header.not_before
+    };
+    s.publish(made, &[]);
+    // The canary's wave starts at once: no wait, whatever the clocks say.
+    assert_eq!(not_before("web-001"), None);
+    assert_eq!(not_before("web-002"), Some(made + 90));
+    assert_eq!(not_before("web-003"), Some(made + 90 + 3600));
+    assert_eq!(not_before("db-001"), Some(made + 90 + 3600));
+    s.publish(made, &["--immediate"]);
+    for host in ["web-001", "web-002", "web-003", "db-001"] {
+        assert_eq!(not_before(host), None, "{host}");
+    }
+    // Waves that cannot be computed stop the bundles, unless immediate.
+    s.repo.write(
+        "datum.yaml",
+        &format!(
+            "{}rollout:\n  - name: canary\n    hosts: datum/host=nohost\n  - name: rest\n    after: 1h\n",
+            FLEET[0].1
+        ),
+    );
+    s.repo.commit("a wave that takes no host", None);
+    let run = Run::from(
+        datum()
+            .args(["bundle", "--all", "--out"])
+            .arg(&s.www)
+            .arg("--fleet")
+            .arg(s.repo.fleet())
+            .output()
+            .unwrap(),
+    );
+    assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
+    assert!(
+        run.stderr.contains("wave `canary` takes no host"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr
+            .contains("the rollout waves in datum.yaml have errors"),
+        "{}",
+        run.stderr
+    );
+    s.publish(made, &["--immediate"]);
+    let _ = &s.tmp;
+}
