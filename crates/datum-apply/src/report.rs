@@ -413,12 +413,17 @@ pub trait Reporter {
 /// colour ([`Styled`]).
 pub struct HumanReporter<S> {
     out: S,
+    /// Only errors: failed resources and health checks, nothing else.
+    quiet: bool,
 }
 
 impl<W: Write> HumanReporter<Plain<W>> {
     /// Plain text into `out`.
     pub fn new(out: W) -> HumanReporter<Plain<W>> {
-        HumanReporter { out: Plain(out) }
+        HumanReporter {
+            out: Plain(out),
+            quiet: false,
+        }
     }
 
     pub fn into_inner(self) -> W {
@@ -429,7 +434,32 @@ impl<W: Write> HumanReporter<Plain<W>> {
 impl<S: Styled> HumanReporter<S> {
     /// Text into a writer that may show its tags (a terminal).
     pub fn styled(out: S) -> HumanReporter<S> {
-        HumanReporter { out }
+        HumanReporter { out, quiet: false }
+    }
+
+    /// Print only errors (`apply -q`): each failed resource with its
+    /// error, each failed health check; no start line, no changes, notes,
+    /// skipped resources or summary (the exit status carries the outcome).
+    pub fn quiet(mut self, quiet: bool) -> HumanReporter<S> {
+        self.quiet = quiet;
+        self
+    }
+
+    /// A failed resource's line and error, as `resource` prints them; for
+    /// any other outcome, nothing.
+    fn failure(&mut self, o: &Outcome) -> io::Result<()> {
+        let Some(Reason::Failed(why)) = &o.reason else {
+            return Ok(());
+        };
+        self.out.part(status_tag(o.status), "failed:")?;
+        if o.summary.is_empty() {
+            writeln!(self.out, " {}", o.id)?;
+        } else {
+            writeln!(self.out, " {} {}", o.id, o.summary)?;
+        }
+        write!(self.out, "  ")?;
+        self.out.tagged(Tag::Failure, "error:")?;
+        writeln!(self.out, " {why}")
     }
 
     /// `  mode 0644 -> 0600`: what was found tagged removed, what is wanted added.
@@ -469,6 +499,9 @@ fn status_tag(status: Status) -> Option<Tag> {
 
 impl<S: Styled> Reporter for HumanReporter<S> {
     fn start(&mut self, run: &RunInfo) -> io::Result<()> {
+        if self.quiet {
+            return Ok(());
+        }
         let what = if run.noop { "noop for" } else { "applying" };
         let resources = match run.resources {
             1 => "1 resource".to_owned(),
@@ -487,6 +520,9 @@ impl<S: Styled> Reporter for HumanReporter<S> {
     }
 
     fn note(&mut self, text: &str) -> io::Result<()> {
+        if self.quiet {
+            return Ok(());
+        }
         self.out.tagged(Tag::Note, "note:")?;
         writeln!(self.out, " {text}")
     }
@@ -494,6 +530,9 @@ impl<S: Styled> Reporter for HumanReporter<S> {
     fn resource(&mut self, o: &Outcome) -> io::Result<()> {
         if o.status == Status::Unchanged && o.notes.is_empty() {
             return Ok(());
+        }
+        if self.quiet {
+            return self.failure(o);
         }
         let head = if o.summary.is_empty() {
             o.id.clone()
@@ -529,6 +568,9 @@ impl<S: Styled> Reporter for HumanReporter<S> {
     }
 
     fn health(&mut self, c: &Checked) -> io::Result<()> {
+        if self.quiet && c.passed {
+            return Ok(());
+        }
         let (tag, word) = if c.passed {
             (None, "health passed:")
         } else {
@@ -551,6 +593,9 @@ impl<S: Styled> Reporter for HumanReporter<S> {
     }
 
     fn finish(&mut self, summary: &Summary) -> io::Result<()> {
+        if self.quiet {
+            return self.out.flush();
+        }
         self.out.tagged(Tag::Heading, "summary:")?;
         writeln!(self.out, " {}", summary.line())?;
         self.out.flush()

@@ -54,7 +54,7 @@ use crate::ui::Ui;
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// The host to bundle.
-    #[arg(required_unless_present = "all", conflicts_with = "all")]
+    #[arg(required_unless_present = "all", conflicts_with = "all", add = clap_complete::ArgValueCompleter::new(super::completions::host_names))]
     host: Option<String>,
     /// Bundle every host, in parallel, one file each into --out DIR.
     #[arg(long)]

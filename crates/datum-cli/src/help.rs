@@ -1,0 +1,627 @@
+//! What a command's `--help` and its manual page say beyond its arguments:
+//! examples, exit statuses, environment, files and related commands, each
+//! written once under the command's path (`""` for datum itself, `"secret
+//! encrypt"` for a nested one). `--help` ends with the examples (attached
+//! by [`attach`] to the command tree every parse uses) and `datum man`
+//! renders all of it, so the two never disagree; the tests run every
+//! example and fail on a command without one.
+
+/// One command's extra text.
+pub struct Page {
+    /// The command's words after `datum`, blank-separated.
+    pub path: &'static str,
+    /// What an example does, and its command line as typed (`< FILE` at the
+    /// end feeds FILE to stdin; `~/` is the home directory, as a shell
+    /// expands it).
+    pub examples: &'static [(&'static str, &'static str)],
+    /// Statuses beyond the ones every command exits with ([`COMMON_STATUS`]).
+    pub status: &'static [(&'static str, &'static str)],
+    /// Environment variables read beyond those of the arguments (`env = ..`).
+    pub env: &'static [(&'static str, &'static str)],
+    /// Files read or written.
+    pub files: &'static [(&'static str, &'static str)],
+    /// Related commands' paths, beyond datum itself, the parent and the
+    /// subcommands.
+    pub see_also: &'static [&'static str],
+}
+
+/// The statuses of every command (src/exit.rs; docs/commands.md).
+pub const COMMON_STATUS: &[(&str, &str)] = &[
+    ("0", "Success."),
+    (
+        "1",
+        "The fleet is invalid, a host does not resolve, or what was asked for does not exist.",
+    ),
+    (
+        "64",
+        "Bad usage: an argument error, an option the form used does not take, no fleet found, an unknown revision.",
+    ),
+    (
+        "70",
+        "An internal error: a bug in Datum, never a problem of the fleet, the machine or the command line.",
+    ),
+];
+
+/// The environment of every command (beyond `--fleet`'s DATUM_FLEET, which
+/// the arguments list).
+pub const COMMON_ENV: &[(&str, &str)] = &[(
+    "NO_COLOR",
+    "When set, --color auto colours nothing; --color always still colours.",
+)];
+
+const FLEET_FILE: (&str, &str) = (
+    "datum.yaml",
+    "The fleet's root document: the fleet is the directory holding it, found from the current directory upwards unless --fleet says where.",
+);
+const HOST_FILE: (&str, &str) = (
+    "/etc/datum/host",
+    "The host's name, when --host is not given (under --root); else the system hostname.",
+);
+const REPORTS: (&str, &str) = (
+    "/var/lib/datum/reports/last.json",
+    "The last run's report (docs/json.md), beside one file per run kept.",
+);
+const METRICS: (&str, &str) = (
+    "/var/lib/prometheus/node-exporter/datum.prom",
+    "The run's metrics, for the Prometheus textfile collector.",
+);
+const RECIPIENTS: (&str, &str) = (
+    "PATH.recipients",
+    "Beside each secret: who it is encrypted to, written by datum secret.",
+);
+const EDITOR: &[(&str, &str)] = &[
+    ("VISUAL", "The editor secret edit runs."),
+    ("EDITOR", "The editor, when VISUAL is not set (else vi)."),
+];
+
+/// Every command's page, datum itself first.
+pub const PAGES: &[Page] = &[
+    Page {
+        path: "",
+        examples: &[
+            ("Every problem in the fleet", "datum check"),
+            (
+                "Every layer and resource web-001 gets, and why",
+                "datum explain web-001",
+            ),
+            (
+                "What the uncommitted changes do to every host",
+                "datum diff",
+            ),
+        ],
+        status: &[
+            (
+                "2, 4, 6",
+                "apply and agent: changes made, failures, or both.",
+            ),
+            ("3", "diff --exit-code: something changed."),
+        ],
+        env: &[],
+        files: &[FLEET_FILE],
+        see_also: &[],
+    },
+    Page {
+        path: "render",
+        examples: &[
+            ("The manifest web-001 gets, as YAML", "datum render web-001"),
+            (
+                "As JSON, with the host given as explain and apply take it",
+                "datum render --host web-001 --format json",
+            ),
+            (
+                "Every host's manifest into a directory",
+                "datum render --all --out manifests",
+            ),
+        ],
+        status: &[],
+        env: &[],
+        files: &[FLEET_FILE],
+        see_also: &["explain", "apply", "bundle"],
+    },
+    Page {
+        path: "check",
+        examples: &[
+            ("Every problem in the fleet", "datum check"),
+            (
+                "Warnings fail too, one line each for an editor's quickfix list",
+                "datum check --deny-warnings --format short",
+            ),
+            (
+                "Annotations on a pull request, in GitHub Actions",
+                "datum check --format github",
+            ),
+        ],
+        status: &[("1", "Errors found (or warnings, with --deny-warnings).")],
+        env: &[],
+        files: &[FLEET_FILE],
+        see_also: &["diff", "explain"],
+    },
+    Page {
+        path: "explain",
+        examples: &[
+            (
+                "Every layer and resource web-001 gets",
+                "datum explain web-001",
+            ),
+            (
+                "Where one resource comes from",
+                "datum explain File[nginx-config] --host web-001",
+            ),
+            (
+                "Which layer set one field, and what it overrode",
+                "datum explain File[nginx-config].mode --host web-001",
+            ),
+        ],
+        status: &[],
+        env: &[],
+        files: &[FLEET_FILE],
+        see_also: &["render", "query", "layers"],
+    },
+    Page {
+        path: "apply",
+        examples: &[
+            (
+                "What apply would change under a machine image in ./image, changing nothing",
+                "datum apply --host web-001 --root ./image --noop",
+            ),
+            (
+                "The same, as JSON, the host given as a word as render takes it",
+                "datum apply web-001 --root ./image --noop --format json",
+            ),
+            (
+                "Apply it, printing only errors",
+                "datum apply web-001 --root ./image -q",
+            ),
+        ],
+        status: &[
+            (
+                "1",
+                "Nothing was applied: the host did not resolve, a bundle was refused, a label disagreed with the host's facts, a dependency cycle, another run holds the lock.",
+            ),
+            ("2", "Changes made (or pending, with --noop)."),
+            ("4", "Some resources failed; nothing else changed."),
+            ("6", "Changes made and some resources failed."),
+        ],
+        env: &[],
+        files: &[FLEET_FILE, HOST_FILE, REPORTS, METRICS],
+        see_also: &["render", "agent", "facts"],
+    },
+    Page {
+        path: "hosts",
+        examples: &[
+            (
+                "The web servers in London",
+                "datum hosts role=web,site=london",
+            ),
+            (
+                "Names only, for xargs",
+                "datum hosts 'role in (web,db)' --names",
+            ),
+            (
+                "Globs and negations",
+                "datum hosts 'datum/host=web-*' 'site!=london'",
+            ),
+        ],
+        status: &[(
+            "1",
+            "No host matches (as grep), or the fleet does not load.",
+        )],
+        env: &[],
+        files: &[FLEET_FILE],
+        see_also: &["layers", "query"],
+    },
+    Page {
+        path: "layers",
+        examples: &[
+            ("Every layer in fold order", "datum layers"),
+            (
+                "The layers one host matches, and why",
+                "datum layers --host web-001",
+            ),
+        ],
+        status: &[],
+        env: &[],
+        files: &[FLEET_FILE],
+        see_also: &["hosts", "explain"],
+    },
+    Page {
+        path: "facts",
+        examples: &[
+            ("What this machine reports about itself", "datum facts"),
+            ("The same as JSON", "datum facts --format json"),
+        ],
+        status: &[],
+        env: &[],
+        files: &[],
+        see_also: &["apply"],
+    },
+    Page {
+        path: "diff",
+        examples: &[
+            (
+                "What the uncommitted changes do to every host",
+                "datum diff",
+            ),
+            ("A summary by layer and resource", "datum diff HEAD --stat"),
+            (
+                "The hosts a change touches, one a line",
+                "datum diff HEAD --name-only",
+            ),
+        ],
+        status: &[("3", "With --exit-code: something changed.")],
+        env: &[],
+        files: &[FLEET_FILE],
+        see_also: &["check", "render"],
+    },
+    Page {
+        path: "query",
+        examples: &[
+            (
+                "One field on every host, with the layer that set it",
+                "datum query File[nginx-config].mode",
+            ),
+            (
+                "Hosts grouped by value",
+                "datum query File[nginx-config].mode --summary",
+            ),
+            (
+                "Only some hosts",
+                "datum query File[motd].content --where 'environment!=production'",
+            ),
+        ],
+        status: &[],
+        env: &[],
+        files: &[FLEET_FILE],
+        see_also: &["explain", "hosts"],
+    },
+    Page {
+        path: "bundle",
+        examples: &[
+            (
+                "One host's bundle, signed",
+                "datum bundle web-001 --out web-001.bundle --sign-key bundle-key",
+            ),
+            (
+                "Every host's, as a release pipeline makes them, valid for 12 hours",
+                "datum bundle --all --out bundles --sign-key bundle-key --valid-for 12h",
+            ),
+        ],
+        status: &[(
+            "1",
+            "A host has errors and got no bundle (with --all, the others did).",
+        )],
+        env: &[(
+            "SOURCE_DATE_EPOCH",
+            "When set, --valid-for counts from this time (seconds since the epoch) rather than now, so a rebuild gives the same bytes.",
+        )],
+        files: &[FLEET_FILE],
+        see_also: &["agent", "apply"],
+    },
+    Page {
+        path: "agent",
+        examples: &[
+            (
+                "One run under a machine image, reporting what would change",
+                "datum agent --once --noop --root ./image",
+            ),
+            ("One run, applying", "datum agent --once --root ./image"),
+        ],
+        status: &[
+            (
+                "1",
+                "With --once: nothing was applied (the input was refused, or could not be fetched with nothing verified to fall back to).",
+            ),
+            ("2", "With --once: changes made (or pending, with --noop)."),
+            ("4", "With --once: some resources failed."),
+            ("6", "With --once: changes made and some resources failed."),
+        ],
+        env: &[],
+        files: &[
+            (
+                "/etc/datum/agent.yaml",
+                "The agent's configuration (under --root).",
+            ),
+            HOST_FILE,
+            (
+                "/var/lib/datum/repo",
+                "Git mode: the agent's bare repository.",
+            ),
+            (
+                "/var/lib/datum/agent",
+                "What was applied last, and from which fleet.",
+            ),
+            REPORTS,
+            METRICS,
+        ],
+        see_also: &["apply", "bundle"],
+    },
+    Page {
+        path: "init",
+        examples: &[("A new fleet in a new directory", "datum init new-fleet")],
+        status: &[],
+        env: &[],
+        files: &[
+            FLEET_FILE,
+            (
+                "datum.schema.json",
+                "The JSON Schema the documents' modelines name.",
+            ),
+        ],
+        see_also: &["check", "schema"],
+    },
+    Page {
+        path: "completions",
+        examples: &[
+            (
+                "The script for bash (source it from ~/.bashrc)",
+                "datum completions bash",
+            ),
+            ("For zsh", "datum completions zsh"),
+        ],
+        status: &[],
+        env: &[
+            (
+                "COMPLETE",
+                "Set by the script when it asks datum for candidates; never set it by hand.",
+            ),
+            (
+                "DATUM_FLEET",
+                "The fleet whose hosts, resources and labels are offered, when the directory is not in one.",
+            ),
+        ],
+        files: &[],
+        see_also: &[],
+    },
+    Page {
+        path: "man",
+        examples: &[
+            ("datum(1) on the terminal", "datum man"),
+            (
+                "Every page into a directory for MANPATH",
+                "datum man --out man1",
+            ),
+        ],
+        status: &[],
+        env: &[],
+        files: &[],
+        see_also: &[],
+    },
+    Page {
+        path: "schema",
+        examples: &[("The JSON Schema, for an editor", "datum schema")],
+        status: &[],
+        env: &[],
+        files: &[],
+        see_also: &["init"],
+    },
+    Page {
+        path: "secret",
+        examples: &[
+            (
+                "Encrypt a new secret from a file",
+                "datum secret encrypt secrets/db.age < db-password.txt",
+            ),
+            (
+                "In CI: fail when a secret's recipients are out of date",
+                "datum secret rekey --check",
+            ),
+        ],
+        status: &[],
+        env: &[],
+        files: &[FLEET_FILE, RECIPIENTS],
+        see_also: &[],
+    },
+    Page {
+        path: "secret encrypt",
+        examples: &[(
+            "Encrypt a password from a file",
+            "datum secret encrypt secrets/db.age < db-password.txt",
+        )],
+        status: &[],
+        env: &[],
+        files: &[FLEET_FILE, RECIPIENTS],
+        see_also: &["secret edit"],
+    },
+    Page {
+        path: "secret edit",
+        examples: &[(
+            "Change a secret in the editor, decrypting with your SSH key",
+            "datum secret edit secrets/db.age --identity ~/.ssh/id_ed25519",
+        )],
+        status: &[],
+        env: EDITOR,
+        files: &[FLEET_FILE, RECIPIENTS],
+        see_also: &["secret encrypt"],
+    },
+    Page {
+        path: "secret rekey",
+        examples: &[
+            (
+                "In CI: fail when a secret's recipients are out of date",
+                "datum secret rekey --check",
+            ),
+            (
+                "Re-encrypt every secret whose recipients changed",
+                "datum secret rekey --identity ~/.ssh/id_ed25519",
+            ),
+        ],
+        status: &[("1", "With --check: a secret needs a rekey.")],
+        env: &[],
+        files: &[FLEET_FILE, RECIPIENTS],
+        see_also: &["secret encrypt"],
+    },
+    Page {
+        path: "rollout",
+        examples: &[("The waves and their hosts", "datum rollout plan --hosts")],
+        status: &[],
+        env: &[],
+        files: &[FLEET_FILE],
+        see_also: &["bundle", "agent"],
+    },
+    Page {
+        path: "rollout plan",
+        examples: &[
+            ("The waves and their hosts", "datum rollout plan --hosts"),
+            (
+                "As committed at HEAD, as JSON",
+                "datum rollout plan --rev HEAD --format json",
+            ),
+        ],
+        status: &[(
+            "1",
+            "The fleet or its rollout has errors (the plan is printed as far as it goes).",
+        )],
+        env: &[],
+        files: &[FLEET_FILE],
+        see_also: &["bundle", "agent"],
+    },
+];
+
+/// The page of the command at `path`, if it has one.
+pub fn page(path: &str) -> Option<&'static Page> {
+    PAGES.iter().find(|p| p.path == path)
+}
+
+/// The examples as `--help` ends with them: a `# what` line above each
+/// `$ command`.
+pub fn examples_text(page: &Page) -> String {
+    let mut text = String::from("Examples:");
+    for (what, line) in page.examples {
+        text.push_str(&format!("\n  # {what}\n  $ {line}"));
+    }
+    text
+}
+
+/// `cmd` with every (sub)command's examples after its help. Every parse
+/// goes through it (main.rs), so `--help` shows them.
+pub fn attach(cmd: clap::Command) -> clap::Command {
+    attach_at(cmd, "")
+}
+
+fn attach_at(mut cmd: clap::Command, path: &str) -> clap::Command {
+    if let Some(page) = page(path) {
+        cmd = cmd.after_help(examples_text(page));
+    }
+    let names: Vec<String> = cmd
+        .get_subcommands()
+        .map(|s| s.get_name().to_owned())
+        .collect();
+    for name in names {
+        let sub_path = if path.is_empty() {
+            name.clone()
+        } else {
+            format!("{path} {name}")
+        };
+        cmd = cmd.mut_subcommand(&name, |sub| attach_at(sub, &sub_path));
+    }
+    cmd
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every command's path, at every depth.
+    fn paths(cmd: &clap::Command, path: &str, out: &mut Vec<String>) {
+        out.push(path.to_owned());
+        for sub in cmd.get_subcommands() {
+            paths(sub, format!("{path} {}", sub.get_name()).trim_start(), out);
+        }
+    }
+
+    /// A command line's words as a shell splits them (single quotes), less
+    /// a trailing `< FILE`.
+    fn words(line: &str) -> Vec<String> {
+        let line = line.split_once(" < ").map_or(line, |(l, _)| l);
+        let mut out = Vec::new();
+        let mut word = String::new();
+        let mut quoted = false;
+        for c in line.chars() {
+            match c {
+                '\'' => quoted = !quoted,
+                ' ' if !quoted => out.extend((!word.is_empty()).then(|| std::mem::take(&mut word))),
+                c => word.push(c),
+            }
+        }
+        out.extend((!word.is_empty()).then_some(word));
+        out
+    }
+
+    /// The path of the (sub)command a parse ended in.
+    fn matched(matches: &clap::ArgMatches) -> String {
+        let mut path = Vec::new();
+        let mut m = matches;
+        while let Some((name, sub)) = m.subcommand() {
+            path.push(name.to_owned());
+            m = sub;
+        }
+        path.join(" ")
+    }
+
+    #[test]
+    fn every_command_at_every_depth_has_two_to_four_examples_or_one() {
+        let mut all = Vec::new();
+        paths(&crate::cli_command(), "", &mut all);
+        for path in &all {
+            let page =
+                page(path).unwrap_or_else(|| panic!("`datum {path}` has no page in help.rs"));
+            assert!(
+                (1..=4).contains(&page.examples.len()),
+                "`datum {path}`: {} examples",
+                page.examples.len()
+            );
+        }
+        for page in PAGES {
+            assert!(
+                all.iter().any(|p| p == page.path),
+                "no command `{}`",
+                page.path
+            );
+            for other in page.see_also {
+                assert!(
+                    all.iter().any(|p| p == other),
+                    "{}: no command `{other}`",
+                    page.path
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn every_example_parses_as_the_command_it_is_an_example_of() {
+        for page in PAGES {
+            for (_, line) in page.examples {
+                let words = words(line);
+                let matches = crate::cli_command()
+                    .try_get_matches_from(&words)
+                    .unwrap_or_else(|e| panic!("`{line}` does not parse:\n{e}"));
+                let path = matched(&matches);
+                assert!(
+                    page.path.is_empty()
+                        || path == page.path
+                        || path.starts_with(&format!("{} ", page.path)),
+                    "`{line}` runs `{path}`, not `{}`",
+                    page.path
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn help_ends_with_the_examples() {
+        let mut cmd = attach(crate::cli_command());
+        let help = cmd
+            .find_subcommand_mut("secret")
+            .unwrap()
+            .find_subcommand_mut("encrypt")
+            .unwrap()
+            .render_help()
+            .to_string();
+        assert!(
+            help.ends_with(
+                "Examples:\n  # Encrypt a password from a file\n  $ datum secret encrypt secrets/db.age < db-password.txt\n"
+            ),
+            "{help}"
+        );
+    }
+}
