@@ -192,3 +192,31 @@ fn failed_checks(report: &serde_json::Value) -> Vec<FailedCheck> {
         })
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn failed_checks_keep_their_output_or_else_how_they_ended() {
+        let report = serde_json::json!({"health": [
+            {"id": "Health[a]", "status": "passed", "detail": "exit 0", "output": ""},
+            {"id": "Health[b]", "status": "failed", "detail": "exit 3", "output": "not ready\n"},
+            {"id": "Health[c]", "status": "failed", "detail": "timed out after 5s", "output": ""},
+        ]});
+        assert_eq!(
+            failed_checks(&report),
+            [
+                FailedCheck {
+                    id: "Health[b]".into(),
+                    output: "not ready\n".into()
+                },
+                FailedCheck {
+                    id: "Health[c]".into(),
+                    output: "timed out after 5s".into()
+                },
+            ]
+        );
+        assert_eq!(failed_checks(&serde_json::Value::Null), []);
+    }
+}

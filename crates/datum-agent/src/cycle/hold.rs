@@ -93,3 +93,31 @@ pub fn clear(root: &Root, abs: &str) -> Result<(), String> {
     root.remove_file(abs)
         .map_err(|e| format!("cannot remove {}: {e}", root.path(abs).display()))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn records_round_trip_and_a_damaged_one_says_so() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = Root::at(dir.path());
+        assert_eq!(load::<Waiting>(&root, PENDING), Ok(None));
+        let w = Waiting {
+            commit: Some("ab".repeat(20)),
+            serial: Some(7),
+            seen: 10,
+            due: 40,
+        };
+        save(&root, PENDING, &w).unwrap();
+        assert_eq!(load::<Waiting>(&root, PENDING), Ok(Some(w.clone())));
+        assert!(w.is(Some(&"ab".repeat(20)), Some(7)));
+        assert!(!w.is(Some(&"ab".repeat(20)), None));
+        clear(&root, PENDING).unwrap();
+        clear(&root, PENDING).unwrap();
+        assert_eq!(load::<Waiting>(&root, PENDING), Ok(None));
+        std::fs::write(root.path(REFUSED), "{\"commit\": 3").unwrap();
+        let err = load::<Refused>(&root, REFUSED).unwrap_err();
+        assert!(err.contains("is not a record Datum wrote"), "{err}");
+    }
+}
