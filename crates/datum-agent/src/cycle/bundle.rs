@@ -81,16 +81,23 @@ impl Agent {
         };
         let now = now_secs();
         let serial = input.applied.as_ref().and_then(Applied::serial);
-        // The same release, re-signed: nothing new to wait for.
-        let same = last.is_some_and(|l| {
-            l.serial() == serial && l.commit().map(|c| c.to_string()) == input.commit
-        });
+        // The same release, re-signed: nothing new to wait for. (Bundles
+        // made outside git, with neither, cannot be told apart.)
+        let placed = serial.is_some() || input.commit.is_some();
+        let same = placed
+            && last.is_some_and(|l| {
+                l.serial() == serial && l.commit().map(|c| c.to_string()) == input.commit
+            });
         match input.not_before {
             Some(due) if due > now && !same => {
+                let seen = match hold::load::<hold::Waiting>(&self.root, hold::PENDING) {
+                    Ok(Some(w)) if placed && w.is(input.commit.as_deref(), serial) => w.seen,
+                    _ => now,
+                };
                 let waiting = hold::Waiting {
                     commit: input.commit.clone(),
                     serial,
-                    seen: now,
+                    seen,
                     due,
                 };
                 self.wait_for(&waiting, log, out);

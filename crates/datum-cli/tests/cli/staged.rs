@@ -614,3 +614,48 @@ fn each_bundle_signs_its_waves_start_after_the_making_time_and_immediate_signs_n
     s.publish(made, &["--immediate"]);
     let _ = &s.tmp;
 }
+
+#[test]
+fn bundles_made_outside_git_wait_too_though_nothing_tells_one_release_from_another() {
+    let s = Bundles::new("1h");
+    let plain = s.tmp.path().join("plain");
+    let write = |motd: &str| {
+        for (path, text) in FLEET {
+            let text = match *path {
+                "datum.yaml" => waves("1h"),
+                "hosts.yaml" => HOSTS.to_owned(),
+                _ => text.replace("release 1", motd),
+            };
+            let file = plain.join(path);
+            fs::create_dir_all(file.parent().unwrap()).unwrap();
+            fs::write(file, text).unwrap();
+        }
+    };
+    let publish = |made: i64| {
+        let run = Run::from(
+            datum()
+                .env("SOURCE_DATE_EPOCH", made.to_string())
+                .args(["bundle", "--all", "--out"])
+                .arg(&s.www)
+                .arg("--fleet")
+                .arg(&plain)
+                .arg("--sign-key")
+                .arg(&s.ci.private)
+                .output()
+                .unwrap(),
+        );
+        assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    };
+    let host = s.host("web-002");
+    write("outside git 1");
+    publish(now() - 7200);
+    assert_eq!(host.agent(&[]).code, 2);
+    write("outside git 2");
+    publish(now());
+    let run = host.agent(&[]);
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    assert_eq!(host.read("/srv/app/motd"), "outside git 1\n");
+    let p = &host.report()["pending"];
+    assert_eq!(p["commit"], Value::Null);
+    assert_eq!(p["serial"], Value::Null);
+}
