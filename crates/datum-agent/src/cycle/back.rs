@@ -5,9 +5,9 @@
 
 use std::io::Write;
 
-use super::{Agent, Input, Log, Refusal, Source, hold, refusal};
+use super::{Agent, Input, Log, Refusal, STATE, Source, hold, refusal};
 use crate::report::{FailedCheck, RolledBack};
-use crate::rollback::Applied;
+use crate::rollback::{Applied, StateFile};
 use datum_apply::Summary;
 
 impl Agent {
@@ -94,6 +94,23 @@ impl Agent {
         log.rolled_back = Some(rolled_back);
         log.rolled_back_now = true;
         Some((summary, json, previous))
+    }
+
+    /// Whether `input` is another than the one applied last: only a new
+    /// input can be taken back (a check failing after drift was corrected
+    /// on the input the host ran already is the host's trouble, not the
+    /// input's). A bundle with neither serial nor commit cannot be told
+    /// from the last one, so it counts as new.
+    pub(super) fn is_new(&self, input: &Input) -> bool {
+        if input.cached {
+            return false;
+        }
+        let Ok(Some(last)) = StateFile::inside(&self.root, STATE).load() else {
+            return true;
+        };
+        let serial = input.applied.as_ref().and_then(Applied::serial);
+        let placed = serial.is_some() || input.commit.is_some();
+        !placed || last.serial() != serial || last.commit().map(|c| c.to_string()) != input.commit
     }
 
     /// The last verified input, checked again, to put back after a failed

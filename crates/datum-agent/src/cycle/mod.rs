@@ -480,8 +480,8 @@ impl Agent {
         if self.options.noop {
             return Ok((summary, resources, None));
         }
-        if !input.cached
-            && summary.health_failed > 0
+        if summary.health_failed > 0
+            && self.is_new(input)
             && let Some(back) = self.roll_back(input, &resources, observed, log, out)
         {
             return Ok((back.0, back.1, Some(back.2)));

@@ -383,7 +383,7 @@ precedence: 40
 match: {}
 resources:
   Health[motd]:
-    command: [sh, -c, 'read line < /srv/app/motd; echo "motd says $line"; test "$line" != "release 2"']
+    command: [sh, -c, 'read line < /srv/app/motd; echo "motd says $line"; test "$line" != "release 2" && test ! -e /srv/app/broken']
   Service[app]:
     restart_on: ["File[motd]"]
   Exec[reload]:
@@ -658,4 +658,30 @@ fn bundles_made_outside_git_wait_too_though_nothing_tells_one_release_from_anoth
     let p = &host.report()["pending"];
     assert_eq!(p["commit"], Value::Null);
     assert_eq!(p["serial"], Value::Null);
+}
+
+#[test]
+fn a_check_failing_after_drift_is_corrected_takes_nothing_back() {
+    let s = Bundles::new("3s");
+    let mut repo = s.repo;
+    repo.write("checks.yaml", CHECKS);
+    repo.commit("health checks", None);
+    let s = Bundles { repo, ..s };
+    let host = s.host("web-001");
+    fs::write(host.path("/etc/passwd"), "root:x:0:0:root:/root:/bin/sh\n").unwrap();
+    datum_testkit::machine::install_programs(host.root.path(), &["/bin/sh", "test", "cat"]);
+    s.publish(now(), &[]);
+    assert_eq!(host.agent(&[]).code, 2);
+    // Something else breaks the host; the run that corrects a drifted
+    // file asks the checks, which fail: the input is the one it ran
+    // already, so there is nothing to take back.
+    host.write("/srv/app/broken", "");
+    host.write("/srv/app/motd", "drifted\n");
+    let run = host.agent(&[]);
+    assert_eq!(run.code, 6, "{}{}", run.stdout, run.stderr);
+    assert_eq!(host.read("/srv/app/motd"), "release 1\n");
+    assert_eq!(host.report()["rolled_back"], Value::Null);
+    assert!(!host.path("/var/lib/datum/agent/refused.json").exists());
+    let run = host.agent(&[]);
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
 }
