@@ -685,3 +685,33 @@ fn a_check_failing_after_drift_is_corrected_takes_nothing_back() {
     let run = host.agent(&[]);
     assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
 }
+
+#[test]
+fn a_first_input_that_fails_its_check_has_nothing_to_go_back_to_and_stays() {
+    let s = Bundles::new("3s");
+    let mut repo = s.repo;
+    repo.write("checks.yaml", CHECKS);
+    repo.commit("health checks", None);
+    let bad = repo.release(2, None);
+    let s = Bundles { repo, ..s };
+    let host = s.host("web-001");
+    fs::write(host.path("/etc/passwd"), "root:x:0:0:root:/root:/bin/sh\n").unwrap();
+    datum_testkit::machine::install_programs(host.root.path(), &["/bin/sh", "test", "cat"]);
+    s.publish(now(), &[]);
+    let run = host.agent(&[]);
+    assert_eq!(run.code, 6, "{}{}", run.stdout, run.stderr);
+    assert!(
+        run.stdout
+            .contains("and this host applied nothing before it to go back to: it stays applied"),
+        "{}",
+        run.stdout
+    );
+    assert_eq!(host.read("/srv/app/motd"), "release 2\n");
+    let r = host.report();
+    assert_eq!(r["commit"], bad.as_str());
+    assert_eq!(r["rolled_back"], Value::Null);
+    assert!(
+        host.read("/var/lib/datum/agent/applied.json")
+            .contains(&bad)
+    );
+}
