@@ -61,6 +61,10 @@ const REPORTS: (&str, &str) = (
     "/var/lib/datum/reports/last.json",
     "The last run's report (docs/json.md), beside one file per run kept.",
 );
+const COLLECTED: (&str, &str) = (
+    "--reports DIR",
+    "Run reports collected from the hosts (through report_url, or each host's last.json copied), read to place each host in its wave.",
+);
 const METRICS: (&str, &str) = (
     "/var/lib/prometheus/node-exporter/datum.prom",
     "The run's metrics, for the Prometheus textfile collector.",
@@ -474,6 +478,43 @@ pub const PAGES: &[Page] = &[
         env: &[],
         files: &[FLEET_FILE],
         see_also: &["bundle", "agent"],
+    },
+    Page {
+        path: "rollout status",
+        examples: &[
+            (
+                "The rollout of the commit checked out, from reports collected in reports/",
+                "datum rollout status --reports reports",
+            ),
+            (
+                "Of HEAD, as JSON for a pipeline",
+                "datum rollout status --reports reports --rev HEAD --format json",
+            ),
+        ],
+        status: &[],
+        env: &[],
+        files: &[FLEET_FILE, COLLECTED],
+        see_also: &["rollout gate", "agent"],
+    },
+    Page {
+        path: "rollout gate",
+        examples: &[
+            (
+                "Stop when any wave has a host that failed or rolled back",
+                "datum rollout gate --reports reports --max-failed 0%",
+            ),
+            (
+                "Tolerating one host in ten per wave, as of a given time",
+                "datum rollout gate --reports reports --max-failed 10% --at 2026-12-06T10:00:00Z",
+            ),
+        ],
+        status: &[(
+            "1",
+            "A wave's failed and rolled-back hosts are more than --max-failed of it, or the fleet at the revision has errors.",
+        )],
+        env: &[],
+        files: &[FLEET_FILE, COLLECTED],
+        see_also: &["rollout status", "bundle"],
     },
 ];
 

@@ -137,6 +137,8 @@ fn every_help_example_runs_as_written() {
         env: vec![("EDITOR", "true".into()), ("VISUAL", "true".into())],
     };
     let rollout = Git::with_example("rollout", "");
+    // Where run reports were collected (none yet: every host is silent).
+    fs::create_dir_all(rollout.fleet.join("reports")).unwrap();
     let rollout_setting = Setting {
         dir: &rollout.fleet,
         home: home.path(),

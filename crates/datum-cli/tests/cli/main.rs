@@ -42,6 +42,7 @@ mod query;
 mod render;
 mod review_script;
 mod rollout;
+mod rollout_status;
 mod rpm_root;
 mod schema;
 mod secret_fleet;
