@@ -102,6 +102,37 @@ fn conforms(host: &Host) {
     );
 }
 
+/// `datum rollout status --format json` (and `datum rollout gate
+/// --max-failed 0%`'s exit status) on the last reports of `hosts`,
+/// collected into one directory, for the fleet's HEAD.
+fn rollout_status(fleet: &Path, hosts: &[&Host]) -> (Value, i32) {
+    let dir = tempfile::tempdir().unwrap();
+    for (i, h) in hosts.iter().enumerate() {
+        fs::copy(
+            h.path("/var/lib/datum/reports/last.json"),
+            dir.path().join(format!("{i}.json")),
+        )
+        .unwrap();
+    }
+    let run = |args: &[&str]| {
+        Run::from(
+            datum()
+                .args(["rollout"])
+                .args(args)
+                .arg("--reports")
+                .arg(dir.path())
+                .arg("--fleet")
+                .arg(fleet)
+                .output()
+                .unwrap(),
+        )
+    };
+    let status = run(&["status", "--format", "json"]);
+    assert_eq!(status.code, 0, "{}{}", status.stdout, status.stderr);
+    let gate = run(&["gate", "--max-failed", "0%"]);
+    (serde_json::from_str(&status.stdout).unwrap(), gate.code)
+}
+
 /// Three hosts in bundle mode, each fetching `{host}.bundle` from one
 /// server, trusting one CI key.
 struct Bundles {
@@ -249,6 +280,19 @@ fn bundles_reach_each_wave_in_its_turn_and_an_immediate_revert_overtakes_a_pendi
             "{revision:?}"
         );
     }
+    // The reports tell the rollout as a whole: the canary updated, two
+    // hosts pending, db-001 (no agent here) silent; nothing went wrong.
+    let (status, gate) = rollout_status(&s.repo.fleet(), &[&hosts[0], &hosts[1], &hosts[2]]);
+    assert_eq!(
+        (
+            &status["summary"]["updated"],
+            &status["summary"]["pending"],
+            &status["summary"]["silent"]
+        ),
+        (&json!(1), &json!(2), &json!(1)),
+        "{status}"
+    );
+    assert_eq!(gate, 0);
     let run = newcomer.agent(&[]);
     assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
     assert!(!newcomer.path("/srv/app").exists());
@@ -468,6 +512,10 @@ fn a_failing_health_check_puts_the_host_back_and_the_bad_input_is_refused_until_
     assert_eq!(m["datum_last_run_exit_status"].one(), 6.0);
     let applied = host.read("/var/lib/datum/agent/applied.json");
     assert!(applied.contains("\"serial\": 3"), "{applied}");
+    // The rollout as a whole: the canary rolled back, and the gate stops.
+    let (status, gate) = rollout_status(&s.repo.fleet(), &[&host]);
+    assert_eq!(status["summary"]["rolled_back"], 1, "{status}");
+    assert_eq!(gate, 1);
 
     // The next runs refuse it, and keep the host on release 1 (drift
     // included), without applying release 2 again.
