@@ -88,6 +88,14 @@ impl Agent {
             serial: input.applied.as_ref().and_then(Applied::serial),
             failed_checks: failed,
         };
+        // The host runs what was put back, from where it is kept.
+        log.source = Some(
+            match self.config.source {
+                Source::Git { .. } => super::REPO,
+                Source::Bundle { .. } => super::CACHED_BUNDLE,
+            }
+            .to_owned(),
+        );
         if let Err(e) = hold::save(&self.root, hold::REFUSED, &rolled_back) {
             log.note(out, e);
         }

@@ -486,6 +486,8 @@ fn a_failing_health_check_puts_the_host_back_and_the_bad_input_is_refused_until_
     let r = host.report();
     assert_eq!(r["exit_status"], 6);
     assert_eq!(r["commit"], good.as_str());
+    assert_eq!(r["source"], "/var/lib/datum/agent/verified.bundle");
+    assert_eq!(r["cached_input"], true);
     assert_eq!(
         r["rolled_back"],
         json!({"commit": bad, "serial": 4, "failed_checks": [
