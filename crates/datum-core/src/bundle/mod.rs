@@ -54,11 +54,12 @@
 //! bytes that remain and a maximum before using it, so a hostile file costs
 //! at most its own size in memory.
 //!
-//! Version 1 (the same without the serial and expires flags) and version
-//! 2 (without the not_before flag) are still read, as bundles without
-//! those fields, so agents can be upgraded before the bundles are; an agent that has applied a bundle with a serial refuses
-//! one without (see `datum_agent::rollback`). A version-1 reader refuses
-//! version 2 with "bundle format version 2 is not supported". A field added
+//! Versions 1 (without the serial and expires flags) and 2 (without the
+//! not_before flag) are still read, as bundles without those fields, so
+//! agents can be upgraded before the bundles are; an agent that has applied
+//! a bundle with a serial refuses one without (see
+//! `datum_agent::rollback`). An older reader refuses a newer version ("bundle
+//! format version 3 is not supported"). A field added
 //! to the header later bumps the version again: every header field is
 //! signed, and a reader must never skip one it does not understand.
 
