@@ -4,7 +4,7 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-use datum_agent::bundle::{Batch, Payloads, Stamp};
+use datum_agent::bundle::{Batch, Payloads, Stamp, Waits};
 use datum_agent::sshsig::SigningKey;
 use datum_core::bundle::Commit;
 use datum_core::check;
@@ -36,6 +36,12 @@ use crate::ui::Ui;
 /// the same serial with another commit. Outside git no commit is recorded,
 /// and no serial unless --serial gives one. The same revision, serial and
 /// key always give the same bytes.
+///
+/// When datum.yaml declares rollout waves, each host's bundle also records,
+/// signed, when its agent may apply it: the time the bundle is made plus
+/// the start of the host's wave (`datum rollout plan`). Until then the
+/// agent keeps the input it runs and reports the new one as pending.
+/// --immediate records no wait, for an urgent fix (a revert).
 ///
 /// With --all, every host that resolves gets `DIR/<host>.bundle`; a host
 /// with an error `datum check` reports for it (it does not resolve, or it
@@ -92,6 +98,11 @@ pub struct Args {
     /// so only that host can read them.
     #[arg(long)]
     seal: bool,
+    /// Let every host apply these bundles at once, whatever its rollout
+    /// wave: for an urgent fix, or a revert that must overtake the change
+    /// it reverts.
+    #[arg(long)]
+    immediate: bool,
 }
 
 /// A `--valid-for` duration, in seconds: the agent configuration's syntax.
@@ -104,11 +115,11 @@ fn valid_for(text: &str) -> std::result::Result<u64, String> {
     }
 }
 
-/// When bundles made now expire: `valid_for` seconds after
+/// When bundles are made, what their expiry and waits count from:
 /// SOURCE_DATE_EPOCH when it is set (so a rebuild gives the same bytes),
-/// else after now.
-fn expiry(valid_for: u64) -> Result<i64> {
-    let base = match std::env::var("SOURCE_DATE_EPOCH") {
+/// else now.
+fn made() -> Result<i64> {
+    Ok(match std::env::var("SOURCE_DATE_EPOCH") {
         Ok(v) => v.trim().parse::<i64>().map_err(|_| {
             CommandError::usage(format!(
                 "SOURCE_DATE_EPOCH is `{v}`, not a number of seconds"
@@ -117,8 +128,7 @@ fn expiry(valid_for: u64) -> Result<i64> {
         Err(_) => std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_secs() as i64),
-    };
-    Ok(base.saturating_add(i64::try_from(valid_for).unwrap_or(i64::MAX)))
+    })
 }
 
 pub fn run(ui: &mut Ui, settings: &Settings, args: Args) -> Result<Status> {
@@ -158,14 +168,25 @@ pub fn run(ui: &mut Ui, settings: &Settings, args: Args) -> Result<Status> {
     if let Some(n) = serial {
         at.push_str(&format!(" (serial {n})"));
     }
+    let made = made()?;
+    let plan = datum_core::rollout::plan(&fleet);
+    if !args.immediate && !plan.problems.is_empty() {
+        ui.diagnostics(&fleet.files, &plan.problems);
+        return Err(CommandError::failed(
+            "the rollout waves in datum.yaml have errors, so no host's turn can be known",
+        )
+        .hint("fix them (`datum check` shows the same), or bundle with --immediate"));
+    }
     let batch = Batch {
         fleet: &fleet,
         payloads: &payloads,
         stamp: Stamp {
             serial,
-            expires: Some(expiry(args.valid_for)?),
+            expires: Some(made.saturating_add(i64::try_from(args.valid_for).unwrap_or(i64::MAX))),
+            not_before: None,
             commit,
         },
+        waits: (!args.immediate).then_some(Waits { made, plan: &plan }),
         key: key.as_ref(),
         seal: args.seal,
     };

@@ -318,10 +318,18 @@ fn only_commits_signed_by_an_allowed_signer_are_applied() {
     ] {
         repo.release(3, key);
         repo.push(&remote, "HEAD", "main");
+        host.write("/srv/app/site.conf", "drifted\n");
         let run = host.agent(&[]);
         assert_eq!(run.code, 1, "{}", run.stdout);
         assert!(run.stderr.contains(expected), "{}", run.stderr);
         assert_eq!(host.read("/srv/app/motd"), "release 2\n");
+        // The commit applied last is applied again: the drift is corrected.
+        assert_eq!(host.read("/srv/app/site.conf"), "listen 80;\n");
+        let r = host.report();
+        assert_eq!(r["commit"], signed.as_str());
+        assert_eq!(r["cached_input"], true);
+        assert_eq!(r["exit_status"], 1);
+        assert_eq!(r["summary"]["changed"], 1);
     }
     repo.release(4, Some(&ops));
     repo.push(&remote, "HEAD", "main");
@@ -503,8 +511,21 @@ fn bundle_mode_over_http_verifies_refuses_and_falls_back() {
         "{}",
         run.stderr
     );
-    assert_eq!(host.read("/srv/app/site.conf"), "drifted\n");
-    assert_eq!(host.report()["cached_input"], false);
+    // The refused bundle changes nothing, and the last verified one is
+    // applied again: the drift is corrected, and the run still says the
+    // input was refused.
+    assert_eq!(host.read("/srv/app/site.conf"), "listen 80;\n");
+    assert!(
+        run.stdout
+            .contains("note: applying the last verified input instead"),
+        "{}",
+        run.stdout
+    );
+    let r = host.report();
+    assert_eq!(r["cached_input"], true);
+    assert_eq!(r["exit_status"], 1);
+    assert_eq!(r["commit"], v2_commit.as_str());
+    assert_eq!(r["summary"]["changed"], 1);
 
     // An older bundle: refused, then taken with --allow-rollback.
     serve(&v1);

@@ -52,6 +52,7 @@ mod secret_fleet;
 mod secret_prompt;
 mod secrets;
 mod sensitive;
+mod staged;
 mod system_files;
 mod templates;
 mod test_files;
