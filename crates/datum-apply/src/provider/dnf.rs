@@ -60,7 +60,7 @@ impl Dnf {
     /// created by asking (`rpm -q` would).
     pub fn installed(&self, name: &str) -> Result<Vec<String>, Failure> {
         if self.root.dir().is_some() {
-            config::unlinked(&self.root, DBPATH).map_err(Failure::new)?;
+            super::local_repo::unlinked(&self.root, DBPATH).map_err(Failure::new)?;
             if !self.has_database() {
                 return Ok(Vec::new());
             }
@@ -249,7 +249,7 @@ impl Scratch {
         // What dnf and rpm open by their path on this machine, as they
         // write: a link there would lead them out of the root.
         for abs in WRITTEN {
-            config::unlinked(root, abs).map_err(Failure::new)?;
+            super::local_repo::unlinked(root, abs).map_err(Failure::new)?;
         }
         std::fs::create_dir(dir.path().join("repos")).map_err(|e| io("repositories", &e))?;
         std::fs::create_dir(dir.path().join("files"))

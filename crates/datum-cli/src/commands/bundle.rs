@@ -1,18 +1,19 @@
 //! `datum bundle`: one file per host holding its manifest and exactly the
 //! payloads it uses, signed, for agents in bundle mode.
 
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use datum_agent::bundle::{Batch, Payloads, Stamp};
 use datum_agent::sshsig::SigningKey;
 use datum_core::bundle::Commit;
 use datum_core::check;
-use datum_core::fleet::Fleet;
+use datum_core::fleet::{Fleet, HostId};
 use datum_core::loader;
 use datum_core::manifest::Manifest;
 use datum_core::reader::{DirReader, Reader};
 use datum_core::report::count;
-use datum_core::resolve::resolve_all;
+use datum_core::resolve::{FleetResolution, resolve_all};
 use datum_fs::{Attrs, output_mode};
 use datum_git::{GitError, Repo, Revision};
 
@@ -37,7 +38,8 @@ use crate::ui::Ui;
 ///
 /// With --all, every host that resolves gets `DIR/<host>.bundle`; a host
 /// with an error `datum check` reports for it (it does not resolve, or it
-/// receives a secret it could not decrypt) gets no file (its errors are
+/// receives a secret it could not decrypt or whose file is damaged) gets
+/// no file (its errors are
 /// printed, and the status is 1), and other `.bundle` files in DIR are
 /// removed.
 ///
@@ -158,9 +160,10 @@ pub fn run(ui: &mut Ui, settings: &Settings, args: Args) -> Result<Status> {
         at,
         signed: signed_by(key.as_ref()),
     };
+    let reader = reader.as_ref();
     match &args.host {
-        Some(name) => one(ui, &batch, name, &args.out, &said),
-        None => every(ui, &batch, &args.out, &said),
+        Some(name) => one(ui, &batch, reader, name, &args.out, &said),
+        None => every(ui, &batch, reader, &args.out, &said),
     }
 }
 
@@ -171,16 +174,23 @@ struct Said {
 }
 
 /// `datum bundle HOST`: its bundle into `out`, or to stdout for `-`.
-fn one(ui: &mut Ui, batch: &Batch<'_>, name: &str, out: &Path, said: &Said) -> Result<Status> {
+fn one(
+    ui: &mut Ui,
+    batch: &Batch<'_>,
+    reader: &dyn Reader,
+    name: &str,
+    out: &Path,
+    said: &Said,
+) -> Result<Status> {
     let fleet = batch.fleet;
     let resolved = resolve_host(ui, fleet, name)?;
     resolved.require_ok()?;
     let all = resolve_all(fleet);
-    let plan = datum_secrets::Plan::new(fleet, &all);
-    if plan.hosts_in_error(fleet).contains(&resolved.host) {
-        ui.diagnostics(&fleet.files, &secrets_errors(fleet, &plan));
+    let (errors, withheld) = secrets_errors(fleet, &all, reader);
+    if withheld.contains(&resolved.host) {
+        ui.diagnostics(&fleet.files, &errors);
         return Err(CommandError::failed(format!(
-            "{name} would fail on arrival: a secret it receives is not encrypted so that it can decrypt it"
+            "{name} would fail on arrival: a secret it receives is damaged, or not encrypted so that it can decrypt it"
         ))
         .hint("`datum secret rekey` encrypts each secret to the hosts that receive it"));
     }
@@ -204,16 +214,21 @@ fn one(ui: &mut Ui, batch: &Batch<'_>, name: &str, out: &Path, said: &Said) -> R
 }
 
 /// `datum bundle --all`: a bundle per host that would not fail on arrival.
-fn every(ui: &mut Ui, batch: &Batch<'_>, out: &Path, said: &Said) -> Result<Status> {
+fn every(
+    ui: &mut Ui,
+    batch: &Batch<'_>,
+    reader: &dyn Reader,
+    out: &Path,
+    said: &Said,
+) -> Result<Status> {
     let fleet = batch.fleet;
     let all = resolve_all(fleet);
     // A host check reports a secrets error for would fail on arrival: it
     // gets no bundle, as a host that does not resolve.
-    let plan = datum_secrets::Plan::new(fleet, &all);
-    let withheld = plan.hosts_in_error(fleet);
+    let (secrets, withheld) = secrets_errors(fleet, &all, reader);
     let written = batch.write_all(&all, out, &withheld)?;
     let mut errors = check::errors(fleet, &all);
-    errors.extend(secrets_errors(fleet, &plan));
+    errors.extend(secrets);
     ui.diagnostics(&fleet.files, &errors);
     let Said { at, signed } = said;
     writeln!(
@@ -235,15 +250,26 @@ fn every(ui: &mut Ui, batch: &Batch<'_>, out: &Path, said: &Said) -> Result<Stat
 }
 
 /// The errors `check` reports about secrets (bad keys, hosts that could
-/// not decrypt what they receive).
+/// not decrypt what they receive, a ciphertext whose header does not
+/// read), and the hosts they reach: those would fail on arrival.
 fn secrets_errors(
     fleet: &Fleet,
-    plan: &datum_secrets::Plan,
-) -> Vec<datum_core::diagnostic::Diagnostic> {
-    plan.diagnostics(fleet)
+    all: &FleetResolution,
+    reader: &dyn Reader,
+) -> (Vec<datum_core::diagnostic::Diagnostic>, BTreeSet<HostId>) {
+    let plan = datum_secrets::Plan::new(fleet, all);
+    let mut withheld = plan.hosts_in_error(fleet);
+    let mut errors: Vec<_> = plan
+        .diagnostics(fleet)
         .into_iter()
         .filter(|d| d.is_error())
-        .collect()
+        .collect();
+    let (damaged, reached) = plan.ciphertext_errors(fleet, |path| {
+        reader.read_source(path, fleet.source_limit).ok()
+    });
+    errors.extend(damaged);
+    withheld.extend(reached);
+    (errors, withheld)
 }
 
 /// Refuses when the fleet in the working tree differs from the commit
