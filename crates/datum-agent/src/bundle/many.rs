@@ -22,6 +22,8 @@ pub struct Batch<'a> {
     pub payloads: &'a Payloads,
     pub stamp: Stamp<'a>,
     pub key: Option<&'a SigningKey>,
+    /// Seal each bundle to its host's `keys` (`--seal`).
+    pub seal: bool,
 }
 
 /// Why a run of bundles stopped.
@@ -50,9 +52,11 @@ impl Hinted for BatchError {
 impl Batch<'_> {
     /// The bundle of the host of `manifest` ([`make`]).
     pub fn make(&self, manifest: &Manifest<'_>) -> Result<Vec<u8>, BatchError> {
-        make(manifest, self.payloads, &self.stamp, self.key).map_err(|source| BatchError::Make {
-            host: manifest.host_name().to_owned(),
-            source,
+        make(manifest, self.payloads, &self.stamp, self.key, self.seal).map_err(|source| {
+            BatchError::Make {
+                host: manifest.host_name().to_owned(),
+                source,
+            }
         })
     }
 

@@ -47,6 +47,7 @@ mod rollout;
 mod rollout_status;
 mod rpm_root;
 mod schema;
+mod sealed;
 mod secret_fleet;
 mod secret_prompt;
 mod secrets;
