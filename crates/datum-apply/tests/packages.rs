@@ -195,6 +195,45 @@ fn dnf_installs_upgrades_downgrades_and_removes_in_a_rocky_like_root() {
     }
 }
 
+/// The links a real Fedora or EL root holds, which stay inside it, are
+/// followed: `/var/lib/rpm -> ../../usr/lib/sysimage/rpm` (Fedora 36 on),
+/// `/etc/yum/vars -> ../dnf/vars` (EL 8 on), whose variables name the
+/// repository's directory.
+#[test]
+fn links_that_stay_inside_a_fedora_like_root_are_followed() {
+    if !tools::installed(&["rpm", "rpmbuild", "createrepo_c", "dnf", "unshare"]) || !tools::root() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("root");
+    packages::rocky(&root);
+    fs::remove_dir(root.join("var/lib/rpm")).unwrap();
+    fs::create_dir_all(root.join("usr/lib/sysimage/rpm")).unwrap();
+    std::os::unix::fs::symlink("../../usr/lib/sysimage/rpm", root.join("var/lib/rpm")).unwrap();
+    fs::create_dir_all(root.join("etc/dnf/vars")).unwrap();
+    fs::create_dir_all(root.join("etc/yum")).unwrap();
+    std::os::unix::fs::symlink("../dnf/vars", root.join("etc/yum/vars")).unwrap();
+    fs::write(root.join("etc/dnf/vars/stream"), "local\n").unwrap();
+    let repo = root.join("srv/local");
+    packages::rpm(&repo, "hello-datum", None, "1.0", "1");
+    packages::createrepo(&repo);
+    fs::write(
+        root.join("etc/yum.repos.d/local.repo"),
+        "[local]\nbaseurl=file:///srv/$stream\ngpgcheck=0\n",
+    )
+    .unwrap();
+    let p = Packages::new(Root::at(&root));
+    let hello = spec("hello-datum", Ensure::Present, None);
+    p.converge(&hello, &[], &cx(false)).unwrap();
+    assert!(root.join("usr/share/hello-datum/version").exists());
+    assert!(
+        fs::read_dir(root.join("usr/lib/sysimage/rpm"))
+            .unwrap()
+            .any(|e| e.unwrap().file_name() == "rpmdb.sqlite")
+    );
+    assert_eq!(p.examine(&hello, &cx(false)).unwrap().changes, []);
+}
+
 /// A `version` without an epoch, for a package that has one, is
 /// installed by dnf (which matches any epoch) and then reads back as
 /// converged: a second run changes nothing.

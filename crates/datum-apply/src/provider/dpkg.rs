@@ -73,7 +73,7 @@ impl Dpkg {
     /// The `.deb` in the root's archive cache for a package (the given
     /// version, or the highest there is).
     fn find_deb(&self, dir: &Path, name: &str, version: Option<&str>) -> Result<PathBuf, Failure> {
-        super::local_repo::unlinked(&self.root, ARCHIVES).map_err(Failure::new)?;
+        super::local_repo::stays_inside(&self.root, ARCHIVES).map_err(Failure::new)?;
         let archives = dir.join(ARCHIVES.trim_start_matches('/'));
         let mut debs: Vec<PathBuf> = match fs::read_dir(&archives) {
             Ok(entries) => entries

@@ -24,9 +24,19 @@ pub fn checked(path: &str, as_written: &str) -> Result<(), String> {
     Ok(())
 }
 
-/// Refuses a symbolic link on the way to (or at) `abs` inside the root:
-/// a directory a package tool opens by its path on this machine.
-pub fn unlinked(root: &Root, abs: &str) -> Result<(), String> {
+/// Refuses `abs` when this machine, following links as a package tool
+/// does, would resolve it (or the part of it that exists) out of the
+/// root: a directory the tool opens by its path on this machine. A link
+/// on the way that leads inside the root is followed (EL's
+/// `/etc/yum/vars -> ../dnf/vars`, Fedora's `/var/lib/rpm ->
+/// ../../usr/lib/sysimage/rpm`); one that leads out, or nowhere, is refused.
+pub fn stays_inside(root: &Root, abs: &str) -> Result<(), String> {
+    let Some(dir) = root.dir() else {
+        return Ok(());
+    };
+    let real_root = dir
+        .canonicalize()
+        .map_err(|e| format!("{}: {e}", dir.display()))?;
     let mut prefix = String::new();
     for c in abs.split('/').filter(|c| !c.is_empty()) {
         prefix.push('/');
@@ -34,10 +44,16 @@ pub fn unlinked(root: &Root, abs: &str) -> Result<(), String> {
         match root.lstat(&prefix) {
             Ok(None) => return Ok(()),
             Ok(Some(m)) if m.file_type().is_symlink() => {
-                return Err(format!(
-                    "{} is a symbolic link: under --root the package tools open it by its path on this machine and would follow it out of the root; make it a directory",
-                    root.path(&prefix).display()
-                ));
+                let shown = root.path(&prefix);
+                let inside = shown
+                    .canonicalize()
+                    .is_ok_and(|real| real.starts_with(&real_root));
+                if !inside {
+                    return Err(format!(
+                        "{} is a symbolic link that leads out of the root (or nowhere): under --root the package tools open it by its path on this machine and would follow it; make it a directory, or a link inside the root",
+                        shown.display()
+                    ));
+                }
             }
             Ok(Some(_)) => {}
             Err(e) => return Err(format!("{}: {e}", root.path(&prefix).display())),

@@ -28,7 +28,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::Path;
 
-use crate::provider::local_repo::{checked, repository_dir, unlinked};
+use crate::provider::local_repo::{checked, repository_dir, stays_inside};
 use crate::root::Root;
 
 /// The largest key, certificate or variable file read from the root.
@@ -89,7 +89,7 @@ impl<'a> Relocator<'a> {
             vars.insert("releasever".to_owned(), v.to_owned());
         }
         for dir in VARS_DIRS.iter().rev() {
-            unlinked(root, dir)?;
+            stays_inside(root, dir)?;
             let names = root
                 .list(dir)
                 .map_err(|e| format!("cannot list {}: {e}", root.path(dir).display()))?;

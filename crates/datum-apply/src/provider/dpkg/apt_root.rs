@@ -27,7 +27,7 @@ use std::process::Command;
 
 use crate::provider::Failure;
 use crate::provider::command::tool;
-use crate::provider::local_repo::{checked, repository_dir, unlinked};
+use crate::provider::local_repo::{checked, repository_dir, stays_inside};
 use crate::root::Root;
 
 /// Where apt reads its sources, in the root.
@@ -45,7 +45,7 @@ const WRITTEN: [&str; 5] = [
 
 /// The names of the root's `datum-*.sources` files, sorted.
 pub fn datum_sources(root: &Root) -> Result<Vec<String>, Failure> {
-    unlinked(root, SOURCES_DIR).map_err(Failure::new)?;
+    stays_inside(root, SOURCES_DIR).map_err(Failure::new)?;
     let names = root.list(SOURCES_DIR).map_err(|e| {
         Failure::new(format!(
             "cannot list {}: {e}",
@@ -73,7 +73,7 @@ impl AptRoot {
             Failure::new(format!("cannot prepare apt's {what}: {e}"))
         };
         for abs in WRITTEN {
-            unlinked(root, abs).map_err(Failure::new)?;
+            stays_inside(root, abs).map_err(Failure::new)?;
         }
         for abs in [
             "/var/lib/apt/lists/partial",
