@@ -604,6 +604,17 @@ mod tests {
         assert_eq!(PAIRS.with(std::cell::Cell::get), 0, "pairs looked at");
         let codes: Vec<Code> = report.diagnostics.iter().map(|d| d.code).collect();
         assert_eq!(codes, [Code::Conflict]);
+        // Drawn capped, saying how much it leaves out.
+        let text = crate::present::diagnostic::to_text(&report.diagnostics[0], &fleet.files);
+        assert!(
+            text.contains("\n  and 980 more rows not shown; `--format json` lists every one\n  all 1000 layers match hosts h0, h1, h2, h3, h4 and 5 more at equal precedence\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("\n  and 980 more places not shown; `--format json` lists every one\n"),
+            "{text}"
+        );
+        assert_eq!(text.matches("  --> ").count(), 20, "{text}");
     }
 
     /// A small pseudo-random number generator (a linear congruential one):
