@@ -229,6 +229,8 @@ pub fn apply<R: Reporter>(
             insecure_allow_unsigned: false,
             input_expires: None,
             refusal_reason: None,
+            pending: None,
+            rolled_back: None,
         };
         let metrics = Path::new(crate::metrics::DEFAULT_PATH);
         let (_, _, more) = publish(machine, run, metrics, None, None);

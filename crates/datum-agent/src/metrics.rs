@@ -74,6 +74,7 @@ pub fn render(record: &RunRecord) -> String {
         &[("", record.fetch_failures_total as f64)],
     );
     input(&mut out, record);
+    rollout(&mut out, record);
     facts(&mut out, record);
     metric(
         &mut out,
@@ -113,7 +114,7 @@ fn input(out: &mut String, record: &RunRecord) {
             out,
             "datum_input_refusals_total",
             "counter",
-            "Inputs the agent refused, by reason (rollback, expired, signature, unsigned, no_signers, fleet, damaged, wrong_host, labels, other).",
+            "Inputs the agent refused, by reason (rollback, rolled_back, expired, signature, unsigned, no_signers, fleet, damaged, wrong_host, labels, other).",
             &refusals,
         );
     }
@@ -124,6 +125,45 @@ fn input(out: &mut String, record: &RunRecord) {
             "gauge",
             "When the signed input the host runs expires, in seconds since the Unix epoch: alert well before it.",
             &[("", expires as f64)],
+        );
+    }
+}
+
+/// A newer input waiting for its rollout wave, and an input taken back
+/// after its health checks failed: present only when there is one.
+fn rollout(out: &mut String, record: &RunRecord) {
+    let serial = |s: Option<u64>| s.map_or_else(String::new, |n| n.to_string());
+    if let Some(p) = &record.pending {
+        let l = labels(&[
+            ("commit", p.commit.as_deref().unwrap_or("")),
+            ("serial", &serial(p.serial)),
+        ]);
+        metric(
+            out,
+            "datum_pending_revision_info",
+            "gauge",
+            "A newer input the agent verified that waits for this host's rollout wave.",
+            &[(&l, 1.0)],
+        );
+        metric(
+            out,
+            "datum_pending_due_timestamp_seconds",
+            "gauge",
+            "When the pending input becomes due on this host, in seconds since the Unix epoch.",
+            &[("", p.due as f64)],
+        );
+    }
+    if let Some(r) = &record.rolled_back {
+        let l = labels(&[
+            ("commit", r.commit.as_deref().unwrap_or("")),
+            ("serial", &serial(r.serial)),
+        ]);
+        metric(
+            out,
+            "datum_rolled_back_revision_info",
+            "gauge",
+            "An input this host applied and took back because its health checks failed: refused until a newer one arrives.",
+            &[(&l, 1.0)],
         );
     }
 }

@@ -72,6 +72,46 @@ pub struct RunRecord {
     /// run.
     #[serde(default)]
     pub input_refusals_total: std::collections::BTreeMap<String, u64>,
+    /// A newer input, verified, that waits for its rollout wave: the host
+    /// stays on what it runs until `due`. `None` when nothing waits.
+    #[serde(default)]
+    pub pending: Option<PendingInput>,
+    /// This run applied an input whose health checks failed and put the
+    /// host back on the previous verified input. `None` when it did not.
+    #[serde(default)]
+    pub rolled_back: Option<RolledBack>,
+}
+
+/// An input the agent verified but has not applied yet (its wave's time
+/// has not come).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PendingInput {
+    /// Its commit, when it came from git.
+    pub commit: Option<String>,
+    /// Its serial, when it is a bundle that carries one.
+    pub serial: Option<u64>,
+    /// When it becomes due, seconds since the Unix epoch.
+    pub due: i64,
+}
+
+/// An input taken back because its health checks failed.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RolledBack {
+    /// The input refused from now on: its commit, when it came from git.
+    pub commit: Option<String>,
+    /// Its serial, when it is a bundle that carries one.
+    pub serial: Option<u64>,
+    /// The checks that failed, by name, with what they printed.
+    pub failed_checks: Vec<FailedCheck>,
+}
+
+/// One health check that failed.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FailedCheck {
+    /// The resource id (`Health[nginx]`).
+    pub id: String,
+    /// What it printed or why it failed, as the apply report has it.
+    pub output: String,
 }
 
 /// Where the input came from.

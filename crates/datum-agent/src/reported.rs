@@ -4,7 +4,8 @@
 //! right before a host refuses to apply.
 //!
 //! Every `*.json` file below DIR (a few directories deep, no link
-//! followed, hidden names skipped) that is a run report counts; for each
+//! followed, hidden names skipped) that is a run report counts
+//! ([`read_reports`], which `datum rollout status` reads them with too); for each
 //! host the newest report that carries facts is the one compared. Each
 //! label the fleet ties to a fact that disagrees with it is an error at
 //! the host's label; a file that is not a readable run report, and a
@@ -16,6 +17,7 @@ use std::path::{Path, PathBuf};
 use datum_core::diagnostic::{Code, Diagnostic};
 use datum_core::facts::{Observed, TIEABLE, check};
 use datum_core::fleet::Fleet;
+use rayon::prelude::*;
 
 use crate::report::RunRecord;
 
@@ -23,6 +25,8 @@ use crate::report::RunRecord;
 const DEPTH: usize = 4;
 /// The largest report read (reports carry diffs).
 const MAX_BYTES: u64 = 64 << 20;
+/// How many reports are parsed at once.
+const CHUNK: usize = 256;
 
 /// Why the directory could not be read at all.
 #[derive(Debug, thiserror::Error)]
@@ -39,8 +43,18 @@ struct Newest {
     record: RunRecord,
 }
 
-/// The diagnostics of `check --reports DIR` for `fleet`.
-pub fn check_reports(fleet: &Fleet, dir: &Path) -> Result<Vec<Diagnostic>, ReportsError> {
+/// Reads every run report below `dir` (every `*.json` file, a few
+/// directories deep, no link followed, hidden names skipped, in path
+/// order) and hands each to `each` with its path. Any layout of a
+/// collector's directory works, since a report names its host: reports
+/// POSTed to `report_url` and stored as they came, `DIR/<host>.json`,
+/// `DIR/<host>/last.json`, whole copies of hosts' report directories. A
+/// report found twice (`last.json` beside its `<run-id>.json`) is handed
+/// over twice. Files that are not run reports are warnings.
+pub fn read_reports(
+    dir: &Path,
+    mut each: impl FnMut(&Path, RunRecord),
+) -> Result<Vec<Diagnostic>, ReportsError> {
     let mut files = Vec::new();
     walk(dir, DEPTH, &mut files).map_err(|source| ReportsError {
         path: dir.to_owned(),
@@ -48,37 +62,48 @@ pub fn check_reports(fleet: &Fleet, dir: &Path) -> Result<Vec<Diagnostic>, Repor
     })?;
     files.sort();
     let mut diags = Vec::new();
-    let mut newest: BTreeMap<String, Newest> = BTreeMap::new();
-    for path in files {
-        let record = crate::file::read_file(&path, MAX_BYTES)
-            .map_err(|e| e.to_string())
-            .and_then(|bytes| {
-                let text = String::from_utf8(bytes).map_err(|_| "it is not UTF-8".to_owned())?;
-                RunRecord::from_json(&text).map_err(|e| e.to_string())
-            });
-        let record = match record {
-            Ok(r) => r,
-            Err(why) => {
-                diags.push(
+    // Parsed in parallel a chunk at a time (so memory holds one chunk of
+    // reports, however many there are), handed over in path order.
+    for chunk in files.chunks(CHUNK) {
+        let read: Vec<Result<RunRecord, String>> = chunk.par_iter().map(|p| read_one(p)).collect();
+        for (path, record) in chunk.iter().zip(read) {
+            match record {
+                Ok(r) => each(path, r),
+                Err(why) => diags.push(
                     Diagnostic::warning(
                         Code::BadReport,
                         format!("{} is not a run report Datum can read: {why}", path.display()),
                     )
                     .hint("the directory should hold the JSON run reports hosts write to /var/lib/datum/reports or POST to report_url"),
-                );
-                continue;
+                ),
             }
-        };
+        }
+    }
+    Ok(diags)
+}
+
+/// One report file, or why it is not one.
+fn read_one(path: &Path) -> Result<RunRecord, String> {
+    let bytes = crate::file::read_file(path, MAX_BYTES).map_err(|e| e.to_string())?;
+    let text = String::from_utf8(bytes).map_err(|_| "it is not UTF-8".to_owned())?;
+    RunRecord::from_json(&text).map_err(|e| e.to_string())
+}
+
+/// The diagnostics of `check --reports DIR` for `fleet`.
+pub fn check_reports(fleet: &Fleet, dir: &Path) -> Result<Vec<Diagnostic>, ReportsError> {
+    let mut newest: BTreeMap<String, Newest> = BTreeMap::new();
+    let mut diags = read_reports(dir, |path, record| {
         if record.facts.is_null() {
-            continue;
+            return;
         }
         let newer = newest.get(&record.host).is_none_or(|n| {
             (&record.finished, &record.run_id) > (&n.record.finished, &n.record.run_id)
         });
         if newer {
+            let path = path.to_owned();
             newest.insert(record.host.clone(), Newest { path, record });
         }
-    }
+    })?;
     for (host, n) in &newest {
         let Some(id) = fleet.host_id(host) else {
             diags.push(
@@ -140,4 +165,23 @@ fn walk(dir: &Path, depth: usize, out: &mut Vec<PathBuf>) -> std::io::Result<()>
         }
     }
     Ok(())
+}
+
+/// What `datum rollout status` needs of a report.
+pub fn rollout_view(record: &RunRecord) -> datum_core::rollout::status::Reported {
+    let ms = record.finished.since_epoch().as_millis();
+    datum_core::rollout::status::Reported {
+        host: record.host.clone(),
+        run_id: record.run_id.to_string(),
+        finished: u64::try_from(ms).unwrap_or(u64::MAX),
+        finished_text: record.finished.rfc3339(),
+        commit: record.commit.clone(),
+        exit_status: record.exit_status,
+        failed: record.counts.failed,
+        pending: record.pending.as_ref().map(|p| (p.commit.clone(), p.due)),
+        rolled_back: record.rolled_back.as_ref().map(|r| {
+            let checks = r.failed_checks.iter().map(|c| c.id.clone()).collect();
+            (r.commit.clone(), checks)
+        }),
+    }
 }

@@ -3,14 +3,14 @@
 //! another, as ripgrep's `Sink` separates searching from printing).
 
 use std::fmt;
-use std::io::{self, Write};
+use std::io;
 use std::time::Duration;
 
+mod human;
 mod json;
+pub use human::HumanReporter;
 pub use json::JsonReporter;
 
-use datum_core::present::{Plain, Styled, Tag, unified};
-use datum_core::printable::escape;
 use datum_core::schema::ResourceId;
 
 /// What a [`Change`] changes: an attribute of a resource, or what a run
@@ -407,159 +407,10 @@ pub trait Reporter {
     }
 }
 
-/// The terminal: every resource that is not unchanged, with its changes and
-/// diffs, then a summary line. Statuses, old and new values and the lines
-/// of a content diff are tagged with what they are, for a terminal to
-/// colour ([`Styled`]).
-pub struct HumanReporter<S> {
-    out: S,
-}
-
-impl<W: Write> HumanReporter<Plain<W>> {
-    /// Plain text into `out`.
-    pub fn new(out: W) -> HumanReporter<Plain<W>> {
-        HumanReporter { out: Plain(out) }
-    }
-
-    pub fn into_inner(self) -> W {
-        self.out.0
-    }
-}
-
-impl<S: Styled> HumanReporter<S> {
-    /// Text into a writer that may show its tags (a terminal).
-    pub fn styled(out: S) -> HumanReporter<S> {
-        HumanReporter { out }
-    }
-
-    /// `  mode 0644 -> 0600`: what was found tagged removed, what is wanted added.
-    fn change(&mut self, c: &Change) -> io::Result<()> {
-        let out = &mut self.out;
-        write!(out, "  {}", c.attribute)?;
-        match (&c.from, &c.to) {
-            (Some(f), to) => {
-                write!(out, " ")?;
-                out.tagged(Tag::Removed, &escape(f))?;
-                write!(out, " -> ")?;
-                out.tagged(Tag::Added, &escape(to.as_deref().unwrap_or("(none)")))?;
-            }
-            (None, Some(t)) => write!(out, " {}", escape(t))?,
-            (None, None) => {}
-        }
-        writeln!(out)?;
-        // The content on both sides is whatever the manifest and the disk
-        // hold: shown, never obeyed by the terminal. Lines end at `\n`
-        // only, so a `\r` in one is seen as `\r`.
-        if let Some(diff) = &c.diff {
-            unified::draw(out, "    ", diff)?;
-        }
-        Ok(())
-    }
-}
-
-/// How a status reads at the start of a resource's line.
-fn status_tag(status: Status) -> Option<Tag> {
-    match status {
-        Status::Changed | Status::WouldChange => Some(Tag::Changed),
-        Status::Failed => Some(Tag::Failure),
-        Status::Skipped => Some(Tag::Quiet),
-        Status::Unchanged => None,
-    }
-}
-
-impl<S: Styled> Reporter for HumanReporter<S> {
-    fn start(&mut self, run: &RunInfo) -> io::Result<()> {
-        let what = if run.noop { "noop for" } else { "applying" };
-        let resources = match run.resources {
-            1 => "1 resource".to_owned(),
-            n => format!("{n} resources"),
-        };
-        let place = match &run.root {
-            Some(root) => format!(", under {root}"),
-            None => String::new(),
-        };
-        let promise = if run.noop {
-            "; nothing will be changed"
-        } else {
-            ""
-        };
-        writeln!(self.out, "{what} {}: {resources}{place}{promise}", run.host)
-    }
-
-    fn note(&mut self, text: &str) -> io::Result<()> {
-        self.out.tagged(Tag::Note, "note:")?;
-        writeln!(self.out, " {text}")
-    }
-
-    fn resource(&mut self, o: &Outcome) -> io::Result<()> {
-        if o.status == Status::Unchanged && o.notes.is_empty() {
-            return Ok(());
-        }
-        let head = if o.summary.is_empty() {
-            o.id.clone()
-        } else {
-            format!("{} {}", o.id, o.summary)
-        };
-        let status = format!("{}:", o.status.name());
-        self.out.part(status_tag(o.status), &status)?;
-        match &o.reason {
-            Some(r @ Reason::After { .. }) => writeln!(self.out, " {head}: {r}")?,
-            _ => writeln!(self.out, " {head}")?,
-        }
-        for c in &o.changes {
-            self.change(c)?;
-        }
-        if let Some(c) = &o.command {
-            writeln!(self.out, "  {}", c.exit)?;
-            for l in c.output.lines() {
-                writeln!(self.out, "  | {}", escape(l))?;
-            }
-        }
-        if let Some(Reason::Failed(why)) = &o.reason {
-            write!(self.out, "  ")?;
-            self.out.tagged(Tag::Failure, "error:")?;
-            writeln!(self.out, " {why}")?;
-        }
-        for n in &o.notes {
-            write!(self.out, "  ")?;
-            self.out.tagged(Tag::Note, "note:")?;
-            writeln!(self.out, " {n}")?;
-        }
-        Ok(())
-    }
-
-    fn health(&mut self, c: &Checked) -> io::Result<()> {
-        let (tag, word) = if c.passed {
-            (None, "health passed:")
-        } else {
-            (Some(Tag::Failure), "health failed:")
-        };
-        self.out.part(tag, word)?;
-        writeln!(
-            self.out,
-            " {} {}: {}",
-            c.id,
-            escape(&c.what),
-            escape(&c.detail)
-        )?;
-        if !c.passed {
-            for l in c.output.lines() {
-                writeln!(self.out, "  | {}", escape(l))?;
-            }
-        }
-        Ok(())
-    }
-
-    fn finish(&mut self, summary: &Summary) -> io::Result<()> {
-        self.out.tagged(Tag::Heading, "summary:")?;
-        writeln!(self.out, " {}", summary.line())?;
-        self.out.flush()
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use datum_core::present::Styled;
 
     fn outcome(status: Status, changes: Vec<Change>, reason: Option<Reason>) -> Outcome {
         Outcome {

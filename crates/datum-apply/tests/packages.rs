@@ -127,14 +127,21 @@ fn dnf_installs_upgrades_downgrades_and_removes_in_a_rocky_like_root() {
         assert_eq!(p.examine(s, &cx(false)).unwrap().changes, []);
     }
     assert_eq!(tree(root), settled);
-    // The epoch is compared as rpm does: `0.5-3.el9` is not `1:0.5-3.el9`.
-    let wrong_epoch = spec("other-datum", Ensure::Present, Some("0.5-3.el9"));
+    // An epoch is compared when written, as dnf selects: `0:0.5-3.el9`
+    // is not `1:0.5-3.el9`, and `0.5-3.el9` names it (any epoch).
+    let wrong_epoch = spec("other-datum", Ensure::Present, Some("0:0.5-3.el9"));
     assert_eq!(
         p.examine(&wrong_epoch, &cx(false)).unwrap().changes,
-        [Change::new(Attribute::Version, "1:0.5-3.el9", "0.5-3.el9")]
+        [Change::new(
+            Attribute::Version,
+            "1:0.5-3.el9",
+            "0:0.5-3.el9"
+        )]
     );
-    let same = spec("other-datum", Ensure::Present, Some("1:0.5"));
-    assert_eq!(p.examine(&same, &cx(false)).unwrap().changes, []);
+    for v in ["1:0.5", "0.5-3.el9", "0.5"] {
+        let same = spec("other-datum", Ensure::Present, Some(v));
+        assert_eq!(p.examine(&same, &cx(false)).unwrap().changes, [], "{v}");
+    }
 
     // Upgrade, then back down, each by version.
     let up = spec("hello-datum", Ensure::Present, Some("2.0-1"));
@@ -188,6 +195,72 @@ fn dnf_installs_upgrades_downgrades_and_removes_in_a_rocky_like_root() {
     }
 }
 
+/// The links a real Fedora or EL root holds, which stay inside it, are
+/// followed: `/var/lib/rpm -> ../../usr/lib/sysimage/rpm` (Fedora 36 on),
+/// `/etc/yum/vars -> ../dnf/vars` (EL 8 on), whose variables name the
+/// repository's directory.
+#[test]
+fn links_that_stay_inside_a_fedora_like_root_are_followed() {
+    if !tools::installed(&["rpm", "rpmbuild", "createrepo_c", "dnf", "unshare"]) || !tools::root() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("root");
+    packages::rocky(&root);
+    fs::remove_dir(root.join("var/lib/rpm")).unwrap();
+    fs::create_dir_all(root.join("usr/lib/sysimage/rpm")).unwrap();
+    std::os::unix::fs::symlink("../../usr/lib/sysimage/rpm", root.join("var/lib/rpm")).unwrap();
+    fs::create_dir_all(root.join("etc/dnf/vars")).unwrap();
+    fs::create_dir_all(root.join("etc/yum")).unwrap();
+    std::os::unix::fs::symlink("../dnf/vars", root.join("etc/yum/vars")).unwrap();
+    fs::write(root.join("etc/dnf/vars/stream"), "local\n").unwrap();
+    let repo = root.join("srv/local");
+    packages::rpm(&repo, "hello-datum", None, "1.0", "1");
+    packages::createrepo(&repo);
+    fs::write(
+        root.join("etc/yum.repos.d/local.repo"),
+        "[local]\nbaseurl=file:///srv/$stream\ngpgcheck=0\n",
+    )
+    .unwrap();
+    let p = Packages::new(Root::at(&root));
+    let hello = spec("hello-datum", Ensure::Present, None);
+    p.converge(&hello, &[], &cx(false)).unwrap();
+    assert!(root.join("usr/share/hello-datum/version").exists());
+    assert!(
+        fs::read_dir(root.join("usr/lib/sysimage/rpm"))
+            .unwrap()
+            .any(|e| e.unwrap().file_name() == "rpmdb.sqlite")
+    );
+    assert_eq!(p.examine(&hello, &cx(false)).unwrap().changes, []);
+}
+
+/// A `version` without an epoch, for a package that has one, is
+/// installed by dnf (which matches any epoch) and then reads back as
+/// converged: a second run changes nothing.
+#[test]
+fn a_version_without_its_epoch_converges() {
+    if !tools::installed(&["rpm", "rpmbuild", "createrepo_c", "dnf", "unshare"]) || !tools::root() {
+        return;
+    }
+    let dir = rocky_with_repo();
+    let root = dir.path();
+    let p = Packages::new(Root::at(root));
+    let other = spec("other-datum", Ensure::Present, Some("0.5-3.el9"));
+    let ex = p.examine(&other, &cx(false)).unwrap();
+    p.converge(&other, &ex.changes, &cx(false)).unwrap();
+    assert!(
+        packages::rpm_query(root, &["other-datum"]).starts_with("other-datum-1:0.5-3.el9 "),
+        "{}",
+        packages::rpm_query(root, &["other-datum"])
+    );
+    assert_eq!(p.examine(&other, &cx(false)).unwrap().changes, []);
+    // Asking for epoch 0 explicitly is another version, which the
+    // repository does not have.
+    let zero = spec("other-datum", Ensure::Present, Some("0:0.5-3.el9"));
+    let err = p.converge(&zero, &[], &cx(false)).unwrap_err().0;
+    assert!(err.contains("other-datum-0:0.5-3.el9"), "{err}");
+}
+
 #[test]
 fn dnf_refreshes_its_cache_only_after_a_repository_changed() {
     if !tools::installed(&["rpm", "rpmbuild", "createrepo_c", "dnf", "unshare"]) || !tools::root() {
@@ -215,26 +288,283 @@ fn dnf_refreshes_its_cache_only_after_a_repository_changed() {
     assert!(!err.contains("--refresh"), "{err}");
 }
 
+/// A Rocky-like root in `dir/root` whose one `.repo` file is `repo`, and
+/// a real repository (of hello-datum) outside it, in `dir/host/repo`,
+/// for the root's links to lead to.
+fn root_with_planted_repo(dir: &Path, repo: &str) -> PathBuf {
+    let root = dir.join("root");
+    packages::rocky(&root);
+    let host = dir.join("host/repo");
+    packages::rpm(&host, "hello-datum", None, "1.0", "1");
+    packages::createrepo(&host);
+    fs::write(dir.join("host/secret"), "the host's\n").unwrap();
+    fs::write(root.join("etc/yum.repos.d/planted.repo"), repo).unwrap();
+    root
+}
+
+/// What dnf's configuration in a root names is the root's own: a link to
+/// the host's files on the way to a repository, in it, at a key or a
+/// certificate, is refused before dnf runs, as is any network source;
+/// nothing is installed from the host's repository.
 #[test]
-fn a_repository_outside_the_root_is_refused() {
-    if !tools::installed(&["rpm", "dnf", "unshare"]) || !tools::root() {
+fn a_repository_leading_out_of_the_root_is_refused() {
+    if !tools::installed(&["rpm", "rpmbuild", "createrepo_c", "dnf", "unshare"]) || !tools::root() {
+        return;
+    }
+    let link = |to: &Path, at: &Path| {
+        fs::create_dir_all(at.parent().unwrap()).unwrap();
+        std::os::unix::fs::symlink(to, at).unwrap();
+    };
+    let real_repo = |root: &Path| {
+        packages::rpm(&root.join("srv/repo"), "other-datum", None, "1.0", "1");
+        packages::createrepo(&root.join("srv/repo"));
+    };
+    type Plant = fn(&Path, &Path, &dyn Fn(&Path, &Path), &dyn Fn(&Path));
+    let cases: [(&str, &str, Plant); 7] = [
+        // The root's /srv is the host's directory.
+        (
+            "[r]\nbaseurl=file:///srv/repo\ngpgcheck=0\n",
+            "root/srv is a symbolic link",
+            |d, root, link, _| link(&d.join("host"), &root.join("srv")),
+        ),
+        // Past the deepest directory that exists before dnf expands its
+        // variables: `$basearch` names a link to the host's repository.
+        (
+            "[r]\nbaseurl=file:///srv/r/$basearch\ngpgcheck=0\n",
+            "is a symbolic link",
+            |d, root, link, _| {
+                let arch = std::env::consts::ARCH;
+                let arch = if arch == "x86" { "i386" } else { arch };
+                link(&d.join("host/repo"), &root.join("srv/r").join(arch));
+            },
+        ),
+        // A relative link inside the repository's directory.
+        (
+            "[r]\nbaseurl=file:///srv/repo\ngpgcheck=0\n",
+            "is a symbolic link inside the repository",
+            |_, root, link, real| {
+                real(root);
+                fs::rename(root.join("srv/repo/repodata"), root.join("srv/repodata")).unwrap();
+                link(
+                    Path::new("../../../host/repo/repodata"),
+                    &root.join("srv/repo/repodata"),
+                );
+            },
+        ),
+        (
+            "[r]\nbaseurl=file:///srv/repo\ngpgcheck=1\ngpgkey=file:///etc/pki/rpm-gpg/k\n",
+            "cannot read the key",
+            |d, root, link, real| {
+                real(root);
+                link(&d.join("host/secret"), &root.join("etc/pki/rpm-gpg/k"));
+            },
+        ),
+        (
+            "[r]\nbaseurl=file:///srv/repo\ngpgcheck=0\nsslcacert=/etc/pki/ca.pem\n",
+            "cannot read the file",
+            |d, root, link, real| {
+                real(root);
+                link(&d.join("host/secret"), &root.join("etc/pki/ca.pem"));
+            },
+        ),
+        (
+            "[r]\nmirrorlist=https://mirrors.example.org/?repo=x\ngpgcheck=0\n",
+            "line 2: `mirrorlist`: under --root nothing is downloaded",
+            |_, _, _, _| {},
+        ),
+        (
+            "[r]\nbaseurl=file:///srv/repo\nmetalink=file:///srv/metalink.xml\ngpgcheck=0\n",
+            "line 3: `metalink`",
+            |_, root, _, real| real(root),
+        ),
+    ];
+    for (repo, want, plant) in cases {
+        let dir = tempfile::tempdir().unwrap();
+        let root = root_with_planted_repo(dir.path(), repo);
+        plant(dir.path(), &root, &link, &real_repo);
+        let p = Packages::new(Root::at(&root));
+        let hello = spec("hello-datum", Ensure::Present, None);
+        let err = p.converge(&hello, &[], &cx(false)).unwrap_err().0;
+        assert!(err.contains(want), "{repo}: {err}");
+        assert!(
+            err.contains("etc/yum.repos.d/planted.repo"),
+            "{repo}: {err}"
+        );
+        assert!(!err.contains("the host's"), "{repo}: {err}");
+        assert!(
+            !root.join("usr/share/hello-datum/version").exists(),
+            "{repo}: installed from the host"
+        );
+    }
+    // A link where dnf keeps its cache leads it out of the root too.
+    let dir = tempfile::tempdir().unwrap();
+    let root = root_with_planted_repo(dir.path(), "[r]\nbaseurl=file:///srv/repo\ngpgcheck=0\n");
+    real_repo(&root);
+    link(&dir.path().join("host"), &root.join("var/cache/dnf"));
+    let p = Packages::new(Root::at(&root));
+    let err = p
+        .converge(&spec("other-datum", Ensure::Present, None), &[], &cx(false))
+        .unwrap_err()
+        .0;
+    assert!(err.contains("var/cache/dnf is a symbolic link"), "{err}");
+    // Without links, the same repository installs from the root.
+    fs::remove_file(root.join("var/cache/dnf")).unwrap();
+    p.converge(&spec("other-datum", Ensure::Present, None), &[], &cx(false))
+        .unwrap();
+    assert!(root.join("usr/share/other-datum/version").exists());
+}
+
+/// What dpkg started in the root, from the log it writes: one line per
+/// run (`archives install`, `packages remove`).
+fn dpkg_runs(root: &Path) -> Vec<String> {
+    fs::read_to_string(root.join("var/log/dpkg.log"))
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| Some(l.split_once(" startup ")?.1.to_owned()))
+        .collect()
+}
+
+/// apt's share of a run is one dpkg run per verb under --root: a package
+/// and the one it depends on, given in the order that fails one at a
+/// time, install together, and are removed together.
+#[test]
+fn apt_installs_and_removes_in_one_dpkg_run_each() {
+    if !tools::installed(&["dpkg", "dpkg-deb"]) {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    let root = dir.path().join("root");
-    packages::rocky(&root);
-    std::os::unix::fs::symlink(dir.path(), root.join("srv")).unwrap_or_else(|_| {
-        fs::create_dir_all(root.join("srv")).unwrap();
-    });
-    fs::write(
-        root.join("etc/yum.repos.d/out.repo"),
-        "[out]\nbaseurl=file:///srv/elsewhere\ngpgcheck=0\n",
-    )
-    .unwrap();
-    let p = Packages::new(Root::at(&root));
-    let hello = spec("hello-datum", Ensure::Present, None);
-    let err = p.converge(&hello, &[], &cx(false)).unwrap_err().0;
-    assert!(err.contains("leads out of the root"), "{err}");
+    let root = dir.path();
+    packages::debian(root);
+    let archives = root.join("var/cache/apt/archives");
+    packages::deb(&archives, "hello-datum", "1.0-1", None);
+    packages::deb(
+        &archives,
+        "other-datum",
+        "2.0-1",
+        Some("hello-datum (>= 1.0)"),
+    );
+    let p = Packages::new(Root::at(root));
+    let other = spec("other-datum", Ensure::Present, None);
+    let hello = spec("hello-datum", Ensure::Present, Some("1.0-1"));
+    for r in p.converge_batch(&[(&other, &[]), (&hello, &[])], &cx(false)) {
+        r.unwrap();
+    }
+    assert_eq!(dpkg_runs(root), ["archives install"]);
+    for (name, v) in [("hello-datum", "1.0-1"), ("other-datum", "2.0-1")] {
+        assert_eq!(
+            fs::read_to_string(root.join(format!("usr/share/{name}/version"))).unwrap(),
+            format!("{v}\n")
+        );
+    }
+    for s in [&other, &hello] {
+        assert_eq!(p.examine(s, &cx(false)).unwrap().changes, []);
+    }
+    // Removed, the one depended on first.
+    let gone = [
+        spec("hello-datum", Ensure::Absent, None),
+        spec("other-datum", Ensure::Absent, None),
+    ];
+    for r in p.converge_batch(&[(&gone[0], &[]), (&gone[1], &[])], &cx(false)) {
+        r.unwrap();
+    }
+    assert_eq!(dpkg_runs(root), ["archives install", "packages remove"]);
+    for s in &gone {
+        assert_eq!(p.examine(s, &cx(false)).unwrap().changes, []);
+    }
+    // One that dpkg cannot install fails the run's apt share, each
+    // package saying why.
+    let lonely = spec("other-datum", Ensure::Present, None);
+    let err = p.converge(&lonely, &[], &cx(false)).unwrap_err().0;
+    assert!(err.contains("dependency problems"), "{err}");
+    // An archive cache that is a link to the host's is not read.
+    let host = tempfile::tempdir().unwrap();
+    packages::deb(host.path(), "host-datum", "1.0-1", None);
+    fs::remove_dir_all(&archives).unwrap();
+    std::os::unix::fs::symlink(host.path(), &archives).unwrap();
+    let from_host = spec("host-datum", Ensure::Present, None);
+    let err = p.converge(&from_host, &[], &cx(false)).unwrap_err().0;
+    assert!(err.contains("archives is a symbolic link"), "{err}");
+    assert!(!root.join("usr/share/host-datum").exists());
+}
+
+/// Under --root apt reads the root's Repositories (`datum-*.sources`)
+/// only through their own paths: a link to the host's repository, on the
+/// way or inside it, a key that is a link, or an address on the network
+/// is refused before apt runs, and nothing is installed.
+#[test]
+fn an_apt_source_leading_out_of_the_root_is_refused() {
+    if !tools::installed(&[
+        "apt-get",
+        "dpkg",
+        "dpkg-deb",
+        "dpkg-scanpackages",
+        "gpg",
+        "unshare",
+    ]) || !tools::root()
+    {
+        return;
+    }
+    type Plant = fn(&Path, &Path);
+    let cases: [(&str, &str, Plant); 4] = [
+        (
+            "URIs: file:///srv/repo\nSigned-By: /etc/apt/keyrings/k.asc\n",
+            "root/srv is a symbolic link",
+            |d, root| std::os::unix::fs::symlink(d.join("host"), root.join("srv")).unwrap(),
+        ),
+        (
+            "URIs: file:///srv/repo\nSigned-By: /etc/apt/keyrings/k.asc\n",
+            "is a symbolic link inside the repository",
+            |d, root| {
+                fs::create_dir_all(root.join("srv/repo")).unwrap();
+                std::os::unix::fs::symlink(
+                    d.join("host/repo/InRelease"),
+                    root.join("srv/repo/InRelease"),
+                )
+                .unwrap();
+            },
+        ),
+        (
+            "URIs: file:///srv/repo\nSigned-By: /etc/apt/keyrings/host.asc\n",
+            "cannot read the key",
+            |d, root| {
+                fs::create_dir_all(root.join("srv/repo")).unwrap();
+                std::os::unix::fs::symlink(
+                    d.join("host/key.asc"),
+                    root.join("etc/apt/keyrings/host.asc"),
+                )
+                .unwrap();
+            },
+        ),
+        (
+            "URIs: https://deb.example.org/debian\nSigned-By: /etc/apt/keyrings/k.asc\n",
+            "line 3: `URIs`: `https://deb.example.org/debian` is not a file: address",
+            |_, _| {},
+        ),
+    ];
+    for (source, want, plant) in cases {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("root");
+        packages::debian(&root);
+        let host = dir.path().join("host/repo");
+        packages::deb(&host, "hello-datum", "1.0-1", None);
+        let key = packages::apt_repository(&host, &dir.path().join("gnupg"));
+        fs::write(dir.path().join("host/key.asc"), &key).unwrap();
+        fs::create_dir_all(root.join("etc/apt/sources.list.d")).unwrap();
+        fs::create_dir_all(root.join("etc/apt/keyrings")).unwrap();
+        fs::write(root.join("etc/apt/keyrings/k.asc"), &key).unwrap();
+        fs::write(
+            root.join("etc/apt/sources.list.d/datum-planted.sources"),
+            format!("Types: deb\nSuites: ./\n{source}"),
+        )
+        .unwrap();
+        plant(dir.path(), &root);
+        let p = Packages::new(Root::at(&root));
+        let hello = spec("hello-datum", Ensure::Present, None);
+        let err = p.converge(&hello, &[], &cx(false)).unwrap_err().0;
+        assert!(err.contains(want), "{source}: {err}");
+        assert!(err.contains("datum-planted.sources"), "{source}: {err}");
+        assert!(!root.join("usr/share/hello-datum").exists(), "{source}");
+    }
 }
 
 const ALPHABET: &[u8] = b"0012019aAbzZ.._+~^";

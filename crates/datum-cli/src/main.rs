@@ -23,6 +23,7 @@ mod commands;
 mod editor;
 mod exit;
 mod held;
+mod help;
 mod paint;
 mod passphrase;
 mod root;
@@ -33,7 +34,7 @@ mod version;
 
 use std::process::ExitCode;
 
-use clap::{CommandFactory, Parser};
+use clap::{CommandFactory, FromArgMatches, Parser};
 
 use crate::commands::Command;
 use crate::exit::Status;
@@ -101,13 +102,26 @@ fn first_line(rendered: &str) -> String {
     line.strip_prefix("error: ").unwrap_or(line).to_owned()
 }
 
+/// The command tree every parse, completion and manual page uses: the
+/// derived one, with each command's examples after its help.
+fn cli_command() -> clap::Command {
+    help::attach(Cli::command())
+}
+
+/// The command line, parsed against [`cli_command`].
+fn parse() -> Result<Cli, clap::Error> {
+    let mut cmd = cli_command();
+    let matches = cmd.try_get_matches_from_mut(std::env::args_os())?;
+    Cli::from_arg_matches(&matches).map_err(|e| e.format(&mut cmd))
+}
+
 fn main() -> ExitCode {
     // `COMPLETE=bash datum -- WORDS`, as the script of `datum completions`
     // runs it: print the candidates and exit.
-    clap_complete::CompleteEnv::with_factory(Cli::command)
+    clap_complete::CompleteEnv::with_factory(cli_command)
         .var(commands::completions::VAR)
         .complete();
-    let cli = match Cli::try_parse() {
+    let cli = match parse() {
         Ok(cli) => cli,
         // Help and --version print to stdout and succeed; anything else is
         // bad usage, with the status every other usage error exits with.

@@ -85,8 +85,8 @@ pub fn quoted(s: &str) -> String {
 
 /// A source line as it is shown under a diagnostic: each unprintable
 /// character replaced by one visible character (its control picture, `␛`
-/// for ESC), so that the columns a diagnostic points at stay where they
-/// were.
+/// for ESC, `␉` for a tab), so that the columns a diagnostic points at
+/// stay where they were.
 pub fn source_line(line: &str) -> Cow<'_, str> {
     if !line.chars().any(is_unprintable) {
         return Cow::Borrowed(line);
@@ -94,8 +94,8 @@ pub fn source_line(line: &str) -> Cow<'_, str> {
     Cow::Owned(
         line.chars()
             .map(|c| match c as u32 {
-                // Tabs are the renderer's to expand.
-                0x09 => c,
+                // A tab too (`␉`): expanded, it would pass for spaces, and
+                // a tab where YAML wants spaces is an error to see.
                 n @ 0x00..=0x1F => char::from_u32(0x2400 + n).unwrap_or('\u{FFFD}'),
                 0x7F => '\u{2421}',
                 _ if is_unprintable(c) => '\u{FFFD}',
@@ -129,7 +129,7 @@ mod tests {
     fn a_source_line_keeps_its_length_in_characters() {
         let line = "  title: \"\x1b[2J\u{9b}\t\u{7f}\"";
         let shown = source_line(line);
-        assert_eq!(shown, "  title: \"␛[2J\u{FFFD}\t␡\"");
+        assert_eq!(shown, "  title: \"␛[2J\u{FFFD}␉␡\"");
         assert_eq!(shown.chars().count(), line.chars().count());
     }
 }

@@ -23,6 +23,8 @@ use crate::hint::Hinted;
 use crate::report::count;
 use crate::selector::{Carried, Op, Selector};
 
+pub mod status;
+
 /// One wave of a plan.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Wave {

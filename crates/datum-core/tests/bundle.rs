@@ -44,6 +44,7 @@ fn every_host_of_the_example_fleet_bundles_and_reads_back() {
                     host: &host.name,
                     serial: Some(41),
                     expires: Some(1_700_604_800),
+                    not_before: Some(1_700_003_600),
                     commit: Some(Commit {
                         id: "0123456789abcdef0123456789abcdef01234567",
                         time: 1_700_000_000,
@@ -145,6 +146,7 @@ impl Contents {
                 host: &self.host,
                 serial: self.commit.as_ref().map(|(_, time)| time.unsigned_abs()),
                 expires: self.commit.as_ref().map(|(_, time)| time.wrapping_add(1)),
+                not_before: self.commit.as_ref().map(|(_, time)| time.wrapping_sub(1)),
                 commit: self
                     .commit
                     .as_ref()

@@ -167,3 +167,106 @@ pub fn arch(root: &Path, repo: &str) {
     )
     .unwrap();
 }
+
+/// Builds the Debian package `NAME_VERSION_all.deb` into `dir` with
+/// `dpkg-deb`, shipping `/usr/share/NAME/version` that holds `VERSION`,
+/// depending on `depends` (a `Depends:` value) when given; its path.
+pub fn deb(dir: &Path, name: &str, version: &str, depends: Option<&str>) -> std::path::PathBuf {
+    let build = tempfile_dir();
+    fs::create_dir_all(build.join("DEBIAN")).unwrap();
+    fs::create_dir_all(build.join(format!("usr/share/{name}"))).unwrap();
+    fs::write(
+        build.join(format!("usr/share/{name}/version")),
+        format!("{version}\n"),
+    )
+    .unwrap();
+    let depends = depends
+        .map(|d| format!("Depends: {d}\n"))
+        .unwrap_or_default();
+    fs::write(
+        build.join("DEBIAN/control"),
+        format!(
+            "Package: {name}\nVersion: {version}\nArchitecture: all\n{depends}Maintainer: Datum tests <t@example.invalid>\nDescription: a test package\n"
+        ),
+    )
+    .unwrap();
+    fs::create_dir_all(dir).unwrap();
+    let out = dir.join(format!("{name}_{version}_all.deb"));
+    ok(Command::new("dpkg-deb")
+        .args(["--root-owner-group", "--build"])
+        .arg(&build)
+        .arg(&out));
+    fs::remove_dir_all(&build).unwrap();
+    out
+}
+
+/// A Debian-like root: its os-release (`ID=debian`), root's account, an
+/// empty dpkg database and `/var/log` (where dpkg logs each run).
+pub fn debian(root: &Path) {
+    for d in [
+        "etc",
+        "var/lib/dpkg/info",
+        "var/lib/dpkg/updates",
+        "var/log",
+    ] {
+        fs::create_dir_all(root.join(d)).unwrap();
+    }
+    fs::write(root.join("var/lib/dpkg/status"), "").unwrap();
+    fs::write(root.join("etc/passwd"), "root:x:0:0:root:/root:/bin/bash\n").unwrap();
+    fs::write(root.join("etc/group"), "root:x:0:\n").unwrap();
+    fs::write(
+        root.join("etc/os-release"),
+        "NAME=\"Debian GNU/Linux\"\nID=debian\nVERSION_ID=\"12\"\n",
+    )
+    .unwrap();
+}
+
+/// Makes `dir`, holding `.deb` files, a flat apt repository (`Suites:
+/// ./`): its `Packages` index by `dpkg-scanpackages`, a `Release` file
+/// with the index's SHA-256, and `InRelease`, that file signed by a key
+/// made here in `gnupg` (no passphrase). Returns the key's public half,
+/// armored.
+pub fn apt_repository(dir: &Path, gnupg: &Path) -> String {
+    let packages = ok(Command::new("dpkg-scanpackages").current_dir(dir).args([
+        "--multiversion",
+        ".",
+        "/dev/null",
+    ]));
+    fs::write(dir.join("Packages"), &packages).unwrap();
+    let sum = ok(Command::new("sha256sum").arg(dir.join("Packages")));
+    let sum = sum.split_whitespace().next().unwrap().to_owned();
+    let date = ok(Command::new("date").args(["-R", "-u"]));
+    fs::write(
+        dir.join("Release"),
+        format!(
+            "Origin: datum-tests\nLabel: datum-tests\nDate: {}\nSHA256:\n {sum} {} Packages\n",
+            date.trim(),
+            packages.len()
+        ),
+    )
+    .unwrap();
+    fs::create_dir_all(gnupg).unwrap();
+    fs::set_permissions(gnupg, std::os::unix::fs::PermissionsExt::from_mode(0o700)).unwrap();
+    let gpg = |args: &[&str]| {
+        ok(Command::new("gpg")
+            .env("GNUPGHOME", gnupg)
+            .args(["--batch", "--yes", "--passphrase", ""])
+            .args(args))
+    };
+    gpg(&[
+        "--quick-gen-key",
+        "Datum test <apt@datum.invalid>",
+        "rsa2048",
+        "sign",
+        "never",
+    ]);
+    let release = dir.join("Release");
+    let inrelease = dir.join("InRelease");
+    gpg(&[
+        "--clearsign",
+        "-o",
+        inrelease.to_str().unwrap(),
+        release.to_str().unwrap(),
+    ]);
+    gpg(&["--armor", "--export", "apt@datum.invalid"])
+}

@@ -13,7 +13,7 @@ use datum_core::resolve::FleetResolution;
 use datum_fs::OutDir;
 use rayon::prelude::*;
 
-use super::{MakeError, Payloads, Stamp, make};
+use super::{MakeError, Payloads, Stamp, Waits, make};
 use crate::sshsig::SigningKey;
 
 /// What every host's bundle of one run shares.
@@ -21,6 +21,9 @@ pub struct Batch<'a> {
     pub fleet: &'a Fleet,
     pub payloads: &'a Payloads,
     pub stamp: Stamp<'a>,
+    /// Each host's wait for its rollout wave; `None`: none waits
+    /// (`--immediate`, or no waves).
+    pub waits: Option<Waits<'a>>,
     pub key: Option<&'a SigningKey>,
     /// Seal each bundle to its host's `keys` (`--seal`).
     pub seal: bool,
@@ -50,9 +53,14 @@ impl Hinted for BatchError {
 }
 
 impl Batch<'_> {
-    /// The bundle of the host of `manifest` ([`make`]).
+    /// The bundle of the host of `manifest` ([`make`]), stamped with its
+    /// wave's wait.
     pub fn make(&self, manifest: &Manifest<'_>) -> Result<Vec<u8>, BatchError> {
-        make(manifest, self.payloads, &self.stamp, self.key, self.seal).map_err(|source| {
+        let stamp = Stamp {
+            not_before: self.waits.and_then(|w| w.not_before(manifest.host)),
+            ..self.stamp
+        };
+        make(manifest, self.payloads, &stamp, self.key, self.seal).map_err(|source| {
             BatchError::Make {
                 host: manifest.host_name().to_owned(),
                 source,

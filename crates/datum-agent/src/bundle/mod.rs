@@ -112,13 +112,15 @@ impl Hinted for MakeError {
     }
 }
 
-/// What every bundle of one release records besides its host's
-/// configuration: its serial, when it expires and the commit it was made
-/// from (each when known). All of it is signed.
+/// What a bundle records besides its host's configuration: its serial,
+/// when it expires, when it may be applied and the commit it was made from
+/// (each when known). All of it is signed.
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
 pub struct Stamp<'a> {
     pub serial: Option<u64>,
     pub expires: Option<i64>,
+    /// Before when the host may not apply it (its rollout wave's turn).
+    pub not_before: Option<i64>,
     pub commit: Option<Commit<'a>>,
 }
 
@@ -134,6 +136,31 @@ pub fn host_keys(manifest: &Manifest<'_>) -> Result<Vec<PublicKey>, MakeError> {
         return Err(MakeError::NoKeys);
     }
     Ok(keys)
+}
+
+/// When each host of a release may apply it: the time the bundles are
+/// made (the publisher's clock, never a committer's) plus the start of
+/// the host's wave in `plan`.
+#[derive(Copy, Clone, Debug)]
+pub struct Waits<'a> {
+    /// Seconds since the epoch.
+    pub made: i64,
+    pub plan: &'a datum_core::rollout::Plan,
+}
+
+impl Waits<'_> {
+    /// The host's `not_before`: none for a wave that starts at once, so a
+    /// host whose clock is behind the publisher's does not wait for it.
+    pub fn not_before(&self, host: datum_core::fleet::HostId) -> Option<i64> {
+        let start = self
+            .plan
+            .wave_of(host)
+            .map_or(0, |i| self.plan.waves[i].start);
+        (start > 0).then(|| {
+            self.made
+                .saturating_add(i64::try_from(start).unwrap_or(i64::MAX))
+        })
+    }
 }
 
 /// The bundle file for the host of `manifest`: its manifest in YAML, the
@@ -186,6 +213,7 @@ pub fn make(
             host: manifest.host_name(),
             serial: stamp.serial,
             expires: stamp.expires,
+            not_before: stamp.not_before,
             commit: stamp.commit,
         },
         format: ManifestFormat::Yaml,

@@ -8,12 +8,13 @@ use std::path::Path;
 use datum_apply::root::Refused;
 use datum_core::hint::Hinted;
 
-use super::{Agent, CACHED_BUNDLE, FLEET, Input, Log, Refusal, now_secs, refusal, refused};
+use super::{Agent, CACHED_BUNDLE, FLEET, Input, Log, Refusal, hold, now_secs, refusal, refused};
 use crate::bundle::{self, Opened};
 use crate::ca::CaFile;
 use crate::http::{self, FetchError, FetchOptions, Location};
 use crate::repo::ObjectId;
 use crate::rollback::{self, Applied, Progress};
+use crate::sshsig::AllowedSigners;
 use crate::sshsig::time::{format_utc, span};
 
 /// The bundle a run applies, and where it came from.
@@ -26,13 +27,17 @@ struct Fetched {
 }
 
 impl Agent {
+    /// The bundle this run applies: the fetched one when it passes every
+    /// check and its wave's time has come; else the last verified one
+    /// (the refusal, or the wait, is reported); `None` when the first
+    /// bundle a host gets waits for its wave.
     pub(super) fn bundle_input(
         &self,
         template: &str,
         ca: Option<&CaFile>,
         log: &mut Log,
         out: &mut dyn Write,
-    ) -> Result<Input, Refusal> {
+    ) -> Result<Option<Input>, Refusal> {
         let last = self.last_applied(log, out)?;
         log.expires = last.as_ref().and_then(Applied::expires);
         let signers = self.signers(self.config.public_keys.as_ref(), "public_keys")?;
@@ -45,12 +50,133 @@ impl Agent {
         })?;
         let fetched = self.fetch_bundle(&url, ca, log, out)?;
         log.source = Some(fetched.origin.clone());
-        let cached = fetched.cached;
-        let name = if cached {
-            CACHED_BUNDLE.to_owned()
-        } else {
-            http::redact(&url)
+        let (last, signers) = (last.as_ref(), signers.as_ref());
+        if fetched.cached {
+            let name = CACHED_BUNDLE;
+            return self
+                .bundle_checked(fetched.bytes, name, true, last, signers, log, out)
+                .map(Some);
+        }
+        let name = http::redact(&url);
+        let input = match self
+            .bundle_checked(fetched.bytes, &name, false, last, signers, log, out)
+            .and_then(|input| {
+                self.refused_again(&input, &name, log, out)?;
+                Ok(input)
+            }) {
+            Ok(input) => input,
+            Err(r) => return self.bundle_fallback(Some(r), last, signers, log, out),
         };
+        let now = now_secs();
+        let serial = input.applied.as_ref().and_then(Applied::serial);
+        // The same release, re-signed: nothing new to wait for. (Bundles
+        // made outside git, with neither, cannot be told apart.)
+        let placed = serial.is_some() || input.commit.is_some();
+        let same = placed
+            && last.is_some_and(|l| {
+                l.serial() == serial && l.commit().map(|c| c.to_string()) == input.commit
+            });
+        match input.not_before {
+            Some(due) if due > now && !same => {
+                let seen = match hold::load::<hold::Waiting>(&self.root, hold::PENDING) {
+                    Ok(Some(w)) if placed && w.is(input.commit.as_deref(), serial) => w.seen,
+                    _ => now,
+                };
+                let waiting = hold::Waiting {
+                    commit: input.commit.clone(),
+                    serial,
+                    seen,
+                    due,
+                };
+                self.wait_for(&waiting, log, out);
+                self.bundle_fallback(None, last, signers, log, out)
+            }
+            _ => Ok(Some(input)),
+        }
+    }
+
+    /// The last verified bundle, checked again, applied instead of a new
+    /// one that was `refused` (the run still exits 1) or waits for its
+    /// wave (`None`). Without one, the refusal stands, or nothing is applied.
+    fn bundle_fallback(
+        &self,
+        refused: Option<Refusal>,
+        last: Option<&Applied>,
+        signers: Option<&AllowedSigners>,
+        log: &mut Log,
+        out: &mut dyn Write,
+    ) -> Result<Option<Input>, Refusal> {
+        let Some(bytes) = self.cached_bundle() else {
+            return refused.map_or(Ok(None), Err);
+        };
+        match self.bundle_checked(bytes, CACHED_BUNDLE, true, last, signers, log, out) {
+            Ok(input) => {
+                log.source = Some(CACHED_BUNDLE.to_owned());
+                log.note(
+                    out,
+                    format!(
+                        "applying the last verified input instead: {}",
+                        self.root.path(CACHED_BUNDLE).display()
+                    ),
+                );
+                log.refused = refused;
+                Ok(Some(input))
+            }
+            Err(e) => match refused {
+                Some(r) => {
+                    log.note(
+                        out,
+                        format!(
+                            "the last verified input cannot be applied either: {}",
+                            e.message
+                        ),
+                    );
+                    Err(r)
+                }
+                None => Err(e),
+            },
+        }
+    }
+
+    /// The last verified bundle, checked again (a rollback puts it back).
+    pub(super) fn bundle_previous(
+        &self,
+        log: &mut Log,
+        out: &mut dyn Write,
+    ) -> Result<Option<Input>, Refusal> {
+        let last = self.last_applied(log, out)?;
+        let signers = self.signers(self.config.public_keys.as_ref(), "public_keys")?;
+        let Some(bytes) = self.cached_bundle() else {
+            return Ok(None);
+        };
+        let (last, signers) = (last.as_ref(), signers.as_ref());
+        self.bundle_checked(bytes, CACHED_BUNDLE, true, last, signers, log, out)
+            .map(Some)
+    }
+
+    /// The bundle kept when it was applied: only a regular file, never
+    /// through a link at its name, no larger than a fetched bundle may be.
+    fn cached_bundle(&self) -> Option<Vec<u8>> {
+        self.root
+            .read_small(CACHED_BUNDLE, FetchOptions::default().max_bytes)
+            .ok()
+            .flatten()
+    }
+
+    /// Opens and checks a bundle (`name` in messages): signature, fleet,
+    /// expiry, place after the last one (unless `cached`, the one applied
+    /// last), labels; its resources.
+    #[allow(clippy::too_many_arguments)]
+    fn bundle_checked(
+        &self,
+        bytes: Vec<u8>,
+        name: &str,
+        cached: bool,
+        last: Option<&Applied>,
+        signers: Option<&AllowedSigners>,
+        log: &mut Log,
+        out: &mut dyn Write,
+    ) -> Result<Input, Refusal> {
         let identity = self
             .config
             .identity
@@ -59,8 +185,8 @@ impl Agent {
         let keys = || bundle::read_host_key(&self.root, identity.as_deref());
         let mut clear = None;
         let opened = bundle::open(
-            &fetched.bytes,
-            signers.as_ref(),
+            &bytes,
+            signers,
             Some(&self.host),
             now_secs(),
             &keys,
@@ -84,22 +210,25 @@ impl Agent {
                 ),
             );
         }
-        let fleet = self.check_fleet(&opened, &name)?;
-        self.check_expiry(&opened, &name, last.as_ref(), cached, log, out)?;
-        let applied = self.bundle_place(&opened, &name, last.as_ref(), cached, log, out)?;
+        let fleet = self.check_fleet(&opened, name)?;
+        self.check_expiry(&opened, name, last, cached, log, out)?;
+        let applied = self.bundle_place(&opened, name, last, cached, log, out)?;
         self.check_labels(&opened.tied(), None, log)?;
-        let items = opened.items(&name).map_err(|e| {
+        let items = opened.items(name).map_err(|e| {
             refusal(
                 e.to_string(),
                 "make the bundle again with `datum bundle`, by the same Datum release as the agent",
             )
         })?;
+        let not_before = opened.header().not_before;
+        drop(opened);
         Ok(Input {
             items,
             commit: applied.commit().map(|id| id.to_string()),
+            not_before,
             applied: Some(applied),
             cached,
-            bundle: (!cached).then_some(fetched.bytes),
+            bundle: (!cached).then_some(bytes),
             fleet,
         })
     }
@@ -247,12 +376,7 @@ impl Agent {
             .unwrap_or("check the bundle URL and the server".into());
         log.note(out, format!("fetching the bundle failed: {e}"));
         let cache = self.root.path(CACHED_BUNDLE);
-        // Only a regular file, never through a link at its name, no larger
-        // than a fetched bundle may be.
-        let Ok(Some(bytes)) = self
-            .root
-            .read_small(CACHED_BUNDLE, FetchOptions::default().max_bytes)
-        else {
+        let Some(bytes) = self.cached_bundle() else {
             return Err(refusal(
                 "fetching failed, and no verified input is cached to fall back to",
                 hint,

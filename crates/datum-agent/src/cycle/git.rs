@@ -15,7 +15,7 @@ use datum_core::{host, loader};
 
 use datum_core::hint::Hinted;
 
-use super::{Agent, Input, Log, REPO, Refusal, now_secs, refusal, refused};
+use super::{Agent, Input, Log, REPO, Refusal, hold, now_secs, refusal, refused};
 use crate::fetch::{self, GitSource};
 use crate::gitsig;
 use crate::http;
@@ -80,6 +80,10 @@ struct Chosen {
 }
 
 impl Agent {
+    /// The commit this run applies: the newest fetched tip when it passes
+    /// every check and its wave's delay has passed since this host first
+    /// saw it; else the commit applied last (the refusal, or the wait, is
+    /// reported); `None` when the first tip a host gets waits.
     pub(super) fn git_input(
         &self,
         source: &GitSource,
@@ -87,29 +91,150 @@ impl Agent {
         max_age: Option<Duration>,
         log: &mut Log,
         out: &mut dyn Write,
-    ) -> Result<Input, Refusal> {
+    ) -> Result<Option<Input>, Refusal> {
         let last = self.last_applied(log, out)?;
         let signers = self.signers(self.config.allowed_signers.as_ref(), "allowed_signers")?;
         let repo_dir = self.root.path(REPO);
         let repo = LocalRepo::open_or_init(&repo_dir).map_err(|e| refused(&e))?;
-        let candidates = self.choose_commit(&repo, source, last.as_ref(), log, out)?;
-        let chosen = self.pick(&repo, candidates, signers.as_ref(), last.as_ref(), log, out)?;
-        log.source = Some(chosen.origin.clone());
-        if let Some(max_age) = max_age {
-            check_age(&chosen, max_age, now_secs(), log, out)?;
+        let (last, signers) = (last.as_ref(), signers.as_ref());
+        let candidates = self.choose_commit(&repo, source, last, log, out)?;
+        let fresh = self
+            .pick(&repo, candidates, signers, last, log, out)
+            .and_then(|chosen| {
+                log.source = Some(chosen.origin.clone());
+                if let Some(max_age) = max_age {
+                    check_age(&chosen, max_age, now_secs(), log, out)?;
+                }
+                let (items, delay) = self.git_items(&repo_dir, fleet, chosen.commit, log)?;
+                let input = git_input(chosen.commit, chosen.time, items, chosen.cached);
+                if !chosen.cached {
+                    self.refused_again(&input, &format!("commit {}", chosen.commit), log, out)?;
+                }
+                Ok((input, delay))
+            });
+        let (input, delay) = match fresh {
+            Ok(fresh) => fresh,
+            Err(r) => return self.git_fallback(Some(r), &repo, fleet, signers, last, log, out),
+        };
+        let commit = input.commit.clone();
+        let tip = input.applied.and_then(|a| a.commit());
+        let new = !input.cached && last.and_then(Applied::commit) != tip;
+        let Some(tip) = tip.filter(|_| new && delay > 0) else {
+            return Ok(Some(input));
+        };
+        if immediate(&repo, tip) {
+            self.progress(
+                out,
+                format_args!("commit {tip} says `Datum-Rollout: immediate`: no wave to wait for"),
+            );
+            return Ok(Some(input));
         }
-        let items = self.git_items(&repo_dir, fleet, chosen.commit, log)?;
-        Ok(Input {
-            items,
-            commit: Some(chosen.commit.to_string()),
-            applied: Some(Applied::Git {
-                commit: chosen.commit,
-                commit_time: chosen.time,
-            }),
-            cached: chosen.cached,
-            bundle: None,
-            fleet: None,
-        })
+        let now = now_secs();
+        let seen = match hold::load::<hold::Waiting>(&self.root, hold::PENDING) {
+            Ok(Some(w)) if w.is(commit.as_deref(), None) => w.seen,
+            Ok(_) => now,
+            Err(e) => {
+                log.note(out, e);
+                now
+            }
+        };
+        let due = seen.saturating_add(i64::try_from(delay).unwrap_or(i64::MAX));
+        if due <= now {
+            return Ok(Some(input));
+        }
+        let waiting = hold::Waiting {
+            commit,
+            serial: None,
+            seen,
+            due,
+        };
+        self.wait_for(&waiting, log, out);
+        self.git_fallback(None, &repo, fleet, signers, last, log, out)
+    }
+
+    /// The commit applied last, checked again, applied instead of a new
+    /// tip that was `refused` (the run still exits 1) or waits for its
+    /// wave (`None`). Without one, the refusal stands, or nothing is
+    /// applied.
+    #[allow(clippy::too_many_arguments)]
+    fn git_fallback(
+        &self,
+        refused: Option<Refusal>,
+        repo: &LocalRepo,
+        fleet: &str,
+        signers: Option<&AllowedSigners>,
+        last: Option<&Applied>,
+        log: &mut Log,
+        out: &mut dyn Write,
+    ) -> Result<Option<Input>, Refusal> {
+        let Some(&Applied::Git {
+            commit,
+            commit_time,
+        }) = last
+        else {
+            return refused.map_or(Ok(None), Err);
+        };
+        let chosen = Chosen {
+            commit,
+            time: commit_time,
+            origin: REPO.to_owned(),
+            cached: true,
+        };
+        let checked = self
+            .verify_commit(repo, &chosen, signers, last, log, out)
+            .and_then(|()| self.git_items(repo.path(), fleet, commit, log));
+        match checked {
+            Ok((items, _)) => {
+                log.source = Some(REPO.to_owned());
+                log.note(
+                    out,
+                    format!("applying the last verified input instead: commit {commit}"),
+                );
+                log.refused = refused;
+                Ok(Some(git_input(commit, commit_time, items, true)))
+            }
+            Err(e) => match refused {
+                Some(r) => {
+                    log.note(
+                        out,
+                        format!(
+                            "the last verified input cannot be applied either: {}",
+                            e.message
+                        ),
+                    );
+                    Err(r)
+                }
+                None => Err(e),
+            },
+        }
+    }
+
+    /// The commit applied last, checked again (a rollback puts it back).
+    pub(super) fn git_previous(
+        &self,
+        fleet: &str,
+        log: &mut Log,
+        out: &mut dyn Write,
+    ) -> Result<Option<Input>, Refusal> {
+        let last = self.last_applied(log, out)?;
+        let signers = self.signers(self.config.allowed_signers.as_ref(), "allowed_signers")?;
+        let Some(&Applied::Git {
+            commit,
+            commit_time,
+        }) = last.as_ref()
+        else {
+            return Ok(None);
+        };
+        let repo = LocalRepo::open_or_init(&self.root.path(REPO)).map_err(|e| refused(&e))?;
+        let chosen = Chosen {
+            commit,
+            time: commit_time,
+            origin: REPO.to_owned(),
+            cached: true,
+        };
+        self.verify_commit(&repo, &chosen, signers.as_ref(), last.as_ref(), log, out)?;
+        let (items, _) = self.git_items(repo.path(), fleet, commit, log)?;
+        Ok(Some(git_input(commit, commit_time, items, true)))
     }
 
     /// The branch's tip on every remote that answers (in the order of the
@@ -274,14 +399,16 @@ impl Agent {
         Ok(())
     }
 
-    /// The host's resources in the fleet at `commit` of the agent's repository.
+    /// The host's resources in the fleet at `commit` of the agent's
+    /// repository, and how long after this host first sees it its rollout
+    /// wave starts (seconds; the waves declared at that commit).
     fn git_items(
         &self,
         repo: &Path,
         fleet: &str,
         commit: ObjectId,
         log: &mut Log,
-    ) -> Result<Vec<Item>, Refusal> {
+    ) -> Result<(Vec<Item>, u64), Refusal> {
         let git = |e: datum_git::GitError| {
             refusal(
                 e.to_string(),
@@ -313,8 +440,58 @@ impl Agent {
         }
         self.check_labels(&fleet.tied(resolved.host), Some(&fleet.files), log)?;
         let manifest = Manifest::new(&fleet, resolved.host, &resolved.resolution);
-        Ok(items(&manifest, &reader))
+        let plan = datum_core::rollout::plan(&fleet);
+        let delay = plan
+            .wave_of(resolved.host)
+            .map_or(0, |i| plan.waves[i].start);
+        Ok((items(&manifest, &reader), delay))
     }
+}
+
+/// A git-mode input: `commit`, recorded as applied once applied.
+fn git_input(commit: ObjectId, time: i64, items: Vec<Item>, cached: bool) -> Input {
+    Input {
+        items,
+        commit: Some(commit.to_string()),
+        not_before: None,
+        applied: Some(Applied::Git {
+            commit,
+            commit_time: time,
+        }),
+        cached,
+        bundle: None,
+        fleet: None,
+    }
+}
+
+/// Whether `commit`'s message ends with the trailer `Datum-Rollout:
+/// immediate`: an urgent change (a revert) that skips the waves. The
+/// commit is signed, so the trailer is too.
+fn immediate(repo: &LocalRepo, commit: ObjectId) -> bool {
+    let Ok(found) = repo.gix().find_commit(commit) else {
+        return false;
+    };
+    let Ok(message) = found.message_raw() else {
+        return false;
+    };
+    has_immediate_trailer(&String::from_utf8_lossy(message))
+}
+
+/// Whether the last paragraph of `message` (its trailers) holds
+/// `Datum-Rollout: immediate` (the key's case does not matter, as git's
+/// does not).
+fn has_immediate_trailer(message: &str) -> bool {
+    let trimmed = message.trim_end();
+    let last = trimmed.rsplit("\n\n").next().unwrap_or("");
+    // A one-paragraph message has no trailers: its subject is not one.
+    if last.len() == trimmed.len() {
+        return false;
+    }
+    last.lines().any(|line| {
+        line.split_once(':').is_some_and(|(key, value)| {
+            key.trim().eq_ignore_ascii_case("Datum-Rollout") && value.trim() == "immediate"
+        })
+    })
 }
 
 /// A local remote (a path or `file://` URL) moved under the root, so that
@@ -359,6 +536,24 @@ fn with_diagnostics(message: String, files: &Files, diags: &[Diagnostic]) -> Str
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_immediate_trailer_is_read_from_the_last_paragraph_only() {
+        for yes in [
+            "Revert the resolver change\n\nDatum-Rollout: immediate\n",
+            "Fix\n\nBody text.\n\nSigned-off-by: A <a@x>\ndatum-rollout:  immediate\n",
+        ] {
+            assert!(has_immediate_trailer(yes), "{yes:?}");
+        }
+        for no in [
+            "Datum-Rollout: immediate\n",
+            "Fix\n\nDatum-Rollout: immediate\n\nThe body goes on.\n",
+            "Fix\n\nDatum-Rollout: later\n",
+            "Fix\n\nNot-Datum-Rollout: immediate\n",
+        ] {
+            assert!(!has_immediate_trailer(no), "{no:?}");
+        }
+    }
 
     #[test]
     fn local_remotes_move_under_the_root_and_others_do_not() {

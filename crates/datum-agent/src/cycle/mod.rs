@@ -2,16 +2,22 @@
 //! going back, apply it, record it, and report, whatever happened.
 //!
 //! The order matters for trust: nothing is applied that has not passed
-//! every check configured, and when fetching fails the input applied is
+//! every check configured. When fetching fails, when the new input is
+//! refused, and while it waits for its rollout wave, the input applied is
 //! the last one that passed them (checked again, since keys may have been
-//! revoked since). A refusal applies nothing and is reported like any run,
-//! with exit status 1.
+//! revoked since), so drift is corrected every run. A refusal is reported
+//! like any run, with exit status 1, even when the last verified input was
+//! applied. A new input whose health checks fail is taken back: the last
+//! verified input is applied again, and the new one refused from then on.
 //!
 //! - `git`, `bundle`: each mode's input, fetched and checked;
+//! - `hold`: the pending and the rolled-back input, kept between runs;
 //! - `record`: the finished run's report, metrics and POST.
 
+mod back;
 mod bundle;
 mod git;
+pub mod hold;
 mod record;
 
 use std::io::{self, Write};
@@ -27,7 +33,7 @@ use datum_core::hint::Hinted;
 use crate::ca::CaFile;
 use crate::config::{Config, Source};
 use crate::facts::{self, LabelMismatch};
-use crate::report::{Mode, RunRecord, Timestamp};
+use crate::report::{Mode, PendingInput, RolledBack, RunRecord, Timestamp};
 use crate::rollback::{Applied, Policy, StateFile};
 use crate::sshsig::AllowedSigners;
 
@@ -113,8 +119,9 @@ pub struct RunOutcome {
     pub record: RunRecord,
     /// How it ended, as the process exits and the record says.
     pub status: RunStatus,
-    /// Set when nothing was applied (the status is then
-    /// [`RunStatus::NotApplied`]).
+    /// Set when the input was refused (the status is then
+    /// [`RunStatus::NotApplied`], even when the last verified input was
+    /// applied instead).
     pub refusal: Option<Refusal>,
     /// Problems that did not change the run (a report that could not be
     /// written or sent).
@@ -139,6 +146,8 @@ type Converged = (
 struct Input {
     items: Vec<Item>,
     commit: Option<String>,
+    /// Before when it may not be applied (a bundle's signed `not_before`).
+    not_before: Option<i64>,
     /// What to record once applied; `None` when it cannot be compared later.
     applied: Option<Applied>,
     cached: bool,
@@ -164,6 +173,16 @@ struct Log {
     /// The input the host runs has expired: the run exits 1 even when
     /// applying succeeds.
     stale: bool,
+    /// The new input, refused while the last verified one was applied:
+    /// the run exits 1 even when applying succeeds.
+    refused: Option<Refusal>,
+    /// A newer input waiting for its wave.
+    pending: Option<PendingInput>,
+    /// The input taken back after its health checks failed (in this run
+    /// or an earlier one, while it is still what the source offers).
+    rolled_back: Option<RolledBack>,
+    /// This run applied an input whose checks failed and took it back.
+    rolled_back_now: bool,
 }
 
 impl Log {
@@ -219,11 +238,17 @@ impl Agent {
         };
         let (summary, resources, refusal, commit, cached) =
             self.converge(input, &observed, &mut log, out);
+        let refusal = refusal.or_else(|| log.refused.take());
         let fetch_failed = log.fetch_failed;
         let status = match (&summary, &refusal) {
+            (_, Some(_)) => RunStatus::NotApplied,
             (Some(_), None) if log.stale => RunStatus::NotApplied,
+            // The host changed, and a check failed: it stands on the
+            // input it ran before.
+            (Some(_), None) if log.rolled_back_now => RunStatus::ChangedAndFailed,
             (Some(s), None) => s.status(),
-            _ => RunStatus::NotApplied,
+            // Nothing to apply yet: the first input waits for its wave.
+            (None, None) => RunStatus::Unchanged,
         };
         if let Some(r) = &refusal {
             log.notes.push(r.message.clone());
@@ -246,6 +271,8 @@ impl Agent {
             insecure_allow_unsigned: unsigned,
             input_expires: log.expires,
             refusal_reason: refusal.as_ref().map(|r| r.reason),
+            pending: log.pending,
+            rolled_back: log.rolled_back,
         };
         let (record, report, warnings) = publish(
             &self.root,
@@ -269,7 +296,7 @@ impl Agent {
     /// input was the cached one).
     fn converge(
         &self,
-        input: Result<Input, Refusal>,
+        input: Result<Option<Input>, Refusal>,
         observed: &datum_apply::facts::Facts,
         log: &mut Log,
         out: &mut dyn Write,
@@ -285,12 +312,18 @@ impl Agent {
         };
         match input {
             Err(r) => refused(r),
-            Ok(input) => match self.apply(&input, observed, log, out) {
-                Ok((summary, json)) => {
-                    if let Some(applied) = &input.applied {
+            Ok(None) => (None, serde_json::Value::Null, None, None, false),
+            Ok(Some(input)) => match self.apply(&input, observed, log, out) {
+                Ok((summary, json, instead)) => {
+                    // After a rollback the host runs the input put back.
+                    let runs = instead.as_ref().unwrap_or(&input);
+                    if let Some(applied) = &runs.applied {
                         log.expires = applied.expires();
                     }
-                    (Some(summary), json, None, input.commit, input.cached)
+                    // A host waiting for its wave runs what it should:
+                    // not a stale input.
+                    let cached = (runs.cached || instead.is_some()) && log.pending.is_none();
+                    (Some(summary), json, None, runs.commit.clone(), cached)
                 }
                 Err(r) => refused(r),
             },
@@ -439,12 +472,58 @@ impl Agent {
         }
     }
 
-    /// Applies `input`, then records it (unless under noop).
+    /// Applies `input`, then records it (unless under noop). When it
+    /// changed something and a health check failed, the last verified
+    /// input is applied again and given back as the one the host runs,
+    /// and `input` is refused from then on ([`Agent::roll_back`]).
     fn apply(
         &self,
         input: &Input,
         observed: &datum_apply::facts::Facts,
         log: &mut Log,
+        out: &mut dyn Write,
+    ) -> Result<(Summary, serde_json::Value, Option<Input>), Refusal> {
+        let (summary, resources) = self.apply_items(&input.items, observed, out)?;
+        if self.options.noop {
+            return Ok((summary, resources, None));
+        }
+        if summary.health_failed > 0
+            && self.is_new(input)
+            && let Some(back) = self.roll_back(input, &resources, observed, log, out)
+        {
+            return Ok((back.0, back.1, Some(back.2)));
+        }
+        if let Some(applied) = &input.applied
+            && let Err(e) = StateFile::inside(&self.root, STATE).record(applied)
+        {
+            log.note(out, e.to_string());
+        }
+        if let Some(fleet) = &input.fleet
+            && let Err(e) = save_fleet(&self.root, fleet)
+        {
+            log.note(out, format!("the fleet's name was not recorded: {e}"));
+        }
+        if let Some(bytes) = &input.bundle
+            && let Err(e) = save_bundle(&self.root, bytes)
+        {
+            log.note(
+                out,
+                format!("the verified bundle was not kept for when fetching fails: {e}"),
+            );
+        }
+        if !input.cached
+            && let Err(e) = hold::clear(&self.root, hold::PENDING)
+        {
+            log.note(out, e);
+        }
+        Ok((summary, resources, None))
+    }
+
+    /// Runs apply on `items`: its summary and JSON report.
+    fn apply_items(
+        &self,
+        items: &[Item],
+        observed: &datum_apply::facts::Facts,
         out: &mut dyn Write,
     ) -> Result<(Summary, serde_json::Value), Refusal> {
         let providers = Providers::system(&self.root);
@@ -463,12 +542,7 @@ impl Agent {
                 json: JsonReporter::new(&mut json).with_facts(observed.tree()),
             };
             datum_apply::apply(
-                &self.host,
-                &input.items,
-                &providers,
-                &self.root,
-                &options,
-                &mut tee,
+                &self.host, items, &providers, &self.root, &options, &mut tee,
             )
         };
         let summary = match result {
@@ -484,28 +558,7 @@ impl Agent {
                 return Err(refusal(e.to_string(), hint));
             }
         };
-        let resources = apply_report(&json);
-        if !self.options.noop {
-            if let Some(applied) = &input.applied
-                && let Err(e) = StateFile::inside(&self.root, STATE).record(applied)
-            {
-                log.note(out, e.to_string());
-            }
-            if let Some(fleet) = &input.fleet
-                && let Err(e) = save_fleet(&self.root, fleet)
-            {
-                log.note(out, format!("the fleet's name was not recorded: {e}"));
-            }
-            if let Some(bytes) = &input.bundle
-                && let Err(e) = save_bundle(&self.root, bytes)
-            {
-                log.note(
-                    out,
-                    format!("the verified bundle was not kept for when fetching fails: {e}"),
-                );
-            }
-        }
-        Ok((summary, resources))
+        Ok((summary, apply_report(&json)))
     }
 }
 

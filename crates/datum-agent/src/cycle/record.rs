@@ -52,6 +52,10 @@ pub struct Run {
     pub input_expires: Option<i64>,
     /// Why the input was refused, when it was: counted by reason.
     pub refusal_reason: Option<&'static str>,
+    /// A newer input waiting for its rollout wave.
+    pub pending: Option<report::PendingInput>,
+    /// The input taken back after its health checks failed.
+    pub rolled_back: Option<report::RolledBack>,
 }
 
 /// Records a finished run: its report under `/var/lib/datum/reports` and
@@ -100,6 +104,8 @@ pub fn publish(
         insecure_allow_unsigned: run.insecure_allow_unsigned,
         input_expires: run.input_expires,
         input_refusals_total,
+        pending: run.pending,
+        rolled_back: run.rolled_back,
     };
     let report = reports
         .dir()

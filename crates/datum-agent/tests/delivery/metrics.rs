@@ -32,6 +32,8 @@ fn record() -> RunRecord {
         insecure_allow_unsigned: false,
         input_expires: None,
         input_refusals_total: Default::default(),
+        pending: None,
+        rolled_back: None,
     }
 }
 

@@ -5,7 +5,8 @@ use std::time::Duration;
 use datum_agent::http::FetchOptions;
 
 use datum_agent::report::{
-    self, Counts, KEEP, LAST, Mode, ReportError, Reports, RunId, RunRecord, Timestamp,
+    self, Counts, FailedCheck, KEEP, LAST, Mode, PendingInput, ReportError, Reports, RolledBack,
+    RunId, RunRecord, Timestamp,
 };
 use serde_json::json;
 
@@ -48,6 +49,19 @@ fn record(reports: &Reports, secs: u64) -> RunRecord {
         insecure_allow_unsigned: false,
         input_expires: None,
         input_refusals_total: Default::default(),
+        pending: (secs % 3 == 1).then(|| PendingInput {
+            commit: Some("89abcdef0123456789abcdef0123456789abcdef".into()),
+            serial: Some(41 + secs),
+            due: 1_767_229_200,
+        }),
+        rolled_back: (secs % 3 == 2).then(|| RolledBack {
+            commit: None,
+            serial: Some(40 + secs),
+            failed_checks: vec![FailedCheck {
+                id: "Health[nginx]".into(),
+                output: "connection refused".into(),
+            }],
+        }),
     }
 }
 
@@ -142,6 +156,8 @@ fn every_field_round_trips_through_the_file() {
         "insecure_allow_unsigned": false,
         "input_expires": null,
         "input_refusals_total": {},
+        "pending": {"commit": "89abcdef0123456789abcdef0123456789abcdef", "serial": 102, "due": 1_767_229_200},
+        "rolled_back": null,
     });
     assert_eq!(v, want);
     assert_eq!(r.duration(), Duration::from_millis(1250));
@@ -179,6 +195,32 @@ fn a_report_written_before_facts_were_recorded_still_reads() {
     assert_eq!(old.facts, serde_json::Value::Null);
     assert!(old.label_mismatches.is_empty());
     assert_eq!(old.host, r.host);
+}
+
+#[test]
+fn pending_and_rolled_back_inputs_round_trip_and_older_reports_read_without_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let reports = Reports::new(dir.path());
+    for secs in [1, 2] {
+        let r = record(&reports, secs);
+        let v: serde_json::Value = serde_json::from_str(&r.to_json()).unwrap();
+        if secs == 1 {
+            assert_eq!(v["pending"]["serial"], 42);
+            assert_eq!(v["pending"]["due"], 1_767_229_200);
+            assert_eq!(v["rolled_back"], serde_json::Value::Null);
+        } else {
+            assert_eq!(v["pending"], serde_json::Value::Null);
+            assert_eq!(v["rolled_back"]["failed_checks"][0]["id"], "Health[nginx]");
+        }
+        assert_eq!(RunRecord::from_json(&r.to_json()).unwrap(), r);
+        // Reports written before rollouts lack both fields.
+        let mut v = v;
+        let map = v.as_object_mut().unwrap();
+        map.remove("pending");
+        map.remove("rolled_back");
+        let old = RunRecord::from_json(&v.to_string()).unwrap();
+        assert_eq!((old.pending, old.rolled_back), (None, None));
+    }
 }
 
 #[test]

@@ -156,6 +156,8 @@ fn a_report_is_posted_over_https_with_the_ca_file() {
         insecure_allow_unsigned: false,
         input_expires: None,
         refusal_reason: None,
+        pending: None,
+        rolled_back: None,
     };
     let metrics = Path::new("/metrics.prom");
     let (_, _, warnings) = publish(&root, run(), metrics, Some(&url), Some(&ca));

@@ -10,16 +10,15 @@
 //! `--installroot`, without network (in a network namespace of its own),
 //! without plugins and with none of the host's configuration. It reads
 //! only the root's `/etc/dnf/dnf.conf` and the `.repo` files in its
-//! `/etc/yum.repos.d`, copied (through the root's own links only) into a
-//! scratch directory where every `file://` address of a `baseurl` or a
-//! `gpgkey` is made to point inside the root: `file:///srv/repo` in a
-//! root's `.repo` file is the root's `/srv/repo`, as it will be once the
-//! root boots. dnf keeps its cache, history and logs in the root
-//! (`/var/cache/dnf`, `/var/lib/dnf`, `/var/log`).
+//! `/etc/yum.repos.d`, rewritten by [`config`] into a scratch directory:
+//! every path they name is the root's, reached without a link, and every
+//! network source is refused. dnf keeps its cache, history and logs in
+//! the root (`/var/cache/dnf`, `/var/lib/dnf`, `/var/log`), which may not
+//! be reached through a link leading out of it.
 
+pub mod config;
 pub mod vercmp;
 
-use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -38,8 +37,13 @@ pub const DBPATH: &str = "/var/lib/rpm";
 const DB_FILES: [&str; 3] = ["rpmdb.sqlite", "Packages", "Packages.db"];
 /// Where the root's repositories are configured.
 pub const REPOS_DIR: &str = "/etc/yum.repos.d";
-/// The largest `.repo`, key or dnf.conf file read from the root.
+/// dnf's configuration in the root.
+const DNF_CONF: &str = "/etc/dnf/dnf.conf";
+/// The largest `.repo` or dnf.conf file read from the root.
 const CONFIG_LIMIT: u64 = 1 << 20;
+/// Where rpm and dnf write in the root: the rpm database, dnf's cache,
+/// history and logs.
+const WRITTEN: [&str; 4] = [DBPATH, "/var/cache/dnf", "/var/lib/dnf", "/var/log"];
 
 pub struct Dnf {
     root: Root,
@@ -55,8 +59,11 @@ impl Dnf {
     /// A root without an rpm database has nothing installed: it is not
     /// created by asking (`rpm -q` would).
     pub fn installed(&self, name: &str) -> Result<Vec<String>, Failure> {
-        if self.root.dir().is_some() && !self.has_database() {
-            return Ok(Vec::new());
+        if self.root.dir().is_some() {
+            super::local_repo::stays_inside(&self.root, DBPATH).map_err(Failure::new)?;
+            if !self.has_database() {
+                return Ok(Vec::new());
+            }
         }
         let mut cmd = self.rpm();
         cmd.args([
@@ -110,7 +117,7 @@ impl Dnf {
                 if let Some(want) = &s.version {
                     let wanted = Evr::parse(want);
                     let only = have.len() == 1;
-                    let matches = |h: &String| Evr::parse(h).compare(&wanted).is_eq();
+                    let matches = |h: &String| wanted.matches(&Evr::parse(h));
                     if !(only && matches(&have[0])) {
                         changes.push(Change::new(
                             Attribute::Version,
@@ -239,14 +246,33 @@ impl Scratch {
             std::fs::write(dir.path().join(name), bytes).map_err(|e| io(name, &e))
         };
         write(".rpmmacros", format!("%_dbpath {DBPATH}\n").as_bytes())?;
-        let read = |abs: &str| {
-            root.read_small(abs, CONFIG_LIMIT)
-                .map_err(|e| Failure::new(format!("cannot read {}: {e}", root.path(abs).display())))
-        };
-        write("dnf.conf", &read("/etc/dnf/dnf.conf")?.unwrap_or_default())?;
+        // What dnf and rpm open by their path on this machine, as they
+        // write: a link there would lead them out of the root.
+        for abs in WRITTEN {
+            super::local_repo::stays_inside(root, abs).map_err(Failure::new)?;
+        }
         std::fs::create_dir(dir.path().join("repos")).map_err(|e| io("repositories", &e))?;
-        std::fs::create_dir(dir.path().join("keys")).map_err(|e| io("keys", &e))?;
-        let mut keys = 0;
+        std::fs::create_dir(dir.path().join("files"))
+            .map_err(|e| io("keys and certificates", &e))?;
+        let releasever = crate::facts::os_release(root)
+            .ok()
+            .and_then(|(os, _)| os.version_id);
+        let mut relocator =
+            config::Relocator::new(root, root_dir, dir.path(), releasever.as_deref())
+                .map_err(Failure::new)?;
+        let mut rewrite = |abs: &str| -> Result<Option<String>, Failure> {
+            let bytes = root.read_small(abs, CONFIG_LIMIT).map_err(|e| {
+                Failure::new(format!("cannot read {}: {e}", root.path(abs).display()))
+            })?;
+            let Some(bytes) = bytes else { return Ok(None) };
+            let text = String::from_utf8_lossy(&bytes);
+            relocator
+                .rewrite(&text)
+                .map(Some)
+                .map_err(|e| Failure::new(format!("{}: {e}", root.path(abs).display())))
+        };
+        let conf = rewrite(DNF_CONF)?.unwrap_or_default();
+        write("dnf.conf", conf.as_bytes())?;
         let names = root.list(REPOS_DIR).map_err(|e| {
             Failure::new(format!(
                 "cannot list {}: {e}",
@@ -258,18 +284,10 @@ impl Scratch {
             if !name.ends_with(".repo") {
                 continue;
             }
-            let abs = format!("{REPOS_DIR}/{name}");
-            let Some(text) = read(&abs)? else { continue };
-            let text = String::from_utf8_lossy(&text);
-            let rewritten = rewrite_repo(&text, |url, key| {
-                relocate(root, root_dir, dir.path(), url, &mut keys, key)
-            })
-            .map_err(|e| Failure::new(format!("{}: {e}", root.path(&abs).display())))?;
-            write(&format!("repos/{name}"), rewritten.as_bytes())?;
+            if let Some(text) = rewrite(&format!("{REPOS_DIR}/{name}"))? {
+                write(&format!("repos/{name}"), text.as_bytes())?;
+            }
         }
-        let releasever = crate::facts::os_release(root)
-            .ok()
-            .and_then(|(os, _)| os.version_id);
         Ok(Scratch {
             dir,
             root_dir: root_dir.to_owned(),
@@ -295,134 +313,5 @@ impl Scratch {
             cmd.arg(format!("--releasever={v}"));
         }
         cmd
-    }
-}
-
-/// A `file://` address of a root's `.repo` file, made to point inside the
-/// root: a repository's directory as the root's own (which must resolve
-/// inside it), a key copied into the scratch directory (read through the
-/// root's links only). Other addresses are kept (dnf has no network to
-/// reach them under `--root`).
-fn relocate(
-    root: &Root,
-    root_dir: &Path,
-    scratch: &Path,
-    url: &str,
-    keys: &mut usize,
-    key: bool,
-) -> Result<String, String> {
-    let Some(path) = url.strip_prefix("file://") else {
-        return Ok(url.to_owned());
-    };
-    if !path.starts_with('/') || path.split('/').any(|c| c == "..") {
-        return Err(format!(
-            "`{url}` is not an absolute file:// address without `..`"
-        ));
-    }
-    if key {
-        let bytes = root
-            .read_small(path, CONFIG_LIMIT)
-            .map_err(|e| format!("cannot read the key {}: {e}", root.path(path).display()))?
-            .ok_or_else(|| format!("the key {} does not exist", root.path(path).display()))?;
-        *keys += 1;
-        let copy = scratch.join(format!("keys/{keys}.asc"));
-        std::fs::write(&copy, bytes).map_err(|e| format!("cannot copy a key: {e}"))?;
-        return Ok(format!("file://{}", copy.display()));
-    }
-    let inside = root_dir.join(path.trim_start_matches('/'));
-    // A repository's own `$basearch` and the like stay for dnf to expand;
-    // what exists of the path must not lead out of the root.
-    let mut existing = inside.as_path();
-    while !existing.exists() {
-        match existing.parent() {
-            Some(p) => existing = p,
-            None => break,
-        }
-    }
-    let real = existing
-        .canonicalize()
-        .map_err(|e| format!("{}: {e}", existing.display()))?;
-    let real_root = root_dir
-        .canonicalize()
-        .map_err(|e| format!("{}: {e}", root_dir.display()))?;
-    if !real.starts_with(&real_root) {
-        return Err(format!(
-            "`{url}` leads out of the root ({})",
-            real.display()
-        ));
-    }
-    Ok(format!("file://{}", inside.display()))
-}
-
-/// A `.repo` file with every address of its `baseurl` and `gpgkey` (and
-/// their continuation lines) passed through `relocate` (given whether it
-/// is a key); everything else as it was.
-fn rewrite_repo(
-    text: &str,
-    mut relocate: impl FnMut(&str, bool) -> Result<String, String>,
-) -> Result<String, String> {
-    let mut out = String::with_capacity(text.len());
-    let mut current: Option<bool> = None;
-    for line in text.lines() {
-        let trimmed = line.trim_start();
-        let continuation = line.starts_with([' ', '\t']) && !trimmed.is_empty();
-        let (head, values) = if continuation {
-            match current {
-                Some(_) => ("", line),
-                None => (line, ""),
-            }
-        } else {
-            current = None;
-            match line.split_once('=') {
-                Some((k, v)) if !trimmed.starts_with(['#', ';', '[']) => {
-                    current = match k.trim() {
-                        "baseurl" => Some(false),
-                        "gpgkey" => Some(true),
-                        _ => None,
-                    };
-                    match current {
-                        Some(_) => (&line[..=k.len()], v),
-                        None => (line, ""),
-                    }
-                }
-                _ => (line, ""),
-            }
-        };
-        out.push_str(head);
-        if let Some(key) = current.filter(|_| !values.is_empty()) {
-            let urls: Vec<String> = values
-                .split(|c: char| c.is_whitespace() || c == ',')
-                .filter(|u| !u.is_empty())
-                .map(|u| relocate(u, key))
-                .collect::<Result<_, _>>()?;
-            if continuation {
-                out.push(' ');
-            }
-            out.push_str(&urls.join(" "));
-        }
-        let _ = writeln!(out);
-    }
-    Ok(out)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_repo_file_has_its_addresses_relocated_and_nothing_else_changed() {
-        let text = "# comment baseurl=file:///x\n[a]\nname=A\nbaseurl=file:///srv/a\n  file:///srv/b, https://example.org/c\ngpgkey = file:///etc/pki/k\nenabled=1\n";
-        let out = rewrite_repo(text, |u, key| {
-            Ok(format!("<{}{u}>", if key { "k" } else { "" }))
-        })
-        .unwrap();
-        assert_eq!(
-            out,
-            "# comment baseurl=file:///x\n[a]\nname=A\nbaseurl=<file:///srv/a>\n <file:///srv/b> <https://example.org/c>\ngpgkey =<kfile:///etc/pki/k>\nenabled=1\n"
-        );
-        assert_eq!(
-            rewrite_repo("[a]\nbaseurl=file:///x\n", |_, _| Err("no".into())),
-            Err("no".into())
-        );
     }
 }

@@ -5,6 +5,13 @@
 //! with `apt-get`. Under `--root`, nothing is downloaded: a package is
 //! installed with `dpkg --root` from a `.deb` in the root's archive cache
 //! (`ROOT/var/cache/apt/archives`), and removed with `dpkg --root --remove`.
+//!
+//! Batched as dnf is: everything a run installs or changes in one
+//! `apt-get install` (under `--root`, one `dpkg --install` of every
+//! `.deb`), everything it removes in one `apt-get remove` (`dpkg
+//! --remove`); then each package is read back.
+
+pub mod apt_root;
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -66,6 +73,7 @@ impl Dpkg {
     /// The `.deb` in the root's archive cache for a package (the given
     /// version, or the highest there is).
     fn find_deb(&self, dir: &Path, name: &str, version: Option<&str>) -> Result<PathBuf, Failure> {
+        super::local_repo::stays_inside(&self.root, ARCHIVES).map_err(Failure::new)?;
         let archives = dir.join(ARCHIVES.trim_start_matches('/'));
         let mut debs: Vec<PathBuf> = match fs::read_dir(&archives) {
             Ok(entries) => entries
@@ -136,6 +144,14 @@ impl Dpkg {
     }
 }
 
+/// What apt is asked to install: `NAME` or `NAME=VERSION`.
+fn wanted(s: &PackageSpec) -> String {
+    match &s.version {
+        Some(v) => format!("{}={v}", s.name),
+        None => s.name.clone(),
+    }
+}
+
 /// Why `name` is not a Debian package name (policy §5.6.1: lowercase
 /// letters, digits, `+ - .`, two characters at least, starting with a
 /// letter or digit), which the manifest's wider rule for every package
@@ -153,38 +169,164 @@ fn not_debian(name: &str) -> Option<String> {
     })
 }
 
-impl Provider<PackageSpec> for Dpkg {
-    fn examine(&self, s: &PackageSpec, _cx: &Context<'_>) -> Result<Examined, Failure> {
+impl Dpkg {
+    /// What differs for one package.
+    fn differences(&self, s: &PackageSpec) -> Result<Vec<Change>, Failure> {
         if let Some(why) = not_debian(&s.name) {
             return Err(Failure::new(why));
         }
-        let mut ex = Examined::default();
+        let mut changes = Vec::new();
         match (s.ensure, self.installed(&s.name)?) {
             (Ensure::Present, None) => {
-                ex.changes
-                    .push(Change::new(Attribute::Ensure, "absent", "installed"));
+                changes.push(Change::new(Attribute::Ensure, "absent", "installed"));
                 if let Some(v) = &s.version {
-                    ex.changes.push(Change::set(Attribute::Version, v.as_str()));
+                    changes.push(Change::set(Attribute::Version, v.as_str()));
                 }
             }
             (Ensure::Present, Some(have)) => {
                 if let Some(want) = &s.version
                     && &have != want
                 {
-                    ex.changes
-                        .push(Change::new(Attribute::Version, have, want.as_str()));
+                    changes.push(Change::new(Attribute::Version, have, want.as_str()));
                 }
             }
-            (Ensure::Absent, Some(have)) => {
-                ex.changes.push(Change::new(
-                    Attribute::Ensure,
-                    format!("installed ({have})"),
-                    "absent",
-                ));
-            }
+            (Ensure::Absent, Some(have)) => changes.push(Change::new(
+                Attribute::Ensure,
+                format!("installed ({have})"),
+                "absent",
+            )),
             (Ensure::Absent, None) => {}
         }
-        Ok(ex)
+        Ok(changes)
+    }
+
+    /// Makes the changes for several packages: one install (`apt-get
+    /// install`, or under `--root` one `dpkg --install` of their `.deb`s)
+    /// for those to install or change, one removal for those to remove;
+    /// then checks each is as wanted. With `refresh` (a Repository
+    /// changed), apt's lists are refreshed first on the running system.
+    pub fn converge_all(&self, specs: &[&PackageSpec], refresh: bool) -> Result<(), Failure> {
+        let (install, remove): (Vec<&PackageSpec>, Vec<&PackageSpec>) =
+            specs.iter().partition(|s| s.ensure == Ensure::Present);
+        match self.root.dir() {
+            Some(dir) => {
+                let sources = apt_root::datum_sources(&self.root)?;
+                if sources.is_empty() {
+                    self.converge_from_archives(dir, &install, &remove)?;
+                } else {
+                    self.converge_from_repositories(dir, &sources, refresh, &install, &remove)?;
+                }
+            }
+            None => {
+                self.refresh(refresh)?;
+                if !install.is_empty() {
+                    command::run(
+                        tool("apt-get")
+                            .args([
+                                "install",
+                                "-y",
+                                "-q",
+                                "--no-install-recommends",
+                                "--allow-downgrades",
+                            ])
+                            .args(["-o", "Dpkg::Options::=--force-confdef"])
+                            .args(["-o", "Dpkg::Options::=--force-confold", "--"])
+                            .args(install.iter().map(|s| wanted(s))),
+                    )?;
+                }
+                if !remove.is_empty() {
+                    command::run(
+                        tool("apt-get")
+                            .args(["remove", "-y", "-q", "--"])
+                            .args(remove.iter().map(|s| &s.name)),
+                    )?;
+                }
+            }
+        }
+        for s in specs {
+            if let Some(c) = self.differences(s)?.first() {
+                return Err(Failure::new(format!(
+                    "apt finished, but {} is still {} where {} was wanted",
+                    s.name,
+                    c.from.as_deref().unwrap_or("unset"),
+                    c.to.as_deref().unwrap_or("unset")
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// Under `--root` without Repositories: one `dpkg --install` of the
+    /// `.deb` files in the archive cache, one `dpkg --remove`.
+    fn converge_from_archives(
+        &self,
+        dir: &Path,
+        install: &[&PackageSpec],
+        remove: &[&PackageSpec],
+    ) -> Result<(), Failure> {
+        if !install.is_empty() {
+            let debs = install
+                .iter()
+                .map(|s| self.find_deb(dir, &s.name, s.version.as_deref()))
+                .collect::<Result<Vec<_>, _>>()?;
+            command::run(self.dpkg(dir).arg("--install").args(debs))?;
+        }
+        if !remove.is_empty() {
+            command::run(
+                self.dpkg(dir)
+                    .args(["--remove", "--"])
+                    .args(remove.iter().map(|s| &s.name)),
+            )?;
+        }
+        Ok(())
+    }
+
+    /// Under `--root` with the root's Repositories (`sources`): apt-get
+    /// from them ([`apt_root`]), its lists refreshed first when `refresh`
+    /// or missing.
+    fn converge_from_repositories(
+        &self,
+        dir: &Path,
+        sources: &[String],
+        refresh: bool,
+        install: &[&PackageSpec],
+        remove: &[&PackageSpec],
+    ) -> Result<(), Failure> {
+        let apt = apt_root::AptRoot::new(&self.root, dir, sources)?;
+        if refresh || !apt.has_lists(&self.root) {
+            command::run(apt.apt_get().args(["update", "-q"]))?;
+        }
+        if !install.is_empty() {
+            command::run(
+                apt.apt_get()
+                    .args(["install", "-y", "-q", "--allow-downgrades", "--"])
+                    .args(install.iter().map(|s| wanted(s))),
+            )
+            .map_err(|f| {
+                Failure::new(format!(
+                    "{}; under --root, apt reads only the root's Repositories ({}/datum-*.sources), whose file: addresses are inside the root",
+                    f.0,
+                    apt_root::SOURCES_DIR
+                ))
+            })?;
+        }
+        if !remove.is_empty() {
+            command::run(
+                apt.apt_get()
+                    .args(["remove", "-y", "-q", "--"])
+                    .args(remove.iter().map(|s| &s.name)),
+            )?;
+        }
+        Ok(())
+    }
+}
+
+impl Provider<PackageSpec> for Dpkg {
+    fn examine(&self, s: &PackageSpec, _cx: &Context<'_>) -> Result<Examined, Failure> {
+        Ok(Examined {
+            changes: self.differences(s)?,
+            notes: Vec::new(),
+        })
     }
 
     fn converge(
@@ -193,41 +335,7 @@ impl Provider<PackageSpec> for Dpkg {
         _changes: &[Change],
         _cx: &Context<'_>,
     ) -> Result<(), Failure> {
-        match (self.root.dir(), s.ensure) {
-            (Some(dir), Ensure::Present) => {
-                let deb = self.find_deb(dir, &s.name, s.version.as_deref())?;
-                command::run(self.dpkg(dir).arg("--install").arg(deb)).map(drop)
-            }
-            (Some(dir), Ensure::Absent) => {
-                command::run(self.dpkg(dir).args(["--remove", "--"]).arg(&s.name)).map(drop)
-            }
-            (None, Ensure::Present) => {
-                let what = match &s.version {
-                    Some(v) => format!("{}={v}", s.name),
-                    None => s.name.clone(),
-                };
-                command::run(
-                    tool("apt-get")
-                        .args([
-                            "install",
-                            "-y",
-                            "-q",
-                            "--no-install-recommends",
-                            "--allow-downgrades",
-                        ])
-                        .args(["-o", "Dpkg::Options::=--force-confdef"])
-                        .args(["-o", "Dpkg::Options::=--force-confold", "--"])
-                        .arg(what),
-                )
-                .map(drop)
-            }
-            (None, Ensure::Absent) => command::run(
-                tool("apt-get")
-                    .args(["remove", "-y", "-q", "--"])
-                    .arg(&s.name),
-            )
-            .map(drop),
-        }
+        self.converge_all(&[s], false)
     }
 }
 

@@ -148,7 +148,6 @@ impl Packages {
         &self,
         system: PackageSystem,
         part: &[(&PackageSpec, &[Change])],
-        cx: &Context<'_>,
     ) -> Vec<Result<(), Failure>> {
         let refresh = self.is_stale(system);
         let done = match system {
@@ -160,10 +159,10 @@ impl Packages {
                 let specs: Vec<&PackageSpec> = part.iter().map(|(s, _)| *s).collect();
                 vec![self.pacman.converge_all(&specs, refresh); part.len()]
             }
-            PackageSystem::Apt => match self.apt.refresh(refresh) {
-                Ok(()) => self.apt.converge_batch(part, cx),
-                Err(f) => vec![Err(f); part.len()],
-            },
+            PackageSystem::Apt => {
+                let specs: Vec<&PackageSpec> = part.iter().map(|(s, _)| *s).collect();
+                vec![self.apt.converge_all(&specs, refresh); part.len()]
+            }
         };
         if refresh && done.iter().all(Result::is_ok) {
             self.refreshed(system);
@@ -201,21 +200,20 @@ impl Provider<PackageSpec> for Packages {
         &self,
         s: &PackageSpec,
         changes: &[Change],
-        cx: &Context<'_>,
+        _cx: &Context<'_>,
     ) -> Result<(), Failure> {
         let system = self.system(s)?;
-        self.converge_with(system, &[(s, changes)], cx)
+        self.converge_with(system, &[(s, changes)])
             .pop()
             .unwrap_or(Ok(()))
     }
 
-    /// Each system's share of the batch in one go: dnf's in one
-    /// transaction per verb (install, remove), whose failure fails each
-    /// package in it; dpkg's one package at a time.
+    /// Each system's share of the batch in one go: one transaction per
+    /// verb (install, remove), whose failure fails each package in it.
     fn converge_batch(
         &self,
         batch: &[(&PackageSpec, &[Change])],
-        cx: &Context<'_>,
+        _cx: &Context<'_>,
     ) -> Vec<Result<(), Failure>> {
         let systems: Vec<Result<PackageSystem, Failure>> =
             batch.iter().map(|(s, _)| self.system(s)).collect();
@@ -231,7 +229,7 @@ impl Provider<PackageSpec> for Packages {
                 continue;
             }
             let part: Vec<(&PackageSpec, &[Change])> = mine.iter().map(|&k| batch[k]).collect();
-            let done = self.converge_with(system, &part, cx);
+            let done = self.converge_with(system, &part);
             for (k, r) in mine.into_iter().zip(done) {
                 results[k] = r;
             }

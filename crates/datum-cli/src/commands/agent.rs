@@ -25,9 +25,12 @@ use crate::ui::Ui;
 ///
 /// With --once, one run, exiting with apply's status: 0 nothing changed, 2
 /// changes made (or pending, with --noop), 4 failures, 6 changes and
-/// failures, 1 nothing applied (the input was refused, or could not be
-/// fetched with nothing verified to fall back to). Without it, the agent
-/// runs every interval at this host's own slot, and sooner after a failed
+/// failures, 1 the input was refused (the last verified input is applied
+/// again all the same), or could not be fetched with nothing verified to
+/// fall back to. A new input whose health checks fail is taken back in the
+/// same run (6), and refused until a newer one arrives; one waiting for
+/// its rollout wave is reported as pending. Without --once, the agent runs
+/// every interval at this host's own slot, and sooner after a failed
 /// fetch.
 #[derive(Debug, clap::Args)]
 pub struct Args {

@@ -37,9 +37,6 @@ use crate::ui::Ui;
 /// not resolve, a bundle was refused, a label disagreed with the host's
 /// facts, a dependency cycle, another run holds the lock).
 #[derive(Debug, clap::Args)]
-#[command(
-    after_help = "Examples:\n  # What apply would change under a machine image in ./image, changing nothing\n  $ datum apply --host web-001 --root ./image --noop\n  # The same, as JSON, the host given as a word as render takes it\n  $ datum apply web-001 --root ./image --noop --format json"
-)]
 pub struct Args {
     /// The host to apply as. By default the content of /etc/datum/host
     /// (under --root), else the system hostname. Labels always come from
@@ -203,7 +200,9 @@ fn converge(
     let record = args.report.then_some(origin);
     let applied = match args.format {
         ReportFormat::Text => {
-            let reporter = HumanReporter::styled(ui.styled_stream());
+            // -q: only errors, as everywhere (the status says the rest).
+            let quiet = ui.is_quiet();
+            let reporter = HumanReporter::styled(ui.styled_stream()).quiet(quiet);
             local::apply(
                 host, items, machine, &providers, &options, record, facts, reporter,
             )

@@ -1,9 +1,10 @@
 //! `datum bundle`: one file per host holding its manifest and exactly the
 //! payloads it uses, signed, for agents in bundle mode.
 
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-use datum_agent::bundle::{Batch, Payloads, Stamp};
+use datum_agent::bundle::{Batch, Payloads, Stamp, Waits};
 use datum_agent::sshsig::SigningKey;
 use datum_core::bundle::Commit;
 use datum_core::check;
@@ -13,7 +14,7 @@ use datum_core::loader;
 use datum_core::manifest::Manifest;
 use datum_core::reader::{DirReader, Reader};
 use datum_core::report::count;
-use datum_core::resolve::resolve_all;
+use datum_core::resolve::{FleetResolution, resolve_all};
 use datum_fs::{Attrs, output_mode};
 use datum_git::{GitError, Repo, Revision};
 
@@ -36,9 +37,16 @@ use crate::ui::Ui;
 /// and no serial unless --serial gives one. The same revision, serial and
 /// key always give the same bytes.
 ///
+/// When datum.yaml declares rollout waves, each host's bundle also records,
+/// signed, when its agent may apply it: the time the bundle is made plus
+/// the start of the host's wave (`datum rollout plan`). Until then the
+/// agent keeps the input it runs and reports the new one as pending.
+/// --immediate records no wait, for an urgent fix (a revert).
+///
 /// With --all, every host that resolves gets `DIR/<host>.bundle`; a host
 /// with an error `datum check` reports for it (it does not resolve, or it
-/// receives a secret it could not decrypt) gets no file (its errors are
+/// receives a secret it could not decrypt or whose file is damaged) gets
+/// no file (its errors are
 /// printed, and the status is 1), and other `.bundle` files in DIR are
 /// removed.
 ///
@@ -56,7 +64,7 @@ use crate::ui::Ui;
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// The host to bundle.
-    #[arg(required_unless_present = "all", conflicts_with = "all")]
+    #[arg(required_unless_present = "all", conflicts_with = "all", add = clap_complete::ArgValueCompleter::new(super::completions::host_names))]
     host: Option<String>,
     /// Bundle every host, in parallel, one file each into --out DIR.
     #[arg(long)]
@@ -90,6 +98,11 @@ pub struct Args {
     /// so only that host can read them.
     #[arg(long)]
     seal: bool,
+    /// Let every host apply these bundles at once, whatever its rollout
+    /// wave: for an urgent fix, or a revert that must overtake the change
+    /// it reverts.
+    #[arg(long)]
+    immediate: bool,
 }
 
 /// A `--valid-for` duration, in seconds: the agent configuration's syntax.
@@ -102,11 +115,11 @@ fn valid_for(text: &str) -> std::result::Result<u64, String> {
     }
 }
 
-/// When bundles made now expire: `valid_for` seconds after
+/// When bundles are made, what their expiry and waits count from:
 /// SOURCE_DATE_EPOCH when it is set (so a rebuild gives the same bytes),
-/// else after now.
-fn expiry(valid_for: u64) -> Result<i64> {
-    let base = match std::env::var("SOURCE_DATE_EPOCH") {
+/// else now.
+fn made() -> Result<i64> {
+    Ok(match std::env::var("SOURCE_DATE_EPOCH") {
         Ok(v) => v.trim().parse::<i64>().map_err(|_| {
             CommandError::usage(format!(
                 "SOURCE_DATE_EPOCH is `{v}`, not a number of seconds"
@@ -115,8 +128,7 @@ fn expiry(valid_for: u64) -> Result<i64> {
         Err(_) => std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_secs() as i64),
-    };
-    Ok(base.saturating_add(i64::try_from(valid_for).unwrap_or(i64::MAX)))
+    })
 }
 
 pub fn run(ui: &mut Ui, settings: &Settings, args: Args) -> Result<Status> {
@@ -156,14 +168,25 @@ pub fn run(ui: &mut Ui, settings: &Settings, args: Args) -> Result<Status> {
     if let Some(n) = serial {
         at.push_str(&format!(" (serial {n})"));
     }
+    let made = made()?;
+    let plan = datum_core::rollout::plan(&fleet);
+    if !args.immediate && !plan.problems.is_empty() {
+        ui.diagnostics(&fleet.files, &plan.problems);
+        return Err(CommandError::failed(
+            "the rollout waves in datum.yaml have errors, so no host's turn can be known",
+        )
+        .hint("fix them (`datum check` shows the same), or bundle with --immediate"));
+    }
     let batch = Batch {
         fleet: &fleet,
         payloads: &payloads,
         stamp: Stamp {
             serial,
-            expires: Some(expiry(args.valid_for)?),
+            expires: Some(made.saturating_add(i64::try_from(args.valid_for).unwrap_or(i64::MAX))),
+            not_before: None,
             commit,
         },
+        waits: (!args.immediate).then_some(Waits { made, plan: &plan }),
         key: key.as_ref(),
         seal: args.seal,
     };
@@ -175,9 +198,10 @@ pub fn run(ui: &mut Ui, settings: &Settings, args: Args) -> Result<Status> {
             signed_by(key.as_ref())
         ),
     };
+    let reader = reader.as_ref();
     match &args.host {
-        Some(name) => one(ui, &batch, name, &args.out, &said),
-        None => every(ui, &batch, &args.out, &said),
+        Some(name) => one(ui, &batch, reader, name, &args.out, &said),
+        None => every(ui, &batch, reader, &args.out, &said),
     }
 }
 
@@ -188,16 +212,23 @@ struct Said {
 }
 
 /// `datum bundle HOST`: its bundle into `out`, or to stdout for `-`.
-fn one(ui: &mut Ui, batch: &Batch<'_>, name: &str, out: &Path, said: &Said) -> Result<Status> {
+fn one(
+    ui: &mut Ui,
+    batch: &Batch<'_>,
+    reader: &dyn Reader,
+    name: &str,
+    out: &Path,
+    said: &Said,
+) -> Result<Status> {
     let fleet = batch.fleet;
     let resolved = resolve_host(ui, fleet, name)?;
     resolved.require_ok()?;
     let all = resolve_all(fleet);
-    let plan = datum_secrets::Plan::new(fleet, &all);
-    if plan.hosts_in_error(fleet).contains(&resolved.host) {
-        ui.diagnostics(&fleet.files, &secrets_errors(fleet, &plan));
+    let (errors, withheld) = secrets_errors(fleet, &all, reader);
+    if withheld.contains(&resolved.host) {
+        ui.diagnostics(&fleet.files, &errors);
         return Err(CommandError::failed(format!(
-            "{name} would fail on arrival: a secret it receives is not encrypted so that it can decrypt it"
+            "{name} would fail on arrival: a secret it receives is damaged, or not encrypted so that it can decrypt it"
         ))
         .hint("`datum secret rekey` encrypts each secret to the hosts that receive it"));
     }
@@ -227,13 +258,18 @@ fn one(ui: &mut Ui, batch: &Batch<'_>, name: &str, out: &Path, said: &Said) -> R
 }
 
 /// `datum bundle --all`: a bundle per host that would not fail on arrival.
-fn every(ui: &mut Ui, batch: &Batch<'_>, out: &Path, said: &Said) -> Result<Status> {
+fn every(
+    ui: &mut Ui,
+    batch: &Batch<'_>,
+    reader: &dyn Reader,
+    out: &Path,
+    said: &Said,
+) -> Result<Status> {
     let fleet = batch.fleet;
     let all = resolve_all(fleet);
     // A host check reports a secrets error for would fail on arrival: it
     // gets no bundle, as a host that does not resolve.
-    let plan = datum_secrets::Plan::new(fleet, &all);
-    let mut withheld = plan.hosts_in_error(fleet);
+    let (secrets, mut withheld) = secrets_errors(fleet, &all, reader);
     // A host with no keys cannot be sealed for: it gets no bundle either.
     let unsealable: Vec<HostId> = if batch.seal {
         (0..fleet.hosts.len() as u32)
@@ -247,7 +283,7 @@ fn every(ui: &mut Ui, batch: &Batch<'_>, out: &Path, said: &Said) -> Result<Stat
     withheld.extend(&unsealable);
     let written = batch.write_all(&all, out, &withheld)?;
     let mut errors = check::errors(fleet, &all);
-    errors.extend(secrets_errors(fleet, &plan));
+    errors.extend(secrets);
     errors.extend(keyless(fleet, &unsealable));
     ui.diagnostics(&fleet.files, &errors);
     let Said { at, signed } = said;
@@ -295,15 +331,26 @@ fn keyless(fleet: &Fleet, hosts: &[HostId]) -> Vec<datum_core::diagnostic::Diagn
 }
 
 /// The errors `check` reports about secrets (bad keys, hosts that could
-/// not decrypt what they receive).
+/// not decrypt what they receive, a ciphertext whose header does not
+/// read), and the hosts they reach: those would fail on arrival.
 fn secrets_errors(
     fleet: &Fleet,
-    plan: &datum_secrets::Plan,
-) -> Vec<datum_core::diagnostic::Diagnostic> {
-    plan.diagnostics(fleet)
+    all: &FleetResolution,
+    reader: &dyn Reader,
+) -> (Vec<datum_core::diagnostic::Diagnostic>, BTreeSet<HostId>) {
+    let plan = datum_secrets::Plan::new(fleet, all);
+    let mut withheld = plan.hosts_in_error(fleet);
+    let mut errors: Vec<_> = plan
+        .diagnostics(fleet)
         .into_iter()
         .filter(|d| d.is_error())
-        .collect()
+        .collect();
+    let (damaged, reached) = plan.ciphertext_errors(fleet, |path| {
+        reader.read_source(path, fleet.source_limit).ok()
+    });
+    errors.extend(damaged);
+    withheld.extend(reached);
+    (errors, withheld)
 }
 
 /// Refuses when the fleet in the working tree differs from the commit

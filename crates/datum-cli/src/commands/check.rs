@@ -25,9 +25,6 @@ use crate::ui::{Format, Ui};
 /// JSON reports hosts keep in /var/lib/datum/reports or POST to
 /// report_url): fixed in the fleet, the host will not refuse its next run.
 #[derive(Debug, clap::Args)]
-#[command(
-    after_help = "Examples:\n  # Every problem in the fleet\n  $ datum check\n  # Warnings fail too, one line each for an editor's quickfix list\n  $ datum check --deny-warnings --format short\n  # Annotations on a pull request, in GitHub Actions\n  $ datum check --format github"
-)]
 pub struct Args {
     /// Treat warnings as errors.
     #[arg(long)]

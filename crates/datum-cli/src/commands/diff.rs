@@ -38,9 +38,6 @@ use crate::ui::{Format, Ui};
 /// not resolve, a document that does not load); otherwise, with
 /// --exit-code, 3 when anything changed; otherwise 0.
 #[derive(Debug, clap::Args)]
-#[command(
-    after_help = "Examples:\n  # What the uncommitted changes do to every host\n  $ datum diff\n  # A summary by layer and resource\n  $ datum diff HEAD --stat\n  # The hosts a change touches, one a line\n  $ datum diff HEAD --name-only"
-)]
 pub struct Args {
     /// The revision to compare from (default: HEAD).
     #[arg(value_name = "OLD")]

@@ -23,22 +23,18 @@ use crate::ui::{Format, Ui};
 /// side; the errors go to stderr and the status is 1.
 #[derive(Debug, clap::Args)]
 #[command(
-    after_help = "Examples:\n  # Every layer and resource web-001 gets\n  $ datum explain --host web-001\n  # Where one resource comes from\n  $ datum explain File[nginx-config] --host web-001\n  # Which layer set one field, and what it overrode\n  $ datum explain File[nginx-config].mode --host web-001"
+    override_usage = "datum explain [OPTIONS] <HOST> [ID[.FIELD]]\n       datum explain [OPTIONS] [ID[.FIELD]] --host <HOST>"
 )]
-#[command(override_usage = "datum explain [OPTIONS] --host <HOST> [ID[.FIELD]]")]
 pub struct Args {
-    /// A resource, `File[nginx-config]`, or one field of it with its whole
-    /// chain, `File[nginx-config].mode`. Without it: every layer the host
-    /// matches, then every resource.
-    #[arg(value_name = "ID[.FIELD]")]
-    target: Option<String>,
-    /// The host to explain.
-    #[arg(long, value_name = "HOST", required_unless_present = "stray", add = clap_complete::ArgValueCompleter::new(super::completions::host_names))]
+    /// The host, as `render` takes it (unless --host names it), and a
+    /// resource, `File[nginx-config]`, or one field of it with its whole
+    /// chain, `File[nginx-config].mode`, in either order. Without a
+    /// resource: every layer the host matches, then every resource.
+    #[arg(value_name = "HOST|ID[.FIELD]", num_args = 0..=2, add = clap_complete::ArgValueCompleter::new(super::completions::hosts_and_ids))]
+    words: Vec<String>,
+    /// The host to explain, as `apply` takes it.
+    #[arg(long, value_name = "HOST", add = clap_complete::ArgValueCompleter::new(super::completions::host_names))]
     host: Option<String>,
-    /// A second word, as in `datum explain web-001 File[x]`: refused with
-    /// the command as it is written (the host goes in --host).
-    #[arg(hide = true, value_name = "STRAY")]
-    stray: Option<String>,
     /// The output format: aligned text, or one JSON document that locates
     /// every contribution as path:line:column.
     #[arg(long, value_enum, default_value_t = ReportFormat::Text)]
@@ -46,9 +42,9 @@ pub struct Args {
 }
 
 pub fn run(ui: &mut Ui, settings: &Settings, args: Args) -> Result<Status> {
-    let host = host(&args)?;
     // Read before the fleet loads: a mistyped id needs no fleet to be refused.
-    let target = match &args.target {
+    let (host, target) = host_and_target(&args)?;
+    let target = match target {
         None => Target::Host,
         Some(text) => parse_target(text)?,
     };
@@ -84,29 +80,54 @@ pub fn run(ui: &mut Ui, settings: &Settings, args: Args) -> Result<Status> {
     })
 }
 
-/// The host asked about. `datum explain HOST ID` (the order `render`
-/// takes) is refused with the command that means it.
-fn host(args: &Args) -> Result<&str> {
-    match (&args.host, &args.target, &args.stray) {
-        (Some(host), _, None) => Ok(host),
-        (given, first, Some(second)) => {
-            let first = first.as_deref().unwrap_or_default();
-            let second = second.as_str();
-            // The word that reads as an id is the id, whatever the order.
-            let (id, other) = if parse_target(first).is_err() && parse_target(second).is_ok() {
-                (second, first)
-            } else {
-                (first, second)
+/// The host asked about, and the resource or field if one is. The host
+/// is --host or a word; of two words, the one that reads as a resource id
+/// (`File[x]`, `vars.x`) is the id, whichever comes first.
+fn host_and_target(args: &Args) -> Result<(&str, Option<&str>)> {
+    let is_id = |w: &str| parse_target(w).is_ok();
+    let words: Vec<&str> = args.words.iter().map(String::as_str).collect();
+    match (args.host.as_deref(), words.as_slice()) {
+        (Some(host), []) => Ok((host, None)),
+        (Some(host), [id]) => Ok((host, Some(id))),
+        (None, [word]) if !is_id(word) => Ok((word, None)),
+        (None, [a, b]) if is_id(b) && !is_id(a) => Ok((a, Some(b))),
+        (None, [a, b]) if is_id(a) && !is_id(b) => Ok((b, Some(a))),
+        (None, []) => Err(CommandError::usage("name the host to explain")
+            .hint("datum explain HOST, or datum explain --host HOST")),
+        (None, [id]) => Err(CommandError::usage(format!(
+            "`{id}` is a resource or field: name the host it is explained for too"
+        ))
+        .hint(format!("datum explain HOST {}", shown(&[id.to_string()])))),
+        (given, words) => {
+            let ids: Vec<&str> = words.iter().copied().filter(|w| is_id(w)).collect();
+            let message = match given {
+                Some(host) => format!(
+                    "explain takes one resource or field with --host {host}: {} given",
+                    quoted(words)
+                ),
+                None => format!(
+                    "explain takes a host and one resource or field: {} given",
+                    quoted(words)
+                ),
             };
-            let host = given.as_deref().unwrap_or(other);
-            Err(CommandError::usage(format!(
-                "explain takes one resource or field, and the host as --host: `{first}` and `{second}` given"
-            ))
-            .hint(format!(
-                "datum explain {}",
-                shown(&[id.to_owned(), "--host".to_owned(), host.to_owned()])
-            )))
+            let error = CommandError::usage(message);
+            Err(match (given, ids.as_slice()) {
+                (Some(host), [id]) => error.hint(format!(
+                    "datum explain {}",
+                    shown(&[id.to_string(), "--host".into(), host.to_owned()])
+                )),
+                _ => error.hint("datum explain HOST ID, such as datum explain web-001 File[motd]"),
+            })
         }
-        (None, _, None) => Err(CommandError::usage("name the host to explain with --host")),
+    }
+}
+
+/// `a`, `b` and `c`.
+fn quoted(words: &[&str]) -> String {
+    let quoted: Vec<String> = words.iter().map(|w| format!("`{w}`")).collect();
+    match quoted.split_last() {
+        Some((last, [])) => last.clone(),
+        Some((last, rest)) => format!("{} and {last}", rest.join(", ")),
+        None => String::new(),
     }
 }

@@ -25,9 +25,6 @@ use crate::ui::{Format, Ui};
 /// DIR/usr/lib/os-release, links followed inside DIR) and the other facts
 /// are the running machine's; the output says which is which.
 #[derive(Debug, clap::Args)]
-#[command(
-    after_help = "Examples:\n  # What this machine reports about itself\n  $ datum facts\n  # The same as JSON\n  $ datum facts --format json"
-)]
 pub struct Args {
     /// Read the OS release from DIR, as `datum apply --root DIR` does.
     #[arg(long, value_name = "DIR")]

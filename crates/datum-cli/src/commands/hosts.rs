@@ -25,12 +25,9 @@ use crate::ui::{Format, Ui};
 /// stderr, as grep does), or a label is not carried; 64 for a malformed
 /// selector.
 #[derive(Debug, clap::Args)]
-#[command(
-    after_help = "Examples:\n  # The web servers in London\n  $ datum hosts role=web,site=london\n  # Names only, for xargs\n  $ datum hosts 'role in (web,db)' --names\n  # Globs and negations\n  $ datum hosts 'datum/host=web-*' 'site!=london'"
-)]
 pub struct Args {
     /// Requirements every listed host must meet: `role=web site!=paris`.
-    #[arg(value_name = "SELECTOR")]
+    #[arg(value_name = "SELECTOR", add = clap_complete::ArgValueCompleter::new(super::completions::selector_terms))]
     selector: Vec<String>,
     /// Print the host names only, one a line (for xargs).
     #[arg(long, conflicts_with = "format")]

@@ -23,7 +23,6 @@ use crate::ui::Ui;
 /// holding anything but `.git` is refused unless --force, and no existing
 /// file is ever overwritten.
 #[derive(Debug, clap::Args)]
-#[command(after_help = "Examples:\n  # A new fleet in a new directory\n  $ datum init new-fleet")]
 pub struct Args {
     /// Where to create the fleet.
     #[arg(value_name = "DIR", default_value = ".")]

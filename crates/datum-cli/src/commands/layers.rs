@@ -22,12 +22,9 @@ use crate::ui::{Format, Ui};
 /// every host reads `(every host)`. With --host, only the layers that host
 /// matches, each with the labels that made it match.
 #[derive(Debug, clap::Args)]
-#[command(
-    after_help = "Examples:\n  # Every layer in fold order\n  $ datum layers\n  # The layers one host matches, and why\n  $ datum layers --host web-001"
-)]
 pub struct Args {
     /// Only the layers this host matches, and why.
-    #[arg(long, value_name = "NAME")]
+    #[arg(long, value_name = "NAME", add = clap_complete::ArgValueCompleter::new(super::completions::host_names))]
     host: Option<String>,
     /// The output format: an aligned table, or one JSON document.
     #[arg(long, value_enum, default_value_t = ReportFormat::Text)]

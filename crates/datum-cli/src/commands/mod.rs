@@ -17,6 +17,7 @@ mod man;
 mod query;
 mod render;
 mod rollout;
+mod rollout_status;
 mod schema;
 mod secret;
 

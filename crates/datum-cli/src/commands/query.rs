@@ -22,17 +22,14 @@ use crate::ui::{Format, Ui};
 /// (`datum check` says why). With --summary, hosts are grouped by value,
 /// most common first, with every layer that set it.
 #[derive(Debug, clap::Args)]
-#[command(
-    after_help = "Examples:\n  # One field on every host, with the layer that set it\n  $ datum query File[nginx-config].mode\n  # Hosts grouped by value\n  $ datum query File[nginx-config].mode --summary\n  # Only some hosts\n  $ datum query File[motd].content --where 'environment!=production'"
-)]
 pub struct Args {
     /// The field to ask about, `File[nginx-config].mode`, or a var,
     /// `vars.ntp_server`.
-    #[arg(value_name = "ID.FIELD")]
+    #[arg(value_name = "ID.FIELD", add = clap_complete::ArgValueCompleter::new(super::completions::resource_ids))]
     target: String,
     /// Only hosts this selector picks, as `datum hosts` reads it
     /// (`role=web,site!=paris`); repeat for several (all must hold).
-    #[arg(long = "where", value_name = "SELECTOR")]
+    #[arg(long = "where", value_name = "SELECTOR", add = clap_complete::ArgValueCompleter::new(super::completions::selector_terms))]
     selector: Vec<String>,
     /// Group hosts by value: `0640  19 hosts  roles/web`.
     #[arg(long)]

@@ -22,9 +22,6 @@ use crate::ui::Ui;
 /// Nothing is printed when the host does not resolve (a conflict or an
 /// invalid document): the errors go to stderr and the status is 1.
 #[derive(Debug, clap::Args)]
-#[command(
-    after_help = "Examples:\n  # The manifest web-001 gets, as YAML\n  $ datum render web-001\n  # As JSON, with the host given as explain and apply take it\n  $ datum render --host web-001 --format json\n  # Every host's manifest into a directory\n  $ datum render --all --out manifests"
-)]
 pub struct Args {
     /// The host to render.
     #[arg(

@@ -1,5 +1,7 @@
 //! `datum rollout plan`: the waves a change reaches the fleet in, read from
-//! `rollout:` in datum.yaml (the working tree, or a git revision).
+//! `rollout:` in datum.yaml (the working tree, or a git revision);
+//! `datum rollout status` and `gate`: where each wave's hosts stand with a
+//! revision, from the run reports collected from them.
 
 use datum_core::loader;
 use datum_core::present;
@@ -7,6 +9,7 @@ use datum_core::rollout;
 use datum_git::Repo;
 
 use super::ReportFormat;
+use super::rollout_status::{GateArgs, StatusArgs, gate, status};
 use crate::command_error::Result;
 use crate::exit::Status;
 use crate::root;
@@ -26,6 +29,8 @@ pub struct Args {
 #[derive(Debug, clap::Subcommand)]
 enum Sub {
     Plan(PlanArgs),
+    Status(StatusArgs),
+    Gate(GateArgs),
 }
 
 /// Every wave of the rollout: when it starts after publication, how many
@@ -53,6 +58,8 @@ impl Args {
     pub fn format(&self) -> ReportFormat {
         match &self.command {
             Sub::Plan(a) => a.format,
+            Sub::Status(a) => a.format,
+            Sub::Gate(a) => a.format,
         }
     }
 }
@@ -60,6 +67,8 @@ impl Args {
 pub fn run(ui: &mut Ui, settings: &Settings, args: Args) -> Result<Status> {
     match args.command {
         Sub::Plan(a) => plan(ui, settings, a),
+        Sub::Status(a) => status(ui, settings, a),
+        Sub::Gate(a) => gate(ui, settings, a),
     }
 }
 

@@ -16,7 +16,6 @@ use crate::ui::{Format, Ui};
 /// generated from the resource types and fields this build of Datum reads,
 /// so regenerate it after an upgrade.
 #[derive(Debug, clap::Args)]
-#[command(after_help = "Examples:\n  # The JSON Schema, saved for an editor\n  $ datum schema")]
 pub struct Args {}
 
 pub fn run(ui: &mut Ui, _settings: &Settings, _args: Args) -> Result<Status> {

@@ -156,7 +156,9 @@ fn git_mode_converges_then_changes_nothing_and_reports_every_run() {
             "label_mismatches",
             "insecure_allow_unsigned",
             "input_expires",
-            "input_refusals_total"
+            "input_refusals_total",
+            "pending",
+            "rolled_back"
         ]
     );
     // last.json joins the JSON contract (docs/json.md: RunReport).
@@ -316,10 +318,18 @@ fn only_commits_signed_by_an_allowed_signer_are_applied() {
     ] {
         repo.release(3, key);
         repo.push(&remote, "HEAD", "main");
+        host.write("/srv/app/site.conf", "drifted\n");
         let run = host.agent(&[]);
         assert_eq!(run.code, 1, "{}", run.stdout);
         assert!(run.stderr.contains(expected), "{}", run.stderr);
         assert_eq!(host.read("/srv/app/motd"), "release 2\n");
+        // The commit applied last is applied again: the drift is corrected.
+        assert_eq!(host.read("/srv/app/site.conf"), "listen 80;\n");
+        let r = host.report();
+        assert_eq!(r["commit"], signed.as_str());
+        assert_eq!(r["cached_input"], true);
+        assert_eq!(r["exit_status"], 1);
+        assert_eq!(r["summary"]["changed"], 1);
     }
     repo.release(4, Some(&ops));
     repo.push(&remote, "HEAD", "main");
@@ -501,8 +511,21 @@ fn bundle_mode_over_http_verifies_refuses_and_falls_back() {
         "{}",
         run.stderr
     );
-    assert_eq!(host.read("/srv/app/site.conf"), "drifted\n");
-    assert_eq!(host.report()["cached_input"], false);
+    // The refused bundle changes nothing, and the last verified one is
+    // applied again: the drift is corrected, and the run still says the
+    // input was refused.
+    assert_eq!(host.read("/srv/app/site.conf"), "listen 80;\n");
+    assert!(
+        run.stdout
+            .contains("note: applying the last verified input instead"),
+        "{}",
+        run.stdout
+    );
+    let r = host.report();
+    assert_eq!(r["cached_input"], true);
+    assert_eq!(r["exit_status"], 1);
+    assert_eq!(r["commit"], v2_commit.as_str());
+    assert_eq!(r["summary"]["changed"], 1);
 
     // An older bundle: refused, then taken with --allow-rollback.
     serve(&v1);

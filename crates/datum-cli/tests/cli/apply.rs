@@ -338,6 +338,26 @@ fn a_failure_skips_only_what_comes_after_it() {
 }
 
 #[test]
+fn quiet_prints_only_the_errors_and_the_status_says_the_rest() {
+    let m = machine();
+    let fleet = fixture("apply/skips");
+    let run = apply(&fleet, m.path(), &["--host", "app-001", "-q"]);
+    assert_eq!(run.code, 6, "{}\n{}", run.stdout, run.stderr);
+    // The failure and its error; no start line, change, skip or summary.
+    assert_eq!(
+        scrub(&run.stdout, m.path()),
+        "failed: File[broken] /missing/broken.conf\n  error: cannot create /missing/broken.conf: the parent directory /missing does not exist (Datum does not create it on its own: declare a Directory resource for it)\n"
+    );
+    assert_eq!(run.stderr, "");
+    assert!(m.path().join("etc/independent.conf").is_file());
+    // A run with changes and no failure prints nothing at all.
+    let m = machine();
+    let run = apply(&example("fleet"), m.path(), &["--host", "web-001", "-q"]);
+    assert_eq!(run.code, 2, "{}\n{}", run.stdout, run.stderr);
+    assert_eq!((run.stdout.as_str(), run.stderr.as_str()), ("", ""));
+}
+
+#[test]
 fn a_cycle_through_automatic_edges_names_every_resource_and_changes_nothing() {
     let m = machine();
     let before = tree(m.path());

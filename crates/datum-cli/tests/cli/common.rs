@@ -25,7 +25,12 @@ pub fn fixture(name: &str) -> PathBuf {
 
 /// The `datum` binary with a clean environment.
 pub fn datum() -> assert_cmd::Command {
-    let mut cmd = assert_cmd::Command::cargo_bin("datum").unwrap();
+    assert_cmd::Command::from_std(datum_process())
+}
+
+/// [`datum`] as std's Command, for a test that sets up its pipes itself.
+pub fn datum_process() -> std::process::Command {
+    let mut cmd = std::process::Command::new(assert_cmd::cargo::cargo_bin("datum"));
     cmd.env_remove("DATUM_FLEET")
         .env("NO_COLOR", "1")
         .env("RAYON_NUM_THREADS", "2");
@@ -107,4 +112,35 @@ pub fn place(location: &serde_json::Value) -> String {
         .as_u64()
         .expect("a location has a column");
     format!("{path}:{line}:{column}")
+}
+
+/// Every command's path (`[]` for datum itself, `["secret", "encrypt"]`),
+/// at every depth, as `--help` lists them under "Commands:".
+pub fn command_paths() -> Vec<Vec<String>> {
+    fn walk(path: Vec<String>, out: &mut Vec<Vec<String>>) {
+        let help = Run::from(datum().args(&path).arg("--help").output().unwrap());
+        assert_eq!(help.code, 0, "{path:?} --help: {}", help.stderr);
+        out.push(path.clone());
+        let Some((_, listed)) = help.stdout.split_once("Commands:\n") else {
+            return;
+        };
+        let subs: Vec<String> = listed
+            .split("\n\n")
+            .next()
+            .unwrap()
+            .lines()
+            // A command's line starts at two spaces; wrapped help goes deeper.
+            .filter(|l| l.starts_with("  ") && !l.starts_with("   "))
+            .map(|l| l.split_whitespace().next().unwrap().to_owned())
+            .filter(|c| c != "help")
+            .collect();
+        for sub in subs {
+            let mut p = path.clone();
+            p.push(sub);
+            walk(p, out);
+        }
+    }
+    let mut out = Vec::new();
+    walk(Vec::new(), &mut out);
+    out
 }

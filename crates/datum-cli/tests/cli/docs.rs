@@ -4,7 +4,8 @@
 //!
 //! An example is a fenced block whose first line starts with `$ datum `;
 //! each `$ ` line is a command, the lines under it until the next `$ `
-//! line are its output (stdout, then stderr); a line `...` in the output
+//! line are its output (stdout and stderr in the order they were written,
+//! as a terminal shows them); a line `...` in the output
 //! stands for any number of lines, so a page may abridge. Commands run in
 //! `examples/fleet` unless they name `--fleet`, which is read from the
 //! repository root. An HTML comment on the line before the fence adjusts
@@ -20,7 +21,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::common::{copy_tree, datum, repo_root};
+use crate::common::{copy_tree, datum_process, repo_root};
 
 /// One command of a page, with what the page says it prints.
 #[derive(Debug)]
@@ -231,7 +232,9 @@ fn changed_repository(dir: &Path, change: &str) -> PathBuf {
 /// Runs one example; `None` when it printed what the page shows.
 fn check(example: &Example) -> Option<String> {
     let tmp = tempfile::tempdir().unwrap();
-    let mut cmd = datum();
+    // std's Command, to give stdout and stderr one pipe: the output is
+    // compared in the order it was written, as a terminal shows it.
+    let mut cmd = datum_process();
     cmd.args(&example.args).env("COLUMNS", "100");
     match &example.setup {
         Setup::Skip => return None,
@@ -245,10 +248,16 @@ fn check(example: &Example) -> Option<String> {
             cmd.current_dir(repo_root().join("examples/fleet"));
         }
     }
-    let out = cmd.output().unwrap();
-    let code = out.status.code().unwrap_or(-1);
-    let mut actual = String::from_utf8_lossy(&out.stdout).into_owned();
-    actual.push_str(&String::from_utf8_lossy(&out.stderr));
+    let (mut reader, writer) = std::io::pipe().unwrap();
+    cmd.stdout(writer.try_clone().unwrap()).stderr(writer);
+    let mut child = cmd.spawn().unwrap();
+    // The parent's copies of the writer went with `cmd`: drop it so the
+    // pipe ends when the child exits.
+    drop(cmd);
+    let mut bytes = Vec::new();
+    std::io::Read::read_to_end(&mut reader, &mut bytes).unwrap();
+    let code = child.wait().unwrap().code().unwrap_or(-1);
+    let actual = String::from_utf8_lossy(&bytes).into_owned();
     let (expected, actual) = (normalise(&example.expected), normalise(&actual));
     if code == 101 || !matches(&expected, &actual) {
         return Some(format!(

@@ -270,3 +270,34 @@ fn secret_commands_escape_fleet_paths_and_damaged_recipients_lines() {
     printable("secret rekey (stderr)", &rekey.stderr);
     assert!(rekey.stdout.starts_with(shown), "{}", rekey.stdout);
 }
+
+#[test]
+fn a_tab_in_the_indentation_is_shown_and_named() {
+    let dir = tempfile::tempdir().unwrap();
+    hostile_fleet(dir.path());
+    fs::remove_dir_all(dir.path().join(EVIL_DIR)).unwrap();
+    fs::write(
+        dir.path().join("roles/web/layer.yaml"),
+        "datum: v1alpha1\ntype: Layer\nname: web\nprecedence: 30\nmatch: {}\n\
+         resources:\n  File[motd]:\n    path: /etc/motd\n\tmode: \"0644\"\n",
+    )
+    .unwrap();
+    let run = run_in(dir.path(), &["check"]);
+    assert_eq!(run.code, 1);
+    assert!(
+        run.stderr.contains(
+            " --> roles/web/layer.yaml:9:1\n  |\n9 | \u{2409}mode: \"0644\"\n  | ^ a tab\n  |\n  = hint: YAML forbids tabs for indentation; use spaces\n"
+        ),
+        "{}",
+        run.stderr
+    );
+    // The one-line form points at the tab too.
+    let short = run_in(dir.path(), &["check", "--format", "short"]);
+    assert!(
+        short.stdout.contains("roles/web/layer.yaml:9:1: error[")
+            || short.stderr.contains("roles/web/layer.yaml:9:1: error["),
+        "{}{}",
+        short.stdout,
+        short.stderr
+    );
+}

@@ -274,6 +274,15 @@ fn every_json_output_follows_the_schema_of_its_type() {
 
     seen.insert(conforms(&contract, "last.json", &report));
 
+    // The status of a rollout, from a directory of run reports.
+    let rollout = crate::rollout_status::Rollout::new();
+    rollout.one_failed_wave();
+    let run = rollout.rollout("status", &["--format", "json"]);
+    seen.insert(conforms(&contract, "datum rollout status", &run));
+    let run = rollout.rollout("gate", &["--max-failed", "20%", "--format", "json"]);
+    assert_eq!(run.code, 1);
+    seen.insert(conforms(&contract, "datum rollout gate", &run));
+
     let g = Git::with_example("fleet", "");
     copy_tree(&example("changes/web-tls-conflict"), &g.fleet);
     g.commit("a change that breaks two hosts");

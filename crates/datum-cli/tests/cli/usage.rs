@@ -59,7 +59,7 @@ fn clap_errors_of_every_kind_exit_64_in_every_command() {
         &["render"],
         "the following required arguments were not provided",
     );
-    usage(&["explain"], "--host <HOST>");
+    usage(&["explain"], "name the host to explain");
     usage(&["query"], "<ID.FIELD>");
     usage(&["render", "--all"], "--out <DIR>");
     // Arguments that cannot go together, too many, or a bad value type.
@@ -143,27 +143,57 @@ fn malformed_arguments_exit_64() {
 }
 
 #[test]
-fn explain_given_the_host_as_a_word_shows_the_command_meant() {
-    // `render` takes the host first; explain's host goes in --host.
-    let meant = "hint: datum explain 'File[nginx-config].mode' --host web-001";
+fn explain_takes_the_host_as_a_word_or_as_host_and_the_id_in_either_order() {
+    let fleet = example("fleet");
+    let want = run_at(
+        &fleet,
+        &["explain", "File[nginx-config].mode", "--host", "web-001"],
+    );
+    assert_eq!(want.code, 0, "{}", want.stderr);
     for args in [
         &["explain", "web-001", "File[nginx-config].mode"][..],
         &["explain", "File[nginx-config].mode", "web-001"],
-        &[
-            "explain",
-            "File[nginx-config].mode",
-            "nginx",
-            "--host",
-            "web-001",
-        ],
     ] {
-        usage(
-            args,
-            "explain takes one resource or field, and the host as --host",
+        let run = run_at(&fleet, args);
+        assert_eq!(
+            (run.code, &run.stdout),
+            (0, &want.stdout),
+            "{args:?}: {}",
+            run.stderr
         );
-        usage(args, meant);
     }
-    usage(&["explain", "File[nginx-config]"], "--host <HOST>");
+    let whole = run_at(&fleet, &["explain", "--host", "web-001"]);
+    let word = run_at(&fleet, &["explain", "web-001"]);
+    assert_eq!(
+        (word.code, &word.stdout),
+        (0, &whole.stdout),
+        "{}",
+        word.stderr
+    );
+    // Too many words: the command meant, when it can be told.
+    let meant = "hint: datum explain 'File[nginx-config].mode' --host web-001";
+    let args = [
+        "explain",
+        "File[nginx-config].mode",
+        "nginx",
+        "--host",
+        "web-001",
+    ];
+    usage(
+        &args,
+        "explain takes one resource or field with --host web-001",
+    );
+    usage(&args, meant);
+    // An id alone names no host.
+    usage(
+        &["explain", "File[nginx-config]"],
+        "`File[nginx-config]` is a resource or field: name the host it is explained for too",
+    );
+    // Two hosts, or two ids: neither can be told apart.
+    usage(
+        &["explain", "web-001", "web-002"],
+        "explain takes a host and one resource or field: `web-001` and `web-002` given",
+    );
 }
 
 #[test]

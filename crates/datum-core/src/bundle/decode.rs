@@ -130,6 +130,11 @@ fn header<'a>(r: &mut Cursor<'a>) -> Result<(Header<'a>, u32), BundleError> {
     } else {
         (None, None)
     };
+    // Versions 1 and 2 carry no wait.
+    let not_before = match found >= 3 && r.flag(Field::NotBeforeFlag)? {
+        false => None,
+        true => Some(i64::from_be_bytes(*r.array(Field::NotBefore)?)),
+    };
     let commit = match r.flag(Field::CommitFlag)? {
         false => None,
         true => {
@@ -145,6 +150,7 @@ fn header<'a>(r: &mut Cursor<'a>) -> Result<(Header<'a>, u32), BundleError> {
         host,
         serial,
         expires,
+        not_before,
         commit,
     };
     Ok((header, found))

@@ -23,6 +23,8 @@
 //!   serial       u64       the bundle's place in the order of releases (no clock decides it)
 //! expires flag   u8        0: never expires; 1: followed by
 //!   expires      i64       seconds since 1970-01-01 UTC after which no agent moves to it
+//! wait flag      u8        (version 3 on) 0: no wait; 1: followed by
+//!   not_before   i64       seconds since 1970-01-01 UTC before which no agent applies it
 //! commit flag    u8        0: not from git; 1: followed by
 //!   commit id    str       lowercase hex, 40 (SHA-1) or 64 (SHA-256) digits
 //!   commit time  i64       committer time, seconds since 1970-01-01 UTC
@@ -68,9 +70,9 @@
 //! was sealed or not (age draws a fresh key each time, so the ciphertext
 //! differs at every run).
 //!
-//! Version 2 (no sealed flag: the contents always in clear) and version 1
-//! (neither the sealed flag nor the serial and expires flags) are still
-//! read, as unsealed bundles without those fields, so agents can be
+//! Version 2 (no wait flag and no sealed flag: no wait, the contents
+//! always in clear) and version 1 (nor the serial and expires flags) are
+//! still read, as unsealed bundles without those fields, so agents can be
 //! upgraded before the bundles are; an agent that has applied a bundle with
 //! a serial refuses one without (see `datum_agent::rollback`). An older
 //! reader refuses a newer version with "bundle format version 3 is not
@@ -151,9 +153,9 @@ pub struct Commit<'a> {
 }
 
 /// What a bundle says about itself: who it is for, and where it stands in
-/// the order of releases. Every field is covered by the signature. New
-/// signed fields (a `not_before` time, say) go here, with a format version
-/// bump.
+/// the order of releases, and when it may be applied. Every field is
+/// covered by the signature. New signed fields go here, with a format
+/// version bump.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Header<'a> {
     /// The Fleet document's name.
@@ -166,6 +168,9 @@ pub struct Header<'a> {
     pub serial: Option<u64>,
     /// Seconds since the epoch after which an agent no longer moves to it.
     pub expires: Option<i64>,
+    /// Seconds since the epoch before which an agent does not apply it:
+    /// its rollout wave's turn, by the publisher's clock.
+    pub not_before: Option<i64>,
     /// The commit it was made from, when the fleet is in git.
     pub commit: Option<Commit<'a>>,
 }
@@ -178,6 +183,7 @@ impl<'a> Header<'a> {
             host,
             serial: None,
             expires: None,
+            not_before: None,
             commit: None,
         }
     }
@@ -317,6 +323,7 @@ impl Bundle<'_> {
             + (4 + h.host.len())
             + (1 + h.serial.map_or(0, |_| 8))
             + (1 + h.expires.map_or(0, |_| 8))
+            + (1 + h.not_before.map_or(0, |_| 8))
             + 1
             + commit
             + 1
@@ -370,6 +377,13 @@ fn write_header(w: &mut dyn Write, h: &Header<'_>) -> io::Result<()> {
         Some(expires) => {
             w.write_all(&[1])?;
             w.write_all(&expires.to_be_bytes())?;
+        }
+    }
+    match h.not_before {
+        None => w.write_all(&[0])?,
+        Some(at) => {
+            w.write_all(&[1])?;
+            w.write_all(&at.to_be_bytes())?;
         }
     }
     match &h.commit {

@@ -53,6 +53,7 @@ impl Owned {
                 host: "web-001",
                 serial: Some(7),
                 expires: Some(1_800_000_000),
+                not_before: Some(1_700_003_600),
                 commit: Some(Commit {
                     id: COMMIT,
                     time: 1_700_000_000,
@@ -79,8 +80,8 @@ impl Raw {
         r.u32(VERSION);
         r.str(fleet);
         r.str(host);
-        // No serial, no expiry: the next byte is the commit flag.
-        r.byte(0).byte(0);
+        // No serial, no expiry, no wait: the next byte is the commit flag.
+        r.byte(0).byte(0).byte(0);
         r
     }
     fn u32(&mut self, v: u32) -> &mut Raw {
@@ -142,6 +143,7 @@ fn the_layout_is_the_documented_one() {
             host: "h",
             serial: Some(7),
             expires: Some(1_800_000_000),
+            not_before: Some(1_700_003_600),
             commit: Some(Commit {
                 id: COMMIT,
                 time: -2,
@@ -156,6 +158,8 @@ fn the_layout_is_the_documented_one() {
     want.extend(7u64.to_be_bytes());
     want.push(1);
     want.extend(1_800_000_000i64.to_be_bytes());
+    want.push(1);
+    want.extend(1_700_003_600i64.to_be_bytes());
     want.extend(b"\x01\0\0\0\x28");
     want.extend(COMMIT.as_bytes());
     want.extend((-2i64).to_be_bytes());
@@ -269,6 +273,7 @@ fn json_manifests_are_read_too() {
             host: "db-1",
             serial: Some(7),
             expires: Some(1_800_000_000),
+            not_before: Some(1_700_003_600),
             commit: None,
         },
         format: ManifestFormat::Json,
@@ -415,6 +420,7 @@ fn broken_manifests_are_refused_with_their_place() {
                 host: "h",
                 serial: Some(7),
                 expires: Some(1_800_000_000),
+                not_before: Some(1_700_003_600),
                 commit: None,
             },
             format: ManifestFormat::Yaml,
@@ -435,6 +441,7 @@ fn broken_manifests_are_refused_with_their_place() {
             host: "h",
             serial: Some(7),
             expires: Some(1_800_000_000),
+            not_before: Some(1_700_003_600),
             commit: None,
         },
         format: ManifestFormat::Yaml,
@@ -584,7 +591,7 @@ fn flags_codes_and_text_are_checked_when_decoding() {
         r.u32(VERSION).str(fleet).str(host);
         r
     };
-    let cases: [(Vec<u8>, &str); 8] = [
+    let cases: [(Vec<u8>, &str); 9] = [
         (
             bare("f", "h").byte(2).0.clone(),
             "the serial flag at byte 27 is invalid: 2 is neither 0 nor 1",
@@ -594,16 +601,20 @@ fn flags_codes_and_text_are_checked_when_decoding() {
             "the expiry flag at byte 36 is invalid: 7 is neither 0 nor 1",
         ),
         (
+            bare("f", "h").byte(0).byte(0).byte(5).0.clone(),
+            "the not-before flag at byte 29 is invalid: 5 is neither 0 nor 1",
+        ),
+        (
             Raw::header("f", "h").byte(2).0.clone(),
-            "the commit flag at byte 29 is invalid: 2 is neither 0 nor 1",
+            "the commit flag at byte 30 is invalid: 2 is neither 0 nor 1",
         ),
         (
             Raw::header("f", "h").byte(0).byte(0).byte(9).0.clone(),
-            "the manifest format at byte 31 is invalid: unknown format code 9",
+            "the manifest format at byte 32 is invalid: unknown format code 9",
         ),
         (
             Raw::header("f", "h").byte(0).byte(2).0.clone(),
-            "the sealed flag at byte 30 is invalid: 2 is neither 0 nor 1",
+            "the sealed flag at byte 31 is invalid: 2 is neither 0 nor 1",
         ),
         (
             bare("f", "H").0.clone(),
@@ -619,7 +630,7 @@ fn flags_codes_and_text_are_checked_when_decoding() {
         ),
         (
             Raw::header("f", "h").byte(1).str("xyz").0.clone(),
-            "the commit id at byte 30 is invalid",
+            "the commit id at byte 31 is invalid",
         ),
     ];
     for (bytes, want) in cases {
@@ -724,13 +735,32 @@ fn sealed_contents_are_checked_like_clear_ones() {
 #[test]
 fn version_2_is_read_in_clear() {
     let o = example();
-    let b = o.bundle();
+    let mut b = o.bundle();
+    b.header.not_before = None;
     let mut v2 = Vec::new();
     write_header(&mut v2, &b.header).unwrap();
     v2[MAGIC.len() + 3] = 2;
+    // Nor a wait flag: it follows the expiry, before the commit flag.
+    let flag = MAGIC.len() + 4 + (4 + b.header.fleet.len()) + (4 + b.header.host.len()) + 9 + 9;
+    assert_eq!(v2[flag], 0, "the not_before flag");
+    v2.remove(flag);
     let contents = b.encode_contents().unwrap();
     v2.extend(&contents);
     v2.push(0);
     let d = decode(&v2).unwrap();
     assert_eq!(d.clear(), Some(&b));
+}
+
+/// The wait is signed like every header field and round-trips in version 3.
+#[test]
+fn a_wait_round_trips_in_version_3() {
+    let o = example();
+    let mut b = o.bundle();
+    for at in [None, Some(-5), Some(1_700_003_600)] {
+        b.header.not_before = at;
+        let bytes = sealed(&b, None);
+        let d = decode(&bytes).unwrap();
+        assert_eq!(d.header.not_before, at);
+        assert_eq!(d.clear(), Some(&b));
+    }
 }

@@ -246,7 +246,7 @@ impl<'d, 'a, 'x> Cx<'d, 'a, 'x> {
 
 /// `10`, `0.5`, `12.25` as hundredths; `None` for anything else (a sign,
 /// an exponent, three decimals, more than 5 integer digits).
-fn parse_percent(t: &str) -> Option<u32> {
+pub fn parse_percent(t: &str) -> Option<u32> {
     let (whole, frac) = t.split_once('.').unwrap_or((t, ""));
     let digits = |s: &str| s.bytes().all(|b| b.is_ascii_digit());
     if whole.is_empty() || whole.len() > 5 || !digits(whole) || frac.len() > 2 || !digits(frac) {

@@ -218,8 +218,8 @@ fn source_line_with_carets(
     } else {
         text.len()
     };
-    // Tabs shown as one space each, so the carets line up under them.
-    let shown = |s: &str| source_line(s).replace('\t', " ");
+    // One visible character each, tabs too (`␉`), so the carets line up.
+    let shown = |s: &str| source_line(s).into_owned();
     let before = shown(&text[..start]).width();
     let marked = shown(&text[start..end]).width().max(1);
     let n = span.start.line;

@@ -499,6 +499,28 @@ fn scan_error(file: FileId, text: &str, at: Pos, line_offset: u32, e: &ScanError
         .at(Span::point(file, at), "too deep")
         .hint("Datum documents nest a few levels at most; flatten this value");
     }
+    // A tab in the indentation: point at it, and say why. The scanner may
+    // stop on the line before, scanning a value the tab's line continues.
+    let tab_line = |n: usize| {
+        let l = text.lines().nth(n)?;
+        let indent = &l[..l.len() - l.trim_start_matches([' ', '\t']).len()];
+        indent.find('\t')
+    };
+    let tabbed = tab_line(rel).map(|col| (at.line, col)).or_else(|| {
+        e.info()
+            .contains("tab")
+            .then(|| tab_line(rel + 1).map(|col| (at.line + 1, col)))
+            .flatten()
+    });
+    if let Some((line, tab)) = tabbed {
+        let at = Pos {
+            line,
+            col: tab as u32 + 1,
+        };
+        return Diagnostic::error(Code::YamlSyntax, format!("malformed YAML: {}", e.info()))
+            .at(Span::point(file, at), "a tab")
+            .hint("YAML forbids tabs for indentation; use spaces");
+    }
     let mut d = Diagnostic::error(Code::YamlSyntax, format!("malformed YAML: {}", e.info()))
         .at(Span::point(file, at), "here");
     // `[Package[nginx]]`: brackets inside a flow list are YAML syntax.

@@ -114,8 +114,8 @@ fn marks(one: &mut &[u8], two: &mut &[u8]) -> Option<Ordering> {
 /// `[epoch:]version[-release]`, as rpm and dnf write it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Evr<'a> {
-    /// Missing is 0.
-    pub epoch: u64,
+    /// `None` when not written: 0 in an order, any epoch to [`Evr::matches`].
+    pub epoch: Option<u64>,
     pub version: &'a str,
     pub release: Option<&'a str>,
 }
@@ -126,9 +126,9 @@ impl<'a> Evr<'a> {
     pub fn parse(s: &'a str) -> Evr<'a> {
         let (epoch, rest) = match s.split_once(':') {
             Some((e, rest)) if !e.is_empty() && e.bytes().all(|b| b.is_ascii_digit()) => {
-                (e.parse().unwrap_or(u64::MAX), rest)
+                (Some(e.parse().unwrap_or(u64::MAX)), rest)
             }
-            _ => (0, s),
+            _ => (None, s),
         };
         let (version, release) = match rest.rsplit_once('-') {
             Some((v, r)) => (v, Some(r)),
@@ -146,12 +146,33 @@ impl<'a> Evr<'a> {
     /// as rpm does.
     pub fn compare(&self, other: &Evr<'_>) -> Ordering {
         self.epoch
-            .cmp(&other.epoch)
+            .unwrap_or(0)
+            .cmp(&other.epoch.unwrap_or(0))
             .then_with(|| rpmvercmp(self.version, other.version))
             .then_with(|| match (self.release, other.release) {
                 (Some(a), Some(b)) => rpmvercmp(a, b),
                 _ => Ordering::Equal,
             })
+    }
+}
+
+impl Evr<'_> {
+    /// Whether `installed` is this wanted version: only the parts written
+    /// are compared. A missing release matches any release, and a missing
+    /// epoch any epoch, as dnf selects a package (`dnf install
+    /// foo-1.0-1` installs `foo-2:1.0-1`) and as Puppet's rpm providers
+    /// check one; `0:` asks for no epoch.
+    pub fn matches(&self, installed: &Evr<'_>) -> bool {
+        let epoch = match self.epoch {
+            Some(e) => e == installed.epoch.unwrap_or(0),
+            None => true,
+        };
+        epoch
+            && rpmvercmp(self.version, installed.version).is_eq()
+            && match (self.release, installed.release) {
+                (Some(a), Some(b)) => rpmvercmp(a, b).is_eq(),
+                _ => true,
+            }
     }
 }
 
@@ -196,6 +217,19 @@ mod tests {
     }
 
     #[test]
+    fn a_wanted_version_matches_on_the_parts_it_names() {
+        let m = |want, have| Evr::parse(want).matches(&Evr::parse(have));
+        assert!(m("0.5-3.el9", "1:0.5-3.el9"));
+        assert!(m("0.5", "1:0.5-3.el9"));
+        assert!(m("1:0.5", "1:0.5-3.el9"));
+        assert!(!m("0:0.5-3.el9", "1:0.5-3.el9"));
+        assert!(m("0:0.5-3.el9", "0.5-3.el9"));
+        assert!(!m("2:0.5-3.el9", "1:0.5-3.el9"));
+        assert!(!m("0.5-4.el9", "1:0.5-3.el9"));
+        assert!(!m("0.6", "0.5-3.el9"));
+    }
+
+    #[test]
     fn evr_compares_epoch_then_version_then_release() {
         let c = |a, b| Evr::parse(a).compare(&Evr::parse(b));
         assert_eq!(c("1:1.0-1", "2.0-1"), Greater);
@@ -206,7 +240,7 @@ mod tests {
         assert_eq!(
             Evr::parse("2:1.20.1-1.el9"),
             Evr {
-                epoch: 2,
+                epoch: Some(2),
                 version: "1.20.1",
                 release: Some("1.el9")
             }
