@@ -470,12 +470,24 @@ fn a_bundle_goes_to_stdout_with_out_dash_and_only_for_one_host() {
     let fleet = example("fleet");
     let file = tempfile::tempdir().unwrap();
     let path = file.path().join("web-001.bundle");
-    let run = run_in(
-        &fleet,
-        &["bundle", "web-001", "--out", path.to_str().unwrap()],
+    // Both runs count the expiry from the same time, however far apart.
+    let run = Run::from(
+        datum()
+            .env("SOURCE_DATE_EPOCH", "1750000000")
+            .args([
+                "bundle",
+                "web-001",
+                "--out",
+                path.to_str().unwrap(),
+                "--fleet",
+            ])
+            .arg(&fleet)
+            .output()
+            .unwrap(),
     );
     assert_eq!(run.code, 0, "{}", run.stderr);
     let out = crate::common::datum()
+        .env("SOURCE_DATE_EPOCH", "1750000000")
         .args(["bundle", "web-001", "--out", "-", "--fleet"])
         .arg(&fleet)
         .output()
