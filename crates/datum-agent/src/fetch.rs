@@ -14,11 +14,15 @@
 //! `ssh://` or `user@host:path` (through the host's `ssh` program, which must
 //! work without a prompt: a known host key and a key without passphrase).
 
+use std::any::Any;
 use std::borrow::Cow;
 use std::sync::atomic::AtomicBool;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use datum_core::hint::Hinted;
 use gix::bstr::ByteSlice;
+use gix::protocol::transport::client::blocking_io::http;
 use gix::remote::Direction;
 
 use crate::repo::{LocalRepo, ObjectId};
@@ -28,6 +32,8 @@ use crate::repo::{LocalRepo, ObjectId};
 pub struct GitSource {
     remotes: Vec<String>,
     branch: String,
+    /// How long an `http://` or `https://` remote may send nothing.
+    timeout: Duration,
 }
 
 /// A git source that cannot be fetched from whatever the network does.
@@ -91,7 +97,23 @@ impl GitSource {
         {
             return Err(SourceError::BadBranch { branch });
         }
-        Ok(GitSource { remotes, branch })
+        Ok(GitSource {
+            remotes,
+            branch,
+            timeout: STALL_TIMEOUT,
+        })
+    }
+
+    /// The same source, giving up on an `http://` or `https://` remote that
+    /// sends nothing for `timeout` (by default [`STALL_TIMEOUT`]).
+    pub fn with_timeout(mut self, timeout: Duration) -> GitSource {
+        self.timeout = timeout;
+        self
+    }
+
+    /// How long an `http://` or `https://` remote may send nothing.
+    pub fn timeout(&self) -> Duration {
+        self.timeout
     }
 
     /// The remotes, in the order they are tried.
@@ -198,7 +220,7 @@ pub fn fetch(repo: &LocalRepo, source: &GitSource) -> Result<Fetched, FetchError
         // never moves another mirror's ref, and the next fetch from the same
         // remote only transfers what is new.
         let tracking = format!("refs/datum/remote-{index}/{}", source.branch);
-        match fetch_one(repo, remote, &source.branch, &tracking) {
+        match fetch_one(repo, remote, &source.branch, &tracking, source.timeout) {
             Ok((commit, commit_time)) => tips.push(Tip {
                 commit,
                 commit_time,
@@ -219,11 +241,42 @@ pub fn fetch(repo: &LocalRepo, source: &GitSource) -> Result<Fetched, FetchError
     })
 }
 
+/// How long an `http://` or `https://` remote may keep the agent waiting:
+/// for the answer to each request, and for each read of it, so a server
+/// that accepts and then sends nothing is given up instead of waited on
+/// for ever (connecting alone gives up after 20 seconds).
+pub const STALL_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// For an `http://` or `https://` remote, the transport's options with
+/// the HTTP client's timeout set to `timeout` (for every other remote,
+/// `None`: the defaults).
+fn http_options(
+    repo: &gix::Repository,
+    url: &str,
+    timeout: Duration,
+) -> Result<Option<Box<dyn Any>>, gix::Error> {
+    if !(url.starts_with("http://") || url.starts_with("https://")) {
+        return Ok(None);
+    }
+    let Some(mut options) = repo.transport_options(url.as_bytes().as_bstr(), None)? else {
+        return Ok(None);
+    };
+    if let Some(http) = options.downcast_mut::<http::Options>() {
+        let client = http::reqwest::Options {
+            configure_client: Some(Box::new(move |builder| Ok(builder.timeout(timeout)))),
+            ..Default::default()
+        };
+        http.backend = Some(Arc::new(Mutex::new(client)));
+    }
+    Ok(Some(options))
+}
+
 fn fetch_one(
     local: &LocalRepo,
     url: &str,
     branch: &str,
     tracking: &str,
+    timeout: Duration,
 ) -> Result<(ObjectId, i64), RemoteError> {
     let repo = local.gix();
     let connect = |source| RemoteError::Connect { source };
@@ -234,8 +287,13 @@ fn fetch_one(
         .and_then(|r| r.with_refspecs([spec.as_str()], Direction::Fetch))
         .map_err(connect)?
         .with_fetch_tags(gix::remote::fetch::Tags::None);
+    let options = http_options(repo, url, timeout).map_err(connect)?;
     let prepare = remote
         .connect(Direction::Fetch)
+        .map(|c| match options {
+            Some(options) => c.with_transport_options(options),
+            None => c,
+        })
         .and_then(|c| c.prepare_fetch(gix::progress::Discard, Default::default()))
         .map_err(connect)?;
     let wanted = format!("refs/heads/{branch}");

@@ -53,6 +53,9 @@ pub enum BundleFileError {
     /// Its manifest does not read back into resources.
     #[error("{0}")]
     Items(#[source] ManifestError),
+    /// It expired: the agent would not move to it either.
+    #[error("{0}")]
+    Expired(String),
 }
 
 impl Hinted for BundleFileError {
@@ -60,6 +63,9 @@ impl Hinted for BundleFileError {
         match self {
             BundleFileError::Signers(e) => e.hint(),
             BundleFileError::Read(_) | BundleFileError::Items(_) => None,
+            BundleFileError::Expired(_) => Some(Cow::Borrowed(
+                "make the bundle again with `datum bundle` (its --valid-for counts from then): an expired bundle may be one a store kept serving after newer ones were made",
+            )),
             BundleFileError::Refused { source, .. } => source.hint(),
         }
     }
@@ -84,17 +90,37 @@ impl Hinted for BundleFileError {
     }
 }
 
-/// The resources of the bundle file `file`, where they came from and the
-/// labels its manifest ties to a fact (to check before applying), after
-/// every check of the format, the signature when `keys` (an allowed
-/// signers file) is given, and that it is `identity`'s; `now` (seconds
-/// since the epoch) judges the keys' validity.
+/// How to open a bundle file: who may have signed it, whose it must be,
+/// and how to read the host's key should it be sealed.
+pub struct BundleFile<'a> {
+    pub file: &'a Path,
+    /// An allowed signers file.
+    pub keys: Option<&'a Path>,
+    /// The host it must be for.
+    pub identity: &'a Identity,
+    /// The root the host key is read inside.
+    pub root: &'a Root,
+    /// The host key (`--identity`), by default the SSH host key.
+    pub host_key: Option<&'a str>,
+}
+
+/// The resources of the bundle file, where they came from and the labels
+/// its manifest ties to a fact (to check before applying), after every
+/// check of the format, the signature when `keys` (an allowed signers
+/// file) is given, that it is `identity`'s and that it has not expired;
+/// a sealed one is opened with the host key. `now` (seconds since the
+/// epoch) judges the keys' validity and the expiry.
 pub fn open_bundle_file(
-    file: &Path,
-    keys: Option<&Path>,
-    identity: &Identity,
+    at: &BundleFile<'_>,
     now: i64,
 ) -> Result<(Vec<Item>, Origin, Vec<Tied>), BundleFileError> {
+    let BundleFile {
+        file,
+        keys,
+        identity,
+        root,
+        host_key,
+    } = *at;
     let signers = match keys {
         Some(path) => Some(AllowedSigners::read(path).map_err(BundleFileError::Signers)?),
         None => None,
@@ -102,14 +128,28 @@ pub fn open_bundle_file(
     let bytes =
         http::read_file(file, FetchOptions::default().max_bytes).map_err(BundleFileError::Read)?;
     let name = file.display().to_string();
-    let opened =
-        bundle::open(&bytes, signers.as_ref(), Some(&identity.name), now).map_err(|source| {
-            BundleFileError::Refused {
-                name: name.clone(),
-                source: Box::new(source),
-                identity: identity.clone(),
-            }
-        })?;
+    let keys = || bundle::read_host_key(root, host_key);
+    let mut clear = None;
+    let opened = bundle::open(
+        &bytes,
+        signers.as_ref(),
+        Some(&identity.name),
+        now,
+        &keys,
+        &mut clear,
+    )
+    .map_err(|source| BundleFileError::Refused {
+        name: name.clone(),
+        source: Box::new(source),
+        identity: identity.clone(),
+    })?;
+    if let Some(expires) = opened.header().expires
+        && expires <= now
+    {
+        return Err(BundleFileError::Expired(bundle::expired(
+            &name, expires, now,
+        )));
+    }
     let items = opened.items(&name).map_err(BundleFileError::Items)?;
     let origin = Origin {
         mode: Mode::Bundle,

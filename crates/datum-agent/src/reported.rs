@@ -17,6 +17,7 @@ use std::path::{Path, PathBuf};
 use datum_core::diagnostic::{Code, Diagnostic};
 use datum_core::facts::{Observed, TIEABLE, check};
 use datum_core::fleet::Fleet;
+use rayon::prelude::*;
 
 use crate::report::RunRecord;
 
@@ -24,6 +25,8 @@ use crate::report::RunRecord;
 const DEPTH: usize = 4;
 /// The largest report read (reports carry diffs).
 const MAX_BYTES: u64 = 64 << 20;
+/// How many reports are parsed at once.
+const CHUNK: usize = 256;
 
 /// Why the directory could not be read at all.
 #[derive(Debug, thiserror::Error)]
@@ -59,25 +62,31 @@ pub fn read_reports(
     })?;
     files.sort();
     let mut diags = Vec::new();
-    for path in files {
-        let record = crate::file::read_file(&path, MAX_BYTES)
-            .map_err(|e| e.to_string())
-            .and_then(|bytes| {
-                let text = String::from_utf8(bytes).map_err(|_| "it is not UTF-8".to_owned())?;
-                RunRecord::from_json(&text).map_err(|e| e.to_string())
-            });
-        match record {
-            Ok(r) => each(&path, r),
-            Err(why) => diags.push(
-                Diagnostic::warning(
-                    Code::BadReport,
-                    format!("{} is not a run report Datum can read: {why}", path.display()),
-                )
-                .hint("the directory should hold the JSON run reports hosts write to /var/lib/datum/reports or POST to report_url"),
-            ),
+    // Parsed in parallel a chunk at a time (so memory holds one chunk of
+    // reports, however many there are), handed over in path order.
+    for chunk in files.chunks(CHUNK) {
+        let read: Vec<Result<RunRecord, String>> = chunk.par_iter().map(|p| read_one(p)).collect();
+        for (path, record) in chunk.iter().zip(read) {
+            match record {
+                Ok(r) => each(path, r),
+                Err(why) => diags.push(
+                    Diagnostic::warning(
+                        Code::BadReport,
+                        format!("{} is not a run report Datum can read: {why}", path.display()),
+                    )
+                    .hint("the directory should hold the JSON run reports hosts write to /var/lib/datum/reports or POST to report_url"),
+                ),
+            }
         }
     }
     Ok(diags)
+}
+
+/// One report file, or why it is not one.
+fn read_one(path: &Path) -> Result<RunRecord, String> {
+    let bytes = crate::file::read_file(path, MAX_BYTES).map_err(|e| e.to_string())?;
+    let text = String::from_utf8(bytes).map_err(|_| "it is not UTF-8".to_owned())?;
+    RunRecord::from_json(&text).map_err(|e| e.to_string())
 }
 
 /// The diagnostics of `check --reports DIR` for `fleet`.

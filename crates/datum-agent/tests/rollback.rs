@@ -193,6 +193,7 @@ fn a_git_tip_after_a_bundle_without_commit_is_compared_by_time() {
         expires: None,
         commit: None,
         commit_time: c2_time,
+        contents: None,
     };
     let repo = h.repo();
     assert!(matches!(
@@ -207,6 +208,7 @@ fn a_git_tip_after_a_bundle_without_commit_is_compared_by_time() {
         expires: None,
         commit: Some(h.c3),
         commit_time: 0,
+        contents: None,
     };
     let err = rollback::check_git(&repo, Some(&last), h.c2, &refuse()).unwrap_err();
     assert!(matches!(err, RollbackError::Behind { .. }), "{err:?}");
@@ -217,6 +219,7 @@ fn place(serial: Option<u64>, commit: Option<ObjectId>, commit_time: i64) -> Pla
         serial,
         commit,
         commit_time,
+        contents: None,
     }
 }
 
@@ -231,6 +234,7 @@ fn bundles_with_serials_are_ordered_by_serial_and_never_by_time() {
         expires: None,
         commit: c("a"),
         commit_time: year_2030,
+        contents: None,
     };
     let check = |p, policy: &Policy| rollback::check_bundle(Some(&last), p, policy);
     // Newer serial, older clock: forward.
@@ -260,17 +264,105 @@ fn bundles_with_serials_are_ordered_by_serial_and_never_by_time() {
         check(place(None, None, 0), &allow()).unwrap(),
         Progress::Allowed(RollbackError::NoSerial { .. })
     ));
-    // A host that ran format-1 bundles (no serial) takes the first serial
-    // it sees, even from a commit dated before the last one.
+}
+
+/// The first serial after a format-1 bundle (no serial) is placed as
+/// format-1 bundles were: by its commit, and by commit time against
+/// another commit. From then on the serial decides.
+#[test]
+fn the_first_serial_after_a_format_1_bundle_is_placed_by_its_commit() {
+    let c = |n: &str| Some(id(&n.repeat(40)));
     let legacy = Applied::Bundle {
         serial: None,
         expires: None,
         commit: c("a"),
-        commit_time: year_2030,
+        commit_time: 1_750_000_000,
+        contents: Some([1; 32]),
+    };
+    let check = |p| rollback::check_bundle(Some(&legacy), p, &refuse());
+    // An older commit with any serial: back.
+    let err = check(place(Some(3), c("b"), 1_749_999_999)).unwrap_err();
+    assert!(matches!(err, RollbackError::Older { .. }), "{err}");
+    // A newer one: forward.
+    assert!(matches!(
+        check(place(Some(3), c("b"), 1_750_000_001)).unwrap(),
+        Progress::Forward
+    ));
+    // The same commit bundled again: the same release, with the same contents.
+    let same = Placement {
+        contents: Some([1; 32]),
+        ..place(Some(3), c("a"), 1_750_000_000)
+    };
+    assert!(matches!(check(same).unwrap(), Progress::Same));
+    let other = Placement {
+        contents: Some([2; 32]),
+        ..same
+    };
+    let err = check(other).unwrap_err();
+    assert!(matches!(err, RollbackError::OtherContents { .. }), "{err}");
+    assert!(
+        err.to_string().starts_with(&format!(
+            "refusing the bundle: it has commit {}, as the bundle applied last, and other contents (sha256 0202",
+            "a".repeat(40)
+        )),
+        "{err}"
+    );
+    // No commit after one: cannot be placed.
+    let err = check(place(Some(3), None, 1_750_000_001)).unwrap_err();
+    assert!(matches!(err, RollbackError::NoCommit { .. }), "{err}");
+}
+
+/// Without a commit, only the contents tell two bundles of one serial
+/// apart: the same contents (re-signed with a fresh expiry) are the same
+/// bundle, others are refused; a record without contents cannot tell.
+#[test]
+fn the_same_serial_without_a_commit_must_have_the_same_contents() {
+    let last = Applied::Bundle {
+        serial: Some(5),
+        expires: None,
+        commit: None,
+        commit_time: 0,
+        contents: Some([7; 32]),
+    };
+    let new = |contents| Placement {
+        contents,
+        ..place(Some(5), None, 0)
+    };
+    let check = |p, policy: &Policy| rollback::check_bundle(Some(&last), p, policy);
+    assert!(matches!(
+        check(new(Some([7; 32])), &refuse()).unwrap(),
+        Progress::Same
+    ));
+    let err = check(new(Some([8; 32])), &refuse()).unwrap_err();
+    assert!(matches!(err, RollbackError::OtherContents { .. }), "{err}");
+    assert!(matches!(
+        check(new(Some([8; 32])), &allow()).unwrap(),
+        Progress::Allowed(RollbackError::OtherContents { .. })
+    ));
+    // The same commit and serial: the contents decide too.
+    let c = Some(id(&"a".repeat(40)));
+    let with_commit = Applied::Bundle {
+        serial: Some(5),
+        expires: None,
+        commit: c,
+        commit_time: 0,
+        contents: Some([7; 32]),
+    };
+    let p = Placement {
+        contents: Some([8; 32]),
+        ..place(Some(5), c, 0)
+    };
+    assert!(rollback::check_bundle(Some(&with_commit), p, &refuse()).is_err());
+    let older = Applied::Bundle {
+        serial: Some(5),
+        expires: None,
+        commit: None,
+        commit_time: 0,
+        contents: None,
     };
     assert!(matches!(
-        rollback::check_bundle(Some(&legacy), place(Some(3), c("b"), 1), &refuse()).unwrap(),
-        Progress::Forward
+        rollback::check_bundle(Some(&older), new(Some([8; 32])), &refuse()).unwrap(),
+        Progress::Same
     ));
 }
 
@@ -282,6 +374,7 @@ fn bundles_may_not_be_older_than_the_last_input() {
         expires: None,
         commit: c("a"),
         commit_time: 1_750_000_000,
+        contents: None,
     };
     let check = |commit, time, policy: &Policy| {
         rollback::check_bundle(Some(&last), place(None, commit, time), policy)
@@ -334,18 +427,21 @@ fn the_record_round_trips_and_starts_empty() {
             expires: None,
             commit: Some(id(&"cd".repeat(20))),
             commit_time: -5,
+            contents: None,
         },
         Applied::Bundle {
             serial: Some(u64::MAX),
             expires: None,
             commit: None,
             commit_time: 42,
+            contents: None,
         },
         Applied::Bundle {
             serial: Some(12),
             expires: Some(1_900_000_000),
             commit: Some(id(&"cd".repeat(20))),
             commit_time: 0,
+            contents: Some([0xa5; 32]),
         },
     ];
     for applied in records {
@@ -477,6 +573,7 @@ fn a_record_that_cannot_be_written_says_where() {
             expires: None,
             commit: None,
             commit_time: 1,
+            contents: None,
         })
         .unwrap_err();
     assert!(matches!(err, StateError::Write { .. }), "{err:?}");

@@ -30,6 +30,25 @@ pub fn record_path() -> String {
     format!("{STATE_DIR}/secrets")
 }
 
+/// The host's keys: the identity file at `path` (a path on the host, as
+/// the operator wrote it) opened inside the root (a link on the way or at
+/// its name leads inside it, never out), only as a regular file (a FIFO is
+/// refused, not waited on), never asking for a passphrase.
+pub fn read_host_identities(root: &Root, path: &str) -> Result<Vec<Identity>, ReadIdentityError> {
+    let shown = Path::new(path);
+    let io = |source| ReadIdentityError::Io {
+        path: shown.to_owned(),
+        source,
+    };
+    let file = match root.open_regular(path) {
+        Ok(Some(file)) => file,
+        Ok(None) => return Err(io(crate::root::not_found())),
+        Err(Refused::Io(e)) => return Err(io(e)),
+        Err(other) => return Err(io(io::Error::other(other.to_string()))),
+    };
+    KeyFile::from_file(shown, file)?.open(None)
+}
+
 /// What a run knows about secrets: the host's key (read once, when the
 /// first secret needs it) and the hashes recorded by earlier runs.
 pub struct Secrets {
@@ -70,22 +89,8 @@ impl Secrets {
         })
     }
 
-    /// The host's keys: the identity file opened inside the root (a link
-    /// on the way or at its name leads inside it, never out), only as a
-    /// regular file (a FIFO is refused, not waited on).
     fn read_identities(&self) -> Result<Vec<Identity>, ReadIdentityError> {
-        let path = Path::new(&self.shown);
-        let io = |source| ReadIdentityError::Io {
-            path: path.to_owned(),
-            source,
-        };
-        let file = match self.root.open_regular(&self.shown) {
-            Ok(Some(file)) => file,
-            Ok(None) => return Err(io(crate::root::not_found())),
-            Err(Refused::Io(e)) => return Err(io(e)),
-            Err(other) => return Err(io(io::Error::other(other.to_string()))),
-        };
-        KeyFile::from_file(path, file)?.open(None)
+        read_host_identities(&self.root, &self.shown)
     }
 
     /// For a File with a secret, the spec with its plaintext as content;

@@ -195,6 +195,45 @@ fn dnf_installs_upgrades_downgrades_and_removes_in_a_rocky_like_root() {
     }
 }
 
+/// The links a real Fedora or EL root holds, which stay inside it, are
+/// followed: `/var/lib/rpm -> ../../usr/lib/sysimage/rpm` (Fedora 36 on),
+/// `/etc/yum/vars -> ../dnf/vars` (EL 8 on), whose variables name the
+/// repository's directory.
+#[test]
+fn links_that_stay_inside_a_fedora_like_root_are_followed() {
+    if !tools::installed(&["rpm", "rpmbuild", "createrepo_c", "dnf", "unshare"]) || !tools::root() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("root");
+    packages::rocky(&root);
+    fs::remove_dir(root.join("var/lib/rpm")).unwrap();
+    fs::create_dir_all(root.join("usr/lib/sysimage/rpm")).unwrap();
+    std::os::unix::fs::symlink("../../usr/lib/sysimage/rpm", root.join("var/lib/rpm")).unwrap();
+    fs::create_dir_all(root.join("etc/dnf/vars")).unwrap();
+    fs::create_dir_all(root.join("etc/yum")).unwrap();
+    std::os::unix::fs::symlink("../dnf/vars", root.join("etc/yum/vars")).unwrap();
+    fs::write(root.join("etc/dnf/vars/stream"), "local\n").unwrap();
+    let repo = root.join("srv/local");
+    packages::rpm(&repo, "hello-datum", None, "1.0", "1");
+    packages::createrepo(&repo);
+    fs::write(
+        root.join("etc/yum.repos.d/local.repo"),
+        "[local]\nbaseurl=file:///srv/$stream\ngpgcheck=0\n",
+    )
+    .unwrap();
+    let p = Packages::new(Root::at(&root));
+    let hello = spec("hello-datum", Ensure::Present, None);
+    p.converge(&hello, &[], &cx(false)).unwrap();
+    assert!(root.join("usr/share/hello-datum/version").exists());
+    assert!(
+        fs::read_dir(root.join("usr/lib/sysimage/rpm"))
+            .unwrap()
+            .any(|e| e.unwrap().file_name() == "rpmdb.sqlite")
+    );
+    assert_eq!(p.examine(&hello, &cx(false)).unwrap().changes, []);
+}
+
 /// A `version` without an epoch, for a package that has one, is
 /// installed by dnf (which matches any epoch) and then reads back as
 /// converged: a second run changes nothing.
@@ -437,6 +476,95 @@ fn apt_installs_and_removes_in_one_dpkg_run_each() {
     let lonely = spec("other-datum", Ensure::Present, None);
     let err = p.converge(&lonely, &[], &cx(false)).unwrap_err().0;
     assert!(err.contains("dependency problems"), "{err}");
+    // An archive cache that is a link to the host's is not read.
+    let host = tempfile::tempdir().unwrap();
+    packages::deb(host.path(), "host-datum", "1.0-1", None);
+    fs::remove_dir_all(&archives).unwrap();
+    std::os::unix::fs::symlink(host.path(), &archives).unwrap();
+    let from_host = spec("host-datum", Ensure::Present, None);
+    let err = p.converge(&from_host, &[], &cx(false)).unwrap_err().0;
+    assert!(err.contains("archives is a symbolic link"), "{err}");
+    assert!(!root.join("usr/share/host-datum").exists());
+}
+
+/// Under --root apt reads the root's Repositories (`datum-*.sources`)
+/// only through their own paths: a link to the host's repository, on the
+/// way or inside it, a key that is a link, or an address on the network
+/// is refused before apt runs, and nothing is installed.
+#[test]
+fn an_apt_source_leading_out_of_the_root_is_refused() {
+    if !tools::installed(&[
+        "apt-get",
+        "dpkg",
+        "dpkg-deb",
+        "dpkg-scanpackages",
+        "gpg",
+        "unshare",
+    ]) || !tools::root()
+    {
+        return;
+    }
+    type Plant = fn(&Path, &Path);
+    let cases: [(&str, &str, Plant); 4] = [
+        (
+            "URIs: file:///srv/repo\nSigned-By: /etc/apt/keyrings/k.asc\n",
+            "root/srv is a symbolic link",
+            |d, root| std::os::unix::fs::symlink(d.join("host"), root.join("srv")).unwrap(),
+        ),
+        (
+            "URIs: file:///srv/repo\nSigned-By: /etc/apt/keyrings/k.asc\n",
+            "is a symbolic link inside the repository",
+            |d, root| {
+                fs::create_dir_all(root.join("srv/repo")).unwrap();
+                std::os::unix::fs::symlink(
+                    d.join("host/repo/InRelease"),
+                    root.join("srv/repo/InRelease"),
+                )
+                .unwrap();
+            },
+        ),
+        (
+            "URIs: file:///srv/repo\nSigned-By: /etc/apt/keyrings/host.asc\n",
+            "cannot read the key",
+            |d, root| {
+                fs::create_dir_all(root.join("srv/repo")).unwrap();
+                std::os::unix::fs::symlink(
+                    d.join("host/key.asc"),
+                    root.join("etc/apt/keyrings/host.asc"),
+                )
+                .unwrap();
+            },
+        ),
+        (
+            "URIs: https://deb.example.org/debian\nSigned-By: /etc/apt/keyrings/k.asc\n",
+            "line 3: `URIs`: `https://deb.example.org/debian` is not a file: address",
+            |_, _| {},
+        ),
+    ];
+    for (source, want, plant) in cases {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("root");
+        packages::debian(&root);
+        let host = dir.path().join("host/repo");
+        packages::deb(&host, "hello-datum", "1.0-1", None);
+        let key = packages::apt_repository(&host, &dir.path().join("gnupg"));
+        fs::write(dir.path().join("host/key.asc"), &key).unwrap();
+        fs::create_dir_all(root.join("etc/apt/sources.list.d")).unwrap();
+        fs::create_dir_all(root.join("etc/apt/keyrings")).unwrap();
+        fs::write(root.join("etc/apt/keyrings/k.asc"), &key).unwrap();
+        fs::write(
+            root.join("etc/apt/sources.list.d/datum-planted.sources"),
+            format!("Types: deb\nSuites: ./\n{source}"),
+        )
+        .unwrap();
+        plant(dir.path(), &root);
+        let p = Packages::new(Root::at(&root));
+        let hello = spec("hello-datum", Ensure::Present, None);
+        let err = p.converge(&hello, &[], &cx(false)).unwrap_err().0;
+        assert!(err.contains(want), "{source}: {err}");
+        assert!(err.contains("datum-planted.sources"), "{source}: {err}");
+        assert!(!root.join("usr/share/hello-datum").exists(), "{source}");
+    }
 }
 
 const ALPHABET: &[u8] = b"0012019aAbzZ.._+~^";

@@ -24,6 +24,10 @@
 //!   100 MB strings (`check` renders them in parallel).
 //! - `age-stanzas` (with `age-stanzas/admin.key`): a secret whose header
 //!   holds 40,000 stanzas (`datum secret rekey --identity admin.key`).
+//! - `age-scrypt` (with `age-scrypt/admin.age`): the admin's identity file
+//!   sealed with the passphrase `hostile` at scrypt work factor 2^22 (4 GiB;
+//!   making it takes that too), and a secret it opens (`datum secret rekey
+//!   --identity admin.age`, the passphrase typed on a terminal).
 
 use std::fmt::Write as _;
 use std::fs;
@@ -31,7 +35,7 @@ use std::io;
 use std::path::Path;
 
 /// The shapes, by directory name.
-pub const SHAPES: [&str; 13] = [
+pub const SHAPES: [&str; 14] = [
     "long-label",
     "overlap",
     "bad-labels",
@@ -45,6 +49,7 @@ pub const SHAPES: [&str; 13] = [
     "tpl-replace",
     "tpl-parallel",
     "age-stanzas",
+    "age-scrypt",
 ];
 
 const FLEET: &str = "datum: v1alpha1\ntype: Fleet\nname: hostile\n";
@@ -79,6 +84,7 @@ pub fn generate(shape: &str, dir: &Path) -> io::Result<()> {
             "{% set s = 'x' * 90000000 %}{{ (s ~ s ~ s)|length }}\n",
         ),
         "age-stanzas" => age_stanzas(dir),
+        "age-scrypt" => age_scrypt(dir),
         other => Err(io::Error::new(
             io::ErrorKind::InvalidInput,
             format!("no shape `{other}`; the shapes are {}", SHAPES.join(", ")),
@@ -272,4 +278,48 @@ fn age_stanzas(dir: &Path) -> io::Result<()> {
     age.extend_from_slice(&[0u8; 64]);
     fs::create_dir_all(dir.join("secrets"))?;
     fs::write(dir.join("secrets/s.age"), age)
+}
+
+/// The passphrase of `age-scrypt/admin.age`.
+pub const SCRYPT_PASSPHRASE: &str = "hostile";
+
+/// The work factor `age-scrypt/admin.age` asks for: the most Datum does.
+const SCRYPT_LOG_N: u8 = 22;
+
+fn age_scrypt(dir: &Path) -> io::Result<()> {
+    use std::io::Write as _;
+    let admin = datum_secrets::Identity::generate_age();
+    let key = admin.public_key().as_str().to_owned();
+    fs::write(
+        dir.join("datum.yaml"),
+        format!("{FLEET}admins: [\"{key}\"]\n"),
+    )?;
+    fs::write(
+        dir.join("hosts.yaml"),
+        format!("datum: v1alpha1\ntype: Host\nname: h1\nkeys: [\"{key}\"]\n"),
+    )?;
+    fs::write(
+        dir.join("layer.yaml"),
+        "datum: v1alpha1\ntype: Layer\nname: s\nprecedence: 10\nmatch: {}\nresources:\n  File[s]:\n    path: /etc/s\n    secret: secrets/s.age\n",
+    )?;
+    let seal = |recipient: &dyn age::Recipient, plain: &[u8]| -> io::Result<Vec<u8>> {
+        let encryptor = age::Encryptor::with_recipients(std::iter::once(recipient))
+            .map_err(io::Error::other)?;
+        let mut out = Vec::new();
+        let mut writer = encryptor.wrap_output(&mut out)?;
+        writer.write_all(plain)?;
+        writer.finish()?;
+        Ok(out)
+    };
+    let file = admin
+        .to_age_identity_file()
+        .ok_or_else(|| io::Error::other("no age identity text"))?;
+    let mut scrypt = age::scrypt::Recipient::new(SCRYPT_PASSPHRASE.to_owned().into());
+    scrypt.set_work_factor(SCRYPT_LOG_N);
+    fs::write(dir.join("admin.age"), seal(&scrypt, file.as_bytes())?)?;
+    // The secret, to the admin (who is also the host): rekeying it keeps
+    // its recipients.
+    let to: age::x25519::Recipient = key.parse().map_err(io::Error::other)?;
+    fs::create_dir_all(dir.join("secrets"))?;
+    fs::write(dir.join("secrets/s.age"), seal(&to, b"hostile secret\n")?)
 }

@@ -178,7 +178,19 @@ impl<'f> Plan<'f> {
         fleet: &Fleet,
         read: impl Fn(&str) -> Option<Vec<u8>>,
     ) -> Vec<Diagnostic> {
+        self.ciphertext_errors(fleet, read).0
+    }
+
+    /// [`Plan::ciphertext_diagnostics`], and the hosts receiving a secret
+    /// they report: `bundle` publishes nothing for those, as for
+    /// [`Plan::hosts_in_error`] (they would fail on arrival).
+    pub fn ciphertext_errors(
+        &self,
+        fleet: &Fleet,
+        read: impl Fn(&str) -> Option<Vec<u8>>,
+    ) -> (Vec<Diagnostic>, BTreeSet<HostId>) {
         let mut out = Vec::new();
+        let mut reached = BTreeSet::new();
         for s in &self.secrets {
             let Some(bytes) = read(s.path) else {
                 continue;
@@ -187,6 +199,7 @@ impl<'f> Plan<'f> {
                 continue;
             };
             let hosts: Vec<HostId> = s.receiving().collect();
+            reached.extend(&hosts);
             out.push(
                 s.placed(
                     fleet,
@@ -202,7 +215,7 @@ impl<'f> Plan<'f> {
                 )),
             );
         }
-        out
+        (out, reached)
     }
 
     /// What `datum check` reports: bad keys, then for each secret the

@@ -34,7 +34,7 @@ pub mod store;
 
 pub use ciphertext::{
     DecryptError, EncryptError, Header, HeaderError, MAX_RECIPIENTS, MAX_STANZAS,
-    ciphertext_sha256, decrypt, encrypt, header,
+    ciphertext_sha256, decrypt, encrypt, encrypt_binary, header,
 };
 pub use fleet::{Plan, SecretPlan, Stored};
 pub use identity::{

@@ -220,3 +220,53 @@ pub fn debian(root: &Path) {
     )
     .unwrap();
 }
+
+/// Makes `dir`, holding `.deb` files, a flat apt repository (`Suites:
+/// ./`): its `Packages` index by `dpkg-scanpackages`, a `Release` file
+/// with the index's SHA-256, and `InRelease`, that file signed by a key
+/// made here in `gnupg` (no passphrase). Returns the key's public half,
+/// armored.
+pub fn apt_repository(dir: &Path, gnupg: &Path) -> String {
+    let packages = ok(Command::new("dpkg-scanpackages").current_dir(dir).args([
+        "--multiversion",
+        ".",
+        "/dev/null",
+    ]));
+    fs::write(dir.join("Packages"), &packages).unwrap();
+    let sum = ok(Command::new("sha256sum").arg(dir.join("Packages")));
+    let sum = sum.split_whitespace().next().unwrap().to_owned();
+    let date = ok(Command::new("date").args(["-R", "-u"]));
+    fs::write(
+        dir.join("Release"),
+        format!(
+            "Origin: datum-tests\nLabel: datum-tests\nDate: {}\nSHA256:\n {sum} {} Packages\n",
+            date.trim(),
+            packages.len()
+        ),
+    )
+    .unwrap();
+    fs::create_dir_all(gnupg).unwrap();
+    fs::set_permissions(gnupg, std::os::unix::fs::PermissionsExt::from_mode(0o700)).unwrap();
+    let gpg = |args: &[&str]| {
+        ok(Command::new("gpg")
+            .env("GNUPGHOME", gnupg)
+            .args(["--batch", "--yes", "--passphrase", ""])
+            .args(args))
+    };
+    gpg(&[
+        "--quick-gen-key",
+        "Datum test <apt@datum.invalid>",
+        "rsa2048",
+        "sign",
+        "never",
+    ]);
+    let release = dir.join("Release");
+    let inrelease = dir.join("InRelease");
+    gpg(&[
+        "--clearsign",
+        "-o",
+        inrelease.to_str().unwrap(),
+        release.to_str().unwrap(),
+    ]);
+    gpg(&["--armor", "--export", "apt@datum.invalid"])
+}

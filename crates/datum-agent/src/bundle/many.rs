@@ -25,6 +25,8 @@ pub struct Batch<'a> {
     /// (`--immediate`, or no waves).
     pub waits: Option<Waits<'a>>,
     pub key: Option<&'a SigningKey>,
+    /// Seal each bundle to its host's `keys` (`--seal`).
+    pub seal: bool,
 }
 
 /// Why a run of bundles stopped.
@@ -58,9 +60,11 @@ impl Batch<'_> {
             not_before: self.waits.and_then(|w| w.not_before(manifest.host)),
             ..self.stamp
         };
-        make(manifest, self.payloads, &stamp, self.key).map_err(|source| BatchError::Make {
-            host: manifest.host_name().to_owned(),
-            source,
+        make(manifest, self.payloads, &stamp, self.key, self.seal).map_err(|source| {
+            BatchError::Make {
+                host: manifest.host_name().to_owned(),
+                source,
+            }
         })
     }
 

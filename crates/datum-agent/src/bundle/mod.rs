@@ -1,9 +1,10 @@
 //! Bundles, both ends: [`make`] turns one resolved host into a bundle
 //! file (its manifest as `datum render` writes it, exactly the payloads it
-//! uses, signed when a key is given); [`open`] checks a bundle file (every
-//! check of [`datum_core::bundle::decode`], then the signature against the
-//! host's keys) and [`Opened::items`] reads its manifest back into what
-//! apply converges to; [`Batch::write_all`] fills a directory with every
+//! uses, sealed to the host's keys when asked, signed when a key is given);
+//! [`open`] checks a bundle file (every check of
+//! [`datum_core::bundle::decode`], the signature against the trusted keys,
+//! the host, then, for a sealed one, decrypts it with the host's key) and
+//! [`Opened::items`] reads its manifest back into what apply converges to; [`Batch::write_all`] fills a directory with every
 //! host's bundle (`bundle --all`).
 //!
 //! The byte layout is `datum_core::bundle`'s; this module adds what needs
@@ -15,14 +16,21 @@ mod resources;
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 
+use datum_apply::root::Root;
+use datum_apply::secret::{DEFAULT_IDENTITY, read_host_identities};
 use datum_apply::spec::{Item, items_of};
-use datum_core::bundle::{self, Bundle, BundleError, Commit, Decoded, Header, ManifestFormat};
+use datum_core::bundle::{
+    self, Body, Bundle, BundleError, Commit, Decoded, Header, ManifestFormat,
+};
 use datum_core::emit;
 use datum_core::hint::{Fault, Hinted};
 use datum_core::manifest::Manifest;
 use datum_core::reader::{ReadError, Reader, SourceError};
 use datum_core::schema::Field;
 
+use datum_secrets::{DecryptError, EncryptError, Identity, Plaintext, PublicKey};
+
+use crate::sshsig::time::{format_utc, span};
 use crate::sshsig::{AllowedSigners, SignError, Signer, SigningKey, VerifyError};
 
 pub use many::{Batch, BatchError};
@@ -82,6 +90,15 @@ pub enum MakeError {
     /// Signing failed.
     #[error("{0}")]
     Sign(#[from] SignError),
+    /// `--seal`, and the host declares no key to seal to.
+    #[error("it declares no `keys` to seal its bundle to")]
+    NoKeys,
+    /// `--seal`, and a key of the host does not parse.
+    #[error("a key of its `keys` cannot be sealed to: {0}")]
+    BadKey(String),
+    /// Encrypting to the host's keys failed.
+    #[error("cannot seal its bundle: {0}")]
+    Seal(#[source] Box<EncryptError>),
 }
 
 /// A payload the caller did not read is the caller's bug: every source
@@ -105,6 +122,20 @@ pub struct Stamp<'a> {
     /// Before when the host may not apply it (its rollout wave's turn).
     pub not_before: Option<i64>,
     pub commit: Option<Commit<'a>>,
+}
+
+/// The keys a host's bundle is sealed to: its Host document's `keys`.
+pub fn host_keys(manifest: &Manifest<'_>) -> Result<Vec<PublicKey>, MakeError> {
+    let host = manifest.fleet.host(manifest.host);
+    let keys = host
+        .keys
+        .iter()
+        .map(|decl| PublicKey::parse(&decl.text).map_err(|e| MakeError::BadKey(e.to_string())))
+        .collect::<Result<Vec<_>, _>>()?;
+    if keys.is_empty() {
+        return Err(MakeError::NoKeys);
+    }
+    Ok(keys)
 }
 
 /// When each host of a release may apply it: the time the bundles are
@@ -135,12 +166,16 @@ impl Waits<'_> {
 /// The bundle file for the host of `manifest`: its manifest in YAML, the
 /// payloads it uses (taken from `payloads`), the fleet's name, `stamp`,
 /// and a signature by `key` in namespace `datum-bundle` when one is given.
-/// The same inputs give the same bytes.
+/// With `seal`, the manifest and payloads are encrypted to the host's
+/// `keys` ([`host_keys`]) and only the header stays in clear. The same
+/// inputs give the same bytes, unless sealed (age draws a fresh key each
+/// time).
 pub fn make(
     manifest: &Manifest<'_>,
     payloads: &Payloads,
     stamp: &Stamp<'_>,
     key: Option<&SigningKey>,
+    seal: bool,
 ) -> Result<Vec<u8>, MakeError> {
     let fleet = manifest
         .fleet
@@ -167,7 +202,12 @@ pub fn make(
             })?;
         used.insert(path, content.as_slice());
     }
-    let body = Bundle {
+    let recipients = if seal {
+        Some(host_keys(manifest)?)
+    } else {
+        None
+    };
+    let bundle = Bundle {
         header: Header {
             fleet,
             host: manifest.host_name(),
@@ -179,8 +219,16 @@ pub fn make(
         format: ManifestFormat::Yaml,
         manifest: &text,
         payloads: used,
-    }
-    .encode_body()?;
+    };
+    let body = match recipients {
+        None => bundle.encode_body()?,
+        Some(keys) => {
+            let contents = bundle.encode_contents()?;
+            let ciphertext = datum_secrets::encrypt_binary(&contents, &keys)
+                .map_err(|e| MakeError::Seal(Box::new(e)))?;
+            bundle::encode_sealed_body(&bundle.header, &ciphertext)?
+        }
+    };
     let signature = key
         .map(|k| k.sign(bundle::SIGNATURE_NAMESPACE, &body))
         .transpose()?;
@@ -196,7 +244,17 @@ pub struct Opened<'b> {
     pub signer: Option<Signer>,
     /// Whether the bundle carries a signature (verified or not).
     pub signed: bool,
+    /// Whether it was sealed to the host's keys.
+    pub sealed: bool,
+    /// The SHA-256 of its clear contents ([`bundle::contents_sha256`]):
+    /// what tells two releases of one serial apart.
+    pub contents_sha256: [u8; 32],
 }
+
+/// The host's keys, read only when a sealed bundle needs them: the
+/// identity file (the agent's `identity`, `datum apply --identity`) read
+/// inside the root. The error says why they cannot be had.
+pub type HostKeys<'k> = &'k dyn Fn() -> Result<Vec<Identity>, String>;
 
 /// Why a bundle is refused.
 #[derive(Debug, thiserror::Error)]
@@ -213,6 +271,28 @@ pub enum OpenError {
     /// The bundle was made for another host.
     #[error("the bundle is for host {bundle}, and this host is {host}")]
     WrongHost { bundle: String, host: String },
+    /// Sealed, and the host's key cannot be read.
+    #[error("the bundle is sealed, and this host's key cannot be read: {0}")]
+    NoHostKey(String),
+    /// Sealed to other keys than this host's.
+    #[error("the bundle is sealed to other keys than this host's: {0}")]
+    NotSealedToHost(#[source] DecryptError),
+    /// Sealed, and the ciphertext does not decrypt (damaged, not age).
+    #[error("the sealed bundle cannot be opened: {0}")]
+    Unseal(#[source] DecryptError),
+}
+
+impl OpenError {
+    /// The `reason` label of `datum_input_refusals_total` for it.
+    pub fn reason(&self) -> &'static str {
+        match self {
+            OpenError::Damaged(_) | OpenError::Unseal(_) => "damaged",
+            OpenError::Unsigned => "unsigned",
+            OpenError::Signature(_) => "signature",
+            OpenError::WrongHost { .. } => "wrong_host",
+            OpenError::NoHostKey(_) | OpenError::NotSealedToHost(_) => "sealed",
+        }
+    }
 }
 
 /// What would fix it.
@@ -229,6 +309,15 @@ impl Hinted for OpenError {
         OpenError::WrongHost { .. } => {
             "a host applies only its own bundle: check the host the bundle was made for, and this host's name (/etc/datum/host, else the system hostname)".into()
         }
+        OpenError::NoHostKey(_) => {
+            "a sealed bundle is opened with the host key: set `identity` in the agent configuration (`--identity` for `datum apply`) to the private key whose public half is in the Host's `keys`".into()
+        }
+        OpenError::NotSealedToHost(_) => {
+            "the Host's `keys` in the fleet do not name this host's key (`identity`): put its public key there (from /etc/ssh/ssh_host_ed25519_key.pub) and bundle again".into()
+        }
+        OpenError::Unseal(_) => {
+            "the file was altered or cut short after it was signed: fetch it again, or make it again with `datum bundle --seal`".into()
+        }
     })
     }
 }
@@ -236,15 +325,20 @@ impl Hinted for OpenError {
 /// Checks `bytes`: every check of the format, then, when `signers` is
 /// given, a signature by one of them (namespace `datum-bundle`, key
 /// validity judged at `now`, seconds since the epoch). With `host`, the
-/// bundle must be that host's.
+/// bundle must be that host's. A sealed bundle is decrypted only after
+/// all of that, with `keys`, into `clear` (which the result borrows), and
+/// its contents then get every check clear contents get.
 pub fn open<'b>(
     bytes: &'b [u8],
     signers: Option<&AllowedSigners>,
     host: Option<&str>,
     now: i64,
+    keys: HostKeys<'_>,
+    clear: &'b mut Option<Plaintext>,
 ) -> Result<Opened<'b>, OpenError> {
     let Decoded {
-        bundle,
+        header,
+        body,
         signed,
         signature,
     } = bundle::decode(bytes)?;
@@ -258,17 +352,34 @@ pub fn open<'b>(
         ),
     };
     if let Some(host) = host
-        && bundle.header.host != host
+        && header.host != host
     {
         return Err(OpenError::WrongHost {
-            bundle: bundle.header.host.to_owned(),
+            bundle: header.host.to_owned(),
             host: host.to_owned(),
         });
     }
+    let (bundle, contents_sha256, sealed) = match body {
+        Body::Clear { bundle, contents } => (bundle, bundle::contents_sha256(contents), false),
+        Body::Sealed(ciphertext) => {
+            let identities = keys().map_err(OpenError::NoHostKey)?;
+            let plain = datum_secrets::decrypt(ciphertext, &identities).map_err(|e| match e {
+                DecryptError::NotRecipient { .. } | DecryptError::NoIdentities => {
+                    OpenError::NotSealedToHost(e)
+                }
+                e => OpenError::Unseal(e),
+            })?;
+            let plain: &'b [u8] = clear.insert(plain).as_bytes();
+            let bundle = bundle::read_contents(header, plain)?;
+            (bundle, bundle::contents_sha256(plain), true)
+        }
+    };
     Ok(Opened {
         bundle,
         signer,
         signed: signature.is_some(),
+        sealed,
+        contents_sha256,
     })
 }
 
@@ -301,6 +412,27 @@ impl<'b> Opened<'b> {
     pub fn header(&self) -> &Header<'b> {
         &self.bundle.header
     }
+}
+
+/// The host's keys for a sealed bundle: the identity file at `identity`
+/// (by default the SSH host key), read inside `root` as secrets read it.
+pub fn read_host_key(root: &Root, identity: Option<&str>) -> Result<Vec<Identity>, String> {
+    let path = identity.unwrap_or(DEFAULT_IDENTITY);
+    read_host_identities(root, path).map_err(|e| {
+        format!(
+            "{e} (the host key, given by `identity` in the agent configuration or --identity, default {DEFAULT_IDENTITY})"
+        )
+    })
+}
+
+/// Why a bundle that expired at `expires` is refused at `now`: one
+/// message for the agent and `datum apply --bundle`.
+pub fn expired(name: &str, expires: i64, now: i64) -> String {
+    format!(
+        "refusing {name}: it expired at {} ({} ago)",
+        format_utc(expires),
+        span(now - expires)
+    )
 }
 
 /// What reading a document from a bundle meets.

@@ -65,8 +65,13 @@ pub struct Config {
 #[derive(Debug, Clone)]
 pub enum Source {
     /// A branch of a git repository, from the first remote that answers;
-    /// the fleet lives at `fleet` inside it (`""` for the top).
-    Git { source: GitSource, fleet: String },
+    /// the fleet lives at `fleet` inside it (`""` for the top). With
+    /// `max_age`, a newest commit older than that is refused as stale.
+    Git {
+        source: GitSource,
+        fleet: String,
+        max_age: Option<Duration>,
+    },
     /// A bundle URL (`https://`, `http://`, `file://` or a path) in which
     /// `{host}` stands for the host's name.
     Bundle { url: String },
@@ -522,7 +527,12 @@ mod tests {
     fn git_mode_with_defaults() {
         let c = parse_text("git:\n  remotes: [/srv/fleet.git, https://git.example.net/f.git]\n")
             .unwrap();
-        let Source::Git { source, fleet } = &c.source else {
+        let Source::Git {
+            source,
+            fleet,
+            max_age,
+        } = &c.source
+        else {
             panic!("not git")
         };
         assert_eq!(
@@ -530,6 +540,24 @@ mod tests {
             ["/srv/fleet.git", "https://git.example.net/f.git"]
         );
         assert_eq!((source.branch(), fleet.as_str()), ("main", ""));
+        assert_eq!(*max_age, None);
+        assert_eq!(source.timeout(), crate::fetch::STALL_TIMEOUT);
+        assert_eq!(crate::fetch::STALL_TIMEOUT, Duration::from_secs(60));
+        let c = parse_text("git:\n  remotes: [/srv/fleet.git]\n  timeout: 5s\n").unwrap();
+        assert!(matches!(
+            &c.source,
+            Source::Git { source, .. } if source.timeout() == Duration::from_secs(5)
+        ));
+        let c = parse_text("git:\n  remotes: [/srv/fleet.git]\n  max_age: 14d\n").unwrap();
+        assert!(matches!(
+            c.source,
+            Source::Git { max_age: Some(d), .. } if d == Duration::from_secs(14 * 86_400)
+        ));
+        let err = parse_text("git:\n  remotes: [/srv/fleet.git]\n  max_age: soon\n").unwrap_err();
+        assert!(
+            err.contains("`max_age` must be a duration, found `soon`"),
+            "{err}"
+        );
         assert_eq!(c.schedule.interval(), Duration::from_secs(1800));
         assert_eq!(c.metrics, Path::new(metrics::DEFAULT_PATH));
         assert_eq!((c.allowed_signers, c.report_url), (None, None));

@@ -11,12 +11,14 @@ use crate::http;
 
 impl Cx {
     pub(super) fn git(&mut self, node: Node<'_, '_>) -> Option<Source> {
-        const GIT_KEYS: &[&str] = &["remotes", "branch", "fleet"];
+        const GIT_KEYS: &[&str] = &["remotes", "branch", "fleet", "max_age", "timeout"];
         let entries = self.mapping("git", node, HINT_MODE)?;
         let mut remotes = None;
         let mut remotes_seen = false;
         let mut branch = ("main".to_owned(), node.span());
         let mut fleet = String::new();
+        let mut max_age = None;
+        let mut timeout = None;
         let mut ok = true;
         for (key, key_span, value) in entries {
             match key {
@@ -44,6 +46,14 @@ impl Cx {
                     }
                     None => ok = false,
                 },
+                "max_age" => match self.duration("max_age", value) {
+                    Some(d) => max_age = Some(d),
+                    None => ok = false,
+                },
+                "timeout" => match self.duration("timeout", value) {
+                    Some(d) => timeout = Some(d),
+                    None => ok = false,
+                },
                 _ => {
                     self.unknown("git", key, key_span, GIT_KEYS);
                     ok = false;
@@ -62,7 +72,14 @@ impl Cx {
         };
         let (branch, branch_span) = branch;
         match GitSource::new(remotes, branch) {
-            Ok(source) if ok => Some(Source::Git { source, fleet }),
+            Ok(source) if ok => Some(Source::Git {
+                source: match timeout {
+                    Some(t) => source.with_timeout(t),
+                    None => source,
+                },
+                fleet,
+                max_age,
+            }),
             Ok(_) => None,
             Err(e) => {
                 let hint = e.hint().unwrap_or_default();

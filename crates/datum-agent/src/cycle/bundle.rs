@@ -15,19 +15,7 @@ use crate::http::{self, FetchError, FetchOptions, Location};
 use crate::repo::ObjectId;
 use crate::rollback::{self, Applied, Progress};
 use crate::sshsig::AllowedSigners;
-use crate::sshsig::time::format_utc;
-
-/// `seconds` for people: `3d 4h`, `2h 5m`, `40s`.
-fn span(seconds: i64) -> String {
-    let s = seconds.max(0);
-    let (d, h, m) = (s / 86_400, s % 86_400 / 3600, s % 3600 / 60);
-    match (d, h, m) {
-        (0, 0, 0) => format!("{s}s"),
-        (0, 0, m) => format!("{m}m"),
-        (0, h, m) => format!("{h}h {m}m"),
-        (d, h, _) => format!("{d}d {h}h"),
-    }
-}
+use crate::sshsig::time::{format_utc, span};
 
 /// The bundle a run applies, and where it came from.
 struct Fetched {
@@ -189,13 +177,23 @@ impl Agent {
         log: &mut Log,
         out: &mut dyn Write,
     ) -> Result<Input, Refusal> {
-        let opened = bundle::open(&bytes, signers, Some(&self.host), now_secs()).map_err(|e| {
-            let reason = match e {
-                bundle::OpenError::Damaged(_) => "damaged",
-                bundle::OpenError::Unsigned => "unsigned",
-                bundle::OpenError::Signature(_) => "signature",
-                bundle::OpenError::WrongHost { .. } => "wrong_host",
-            };
+        let identity = self
+            .config
+            .identity
+            .as_ref()
+            .map(|p| p.display().to_string());
+        let keys = || bundle::read_host_key(&self.root, identity.as_deref());
+        let mut clear = None;
+        let opened = bundle::open(
+            &bytes,
+            signers,
+            Some(&self.host),
+            now_secs(),
+            &keys,
+            &mut clear,
+        )
+        .map_err(|e| {
+            let reason = e.reason();
             refusal(
                 format!("refusing {name}: {e}"),
                 e.hint().unwrap_or_default(),
@@ -265,11 +263,7 @@ impl Agent {
             ),
             None => String::new(),
         };
-        let message = format!(
-            "refusing {name}: it expired at {} ({} ago){host}",
-            format_utc(expires),
-            span(now - expires)
-        );
+        let message = format!("{}{host}", bundle::expired(name, expires, now));
         if !cached {
             return Err(refusal(message, hint).because("expired"));
         }
@@ -426,6 +420,7 @@ impl Agent {
             serial: header.serial,
             commit: commit.map(|(id, _)| id),
             commit_time: commit.map_or(0, |(_, time)| time),
+            contents: Some(opened.contents_sha256),
         };
         if place.serial.is_none() && place.commit.is_none() {
             log.note(
@@ -447,6 +442,7 @@ impl Agent {
             serial: place.serial,
             commit: place.commit,
             commit_time: place.commit_time,
+            contents: place.contents,
         })
     }
 }

@@ -4,6 +4,7 @@
 
 use std::io::Write;
 use std::path::Path;
+use std::time::Duration;
 
 use datum_apply::root::Root;
 use datum_apply::spec::{Item, items};
@@ -21,6 +22,52 @@ use crate::http;
 use crate::repo::{LocalRepo, ObjectId};
 use crate::rollback::{self, Applied, Progress};
 use crate::sshsig::AllowedSigners;
+use crate::sshsig::time::{format_utc, span};
+
+/// Refuses a freshly fetched commit older than `max_age` by its commit
+/// time: the newest verified tip of every remote is that old, so the
+/// remotes may be frozen (a mirror that stopped syncing, a server held
+/// back). The commit applied last, taken because fetching failed, is
+/// applied however old, and the run says how stale the host is and exits 1.
+fn check_age(
+    chosen: &Chosen,
+    max_age: Duration,
+    now: i64,
+    log: &mut Log,
+    out: &mut dyn Write,
+) -> Result<(), Refusal> {
+    let limit = i64::try_from(max_age.as_secs()).unwrap_or(i64::MAX);
+    let age = now.saturating_sub(chosen.time);
+    if age <= limit {
+        return Ok(());
+    }
+    let hint = "the branch has not moved for longer than `max_age`, or every remote serves an old tip: check that the remotes are in sync with the repository, and commit (an empty commit will do) at least every `max_age` if the fleet may stay unchanged that long";
+    let stale = format!(
+        "committed at {} ({} ago), longer ago than `max_age` ({})",
+        format_utc(chosen.time),
+        span(age),
+        span(limit)
+    );
+    if chosen.cached {
+        log.stale = true;
+        log.note(
+            out,
+            format!(
+                "the last verified input, commit {}, was {stale}: this host is stale; {hint}",
+                chosen.commit
+            ),
+        );
+        return Ok(());
+    }
+    Err(refusal(
+        format!(
+            "refusing commit {} from {}: the newest verified commit of every remote was {stale}; this host stays on its last verified input",
+            chosen.commit, chosen.origin
+        ),
+        hint,
+    )
+    .because("stale"))
+}
 
 /// The commit a run applies, and where it came from.
 struct Chosen {
@@ -41,6 +88,7 @@ impl Agent {
         &self,
         source: &GitSource,
         fleet: &str,
+        max_age: Option<Duration>,
         log: &mut Log,
         out: &mut dyn Write,
     ) -> Result<Option<Input>, Refusal> {
@@ -54,6 +102,9 @@ impl Agent {
             .pick(&repo, candidates, signers, last, log, out)
             .and_then(|chosen| {
                 log.source = Some(chosen.origin.clone());
+                if let Some(max_age) = max_age {
+                    check_age(&chosen, max_age, now_secs(), log, out)?;
+                }
                 let (items, delay) = self.git_items(&repo_dir, fleet, chosen.commit, log)?;
                 let input = git_input(chosen.commit, chosen.time, items, chosen.cached);
                 if !chosen.cached {
@@ -201,7 +252,9 @@ impl Agent {
             .iter()
             .map(|r| remote_under_root(r, &self.root))
             .collect();
-        let local = GitSource::new(remotes, source.branch().to_owned()).map_err(|e| refused(&e))?;
+        let local = GitSource::new(remotes, source.branch().to_owned())
+            .map_err(|e| refused(&e))?
+            .with_timeout(source.timeout());
         match fetch::fetch(repo, &local) {
             Ok(fetched) => {
                 for failure in &fetched.failures {

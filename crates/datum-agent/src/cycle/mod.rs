@@ -226,7 +226,14 @@ impl Agent {
         let ca = self.ca_file();
         let input = match (&self.config.source, &ca) {
             (_, Err(r)) => Err(r.clone()),
-            (Source::Git { source, fleet }, Ok(_)) => self.git_input(source, fleet, &mut log, out),
+            (
+                Source::Git {
+                    source,
+                    fleet,
+                    max_age,
+                },
+                Ok(_),
+            ) => self.git_input(source, fleet, *max_age, &mut log, out),
             (Source::Bundle { url }, Ok(ca)) => self.bundle_input(url, ca.as_ref(), &mut log, out),
         };
         let (summary, resources, refusal, commit, cached) =

@@ -2,12 +2,15 @@
 //!
 //! In git mode the new tip must descend from the commit applied last
 //! (found by walking back from the tip, a bounded number of commits); with
-//! bundles, the signed serial may not be lower, the same serial must come
-//! with the same commit, and once a bundle with a serial (or a commit) was
-//! applied one without is refused. No clock decides: a commit dated years
-//! ahead changes nothing. Only bundles of format version 1, which carry no
-//! serial, are still compared by commit time, until the first bundle with
-//! a serial is applied. Anything else (an older
+//! bundles, the signed serial may not be lower, and the same serial must be
+//! the same release: the same commit and the same contents (the SHA-256
+//! of its manifest and payloads, which a re-signed bundle with a fresh
+//! expiry keeps, and which is all a bundle made outside git has to tell
+//! it); once a bundle with a serial (or a commit) was applied one without
+//! is refused. No clock decides: a commit dated years ahead changes
+//! nothing. Only bundles of format version 1, which carry no serial, are
+//! still compared by commit time, and so is the first bundle with a serial
+//! after one of them (see [`check_bundle`]). Anything else (an older
 //! commit, a rewritten history, a commit that cannot be placed) is refused
 //! with its own error, so a replayed old signed input cannot undo a fix,
 //! unless the operator passes `--allow-rollback` for the run. The
@@ -135,6 +138,21 @@ pub enum RollbackError {
         /// The new bundle's commit.
         commit: Option<ObjectId>,
     },
+    /// The same place as the bundle applied last (its serial, or its
+    /// commit), and other contents.
+    #[error(
+        "refusing the bundle: it has {place}, as the bundle applied last, and other contents (sha256 {}…, where the one applied has {}…)",
+        short(.contents),
+        short(.last)
+    )]
+    OtherContents {
+        /// `serial N` or `commit C`.
+        place: String,
+        /// The SHA-256 of the contents applied last.
+        last: [u8; 32],
+        /// The new bundle's.
+        contents: [u8; 32],
+    },
     /// A bundle without a serial after one with.
     #[error(
         "refusing the bundle: it carries no serial, and this host applied serial {last}, so it cannot be placed after it"
@@ -175,8 +193,8 @@ impl Hinted for RollbackError {
             Self::Behind { .. } | Self::Older { .. } | Self::LowerSerial { .. } => {
                 "a mirror may lag behind the others; if going back is intended, run once with --allow-rollback"
             }
-            Self::SameSerial { .. } => {
-                "two releases were given the same serial: bundle the newer one again with a higher `datum bundle --serial` (or from its commit, without --serial)"
+            Self::SameSerial { .. } | Self::OtherContents { .. } => {
+                "two releases were given the same serial: bundle the newer one again with a higher `datum bundle --serial` (or from a new commit, without --serial); if this one is intended, run once with --allow-rollback"
             }
             Self::NoSerial { .. } | Self::NoCommit { .. } => {
                 "make the bundle with this Datum release from the fleet's git repository (or with `datum bundle --serial N`); if this is intended, run once with --allow-rollback"
@@ -222,12 +240,23 @@ pub struct Placement {
     /// The commit's time (0 without a commit): compared only between
     /// bundles that have no serial (format version 1).
     pub commit_time: i64,
+    /// The SHA-256 of the bundle's clear contents.
+    pub contents: Option<[u8; 32]>,
 }
 
 /// Checks a bundle against the input applied last: a serial may not go
-/// down, the same serial must come with the same commit, and a bundle that
-/// cannot be placed (no serial, or no commit) is refused after one that
-/// could.
+/// down, the same serial must be the same release (the same commit and the
+/// same contents), and a bundle that cannot be placed (no serial, or no
+/// commit) is refused after one that could.
+///
+/// The first bundle with a serial after one without (format version 1)
+/// cannot be placed by serial: it is placed as version-1 bundles were, by
+/// its commit. The same commit must come with the same contents (the same
+/// release, bundled again in the new format); another commit may not be
+/// older by commit time than the one applied last; no commit is refused
+/// after one. The clock decides only this once, and only against a record
+/// that itself came from a clock-ordered bundle: from then on the serial
+/// does.
 pub fn check_bundle(
     last: Option<&Applied>,
     new: Placement,
@@ -244,28 +273,50 @@ pub fn check_bundle(
             })
         }
         (Some(last_serial), Some(serial)) if serial == last_serial => {
-            if new.commit == last.commit() {
-                Ok(Progress::Same)
-            } else {
+            if new.commit != last.commit() {
                 Err(RollbackError::SameSerial {
                     serial,
                     last: last.commit(),
                     commit: new.commit,
                 })
+            } else {
+                same_contents(last, &new, format!("serial {serial}"))
             }
         }
         (Some(_), Some(_)) => Ok(Progress::Forward),
         (Some(last_serial), None) => Err(RollbackError::NoSerial { last: last_serial }),
-        // The first serial a host sees starts its order, whatever the
-        // clock said before.
-        (None, Some(_)) => Ok(Progress::Forward),
-        (None, None) => match (last.commit(), new.commit) {
+        // Both unserialled (version 1), or the first serial after version 1.
+        (None, _) => match (last.commit(), new.commit) {
             (Some(last), None) => Err(RollbackError::NoCommit { last }),
-            (Some(last), Some(commit)) if last == commit => Ok(Progress::Same),
+            (Some(commit), Some(c)) if commit == c => {
+                same_contents(last, &new, format!("commit {commit}"))
+            }
             _ => by_time(last.commit_time(), new.commit_time),
         },
     };
     allow(verdict, policy)
+}
+
+/// A bundle at the same place as the one applied last is the same release
+/// only with the same contents; a record without their digest (written by
+/// an older agent) cannot tell, and takes it as the same.
+fn same_contents(
+    last: &Applied,
+    new: &Placement,
+    place: String,
+) -> Result<Progress, RollbackError> {
+    match (last.contents(), new.contents) {
+        (Some(last), Some(contents)) if last != contents => Err(RollbackError::OtherContents {
+            place,
+            last,
+            contents,
+        }),
+        _ => Ok(Progress::Same),
+    }
+}
+
+fn short(digest: &[u8; 32]) -> String {
+    state::hex(&digest[..8])
 }
 
 fn show(commit: Option<ObjectId>) -> String {

@@ -9,7 +9,10 @@
 //! }
 //! ```
 //!
-//! A bundle's record also holds its `serial` and `expires` when it had them.
+//! A bundle's record also holds its `serial` and `expires` when it had them,
+//! and `contents_sha256`, the SHA-256 of its clear contents (manifest and
+//! payloads, `datum_core::bundle::contents_sha256`): what tells two
+//! bundles of one serial apart when they record no commit.
 //!
 //! It is replaced atomically (written beside, synced, renamed), so a crash
 //! leaves the old record or the new one, never half of either. Keys datum
@@ -46,6 +49,9 @@ pub enum Applied {
         commit: Option<ObjectId>,
         /// That commit's time (or the bundle's), in seconds since the epoch.
         commit_time: i64,
+        /// The SHA-256 of its clear contents; `None` in a record an older
+        /// agent wrote.
+        contents: Option<[u8; 32]>,
     },
 }
 
@@ -78,6 +84,15 @@ impl Applied {
         match self {
             Applied::Git { .. } => None,
             Applied::Bundle { serial, .. } => *serial,
+        }
+    }
+
+    /// The SHA-256 of the clear contents of the bundle applied last, when
+    /// recorded.
+    pub fn contents(&self) -> Option<[u8; 32]> {
+        match self {
+            Applied::Git { .. } => None,
+            Applied::Bundle { contents, .. } => *contents,
         }
     }
 
@@ -210,6 +225,9 @@ impl StateFile {
         if let Some(expires) = applied.expires() {
             value["expires"] = expires.into();
         }
+        if let Some(contents) = applied.contents() {
+            value["contents_sha256"] = hex(&contents).into();
+        }
         let mut text = serde_json::to_string_pretty(&value).unwrap_or_default();
         text.push('\n');
         let write = |source| StateError::Write {
@@ -262,10 +280,36 @@ fn decode(value: &Value) -> Result<Applied, String> {
                 None | Some(Value::Null) => None,
                 Some(v) => Some(v.as_i64().ok_or("`expires` is not a whole number")?),
             },
+            contents: match object.get("contents_sha256") {
+                None | Some(Value::Null) => None,
+                Some(v) => Some(
+                    v.as_str()
+                        .and_then(unhex)
+                        .ok_or("`contents_sha256` is not 64 hex digits")?,
+                ),
+            },
             commit,
             commit_time,
         }),
         Some(_) => Err("`mode` is neither \"git\" nor \"bundle\"".to_owned()),
         None => Err("`mode` is missing".to_owned()),
     }
+}
+
+/// Lowercase hex.
+pub(crate) fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn unhex(text: &str) -> Option<[u8; 32]> {
+    let bytes = text.as_bytes();
+    if bytes.len() != 64 || !bytes.iter().all(u8::is_ascii_hexdigit) {
+        return None;
+    }
+    let mut out = [0u8; 32];
+    for (i, pair) in bytes.chunks(2).enumerate() {
+        let pair = std::str::from_utf8(pair).ok()?;
+        out[i] = u8::from_str_radix(pair, 16).ok()?;
+    }
+    Some(out)
 }

@@ -62,6 +62,18 @@ pub(crate) fn format_utc(seconds: i64) -> String {
     }
 }
 
+/// `seconds` for people: `3d 4h`, `2h 5m`, `40s`.
+pub fn span(seconds: i64) -> String {
+    let s = seconds.max(0);
+    let (d, h, m) = (s / 86_400, s % 86_400 / 3600, s % 3600 / 60);
+    match (d, h, m) {
+        (0, 0, 0) => format!("{s}s"),
+        (0, 0, m) => format!("{m}m"),
+        (0, h, m) => format!("{h}h {m}m"),
+        (d, h, _) => format!("{d}d {h}h"),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

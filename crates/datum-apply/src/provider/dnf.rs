@@ -14,7 +14,7 @@
 //! every path they name is the root's, reached without a link, and every
 //! network source is refused. dnf keeps its cache, history and logs in
 //! the root (`/var/cache/dnf`, `/var/lib/dnf`, `/var/log`), which may not
-//! be links either.
+//! be reached through a link leading out of it.
 
 pub mod config;
 pub mod vercmp;
@@ -60,7 +60,7 @@ impl Dnf {
     /// created by asking (`rpm -q` would).
     pub fn installed(&self, name: &str) -> Result<Vec<String>, Failure> {
         if self.root.dir().is_some() {
-            config::unlinked(&self.root, DBPATH).map_err(Failure::new)?;
+            super::local_repo::stays_inside(&self.root, DBPATH).map_err(Failure::new)?;
             if !self.has_database() {
                 return Ok(Vec::new());
             }
@@ -249,7 +249,7 @@ impl Scratch {
         // What dnf and rpm open by their path on this machine, as they
         // write: a link there would lead them out of the root.
         for abs in WRITTEN {
-            config::unlinked(root, abs).map_err(Failure::new)?;
+            super::local_repo::stays_inside(root, abs).map_err(Failure::new)?;
         }
         std::fs::create_dir(dir.path().join("repos")).map_err(|e| io("repositories", &e))?;
         std::fs::create_dir(dir.path().join("files"))

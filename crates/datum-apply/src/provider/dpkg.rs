@@ -11,6 +11,8 @@
 //! `.deb`), everything it removes in one `apt-get remove` (`dpkg
 //! --remove`); then each package is read back.
 
+pub mod apt_root;
+
 use std::fs;
 use std::path::{Path, PathBuf};
 
@@ -71,7 +73,7 @@ impl Dpkg {
     /// The `.deb` in the root's archive cache for a package (the given
     /// version, or the highest there is).
     fn find_deb(&self, dir: &Path, name: &str, version: Option<&str>) -> Result<PathBuf, Failure> {
-        super::dnf::config::unlinked(&self.root, ARCHIVES).map_err(Failure::new)?;
+        super::local_repo::stays_inside(&self.root, ARCHIVES).map_err(Failure::new)?;
         let archives = dir.join(ARCHIVES.trim_start_matches('/'));
         let mut debs: Vec<PathBuf> = match fs::read_dir(&archives) {
             Ok(entries) => entries
@@ -142,6 +144,14 @@ impl Dpkg {
     }
 }
 
+/// What apt is asked to install: `NAME` or `NAME=VERSION`.
+fn wanted(s: &PackageSpec) -> String {
+    match &s.version {
+        Some(v) => format!("{}={v}", s.name),
+        None => s.name.clone(),
+    }
+}
+
 /// Why `name` is not a Debian package name (policy §5.6.1: lowercase
 /// letters, digits, `+ - .`, two characters at least, starting with a
 /// letter or digit), which the manifest's wider rule for every package
@@ -200,28 +210,16 @@ impl Dpkg {
             specs.iter().partition(|s| s.ensure == Ensure::Present);
         match self.root.dir() {
             Some(dir) => {
-                if !install.is_empty() {
-                    let debs = install
-                        .iter()
-                        .map(|s| self.find_deb(dir, &s.name, s.version.as_deref()))
-                        .collect::<Result<Vec<_>, _>>()?;
-                    command::run(self.dpkg(dir).arg("--install").args(debs))?;
-                }
-                if !remove.is_empty() {
-                    command::run(
-                        self.dpkg(dir)
-                            .args(["--remove", "--"])
-                            .args(remove.iter().map(|s| &s.name)),
-                    )?;
+                let sources = apt_root::datum_sources(&self.root)?;
+                if sources.is_empty() {
+                    self.converge_from_archives(dir, &install, &remove)?;
+                } else {
+                    self.converge_from_repositories(dir, &sources, refresh, &install, &remove)?;
                 }
             }
             None => {
                 self.refresh(refresh)?;
                 if !install.is_empty() {
-                    let what = install.iter().map(|s| match &s.version {
-                        Some(v) => format!("{}={v}", s.name),
-                        None => s.name.clone(),
-                    });
                     command::run(
                         tool("apt-get")
                             .args([
@@ -233,7 +231,7 @@ impl Dpkg {
                             ])
                             .args(["-o", "Dpkg::Options::=--force-confdef"])
                             .args(["-o", "Dpkg::Options::=--force-confold", "--"])
-                            .args(what),
+                            .args(install.iter().map(|s| wanted(s))),
                     )?;
                 }
                 if !remove.is_empty() {
@@ -254,6 +252,70 @@ impl Dpkg {
                     c.to.as_deref().unwrap_or("unset")
                 )));
             }
+        }
+        Ok(())
+    }
+
+    /// Under `--root` without Repositories: one `dpkg --install` of the
+    /// `.deb` files in the archive cache, one `dpkg --remove`.
+    fn converge_from_archives(
+        &self,
+        dir: &Path,
+        install: &[&PackageSpec],
+        remove: &[&PackageSpec],
+    ) -> Result<(), Failure> {
+        if !install.is_empty() {
+            let debs = install
+                .iter()
+                .map(|s| self.find_deb(dir, &s.name, s.version.as_deref()))
+                .collect::<Result<Vec<_>, _>>()?;
+            command::run(self.dpkg(dir).arg("--install").args(debs))?;
+        }
+        if !remove.is_empty() {
+            command::run(
+                self.dpkg(dir)
+                    .args(["--remove", "--"])
+                    .args(remove.iter().map(|s| &s.name)),
+            )?;
+        }
+        Ok(())
+    }
+
+    /// Under `--root` with the root's Repositories (`sources`): apt-get
+    /// from them ([`apt_root`]), its lists refreshed first when `refresh`
+    /// or missing.
+    fn converge_from_repositories(
+        &self,
+        dir: &Path,
+        sources: &[String],
+        refresh: bool,
+        install: &[&PackageSpec],
+        remove: &[&PackageSpec],
+    ) -> Result<(), Failure> {
+        let apt = apt_root::AptRoot::new(&self.root, dir, sources)?;
+        if refresh || !apt.has_lists(&self.root) {
+            command::run(apt.apt_get().args(["update", "-q"]))?;
+        }
+        if !install.is_empty() {
+            command::run(
+                apt.apt_get()
+                    .args(["install", "-y", "-q", "--allow-downgrades", "--"])
+                    .args(install.iter().map(|s| wanted(s))),
+            )
+            .map_err(|f| {
+                Failure::new(format!(
+                    "{}; under --root, apt reads only the root's Repositories ({}/datum-*.sources), whose file: addresses are inside the root",
+                    f.0,
+                    apt_root::SOURCES_DIR
+                ))
+            })?;
+        }
+        if !remove.is_empty() {
+            command::run(
+                apt.apt_get()
+                    .args(["remove", "-y", "-q", "--"])
+                    .args(remove.iter().map(|s| &s.name)),
+            )?;
         }
         Ok(())
     }

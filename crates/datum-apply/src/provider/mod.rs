@@ -12,6 +12,7 @@ pub mod dpkg;
 pub mod exec;
 pub mod fs;
 pub mod health;
+pub mod local_repo;
 pub mod mount;
 pub mod package;
 pub mod pacman;

@@ -11,7 +11,8 @@
 //!   `gpgcheck`, `gpgkey`), the key in `/etc/pki/rpm-gpg/datum-NAME.asc`.
 //! - pacman: `/etc/pacman.d/datum-NAME.conf` (`[NAME]`, `Server`), read
 //!   when pacman.conf has `Include = /etc/pacman.d/datum-*.conf` (a note
-//!   says so when it has not). pacman takes keys only from its keyring,
+//!   says so when it has not; removing one leaves [`PACMAN_PLACEHOLDER`]
+//!   so that the pattern still matches). pacman takes keys only from its keyring,
 //!   which Datum does not manage: a pacman Repository with `key` fails.
 //!
 //! The system is the Repository's `provider`, else the machine's
@@ -258,6 +259,20 @@ impl Provider<RepositorySpec> for Repositories {
                 self.files.converge(f, &changes, cx)?;
             }
         }
+        if system == PackageSystem::Pacman
+            && s.ensure == Ensure::Absent
+            && self.root.lstat("/etc/pacman.d").ok().flatten().is_some()
+        {
+            let keep = file(
+                PACMAN_PLACEHOLDER.to_owned(),
+                Ensure::Present,
+                Some(PACMAN_PLACEHOLDER_TEXT.to_owned()),
+            );
+            let changes = self.files.examine(&keep, cx)?.changes;
+            if !changes.is_empty() {
+                self.files.converge(&keep, &changes, cx)?;
+            }
+        }
         self.stale
             .lock()
             .unwrap_or_else(|e| e.into_inner())
@@ -265,6 +280,14 @@ impl Provider<RepositorySpec> for Repositories {
         Ok(())
     }
 }
+
+/// pacman refuses an `Include` pattern that matches no file (every pacman
+/// command fails, `pacman -R` included): once a pacman Repository is
+/// removed, this file, matched by `datum-*.conf` and never a Repository's
+/// (whose name is not empty), stays so that the Include still matches
+/// when none is left.
+pub const PACMAN_PLACEHOLDER: &str = "/etc/pacman.d/datum-.conf";
+const PACMAN_PLACEHOLDER_TEXT: &str = "# Managed by Datum: keeps `Include = /etc/pacman.d/datum-*.conf` matching a file when no Repository is left (pacman refuses a pattern that matches nothing).\n";
 
 #[cfg(test)]
 mod tests {

@@ -109,8 +109,14 @@ pub fn run(ui: &mut Ui, settings: &Settings, args: Args) -> Result<Status> {
         let now = SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .map_or(0, |d| d.as_secs() as i64);
-        let (items, origin, tied) =
-            local::open_bundle_file(file, args.public_keys.as_deref(), &identity, now)?;
+        let at = local::BundleFile {
+            file,
+            keys: args.public_keys.as_deref(),
+            identity: &identity,
+            root: &machine,
+            host_key: args.identity.as_deref(),
+        };
+        let (items, origin, tied) = local::open_bundle_file(&at, now)?;
         check_labels(ui, &identity.name, &tied, &Files::default(), &facts)?;
         return converge(ui, &identity.name, &items, &machine, &args, origin, &facts);
     }

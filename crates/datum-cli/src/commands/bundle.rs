@@ -1,18 +1,20 @@
 //! `datum bundle`: one file per host holding its manifest and exactly the
 //! payloads it uses, signed, for agents in bundle mode.
 
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use datum_agent::bundle::{Batch, Payloads, Stamp, Waits};
 use datum_agent::sshsig::SigningKey;
 use datum_core::bundle::Commit;
 use datum_core::check;
-use datum_core::fleet::Fleet;
+use datum_core::diagnostic::{Code, Diagnostic};
+use datum_core::fleet::{Fleet, HostId};
 use datum_core::loader;
 use datum_core::manifest::Manifest;
 use datum_core::reader::{DirReader, Reader};
 use datum_core::report::count;
-use datum_core::resolve::resolve_all;
+use datum_core::resolve::{FleetResolution, resolve_all};
 use datum_fs::{Attrs, output_mode};
 use datum_git::{GitError, Repo, Revision};
 
@@ -43,9 +45,17 @@ use crate::ui::Ui;
 ///
 /// With --all, every host that resolves gets `DIR/<host>.bundle`; a host
 /// with an error `datum check` reports for it (it does not resolve, or it
-/// receives a secret it could not decrypt) gets no file (its errors are
+/// receives a secret it could not decrypt or whose file is damaged) gets
+/// no file (its errors are
 /// printed, and the status is 1), and other `.bundle` files in DIR are
 /// removed.
+///
+/// With --seal, each host's manifest and payloads are encrypted to the
+/// keys of its Host document (`keys`, the ones secrets are encrypted to),
+/// inside the signature: a store that leaks shows who the bundles are for
+/// and their serial, nothing of their contents. The agent opens them with
+/// the host key (its `identity`). A host with no keys gets no bundle: its
+/// error is printed and the status is 1.
 ///
 /// In git, the working tree must hold the fleet as committed: a change not
 /// yet committed would not be in the bundle, so it is refused (as `cargo
@@ -84,6 +94,10 @@ pub struct Args {
     /// SOURCE_DATE_EPOCH when set (reproducible builds), else from now.
     #[arg(long, value_name = "DURATION", default_value = "7d", value_parser = valid_for)]
     valid_for: u64,
+    /// Encrypt each bundle's manifest and payloads to its host's `keys`,
+    /// so only that host can read them.
+    #[arg(long)]
+    seal: bool,
     /// Let every host apply these bundles at once, whatever its rollout
     /// wave: for an urgent fix, or a revert that must overtake the change
     /// it reverts.
@@ -174,14 +188,20 @@ pub fn run(ui: &mut Ui, settings: &Settings, args: Args) -> Result<Status> {
         },
         waits: (!args.immediate).then_some(Waits { made, plan: &plan }),
         key: key.as_ref(),
+        seal: args.seal,
     };
     let said = Said {
         at,
-        signed: signed_by(key.as_ref()),
+        signed: format!(
+            "{}{}",
+            if args.seal { ", sealed" } else { "" },
+            signed_by(key.as_ref())
+        ),
     };
+    let reader = reader.as_ref();
     match &args.host {
-        Some(name) => one(ui, &batch, name, &args.out, &said),
-        None => every(ui, &batch, &args.out, &said),
+        Some(name) => one(ui, &batch, reader, name, &args.out, &said),
+        None => every(ui, &batch, reader, &args.out, &said),
     }
 }
 
@@ -192,18 +212,31 @@ struct Said {
 }
 
 /// `datum bundle HOST`: its bundle into `out`, or to stdout for `-`.
-fn one(ui: &mut Ui, batch: &Batch<'_>, name: &str, out: &Path, said: &Said) -> Result<Status> {
+fn one(
+    ui: &mut Ui,
+    batch: &Batch<'_>,
+    reader: &dyn Reader,
+    name: &str,
+    out: &Path,
+    said: &Said,
+) -> Result<Status> {
     let fleet = batch.fleet;
     let resolved = resolve_host(ui, fleet, name)?;
     resolved.require_ok()?;
     let all = resolve_all(fleet);
-    let plan = datum_secrets::Plan::new(fleet, &all);
-    if plan.hosts_in_error(fleet).contains(&resolved.host) {
-        ui.diagnostics(&fleet.files, &secrets_errors(fleet, &plan));
+    let (errors, withheld) = secrets_errors(fleet, &all, reader);
+    if withheld.contains(&resolved.host) {
+        ui.diagnostics(&fleet.files, &errors);
         return Err(CommandError::failed(format!(
-            "{name} would fail on arrival: a secret it receives is not encrypted so that it can decrypt it"
+            "{name} would fail on arrival: a secret it receives is damaged, or not encrypted so that it can decrypt it"
         ))
         .hint("`datum secret rekey` encrypts each secret to the hosts that receive it"));
+    }
+    if batch.seal && fleet.host(resolved.host).keys.is_empty() {
+        ui.diagnostics(&fleet.files, &keyless(fleet, &[resolved.host]));
+        return Err(CommandError::failed(format!(
+            "cannot seal the bundle of {name}: it declares no `keys`"
+        )));
     }
     let manifest = Manifest::new(fleet, resolved.host, &resolved.resolution);
     let bytes = batch.make(&manifest)?;
@@ -225,16 +258,33 @@ fn one(ui: &mut Ui, batch: &Batch<'_>, name: &str, out: &Path, said: &Said) -> R
 }
 
 /// `datum bundle --all`: a bundle per host that would not fail on arrival.
-fn every(ui: &mut Ui, batch: &Batch<'_>, out: &Path, said: &Said) -> Result<Status> {
+fn every(
+    ui: &mut Ui,
+    batch: &Batch<'_>,
+    reader: &dyn Reader,
+    out: &Path,
+    said: &Said,
+) -> Result<Status> {
     let fleet = batch.fleet;
     let all = resolve_all(fleet);
     // A host check reports a secrets error for would fail on arrival: it
     // gets no bundle, as a host that does not resolve.
-    let plan = datum_secrets::Plan::new(fleet, &all);
-    let withheld = plan.hosts_in_error(fleet);
+    let (secrets, mut withheld) = secrets_errors(fleet, &all, reader);
+    // A host with no keys cannot be sealed for: it gets no bundle either.
+    let unsealable: Vec<HostId> = if batch.seal {
+        (0..fleet.hosts.len() as u32)
+            .map(HostId)
+            .filter(|&h| fleet.host(h).keys.is_empty() && !withheld.contains(&h))
+            .filter(|&h| all.of(h).is_some_and(|r| r.is_ok()))
+            .collect()
+    } else {
+        Vec::new()
+    };
+    withheld.extend(&unsealable);
     let written = batch.write_all(&all, out, &withheld)?;
     let mut errors = check::errors(fleet, &all);
-    errors.extend(secrets_errors(fleet, &plan));
+    errors.extend(secrets);
+    errors.extend(keyless(fleet, &unsealable));
     ui.diagnostics(&fleet.files, &errors);
     let Said { at, signed } = said;
     writeln!(
@@ -245,8 +295,13 @@ fn every(ui: &mut Ui, batch: &Batch<'_>, out: &Path, said: &Said) -> Result<Stat
     )?;
     let failed = fleet.hosts.len() - written;
     if failed > 0 {
+        let keyless = if unsealable.is_empty() {
+            ""
+        } else {
+            ", or declare no `keys` to seal to"
+        };
         return Err(CommandError::failed(format!(
-            "{} got no bundle: {} would not resolve or could not decrypt {} secrets",
+            "{} got no bundle: {} would not resolve or could not decrypt {} secrets{keyless}",
             count(failed, "host"),
             if failed == 1 { "it" } else { "they" },
             if failed == 1 { "its" } else { "their" },
@@ -255,16 +310,47 @@ fn every(ui: &mut Ui, batch: &Batch<'_>, out: &Path, said: &Said) -> Result<Stat
     Ok(Status::OK)
 }
 
+/// One error per host that declares no `keys` and so cannot be sealed for,
+/// at its name.
+fn keyless(fleet: &Fleet, hosts: &[HostId]) -> Vec<datum_core::diagnostic::Diagnostic> {
+    hosts
+        .iter()
+        .map(|&h| {
+            let host = fleet.host(h);
+            Diagnostic::error(
+                Code::SecretNoKey,
+                format!(
+                    "{} declares no `keys`, so its bundle cannot be sealed",
+                    host.name
+                ),
+            )
+            .at(host.name_span, "this host")
+            .hint("add the host's public key to its Host document (`keys: [\"ssh-ed25519 AAAA...\"]`, from /etc/ssh/ssh_host_ed25519_key.pub), or bundle without --seal")
+        })
+        .collect()
+}
+
 /// The errors `check` reports about secrets (bad keys, hosts that could
-/// not decrypt what they receive).
+/// not decrypt what they receive, a ciphertext whose header does not
+/// read), and the hosts they reach: those would fail on arrival.
 fn secrets_errors(
     fleet: &Fleet,
-    plan: &datum_secrets::Plan,
-) -> Vec<datum_core::diagnostic::Diagnostic> {
-    plan.diagnostics(fleet)
+    all: &FleetResolution,
+    reader: &dyn Reader,
+) -> (Vec<datum_core::diagnostic::Diagnostic>, BTreeSet<HostId>) {
+    let plan = datum_secrets::Plan::new(fleet, all);
+    let mut withheld = plan.hosts_in_error(fleet);
+    let mut errors: Vec<_> = plan
+        .diagnostics(fleet)
         .into_iter()
         .filter(|d| d.is_error())
-        .collect()
+        .collect();
+    let (damaged, reached) = plan.ciphertext_errors(fleet, |path| {
+        reader.read_source(path, fleet.source_limit).ok()
+    });
+    errors.extend(damaged);
+    withheld.extend(reached);
+    (errors, withheld)
 }
 
 /// Refuses when the fleet in the working tree differs from the commit

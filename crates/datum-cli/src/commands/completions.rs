@@ -103,8 +103,8 @@ pub fn host_names(current: &OsStr) -> Vec<CompletionCandidate> {
 }
 
 /// Resource ids (`File[motd]`) and vars (`vars.ntp_server`) some layer
-/// declares, starting with what is typed: `explain`'s and `query`'s
-/// targets.
+/// declares, starting with what is typed, and after an id and a dot its
+/// type's fields (`File[motd].mode`): `explain`'s and `query`'s targets.
 pub fn resource_ids(current: &OsStr) -> Vec<CompletionCandidate> {
     let (Some(prefix), Some(fleet)) = (current.to_str(), fleet()) else {
         return Vec::new();
@@ -129,11 +129,23 @@ pub fn selector_terms(current: &OsStr) -> Vec<CompletionCandidate> {
     let (Some(typed), Some(fleet)) = (current.to_str(), fleet()) else {
         return Vec::new();
     };
+    let labels = labels(&fleet);
+    if !typed.contains(',')
+        && let Some(key) = bash_split_key()
+    {
+        return labels
+            .get(key.as_str())
+            .into_iter()
+            .flatten()
+            .filter(|v| v.starts_with(typed))
+            .take(MAX)
+            .map(|v| CompletionCandidate::new(*v))
+            .collect();
+    }
     let (done, term) = match typed.rfind(',') {
         Some(i) => typed.split_at(i + 1),
         None => ("", typed),
     };
-    let labels = labels(&fleet);
     let op = ["!=", "="]
         .into_iter()
         .find_map(|op| term.find(op).map(|i| (i, op)));
@@ -163,6 +175,32 @@ pub fn selector_terms(current: &OsStr) -> Vec<CompletionCandidate> {
     out
 }
 
+/// Bash splits a word at `=` (it is in COMP_WORDBREAKS): `role=w` reaches
+/// datum as `role`, `=`, `w`, and what is offered replaces `w` alone. Then
+/// the key is the word before the `=` (its last term, `!` left off), and
+/// the candidates are bare values. None when the word being typed does not
+/// follow a `=` word, as in shells that keep `role=w` whole (a `=` alone
+/// is no selector, so nothing else is taken for one).
+fn bash_split_key() -> Option<String> {
+    // The words as the shell passed them: `datum -- datum hosts role = w`.
+    let words: Vec<std::ffi::OsString> = std::env::args_os()
+        .skip_while(|a| a != "--")
+        .skip(1)
+        .collect();
+    // The word being completed: bash and zsh say which (the cursor may be
+    // before the end), the others complete the last.
+    let index: usize = std::env::var("_CLAP_COMPLETE_INDEX")
+        .ok()
+        .and_then(|i| i.parse().ok())
+        .unwrap_or(words.len().saturating_sub(1));
+    if index < 2 || words.get(index - 1)? != "=" {
+        return None;
+    }
+    let before = words[index - 2].to_str()?;
+    let term = before.rsplit(',').next()?;
+    Some(term.strip_suffix('!').unwrap_or(term).to_owned())
+}
+
 fn hosts(fleet: &Fleet, prefix: &str) -> Vec<CompletionCandidate> {
     // Hosts are sorted by name: those with the prefix are one run.
     let start = fleet.hosts.partition_point(|h| &*h.name < prefix);
@@ -184,6 +222,28 @@ fn hosts(fleet: &Fleet, prefix: &str) -> Vec<CompletionCandidate> {
 }
 
 fn ids(fleet: &Fleet, prefix: &str) -> Vec<CompletionCandidate> {
+    // `File[motd].mo`: the fields of that resource's type. A title holds
+    // no brackets, so the id ends at the first `]`.
+    if let Some(close) = prefix.find(']') {
+        let id = &prefix[..=close];
+        let Some(r) = fleet
+            .resources
+            .all()
+            .find(|&r| fleet.resources.text(r) == id)
+        else {
+            return Vec::new();
+        };
+        return fleet
+            .resources
+            .get(r)
+            .kind
+            .fields()
+            .iter()
+            .map(|f| format!("{id}.{}", f.name()))
+            .filter(|c| c.starts_with(prefix))
+            .map(CompletionCandidate::new)
+            .collect();
+    }
     let mut out: Vec<CompletionCandidate> = fleet
         .resources
         .all()

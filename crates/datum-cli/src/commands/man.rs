@@ -128,7 +128,11 @@ impl Page {
         status.sort_by_key(|(code, _)| code.split(',').next().and_then(|c| c.parse::<u8>().ok()));
         section(&mut roff, "EXIT STATUS", &status);
         let mut env: Vec<(String, String)> = Vec::new();
-        for arg in self.cmd.get_arguments().filter(|a| !a.is_hide_set()) {
+        // --fleet (DATUM_FLEET) is taken by every command, and read only by
+        // those that read a fleet: the ones whose FILES hold its root.
+        let reads_fleet = extra.is_some_and(|e| e.files.contains(&help::FLEET_FILE));
+        let args = self.cmd.get_arguments();
+        for arg in args.filter(|a| !a.is_hide_set() && (reads_fleet || !a.is_global_set())) {
             if let Some(var) = arg.get_env() {
                 let what = arg.get_help().map(|h| h.to_string()).unwrap_or_default();
                 let option = arg
@@ -269,6 +273,14 @@ mod tests {
                     "{name} has no {heading}:\n{text}"
                 );
             }
+            // DATUM_FLEET where a fleet is read, and only there.
+            let fleet_env = text.contains("\n.TP\n\\fBDATUM_FLEET\\fR\n");
+            let no_fleet = ["agent", "facts", "man", "schema", "init"];
+            assert_eq!(
+                fleet_env,
+                !no_fleet.contains(&path.split(' ').next().unwrap()),
+                "{name}:\n{text}"
+            );
             // The examples are the ones --help ends with, not an EXTRA copy.
             assert!(!text.contains(".SH EXTRA"), "{name}:\n{text}");
         }

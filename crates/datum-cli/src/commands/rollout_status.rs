@@ -44,8 +44,8 @@ pub struct StatusArgs {
 /// the revision failed or rolled back, as `rollout status` does. Exit
 /// status: 1 when in some wave they are more than --max-failed of its
 /// hosts (each such wave is printed with those hosts), or when the fleet at
-/// the revision has errors; 0 otherwise. Silent hosts do not count, and
-/// are noted.
+/// the revision has errors; 0 otherwise. Silent hosts count only with
+/// --max-silent; otherwise they are noted.
 #[derive(Debug, clap::Args)]
 pub struct GateArgs {
     #[command(flatten)]
@@ -54,6 +54,12 @@ pub struct GateArgs {
     /// `0%`, `10%`, `2.5%`.
     #[arg(long, value_name = "PERCENT", value_parser = max_failed)]
     max_failed: u32,
+    /// Also fail a wave whose silent hosts are more than this share of
+    /// its hosts: a change that cuts hosts off the network leaves them
+    /// silent rather than failed. Off by default, since hosts that are
+    /// down for other reasons are silent too.
+    #[arg(long, value_name = "PERCENT", value_parser = max_failed)]
+    max_silent: Option<u32>,
     /// Judge only this wave.
     #[arg(long, value_name = "NAME")]
     wave: Option<String>,
@@ -203,7 +209,9 @@ pub fn gate(ui: &mut Ui, settings: &Settings, args: GateArgs) -> Result<Status> 
         ))
         .hint(format!("its waves are {}", names.join(", "))));
     }
-    let verdict = t.status.gate(args.max_failed, args.wave.as_deref());
+    let verdict = t
+        .status
+        .gate(args.max_failed, args.max_silent, args.wave.as_deref());
     match args.format {
         ReportFormat::Text => {
             ui.diagnostics(&t.fleet.files, &t.diagnostics);

@@ -50,7 +50,7 @@ fn every_host_gets_its_own_file_with_only_its_payloads_and_the_commit() {
     );
     let bytes = fs::read(out.join("web-001.bundle")).unwrap();
     let decoded = bundle::decode(&bytes).unwrap();
-    let b = &decoded.bundle;
+    let b = decoded.clear().unwrap();
     assert_eq!((b.header.fleet, b.header.host), ("delivery", "web-001"));
     let commit = b.header.commit.unwrap();
     assert_eq!(commit.id, head);
@@ -69,7 +69,12 @@ fn every_host_gets_its_own_file_with_only_its_payloads_and_the_commit() {
     let db = fs::read(out.join("db-001.bundle")).unwrap();
     let db = bundle::decode(&db).unwrap();
     assert_eq!(
-        db.bundle.payloads.keys().copied().collect::<Vec<_>>(),
+        db.clear()
+            .unwrap()
+            .payloads
+            .keys()
+            .copied()
+            .collect::<Vec<_>>(),
         ["files/db-only.conf"]
     );
 }
@@ -109,7 +114,7 @@ fn the_committed_fleet_is_bundled_not_the_working_tree() {
     );
     assert_eq!(run.code, 0, "{}", run.stderr);
     let bytes = fs::read(&out).unwrap();
-    let b = bundle::decode(&bytes).unwrap().bundle;
+    let b = bundle::decode(&bytes).unwrap().clear().unwrap().clone();
     assert_eq!(b.payloads["files/site.conf"], b"listen 80;\n");
     assert!(String::from_utf8_lossy(b.manifest).contains("release 2"));
     let old = tmp.path().join("old.bundle");
@@ -126,7 +131,7 @@ fn the_committed_fleet_is_bundled_not_the_working_tree() {
     );
     assert_eq!(run.code, 0, "{}", run.stderr);
     let bytes = fs::read(&old).unwrap();
-    let b = bundle::decode(&bytes).unwrap().bundle;
+    let b = bundle::decode(&bytes).unwrap().clear().unwrap().clone();
     assert_eq!(b.header.commit.unwrap().id, first);
     assert!(String::from_utf8_lossy(b.manifest).contains("release 1"));
 }
@@ -165,7 +170,7 @@ fn same_revision_and_key_give_the_same_bytes() {
         at_epoch(dir, k);
     }
     let bytes = fs::read(a.join("web-001.bundle")).unwrap();
-    let d = bundle::decode(&bytes).unwrap().bundle;
+    let d = bundle::decode(&bytes).unwrap().clear().unwrap().clone();
     assert_eq!(d.header.expires, Some(1_750_000_000 + 7 * 86_400));
     for name in ["web-001.bundle", "db-001.bundle"] {
         let (x, y, z) = (
@@ -268,7 +273,7 @@ fn a_host_that_does_not_resolve_gets_no_bundle_and_stale_ones_go() {
     assert!(files.contains("notes.txt"), "{files:?}");
     for name in files.iter().filter(|n| n.ends_with(".bundle")) {
         let bytes = fs::read(out.join(name)).unwrap();
-        assert_eq!(bundle::decode(&bytes).unwrap().bundle.header.commit, None);
+        assert_eq!(bundle::decode(&bytes).unwrap().header.commit, None);
     }
 }
 
@@ -482,12 +487,7 @@ fn apply_report_records_the_run_as_the_agent_does() {
     assert_eq!(last["mode"], "bundle");
     assert_eq!(last["source"], file.display().to_string());
     let bytes = fs::read(&file).unwrap();
-    let commit = bundle::decode(&bytes)
-        .unwrap()
-        .bundle
-        .header
-        .commit
-        .unwrap();
+    let commit = bundle::decode(&bytes).unwrap().header.commit.unwrap();
     assert_eq!(last["commit"], commit.id);
     assert_eq!(
         (

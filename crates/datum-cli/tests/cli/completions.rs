@@ -292,6 +292,21 @@ fn explain_and_query_complete_the_resource_ids_and_vars_of_the_fleet() {
         fish_completes(&fleet, &["datum", "query", "File[n"]),
         ["File[nginx-config]"]
     );
+    // After the id and a dot, the fields of its type.
+    assert_eq!(
+        fish_completes(&fleet, &["datum", "query", "File[motd].mo"]),
+        ["File[motd].mode"]
+    );
+    let fields = fish_completes(&fleet, &["datum", "query", "File[motd]."]);
+    assert!(
+        fields.contains(&"File[motd].content".to_owned()),
+        "{fields:?}"
+    );
+    assert!(
+        fields.contains(&"File[motd].owner".to_owned()),
+        "{fields:?}"
+    );
+    assert!(fish_completes(&fleet, &["datum", "query", "File[nosuch]."]).is_empty());
     let templates = example("templates");
     let vars = fish_completes(&templates, &["datum", "query", "vars."]);
     assert!(vars.contains(&"vars.search_domain".to_owned()), "{vars:?}");
@@ -329,6 +344,32 @@ fn selectors_complete_label_keys_then_their_values() {
     );
     // A key no host carries and datum.yaml does not declare: nothing.
     assert!(fish_completes(&fleet, &["datum", "hosts", "colour=r"]).is_empty());
+}
+
+#[test]
+fn bash_completes_label_values_after_the_equals_sign_it_splits_at() {
+    // Bash splits `role=w` at `=` (COMP_WORDBREAKS): the words datum gets
+    // are `role`, `=`, `w`, and the candidate replaces `w` alone.
+    let fleet = example("fleet");
+    let got = bash_completes(&fleet, &["datum", "hosts", "role", "=", "w"], &[]);
+    assert_eq!(got, ["web"]);
+    let got = bash_completes(&fleet, &["datum", "hosts", "site!", "=", "l"], &[]);
+    assert_eq!(got, ["london"]);
+    // After a comma: the next key (`web,site=` replaces `web,si`), then its
+    // values.
+    let got = bash_completes(&fleet, &["datum", "hosts", "role", "=", "web,si"], &[]);
+    assert_eq!(got, ["web,site="]);
+    let got = bash_completes(
+        &fleet,
+        &["datum", "hosts", "role", "=", "web,site", "=", "f"],
+        &[],
+    );
+    assert_eq!(got, ["frankfurt"]);
+    // A key, whole, as in any shell.
+    assert_eq!(
+        bash_completes(&fleet, &["datum", "hosts", "ro"], &[]),
+        ["role="]
+    );
 }
 
 #[test]

@@ -5,7 +5,7 @@
 
 use std::fs;
 
-use crate::common::{Run, apply_under, copy_tree, example, run_in};
+use crate::common::{Run, apply_under, copy_tree, datum, example, run_in};
 
 /// `examples/fleet` copied, with `role: web` in roles/web misspelt `wbe`:
 /// `Fleet.labels` declares `role`, so the matcher names an undeclared value.
@@ -253,9 +253,16 @@ fn bundle_all_into_the_fleet_any_number_of_times_gives_the_same_files() {
     let mut before = None;
     for round in 0..3 {
         let out = fleet.path().join("bundles");
-        let run = run_in(
-            fleet.path(),
-            &["bundle", "--all", "--out", out.to_str().unwrap()],
+        // The expiry counts from SOURCE_DATE_EPOCH: rounds a second apart
+        // would otherwise differ in it.
+        let run = Run::from(
+            datum()
+                .env("SOURCE_DATE_EPOCH", "1750000000")
+                .args(["bundle", "--all", "--out", out.to_str().unwrap()])
+                .arg("--fleet")
+                .arg(fleet.path())
+                .output()
+                .unwrap(),
         );
         assert_eq!(run.code, 0, "round {round}: {}", run.stderr);
         let files = tree(&out);
@@ -402,6 +409,60 @@ fn bundle_all_leaves_out_a_host_that_could_not_decrypt_its_secret() {
     let run = f.run(&["bundle", "web-03", "--out", one.to_str().unwrap()]);
     assert_eq!(run.code, 1, "{}", run.stdout);
     assert!(!one.exists());
+}
+
+#[test]
+fn bundle_all_holds_back_exactly_the_hosts_a_damaged_secret_reaches() {
+    let f = crate::secret_fleet::Fleet::new();
+    let run = f.encrypt(crate::secret_fleet::PLAINTEXT);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    // The ciphertext is cut inside its header: its recipients file still
+    // names every web host, so only reading the file shows it.
+    let secret = f.fleet().join("secrets/db.age");
+    fs::write(&secret, b"age-encryption.org/v1\n-> X25519 abc\n").unwrap();
+    let out = f.tmp.path().join("bundles");
+    let run = f.run(&["bundle", "--all", "--out", out.to_str().unwrap()]);
+    assert_eq!(run.code, 1, "{}", run.stdout);
+    assert!(
+        run.stderr.contains(
+            "error: secrets/db.age is not a secret hosts can decrypt: its header does not end (no `---` line)\n"
+        ),
+        "{}",
+        run.stderr
+    );
+    // Where the fleet gives it to the hosts.
+    assert!(
+        run.stderr.contains("roles/web/layer.yaml:10:13"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains("2 hosts got no bundle"),
+        "{}",
+        run.stderr
+    );
+    let mut files: Vec<String> = fs::read_dir(&out)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    files.sort();
+    // The web hosts receive it; db-01 and mail-01 do not.
+    assert_eq!(files, ["db-01.bundle", "mail-01.bundle"]);
+    // Asked for alone, a web host is refused, and the others are not.
+    let one = f.tmp.path().join("web-01.bundle");
+    let run = f.run(&["bundle", "web-01", "--out", one.to_str().unwrap()]);
+    assert_eq!(run.code, 1, "{}", run.stdout);
+    assert!(
+        run.stderr
+            .contains("secrets/db.age is not a secret hosts can decrypt"),
+        "{}",
+        run.stderr
+    );
+    assert!(!one.exists());
+    let other = f.tmp.path().join("db-01.bundle");
+    let run = f.run(&["bundle", "db-01", "--out", other.to_str().unwrap()]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(other.exists());
 }
 
 #[test]

@@ -12,10 +12,22 @@ use crate::common::{Run, command_paths, datum};
 use crate::diff::Git;
 use crate::secret_fleet::{Fleet as SecretFleet, PLAINTEXT, ssh_keygen};
 
+/// A command line: its words, and the files stdin comes from and stdout
+/// goes to (`< FILE`, `> FILE`).
+struct Line {
+    words: Vec<String>,
+    stdin: Option<String>,
+    stdout: Option<String>,
+}
+
 /// Splits a command line on blanks, honouring single quotes; a trailing
-/// `< FILE` is returned apart, as the file stdin comes from.
-fn words(line: &str) -> (Vec<String>, Option<String>) {
+/// `< FILE` or `> FILE` is taken apart.
+fn words(line: &str) -> Line {
     let (line, stdin) = match line.split_once(" < ") {
+        Some((line, file)) => (line, Some(file.trim().to_owned())),
+        None => (line, None),
+    };
+    let (line, stdout) = match line.split_once(" > ") {
         Some((line, file)) => (line, Some(file.trim().to_owned())),
         None => (line, None),
     };
@@ -34,7 +46,11 @@ fn words(line: &str) -> (Vec<String>, Option<String>) {
         }
     }
     out.extend((!word.is_empty()).then_some(word));
-    (out, stdin)
+    Line {
+        words: out,
+        stdin,
+        stdout,
+    }
 }
 
 /// The example lines `datum PATH --help` ends with.
@@ -62,10 +78,15 @@ struct Setting<'a> {
 
 impl Setting<'_> {
     fn run(&self, line: &str) -> Run {
-        let (w, stdin) = words(line);
+        let Line {
+            words: w,
+            stdin,
+            stdout,
+        } = words(line);
         assert_eq!(w[0], "datum", "{line}");
         let home = format!("{}/", self.home.display());
-        let args: Vec<String> = w[1..].iter().map(|a| a.replacen("~/", &home, 1)).collect();
+        let expand = |a: &str| a.replacen("~/", &home, 1);
+        let args: Vec<String> = w[1..].iter().map(|a| expand(a)).collect();
         let mut cmd = datum();
         cmd.args(&args)
             .current_dir(self.dir)
@@ -78,7 +99,19 @@ impl Setting<'_> {
         if let Some(file) = stdin {
             cmd.write_stdin(fs::read(self.dir.join(file)).unwrap());
         }
-        Run::from(cmd.output().unwrap())
+        let run = Run::from(cmd.output().unwrap());
+        match stdout {
+            // What the shell would have written, and nothing on the terminal.
+            Some(file) => {
+                assert!(!run.stdout.is_empty(), "`{line}` printed nothing");
+                fs::write(self.dir.join(expand(&file)), &run.stdout).unwrap();
+                Run {
+                    stdout: String::new(),
+                    ..run
+                }
+            }
+            None => run,
+        }
     }
 }
 
@@ -112,6 +145,9 @@ fn example_fleet() -> Git {
     assert!(clone.success());
     // Beside the fleet, untracked, as a pipeline's key would be.
     ssh_keygen(&g.fleet, "bundle-key", "");
+    // A directory init is asked into that holds a file already.
+    fs::create_dir_all(g.fleet.join("ops")).unwrap();
+    fs::write(g.fleet.join("ops/README.md"), "ops\n").unwrap();
     g
 }
 
@@ -119,6 +155,7 @@ fn example_fleet() -> Git {
 fn every_help_example_runs_as_written() {
     let g = example_fleet();
     let home = tempfile::tempdir().unwrap();
+    fs::create_dir_all(home.path().join(".config/fish/completions")).unwrap();
     let fleet_setting = Setting {
         dir: &g.fleet,
         home: home.path(),
@@ -134,7 +171,14 @@ fn every_help_example_runs_as_written() {
     let secret_setting = Setting {
         dir: &s.fleet(),
         home: secret_home.path(),
-        env: vec![("EDITOR", "true".into()), ("VISUAL", "true".into())],
+        env: vec![
+            ("EDITOR", "true".into()),
+            ("VISUAL", "true".into()),
+            (
+                "DATUM_IDENTITY",
+                secret_home.path().join(".ssh/id_ed25519").into(),
+            ),
+        ],
     };
     let rollout = Git::with_example("rollout", "");
     // Where run reports were collected (none yet: every host is silent).
@@ -160,7 +204,7 @@ fn every_help_example_runs_as_written() {
             _ => &fleet_setting,
         };
         for line in lines {
-            let (w, _) = words(&line);
+            let w = words(&line).words;
             assert!(
                 w[1..].starts_with(path),
                 "an example of `datum {}` runs it: {line}",
@@ -199,4 +243,13 @@ fn every_help_example_runs_as_written() {
             .is_file()
     );
     assert_eq!(s.decrypted(), PLAINTEXT);
+    assert!(g.fleet.join("ops/datum.yaml").is_file());
+    assert_eq!(
+        fs::read_to_string(g.fleet.join("ops/README.md")).unwrap(),
+        "ops\n"
+    );
+    let schema = fs::read_to_string(g.fleet.join("datum.schema.json")).unwrap();
+    assert!(schema.starts_with('{'), "{schema}");
+    let fish = home.path().join(".config/fish/completions/datum.fish");
+    assert!(fs::read_to_string(fish).unwrap().contains("COMPLETE"));
 }

@@ -5,6 +5,7 @@
 
 mod agent;
 mod apply;
+mod apt_root;
 mod architecture;
 mod bad_input;
 mod bundle;
@@ -37,6 +38,7 @@ mod matchers;
 mod names;
 mod outputs;
 mod package;
+mod pacman_root;
 mod pty;
 mod query;
 mod render;
@@ -45,6 +47,7 @@ mod rollout;
 mod rollout_status;
 mod rpm_root;
 mod schema;
+mod sealed;
 mod secret_fleet;
 mod secret_prompt;
 mod secrets;

@@ -249,7 +249,7 @@ fn gate_fails_on_the_wave_that_went_wrong_and_names_its_hosts() {
     assert_eq!(
         run.stdout,
         "wave canary went wrong: 2 of 2 hosts failed or rolled back (100%), more than 20%\n  \
-         db-001   rolled back\n  web-001  failed\nnote: 2 hosts silent, not counted (`datum rollout status` lists them)\n"
+         db-001   rolled back\n  web-001  failed\nnote: 2 hosts silent, not counted (`datum rollout status` lists them; --max-silent counts them)\n"
     );
     // A stricter bound stops the fleet wave too.
     let run = r.rollout("gate", &["--max-failed", "10%"]);
@@ -265,6 +265,7 @@ fn gate_fails_on_the_wave_that_went_wrong_and_names_its_hosts() {
     assert_eq!(run.code, 1, "{}", run.stderr);
     let v: Value = serde_json::from_str(&run.stdout).unwrap();
     assert_eq!(v["passed"], false);
+    assert_eq!(v["max_silent"], Value::Null);
     assert_eq!(
         v["summary"],
         json!({"waves": 3, "went_wrong": 1, "silent": 2})
@@ -272,7 +273,7 @@ fn gate_fails_on_the_wave_that_went_wrong_and_names_its_hosts() {
     assert_eq!(
         v["waves"][0],
         json!({"name": "canary", "count": 2, "failed": ["web-001"], "rolled_back": ["db-001"],
-               "share": "100", "went_wrong": true})
+               "share": "100", "silent": [], "silent_share": "0", "went_wrong": true})
     );
     assert_eq!(v["waves"][2]["share"], "16.66");
     assert_eq!(v["waves"][2]["went_wrong"], false);
@@ -284,6 +285,74 @@ fn gate_fails_on_the_wave_that_went_wrong_and_names_its_hosts() {
     assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
     assert!(run.stdout.starts_with("rollout of "), "{}", run.stdout);
     assert!(run.stdout.contains(" passes: "), "{}", run.stdout);
+}
+
+#[test]
+fn gate_counts_silent_hosts_only_when_asked() {
+    let r = Rollout::new();
+    r.one_failed_wave();
+    // The fleet wave: 2 of 6 hosts silent (33.33%).
+    let run = r.rollout(
+        "gate",
+        &[
+            "--max-failed",
+            "100%",
+            "--max-silent",
+            "30%",
+            "--wave",
+            "fleet",
+        ],
+    );
+    assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
+    assert_eq!(
+        run.stdout,
+        "wave fleet went wrong: 2 of 6 hosts silent (33.33%), more than 30%\n  \
+         db-002   silent\n  db-003   silent\n  web-004  failed\n"
+    );
+    let run = r.rollout("gate", &["--max-failed", "100%", "--max-silent", "40%"]);
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    assert_eq!(
+        run.stdout,
+        format!(
+            "rollout of HEAD ({}) passes: no wave has more than 100% of its hosts failed or rolled back, nor more than 40% silent\n",
+            &r.new[..7]
+        )
+    );
+    // Both reasons at once.
+    let run = r.rollout(
+        "gate",
+        &[
+            "--max-failed",
+            "10%",
+            "--max-silent",
+            "30%",
+            "--wave",
+            "fleet",
+        ],
+    );
+    assert_eq!(run.code, 1);
+    assert!(
+        run.stdout.starts_with(
+            "wave fleet went wrong: 1 of 6 hosts failed or rolled back (16.66%), more than 10%; 2 of 6 hosts silent (33.33%), more than 30%\n"
+        ),
+        "{}",
+        run.stdout
+    );
+    let run = r.rollout(
+        "gate",
+        &[
+            "--max-failed",
+            "0%",
+            "--max-silent",
+            "30%",
+            "--format",
+            "json",
+        ],
+    );
+    let v: Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(v["max_silent"], "30");
+    assert_eq!(v["waves"][2]["silent"], json!(["db-002", "db-003"]));
+    assert_eq!(v["waves"][2]["silent_share"], "33.33");
 }
 
 #[test]
@@ -300,7 +369,7 @@ fn gate_passes_a_healthy_rollout() {
     assert_eq!(
         run.stdout,
         format!(
-            "rollout of HEAD ({}) passes: no wave has more than 0% of its hosts failed or rolled back\nnote: 8 hosts silent, not counted (`datum rollout status` lists them)\n",
+            "rollout of HEAD ({}) passes: no wave has more than 0% of its hosts failed or rolled back\nnote: 8 hosts silent, not counted (`datum rollout status` lists them; --max-silent counts them)\n",
             &r.new[..7]
         )
     );

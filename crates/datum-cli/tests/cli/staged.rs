@@ -619,7 +619,7 @@ fn each_bundle_signs_its_waves_start_after_the_making_time_and_immediate_signs_n
     let not_before = |host: &str| {
         let bytes = fs::read(s.www.join(format!("{host}.bundle"))).unwrap();
         let decoded = datum_core::bundle::decode(&bytes).unwrap();
-        decoded.bundle.header.not_before
+        decoded.header.not_before
     };
     s.publish(made, &[]);
     // The canary's wave starts at once: no wait, whatever the clocks say.

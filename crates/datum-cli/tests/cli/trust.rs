@@ -19,18 +19,20 @@ const YEAR_2030: i64 = 1_900_000_000;
 
 /// A host in bundle mode fetching `web-001.bundle` from a server, trusting
 /// one CI key.
-struct Setup {
-    tmp: tempfile::TempDir,
-    host: Host,
-    repo: Repo,
-    ci: Key,
+pub(crate) struct Setup {
+    pub(crate) tmp: tempfile::TempDir,
+    pub(crate) host: Host,
+    pub(crate) repo: Repo,
+    pub(crate) ci: Key,
     served: PathBuf,
+    /// The agent configuration written.
+    pub(crate) config: String,
     /// Serves `served` for as long as the test runs.
     _server: Server,
 }
 
 impl Setup {
-    fn new() -> Setup {
+    pub(crate) fn new() -> Setup {
         let tmp = tempfile::tempdir().unwrap();
         let host = Host::new();
         let repo = Repo::new(&tmp.path().join("work"));
@@ -42,23 +44,25 @@ impl Setup {
             "/etc/datum/bundle_signers",
             &ci.signer_line("ci@example.net"),
         );
-        host.config(&format!(
+        let config = format!(
             "bundle:\n  url: {}/{{host}}.bundle\npublic_keys: /etc/datum/bundle_signers\n",
             server.base
-        ));
+        );
+        host.config(&config);
         Setup {
             tmp,
             host,
             repo,
             ci,
             served,
+            config,
             _server: server,
         }
     }
 
     /// web-001's bundle of the repository's HEAD, signed by CI, kept as
     /// `name` (and not served yet).
-    fn bundle(&self, name: &str, args: &[&str]) -> PathBuf {
+    pub(crate) fn bundle(&self, name: &str, args: &[&str]) -> PathBuf {
         bundle_of(
             &self.repo.fleet(),
             &self.tmp.path().join(name),
@@ -68,23 +72,29 @@ impl Setup {
     }
 
     /// Puts `file` where the host fetches its bundle.
-    fn serve(&self, file: &Path) {
+    pub(crate) fn serve(&self, file: &Path) {
         fs::copy(file, self.served.join("web-001.bundle")).unwrap();
     }
 
-    fn run(&self) -> Run {
+    pub(crate) fn run(&self) -> Run {
         self.host.agent(&[])
     }
 }
 
 /// `datum bundle web-001` of the fleet at `fleet` into `out`, signed.
-fn bundle_of(fleet: &Path, out: &Path, key: &Key, args: &[&str]) -> PathBuf {
+pub(crate) fn bundle_of(fleet: &Path, out: &Path, key: &Key, args: &[&str]) -> PathBuf {
     bundle_at(None, fleet, out, key, args)
 }
 
 /// [`bundle_of`], with SOURCE_DATE_EPOCH set to `epoch` when given: the
 /// time `--valid-for` counts from.
-fn bundle_at(epoch: Option<i64>, fleet: &Path, out: &Path, key: &Key, args: &[&str]) -> PathBuf {
+pub(crate) fn bundle_at(
+    epoch: Option<i64>,
+    fleet: &Path,
+    out: &Path,
+    key: &Key,
+    args: &[&str],
+) -> PathBuf {
     let mut cmd = datum();
     if let Some(epoch) = epoch {
         cmd.env("SOURCE_DATE_EPOCH", epoch.to_string());
@@ -104,7 +114,7 @@ fn bundle_at(epoch: Option<i64>, fleet: &Path, out: &Path, key: &Key, args: &[&s
     out.to_owned()
 }
 
-fn refused(run: &Run, why: &str) {
+pub(crate) fn refused(run: &Run, why: &str) {
     assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
     assert!(run.stderr.contains(why), "{why}:\n{}", run.stderr);
 }
@@ -200,6 +210,105 @@ fn a_bundle_without_commit_or_serial_is_refused_after_one_with() {
         "refusing the bundle: it carries no serial, and this host applied serial 1",
     );
     assert_eq!(s.host.read("/srv/app/motd"), "release 1\n");
+}
+
+/// The delivery fleet outside git, its motd saying `motd`.
+fn plain_fleet(dir: &Path, motd: &str) -> PathBuf {
+    for (path, text) in FLEET {
+        let file = dir.join(path);
+        fs::create_dir_all(file.parent().unwrap()).unwrap();
+        fs::write(file, text.replace("release 1", motd)).unwrap();
+    }
+    dir.to_owned()
+}
+
+/// Bundles made outside git have no commit: their contents tell two
+/// bundles of one serial apart. Re-signing the same contents with a fresh
+/// expiry is the same bundle; other contents under the same serial are
+/// refused, so a store cannot flip a host between them.
+#[test]
+fn bundles_made_outside_git_with_one_serial_must_hold_the_same_contents() {
+    let s = Setup::new();
+    let plain = s.tmp.path().join("plain");
+    let out = |name: &str| s.tmp.path().join(name);
+    plain_fleet(&plain, "outside git 1");
+    s.serve(&bundle_of(
+        &plain,
+        &out("5.bundle"),
+        &s.ci,
+        &["--serial", "5"],
+    ));
+    assert_eq!(s.run().code, 2);
+    let applied = s.host.read("/var/lib/datum/agent/applied.json");
+    assert!(applied.contains("\"contents_sha256\": \""), "{applied}");
+    s.serve(&bundle_at(
+        Some(now() + 3600),
+        &plain,
+        &out("5-resigned.bundle"),
+        &s.ci,
+        &["--serial", "5"],
+    ));
+    let run = s.run();
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    plain_fleet(&plain, "outside git 2");
+    s.serve(&bundle_of(
+        &plain,
+        &out("5-other.bundle"),
+        &s.ci,
+        &["--serial", "5"],
+    ));
+    refused(
+        &s.run(),
+        "refusing the bundle: it has serial 5, as the bundle applied last, and other contents (sha256 ",
+    );
+    assert_eq!(s.host.read("/srv/app/motd"), "outside git 1\n");
+    assert_eq!(
+        s.host.metrics()["datum_input_refusals_total"].samples[&label(&[("reason", "rollback")])],
+        1.0
+    );
+    s.serve(&bundle_of(
+        &plain,
+        &out("6.bundle"),
+        &s.ci,
+        &["--serial", "6"],
+    ));
+    assert_eq!(s.run().code, 2);
+    assert_eq!(s.host.read("/srv/app/motd"), "outside git 2\n");
+}
+
+/// A host whose last input was a format-1 bundle (no serial: its record
+/// holds a commit and its time) places the first bundle with a serial by
+/// that commit: an older commit is refused whatever its serial.
+#[test]
+fn the_first_serial_after_a_format_1_bundle_may_not_be_an_older_commit() {
+    let mut s = Setup::new();
+    s.repo.at(1_750_000_000);
+    s.repo.release(2, None);
+    let old = s.bundle("2.bundle", &[]);
+    s.repo.at(1_750_000_600);
+    let three = s.repo.release(3, None);
+    let current = s.bundle("3.bundle", &[]);
+    // What an agent wrote after applying a format-1 bundle of release 3.
+    s.host.write(
+        "/var/lib/datum/agent/applied.json",
+        &format!(
+            "{{\"mode\": \"bundle\", \"commit\": \"{three}\", \"commit_time\": 1750000600}}\n"
+        ),
+    );
+    s.serve(&old);
+    refused(
+        &s.run(),
+        "refusing to go back: the new input was committed at 2025-06-15T15:06:40Z, before the input applied last (2025-06-15T15:16:40Z)",
+    );
+    assert!(!s.host.path("/srv/app/motd").exists());
+    // Its own commit, bundled with a serial: the same release, applied.
+    s.serve(&current);
+    let run = s.run();
+    assert_eq!(run.code, 2, "{}{}", run.stdout, run.stderr);
+    assert_eq!(s.host.read("/srv/app/motd"), "release 3\n");
+    // From then on the serial decides.
+    s.serve(&old);
+    refused(&s.run(), "the bundle's serial is 2, lower than 3");
 }
 
 #[test]
@@ -318,7 +427,7 @@ fn a_bundle_of_another_fleet_signed_by_the_same_key_is_refused() {
     assert!(!fresh.path("/srv/app").exists());
 }
 
-fn now() -> i64 {
+pub(crate) fn now() -> i64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap()
@@ -447,4 +556,120 @@ fn a_signing_key_is_rotated_with_an_overlap_then_retired() {
     ));
     assert_eq!(s.run().code, 2);
     assert_eq!(s.host.read("/srv/app/motd"), "release 3\n");
+}
+
+/// `datum apply --bundle` refuses an expired bundle as the agent does,
+/// with the agent's message, and applies nothing.
+#[test]
+fn apply_refuses_an_expired_bundle_with_the_agents_message() {
+    let s = Setup::new();
+    let expired = bundle_at(
+        Some(now() - 10 * 86_400),
+        &s.repo.fleet(),
+        &s.tmp.path().join("expired.bundle"),
+        &s.ci,
+        &["--valid-for", "1d"],
+    );
+    let signers = s.tmp.path().join("signers");
+    fs::write(&signers, s.ci.signer_line("ci@example.net")).unwrap();
+    let run = Run::from(
+        datum()
+            .args(["apply", "--bundle"])
+            .arg(&expired)
+            .arg("--public-keys")
+            .arg(&signers)
+            .arg("--root")
+            .arg(s.host.path("/"))
+            .output()
+            .unwrap(),
+    );
+    refused(
+        &run,
+        &format!("refusing {}: it expired at ", expired.display()),
+    );
+    assert!(run.stderr.contains("(9d 0h ago)"), "{}", run.stderr);
+    assert!(!s.host.path("/srv/app").exists());
+    // The agent says the same of it.
+    s.serve(&expired);
+    let agent = s.run();
+    refused(&agent, "web-001.bundle: it expired at ");
+    assert!(agent.stderr.contains("(9d 0h ago)"), "{}", agent.stderr);
+}
+
+/// Git mode with `max_age`: when the newest verified commit of every
+/// remote is older than that, the remotes may be frozen; the run refuses
+/// it, says how stale it is, exits 1 and counts it. A fresh commit applies.
+#[test]
+fn git_mode_refuses_a_newest_commit_older_than_max_age() {
+    let tmp = tempfile::tempdir().unwrap();
+    let host = Host::new();
+    let mut repo = Repo::new(&tmp.path().join("work"));
+    let remote = host.path("/srv/fleet.git");
+    Repo::bare(&remote);
+    repo.at(now() - 40 * 86_400 - 3600);
+    let old = repo.release(2, None);
+    repo.push(&remote, "HEAD", "main");
+    host.config(
+        "git:\n  remotes: [/srv/fleet.git]\n  branch: main\n  fleet: fleet\n  max_age: 30d\ninsecure_allow_unsigned: true\n",
+    );
+    let run = host.agent(&[]);
+    refused(
+        &run,
+        &format!(
+            "refusing commit {old} from /srv/fleet.git: the newest verified commit of every remote was committed at "
+        ),
+    );
+    assert!(
+        run.stderr
+            .contains("(40d 1h ago), longer ago than `max_age` (30d 0h)"),
+        "{}",
+        run.stderr
+    );
+    assert!(!host.path("/srv/app").exists());
+    assert_eq!(
+        host.metrics()["datum_input_refusals_total"].samples[&label(&[("reason", "stale")])],
+        1.0
+    );
+    repo.at(now() - 60);
+    repo.release(3, None);
+    repo.push(&remote, "HEAD", "main");
+    let run = host.agent(&[]);
+    assert_eq!(run.code, 2, "{}{}", run.stdout, run.stderr);
+    assert_eq!(host.read("/srv/app/motd"), "release 3\n");
+}
+
+/// A git remote over HTTP that accepts the connection and then sends
+/// nothing is given up after `git.timeout` (60 seconds unless set), and
+/// the next remote is asked, instead of the run waiting for ever.
+#[test]
+fn a_git_remote_that_stalls_is_given_up_after_the_timeout() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    // Accepts every connection and keeps it open, silent, until the test ends.
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for stream in listener.incoming() {
+            held.push(stream);
+        }
+    });
+    let tmp = tempfile::tempdir().unwrap();
+    let host = Host::new();
+    let repo = Repo::new(&tmp.path().join("work"));
+    let remote = host.path("/srv/fleet.git");
+    Repo::bare(&remote);
+    repo.push(&remote, "HEAD", "main");
+    let stalled = format!("http://127.0.0.1:{port}/fleet.git");
+    host.config(&format!(
+        "git:\n  remotes: [\"{stalled}\", /srv/fleet.git]\n  branch: main\n  fleet: fleet\n  timeout: 1s\ninsecure_allow_unsigned: true\n"
+    ));
+    let run = host.agent(&[]);
+    assert_eq!(run.code, 2, "{}{}", run.stdout, run.stderr);
+    assert!(
+        run.stdout
+            .contains(&format!("note: remote {stalled} failed (")),
+        "{}",
+        run.stdout
+    );
+    assert!(run.stdout.contains("timed out"), "{}", run.stdout);
+    assert_eq!(host.read("/srv/app/motd"), "release 1\n");
 }

@@ -6,18 +6,32 @@ use std::collections::BTreeMap;
 use sha2::{Digest, Sha256};
 
 use super::{
-    Bundle, BundleError, Commit, Decoded, Field, Header, MAGIC, ManifestFormat, OLDEST_VERSION,
-    VERSION, bounded, check_commit, check_fleet, check_host, check_path, check_signature, hex,
-    invalid, limits, manifest,
+    Body, Bundle, BundleError, Commit, Decoded, Field, Header, MAGIC, ManifestFormat,
+    OLDEST_VERSION, VERSION, bounded, check_commit, check_fleet, check_host, check_path,
+    check_signature, hex, invalid, limits, manifest,
 };
 
 /// Reads a whole bundle and checks its integrity: structure and bounds,
-/// each payload against its recorded digest, and the payload set against
-/// the manifest's sources. The signature is returned, not verified: that
-/// needs the trusted keys, which the caller holds.
+/// and, for contents in clear, each payload against its recorded digest
+/// and the payload set against the manifest's sources. Sealed contents are
+/// returned as they are, for the caller to decrypt and read with
+/// [`read_contents`]. The signature is returned, not verified: that needs
+/// the trusted keys, which the caller holds.
 pub fn decode(bytes: &[u8]) -> Result<Decoded<'_>, BundleError> {
     let mut r = Cursor { bytes, at: 0 };
-    let (bundle, digests) = body(&mut r)?;
+    let (header, version) = header(&mut r)?;
+    // Versions 1 and 2 have no sealed flag: their contents are in clear.
+    let sealed = version >= 3 && r.flag(Field::SealedFlag)?;
+    let body = if sealed {
+        Body::Sealed(r.blob(Field::Sealed, limits::SEALED)?)
+    } else {
+        let start = r.at;
+        let (bundle, digests) = contents(&mut r, header.clone())?;
+        Body::Clear {
+            contents: &bytes[start..r.at],
+            bundle: checked(bundle, &digests)?,
+        }
+    };
     let signed = &bytes[..r.at];
     let signature = match r.flag(Field::SignatureFlag)? {
         false => None,
@@ -34,7 +48,44 @@ pub fn decode(bytes: &[u8]) -> Result<Decoded<'_>, BundleError> {
             left: bytes.len() - r.at,
         });
     }
-    for ((path, content), recorded) in bundle.payloads.iter().zip(&digests) {
+    Ok(Decoded {
+        header,
+        body,
+        signed,
+        signature,
+    })
+}
+
+/// Reads the clear contents of a bundle with `header` (the decrypted
+/// contents of a sealed one) with every check [`decode`] makes of contents
+/// in clear. Byte offsets in errors count from the start of `clear`. The
+/// whole of `clear` must be the contents: nothing may follow.
+pub fn read_contents<'a>(header: Header<'a>, clear: &'a [u8]) -> Result<Bundle<'a>, BundleError> {
+    let mut r = Cursor {
+        bytes: clear,
+        at: 0,
+    };
+    let (bundle, digests) = contents(&mut r, header)?;
+    if r.at != clear.len() {
+        return Err(BundleError::Trailing {
+            at: r.at,
+            left: clear.len() - r.at,
+        });
+    }
+    checked(bundle, &digests)
+}
+
+/// The SHA-256 of a bundle's clear contents (format, manifest, payloads):
+/// one release's contents give one digest, whether the bundle was sealed
+/// or not, whatever its expiry or signature.
+pub fn contents_sha256(clear: &[u8]) -> [u8; 32] {
+    Sha256::digest(clear).into()
+}
+
+/// Each payload against its recorded digest, and the payload set against
+/// the manifest's sources.
+fn checked<'a>(bundle: Bundle<'a>, digests: &[&[u8; 32]]) -> Result<Bundle<'a>, BundleError> {
+    for ((path, content), recorded) in bundle.payloads.iter().zip(digests) {
         let actual: [u8; 32] = Sha256::digest(content).into();
         if actual != **recorded {
             return Err(BundleError::PayloadDigest {
@@ -46,15 +97,11 @@ pub fn decode(bytes: &[u8]) -> Result<Decoded<'_>, BundleError> {
     }
     let recorded = bundle.payloads.keys().copied().zip(digests.iter().copied());
     manifest::check(bundle.manifest, bundle.header.host, recorded)?;
-    Ok(Decoded {
-        bundle,
-        signed,
-        signature,
-    })
+    Ok(bundle)
 }
 
-/// The body's fields, with each payload's recorded digest in path order.
-fn body<'a>(r: &mut Cursor<'a>) -> Result<(Bundle<'a>, Vec<&'a [u8; 32]>), BundleError> {
+/// The magic, the version and the header's fields; gives the version read.
+fn header<'a>(r: &mut Cursor<'a>) -> Result<(Header<'a>, u32), BundleError> {
     if r.bytes.len() < MAGIC.len() || &r.bytes[..MAGIC.len()] != MAGIC {
         return Err(BundleError::NotABundle);
     }
@@ -98,6 +145,22 @@ fn body<'a>(r: &mut Cursor<'a>) -> Result<(Bundle<'a>, Vec<&'a [u8; 32]>), Bundl
             Some(Commit { id, time })
         }
     };
+    let header = Header {
+        fleet,
+        host,
+        serial,
+        expires,
+        not_before,
+        commit,
+    };
+    Ok((header, found))
+}
+
+/// The clear contents' fields, with each payload's recorded digest in path order.
+fn contents<'a>(
+    r: &mut Cursor<'a>,
+    header: Header<'a>,
+) -> Result<(Bundle<'a>, Vec<&'a [u8; 32]>), BundleError> {
     let at = r.at;
     let code = r.array::<1>(Field::Format)?[0];
     let format = ManifestFormat::from_code(code)
@@ -105,14 +168,7 @@ fn body<'a>(r: &mut Cursor<'a>) -> Result<(Bundle<'a>, Vec<&'a [u8; 32]>), Bundl
     let manifest = r.blob(Field::Manifest, limits::MANIFEST)?;
     let (payloads, digests) = payloads(r)?;
     let bundle = Bundle {
-        header: Header {
-            fleet,
-            host,
-            serial,
-            expires,
-            not_before,
-            commit,
-        },
+        header,
         format,
         manifest,
         payloads,

@@ -23,11 +23,16 @@
 //!   serial       u64       the bundle's place in the order of releases (no clock decides it)
 //! expires flag   u8        0: never expires; 1: followed by
 //!   expires      i64       seconds since 1970-01-01 UTC after which no agent moves to it
-//! wait flag      u8        0: no wait; 1: followed by (version 3)
+//! wait flag      u8        (version 3 on) 0: no wait; 1: followed by
 //!   not_before   i64       seconds since 1970-01-01 UTC before which no agent applies it
 //! commit flag    u8        0: not from git; 1: followed by
 //!   commit id    str       lowercase hex, 40 (SHA-1) or 64 (SHA-256) digits
 //!   commit time  i64       committer time, seconds since 1970-01-01 UTC
+//! ---- the contents ----
+//! sealed flag    u8        (version 3 on) 0: the contents follow in clear; 1: followed by
+//!   sealed       blob      age ciphertext (binary) of exactly the clear contents below,
+//!                          encrypted to the host's SSH keys (at most 2 GiB); nothing else follows
+//! the clear contents ([`read_contents`]):
 //! format         u8        1: the manifest is YAML; 2: JSON
 //! manifest       blob      the bytes `datum render` writes (at most 64 MiB, UTF-8)
 //! payload count  u32       at most 1,048,576
@@ -54,30 +59,41 @@
 //! bytes that remain and a maximum before using it, so a hostile file costs
 //! at most its own size in memory.
 //!
-//! Versions 1 (without the serial and expires flags) and 2 (without the
-//! not_before flag) are still read, as bundles without those fields, so
-//! agents can be upgraded before the bundles are; an agent that has applied
-//! a bundle with a serial refuses one without (see
-//! `datum_agent::rollback`). An older reader refuses a newer version ("bundle
-//! format version 3 is not supported"). A field added
-//! to the header later bumps the version again: every header field is
-//! signed, and a reader must never skip one it does not understand.
+//! A sealed bundle (`datum bundle --seal`) keeps its header in clear, so
+//! an agent can tell whose it is, which fleet, and where it stands in the
+//! order of releases before it decrypts anything; the signature covers the
+//! ciphertext, so an agent checks who made it before it spends a key on it,
+//! and nobody can swap the ciphertext of one signed bundle into another.
+//! The clear contents inside are byte for byte those of the same bundle
+//! unsealed, so they read and check the same way ([`read_contents`]), and
+//! their SHA-256 ([`contents_sha256`]) names the same release whether it
+//! was sealed or not (age draws a fresh key each time, so the ciphertext
+//! differs at every run).
+//!
+//! Version 2 (no wait flag and no sealed flag: no wait, the contents
+//! always in clear) and version 1 (nor the serial and expires flags) are
+//! still read, as unsealed bundles without those fields, so agents can be
+//! upgraded before the bundles are; an agent that has applied a bundle with
+//! a serial refuses one without (see `datum_agent::rollback`). An older
+//! reader refuses a newer version with "bundle format version 3 is not
+//! supported". A field added to the header later bumps the version again:
+//! every header field is signed, and a reader must never skip one it does
+//! not understand.
 
 mod decode;
+mod error;
 mod manifest;
 #[cfg(test)]
 mod tests;
 
-use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::fmt;
 use std::io::{self, Write};
 
 use sha2::{Digest, Sha256};
 
-use crate::hint::Hinted;
-
-pub use decode::decode;
+pub use decode::{contents_sha256, decode, read_contents};
+pub use error::{BundleError, Field};
 
 /// The first bytes of every bundle.
 pub const MAGIC: &[u8; 13] = b"datum-bundle\n";
@@ -100,6 +116,7 @@ pub mod limits {
     pub const PATH: u64 = 4096;
     pub const PAYLOAD: u64 = 1 << 30;
     pub const SIGNATURE: u64 = 64 << 10;
+    pub const SEALED: u64 = 2 << 30;
 }
 
 /// How the manifest bytes are written.
@@ -183,15 +200,41 @@ pub struct Bundle<'a> {
     pub payloads: BTreeMap<&'a str, &'a [u8]>,
 }
 
-/// A bundle read back: its contents, the exact bytes its signature covers
-/// and the signature, still to be verified by the caller.
+/// A bundle read back: its header, its contents (checked, or still
+/// sealed), the exact bytes its signature covers and the signature, still
+/// to be verified by the caller.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Decoded<'a> {
-    pub bundle: Bundle<'a>,
+    pub header: Header<'a>,
+    pub body: Body<'a>,
     /// The body: every byte before the signature flag.
     pub signed: &'a [u8],
     /// The armored SSH signature, when the bundle carries one.
     pub signature: Option<&'a str>,
+}
+
+/// What follows a bundle's header.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Body<'a> {
+    /// The contents in clear, read and checked; `contents` are their bytes
+    /// as the file holds them (what [`contents_sha256`] digests).
+    Clear {
+        bundle: Bundle<'a>,
+        contents: &'a [u8],
+    },
+    /// The age ciphertext of the clear contents, to be decrypted with the
+    /// host's key and read with [`read_contents`].
+    Sealed(&'a [u8]),
+}
+
+impl<'a> Decoded<'a> {
+    /// The bundle, when its contents are in clear.
+    pub fn clear(&self) -> Option<&Bundle<'a>> {
+        match &self.body {
+            Body::Clear { bundle, .. } => Some(bundle),
+            Body::Sealed(_) => None,
+        }
+    }
 }
 
 impl Bundle<'_> {
@@ -208,16 +251,28 @@ impl Bundle<'_> {
     /// [`Bundle::encode_body`] does; nothing is written if they are invalid.
     pub fn write_body(&self, w: &mut dyn Write) -> Result<(), BundleError> {
         let digests = self.check()?;
-        self.write_checked(w, &digests).map_err(BundleError::Write)
+        let mut write = || -> io::Result<()> {
+            write_header(w, &self.header)?;
+            w.write_all(&[0])?;
+            self.write_contents(w, &digests)
+        };
+        write().map_err(BundleError::Write)
+    }
+
+    /// The clear contents alone (format, manifest, payloads), checked as
+    /// [`Bundle::encode_body`] checks them: the bytes a sealed bundle
+    /// encrypts ([`encode_sealed_body`]).
+    pub fn encode_contents(&self) -> Result<Vec<u8>, BundleError> {
+        let digests = self.check()?;
+        let mut out = Vec::with_capacity(self.encoded_len());
+        self.write_contents(&mut out, &digests)
+            .map_err(BundleError::Write)?;
+        Ok(out)
     }
 
     /// Checks the contents and returns each payload's digest, in path order.
     fn check(&self) -> Result<Vec<[u8; 32]>, BundleError> {
-        check_fleet(self.header.fleet, 0)?;
-        check_host(self.header.host, 0)?;
-        if let Some(c) = &self.header.commit {
-            check_commit(c.id, 0)?;
-        }
+        check_header(&self.header)?;
         bounded(
             Field::Manifest,
             self.manifest.len() as u64,
@@ -241,38 +296,7 @@ impl Bundle<'_> {
         Ok(digests)
     }
 
-    fn write_checked(&self, w: &mut dyn Write, digests: &[[u8; 32]]) -> io::Result<()> {
-        w.write_all(MAGIC)?;
-        w.write_all(&VERSION.to_be_bytes())?;
-        let h = &self.header;
-        write_str(w, h.fleet)?;
-        write_str(w, h.host)?;
-        match h.serial {
-            None => w.write_all(&[0])?,
-            Some(serial) => {
-                w.write_all(&[1])?;
-                w.write_all(&serial.to_be_bytes())?;
-            }
-        }
-        match h.expires {
-            None => w.write_all(&[0])?,
-            Some(expires) => {
-                w.write_all(&[1])?;
-                w.write_all(&expires.to_be_bytes())?;
-            }
-        }
-        match h.not_before {
-            None => w.write_all(&[0])?,
-            Some(at) => w.write_all(&[&[1], &at.to_be_bytes()[..]].concat())?,
-        }
-        match &h.commit {
-            None => w.write_all(&[0])?,
-            Some(c) => {
-                w.write_all(&[1])?;
-                write_str(w, c.id)?;
-                w.write_all(&c.time.to_be_bytes())?;
-            }
-        }
+    fn write_contents(&self, w: &mut dyn Write, digests: &[[u8; 32]]) -> io::Result<()> {
         w.write_all(&[self.format.code()])?;
         write_blob(w, self.manifest)?;
         w.write_all(&(self.payloads.len() as u32).to_be_bytes())?;
@@ -303,10 +327,74 @@ impl Bundle<'_> {
             + 1
             + commit
             + 1
+            + 1
             + (8 + self.manifest.len())
             + 4
             + payloads
     }
+}
+
+/// The body of a sealed bundle: `header` in clear, then `ciphertext`, the
+/// age encryption of the contents [`Bundle::encode_contents`] gave for a
+/// bundle with this header. The signature ([`seal`]) then covers both.
+pub fn encode_sealed_body(header: &Header<'_>, ciphertext: &[u8]) -> Result<Vec<u8>, BundleError> {
+    check_header(header)?;
+    bounded(Field::Sealed, ciphertext.len() as u64, limits::SEALED, 0)?;
+    let mut out = Vec::with_capacity(ciphertext.len() + 512);
+    let mut write = || -> io::Result<()> {
+        write_header(&mut out, header)?;
+        out.write_all(&[1])?;
+        write_blob(&mut out, ciphertext)
+    };
+    write().map_err(BundleError::Write)?;
+    Ok(out)
+}
+
+fn check_header(h: &Header<'_>) -> Result<(), BundleError> {
+    check_fleet(h.fleet, 0)?;
+    check_host(h.host, 0)?;
+    if let Some(c) = &h.commit {
+        check_commit(c.id, 0)?;
+    }
+    Ok(())
+}
+
+/// The magic, the version and the header: everything before the sealed flag.
+fn write_header(w: &mut dyn Write, h: &Header<'_>) -> io::Result<()> {
+    w.write_all(MAGIC)?;
+    w.write_all(&VERSION.to_be_bytes())?;
+    write_str(w, h.fleet)?;
+    write_str(w, h.host)?;
+    match h.serial {
+        None => w.write_all(&[0])?,
+        Some(serial) => {
+            w.write_all(&[1])?;
+            w.write_all(&serial.to_be_bytes())?;
+        }
+    }
+    match h.expires {
+        None => w.write_all(&[0])?,
+        Some(expires) => {
+            w.write_all(&[1])?;
+            w.write_all(&expires.to_be_bytes())?;
+        }
+    }
+    match h.not_before {
+        None => w.write_all(&[0])?,
+        Some(at) => {
+            w.write_all(&[1])?;
+            w.write_all(&at.to_be_bytes())?;
+        }
+    }
+    match &h.commit {
+        None => w.write_all(&[0])?,
+        Some(c) => {
+            w.write_all(&[1])?;
+            write_str(w, c.id)?;
+            w.write_all(&c.time.to_be_bytes())?;
+        }
+    }
+    Ok(())
 }
 
 /// A whole bundle: `body` (from [`Bundle::encode_body`]) followed by the
@@ -331,173 +419,6 @@ fn write_str(w: &mut dyn Write, s: &str) -> io::Result<()> {
 fn write_blob(w: &mut dyn Write, b: &[u8]) -> io::Result<()> {
     w.write_all(&(b.len() as u64).to_be_bytes())?;
     w.write_all(b)
-}
-
-/// Which part of a bundle a problem is in.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub enum Field {
-    Magic,
-    Version,
-    Fleet,
-    Host,
-    SerialFlag,
-    Serial,
-    ExpiresFlag,
-    Expires,
-    NotBeforeFlag,
-    NotBefore,
-    CommitFlag,
-    CommitId,
-    CommitTime,
-    Format,
-    Manifest,
-    PayloadCount,
-    PayloadPath,
-    PayloadDigest,
-    Payload,
-    SignatureFlag,
-    Signature,
-}
-
-impl fmt::Display for Field {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Field::Magic => "the bundle signature bytes",
-            Field::Version => "the format version",
-            Field::Fleet => "the fleet name",
-            Field::Host => "the host name",
-            Field::SerialFlag => "the serial flag",
-            Field::Serial => "the serial",
-            Field::ExpiresFlag => "the expiry flag",
-            Field::Expires => "the expiry time",
-            Field::NotBeforeFlag => "the not-before flag",
-            Field::NotBefore => "the not-before time",
-            Field::CommitFlag => "the commit flag",
-            Field::CommitId => "the commit id",
-            Field::CommitTime => "the commit time",
-            Field::Format => "the manifest format",
-            Field::Manifest => "the manifest",
-            Field::PayloadCount => "the payload count",
-            Field::PayloadPath => "a payload path",
-            Field::PayloadDigest => "a payload digest",
-            Field::Payload => "a payload",
-            Field::SignatureFlag => "the signature flag",
-            Field::Signature => "the signature",
-        })
-    }
-}
-
-/// Why bytes are not a valid bundle, or contents cannot make one. Byte
-/// offsets (`at`) count from the start of the file; they are 0 for
-/// problems found while encoding.
-#[derive(Debug, thiserror::Error)]
-pub enum BundleError {
-    /// The input does not start with [`MAGIC`].
-    #[error("not a Datum bundle: it does not start with `datum-bundle`")]
-    NotABundle,
-    /// A format version this build does not read.
-    #[error(
-        "bundle format version {found} is not supported: this build reads versions {OLDEST_VERSION} to {VERSION}"
-    )]
-    Version { found: u32 },
-    /// The input ends inside a field.
-    #[error("the bundle is truncated at byte {at}: {field} needs {needed} bytes, {left} remain")]
-    Truncated {
-        at: usize,
-        field: Field,
-        needed: u64,
-        left: usize,
-    },
-    /// A length or count over its bound in [`limits`].
-    #[error("{field} at byte {at} is {len} long, over the limit of {max}")]
-    TooLong {
-        at: usize,
-        field: Field,
-        len: u64,
-        max: u64,
-    },
-    /// A field whose bytes break its rule.
-    #[error("{field} at byte {at} is invalid: {why}")]
-    Invalid {
-        at: usize,
-        field: Field,
-        why: String,
-    },
-    /// Payload paths must be strictly ascending, so each appears once.
-    #[error(
-        "payload {path} at byte {at} is out of order or repeated (it must sort after {previous})"
-    )]
-    Unsorted {
-        at: usize,
-        path: String,
-        previous: String,
-    },
-    /// Bytes after the signature trailer.
-    #[error("{left} unexpected bytes after the end of the bundle at byte {at}")]
-    Trailing { at: usize, left: usize },
-    /// A payload's content does not hash to the digest recorded beside it.
-    #[error(
-        "payload {path} does not match its recorded sha256 (recorded {recorded}, content {actual})"
-    )]
-    PayloadDigest {
-        path: String,
-        recorded: String,
-        actual: String,
-    },
-    /// The manifest cannot be read, or lacks what a manifest has.
-    #[error("the manifest, line {line} column {column}: {message}")]
-    Manifest {
-        line: usize,
-        column: usize,
-        message: String,
-    },
-    /// The manifest names another host than the bundle.
-    #[error("the manifest is for host {manifest}, the bundle for host {bundle}")]
-    HostMismatch { manifest: String, bundle: String },
-    /// A manifest `source` with no payload in the bundle.
-    #[error("{resource} uses source {path}, which the bundle does not carry")]
-    MissingPayload { resource: String, path: String },
-    /// A payload no manifest `source` uses.
-    #[error("the bundle carries payload {path}, which the manifest does not use")]
-    ExtraPayload { path: String },
-    /// A manifest `source` without its digest.
-    #[error("{resource} sets source {path} without source_sha256")]
-    NoSourceDigest { resource: String, path: String },
-    /// The manifest's digest for a source and the payload's differ.
-    #[error(
-        "{resource} expects source {path} with sha256 {manifest}, the bundle's payload has {payload}"
-    )]
-    SourceDigest {
-        resource: String,
-        path: String,
-        manifest: String,
-        payload: String,
-    },
-    /// Writing the body failed.
-    #[error("cannot write the bundle")]
-    Write(#[source] io::Error),
-}
-
-/// What the operator can do about it.
-impl Hinted for BundleError {
-    fn hint(&self) -> Option<Cow<'static, str>> {
-        use BundleError::*;
-        let hint = match self {
-            NotABundle => Some("check the URL or path: it should name a file `datum bundle` wrote"),
-            Version { .. } => Some("produce the bundle with the same Datum release as the agent"),
-            Truncated { .. } => {
-                Some("the file was cut short, perhaps by an interrupted download: fetch it again")
-            }
-            PayloadDigest { .. }
-            | SourceDigest { .. }
-            | MissingPayload { .. }
-            | ExtraPayload { .. } => Some(
-                "the bundle was altered after it was made: make it again with `datum bundle` and do not edit it",
-            ),
-            _ => None,
-        };
-        hint.map(Cow::Borrowed)
-    }
 }
 
 fn bounded(field: Field, len: u64, max: u64, at: usize) -> Result<(), BundleError> {

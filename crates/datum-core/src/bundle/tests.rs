@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 use sha2::{Digest, Sha256};
 
 use super::*;
+use crate::hint::Hinted;
 
 const SIG: &str = "-----BEGIN SSH SIGNATURE-----\nU1NIU0lH\n-----END SSH SIGNATURE-----\n";
 const COMMIT: &str = "0123456789abcdef0123456789abcdef01234567";
@@ -120,7 +121,7 @@ fn raw_with(paths: [&str; 2], digests: [[u8; 32]; 2], contents: [&[u8]; 2]) -> V
         &[(paths[0], contents[0]), (paths[1], contents[1])],
     );
     let mut r = Raw::header("example", "web-001");
-    r.byte(0).byte(1).blob(m.as_bytes()).u32(2);
+    r.byte(0).byte(0).byte(1).blob(m.as_bytes()).u32(2);
     for i in 0..2 {
         r.payload(paths[i], &digests[i], contents[i]);
     }
@@ -162,6 +163,7 @@ fn the_layout_is_the_documented_one() {
     want.extend(b"\x01\0\0\0\x28");
     want.extend(COMMIT.as_bytes());
     want.extend((-2i64).to_be_bytes());
+    want.push(0);
     want.push(2);
     want.extend((m.len() as u64).to_be_bytes());
     want.extend(m.as_bytes());
@@ -201,7 +203,8 @@ fn version_1_is_read_without_serial_or_expiry() {
         }),
         ..Header::new("f", "h")
     };
-    assert_eq!(d.bundle.header, header);
+    assert_eq!(d.header, header);
+    assert_eq!(d.clear().unwrap().header, header);
     v1[MAGIC.len() + 3] = 4;
     let err = decode(&v1).unwrap_err();
     assert!(matches!(err, BundleError::Version { found: 4 }), "{err}");
@@ -215,7 +218,7 @@ fn decode_gives_back_what_was_encoded() {
     for sig in [None, Some(SIG)] {
         let bytes = sealed(&b, sig);
         let d = decode(&bytes).unwrap();
-        assert_eq!(d.bundle, b);
+        assert_eq!(d.clear(), Some(&b));
         assert_eq!(d.signature, sig);
         assert_eq!(d.signed, b.encode_body().unwrap().as_slice());
         assert_eq!(
@@ -229,7 +232,10 @@ fn decode_gives_back_what_was_encoded() {
         manifest: b"{\"type\": \"Manifest\", \"host\": \"web-001\", \"resources\": {}}",
         format: ManifestFormat::Json,
     };
-    assert_eq!(decode(&sealed(&unsourced, None)).unwrap().bundle, unsourced);
+    assert_eq!(
+        decode(&sealed(&unsourced, None)).unwrap().clear(),
+        Some(&unsourced)
+    );
 }
 
 #[test]
@@ -274,7 +280,7 @@ fn json_manifests_are_read_too() {
         manifest: m.as_bytes(),
         payloads: BTreeMap::from([("files/a", content)]),
     };
-    assert_eq!(decode(&sealed(&b, None)).unwrap().bundle, b);
+    assert_eq!(decode(&sealed(&b, None)).unwrap().clear(), Some(&b));
     let mut wrong = b.clone();
     wrong.payloads = BTreeMap::from([("files/a", &b"b\n"[..])]);
     assert!(matches!(
@@ -532,14 +538,14 @@ fn truncation_anywhere_is_an_error_that_says_so() {
 #[test]
 fn declared_lengths_are_bounded_before_anything_is_read() {
     let mut huge_manifest = Raw::header("f", "h");
-    huge_manifest.byte(0).byte(1).u64(u64::MAX);
+    huge_manifest.byte(0).byte(0).byte(1).u64(u64::MAX);
     let err = decode(&huge_manifest.0).unwrap_err();
     assert!(
         matches!(err, BundleError::TooLong { field: Field::Manifest, len: u64::MAX, max, .. } if max == limits::MANIFEST),
         "{err}"
     );
     let mut short_manifest = Raw::header("f", "h");
-    short_manifest.byte(0).byte(1).u64(1000).blob(b"x");
+    short_manifest.byte(0).byte(0).byte(1).u64(1000).blob(b"x");
     assert!(matches!(
         decode(&short_manifest.0),
         Err(BundleError::Truncated {
@@ -549,7 +555,7 @@ fn declared_lengths_are_bounded_before_anything_is_read() {
         })
     ));
     let mut many = Raw::header("f", "h");
-    many.byte(0).byte(1).blob(b"").u32(1 << 20);
+    many.byte(0).byte(0).byte(1).blob(b"").u32(1 << 20);
     assert!(matches!(
         decode(&many.0),
         Err(BundleError::Truncated {
@@ -585,7 +591,7 @@ fn flags_codes_and_text_are_checked_when_decoding() {
         r.u32(VERSION).str(fleet).str(host);
         r
     };
-    let cases: [(Vec<u8>, &str); 8] = [
+    let cases: [(Vec<u8>, &str); 9] = [
         (
             bare("f", "h").byte(2).0.clone(),
             "the serial flag at byte 27 is invalid: 2 is neither 0 nor 1",
@@ -603,8 +609,12 @@ fn flags_codes_and_text_are_checked_when_decoding() {
             "the commit flag at byte 30 is invalid: 2 is neither 0 nor 1",
         ),
         (
-            Raw::header("f", "h").byte(0).byte(9).0.clone(),
-            "the manifest format at byte 31 is invalid: unknown format code 9",
+            Raw::header("f", "h").byte(0).byte(0).byte(9).0.clone(),
+            "the manifest format at byte 32 is invalid: unknown format code 9",
+        ),
+        (
+            Raw::header("f", "h").byte(0).byte(2).0.clone(),
+            "the sealed flag at byte 31 is invalid: 2 is neither 0 nor 1",
         ),
         (
             bare("f", "H").0.clone(),
@@ -652,23 +662,105 @@ fn nothing_may_follow_the_signature() {
     );
 }
 
-/// A version-2 bundle (no not_before flag) is still read, as one with no
-/// wait; the flag of version 3 is signed like every header field.
+/// A sealed body keeps the header in clear and carries the ciphertext as
+/// one blob under the signature; the clear contents it hides read back as
+/// the unsealed bundle's, with the same digest.
 #[test]
-fn version_2_is_read_without_a_wait() {
+fn a_sealed_body_is_the_header_and_one_blob() {
+    let o = example();
+    let b = o.bundle();
+    let contents = b.encode_contents().unwrap();
+    let ciphertext = b"age ciphertext stands here".as_slice();
+    let body = encode_sealed_body(&b.header, ciphertext).unwrap();
+    let bytes = seal(body.clone(), Some(SIG)).unwrap();
+    let d = decode(&bytes).unwrap();
+    assert_eq!(d.header, b.header);
+    assert_eq!(d.body, Body::Sealed(ciphertext));
+    assert_eq!(d.signed, body.as_slice());
+    assert_eq!(d.signature, Some(SIG));
+    assert!(d.clear().is_none());
+    // Header, sealed flag 1, the blob: nothing of the manifest.
+    let mut want = Vec::new();
+    write_header(&mut want, &b.header).unwrap();
+    want.push(1);
+    want.extend((ciphertext.len() as u64).to_be_bytes());
+    want.extend(ciphertext);
+    assert_eq!(body, want);
+
+    assert_eq!(read_contents(b.header.clone(), &contents).unwrap(), b);
+    let clear = sealed(&b, None);
+    let Body::Clear {
+        contents: in_file, ..
+    } = decode(&clear).unwrap().body
+    else {
+        panic!("an unsealed bundle reads in clear");
+    };
+    assert_eq!(in_file, contents.as_slice());
+    assert_eq!(contents_sha256(in_file), contents_sha256(&contents));
+    let mut later = b.clone();
+    later.header.expires = Some(1_900_000_000);
+    assert_eq!(later.encode_contents().unwrap(), contents);
+}
+
+/// Decrypted contents get every check contents in clear get, and nothing
+/// may follow them.
+#[test]
+fn sealed_contents_are_checked_like_clear_ones() {
+    let o = example();
+    let b = o.bundle();
+    let mut contents = b.encode_contents().unwrap();
+    contents.push(0);
+    assert!(matches!(
+        read_contents(b.header.clone(), &contents),
+        Err(BundleError::Trailing { left: 1, .. })
+    ));
+    contents.pop();
+    let last = contents.len() - 1;
+    contents[last] ^= 1;
+    assert!(matches!(
+        read_contents(b.header.clone(), &contents),
+        Err(BundleError::PayloadDigest { .. })
+    ));
+    let other = Header {
+        host: "web-002",
+        ..b.header.clone()
+    };
+    assert!(matches!(
+        read_contents(other, &b.encode_contents().unwrap()),
+        Err(BundleError::HostMismatch { .. })
+    ));
+}
+
+/// A version-2 bundle has no sealed flag: its contents follow the header.
+#[test]
+fn version_2_is_read_in_clear() {
     let o = example();
     let mut b = o.bundle();
     b.header.not_before = None;
-    let v3 = sealed(&b, None);
-    // magic, version, fleet, host, serial (flag and u64), expires (the same).
-    let flag = MAGIC.len() + 4 + (4 + 7) + (4 + 7) + 9 + 9;
-    assert_eq!(v3[flag], 0, "the not_before flag");
-    let mut v2 = v3.clone();
-    v2.remove(flag);
+    let mut v2 = Vec::new();
+    write_header(&mut v2, &b.header).unwrap();
     v2[MAGIC.len() + 3] = 2;
+    // Nor a wait flag: it follows the expiry, before the commit flag.
+    let flag = MAGIC.len() + 4 + (4 + b.header.fleet.len()) + (4 + b.header.host.len()) + 9 + 9;
+    assert_eq!(v2[flag], 0, "the not_before flag");
+    v2.remove(flag);
+    let contents = b.encode_contents().unwrap();
+    v2.extend(&contents);
+    v2.push(0);
     let d = decode(&v2).unwrap();
-    assert_eq!(d.bundle, b);
-    // The wait round-trips in version 3.
-    b.header.not_before = Some(-5);
-    assert_eq!(decode(&sealed(&b, None)).unwrap().bundle, b);
+    assert_eq!(d.clear(), Some(&b));
+}
+
+/// The wait is signed like every header field and round-trips in version 3.
+#[test]
+fn a_wait_round_trips_in_version_3() {
+    let o = example();
+    let mut b = o.bundle();
+    for at in [None, Some(-5), Some(1_700_003_600)] {
+        b.header.not_before = at;
+        let bytes = sealed(&b, None);
+        let d = decode(&bytes).unwrap();
+        assert_eq!(d.header.not_before, at);
+        assert_eq!(d.clear(), Some(&b));
+    }
 }

@@ -172,35 +172,21 @@ fn to_look_at(fleet: &Fleet, status: &Status) -> Vec<Vec<String>> {
     rows
 }
 
-/// `datum rollout gate` as text: each wave that went wrong with its failed
-/// and rolled-back hosts, or that the rollout passes; a note of the silent
-/// hosts not counted.
+/// `datum rollout gate` as text: each wave that went wrong, why, and its
+/// hosts to look at; or that the rollout passes; a note of the silent
+/// hosts when they are not counted.
 pub fn gate(
     out: &mut dyn Styled,
     fleet: &Fleet,
     gate: &Gate<'_>,
     revision: &str,
 ) -> io::Result<()> {
-    let limit = percent_text(gate.max);
     for w in &gate.tripped {
-        line(
-            out,
-            "",
-            format!(
-                "wave {} went wrong: {}, more than {limit}%",
-                w.name,
-                Status::share_text(w)
-            ),
-        )?;
-        let rows: Vec<Vec<String>> = w
-            .wrong()
-            .map(|h| {
-                let state = match h.state {
-                    State::RolledBack { .. } => "rolled back",
-                    _ => "failed",
-                };
-                vec![fleet.host(h.host).name.to_string(), state.to_owned()]
-            })
+        let reasons = gate.reasons(w).join("; ");
+        line(out, "", format!("wave {} went wrong: {reasons}", w.name))?;
+        let rows: Vec<Vec<String>> = gate
+            .named(w)
+            .map(|(h, state)| vec![fleet.host(h.host).name.to_string(), state.to_owned()])
             .collect();
         for text in align(&rows) {
             line(out, "  ", text)?;
@@ -210,18 +196,16 @@ pub fn gate(
         line(
             out,
             "",
-            format!(
-                "rollout of {revision} passes: no wave has more than {limit}% of its hosts failed or rolled back"
-            ),
+            format!("rollout of {revision} passes: {}", gate.pass_text()),
         )?;
     }
     let silent = gate.silent();
-    if silent > 0 {
+    if silent > 0 && gate.max_silent.is_none() {
         line(
             out,
             "",
             format!(
-                "note: {} silent, not counted (`datum rollout status` lists them)",
+                "note: {} silent, not counted (`datum rollout status` lists them; --max-silent counts them)",
                 count(silent, "host")
             ),
         )?;

@@ -294,41 +294,29 @@ impl Status {
 
     /// The verdict of `rollout gate`: the waves whose failed and
     /// rolled-back hosts are more than `max` hundredths of a percent of
-    /// their hosts (only `wave`, when given).
-    pub fn gate(&self, max: u32, wave: Option<&str>) -> Gate<'_> {
+    /// their hosts, or with `max_silent` whose silent hosts are more than
+    /// that (only `wave`, when given).
+    pub fn gate(&self, max: u32, max_silent: Option<u32>, wave: Option<&str>) -> Gate<'_> {
         let judged: Vec<&WaveStatus> = self
             .waves
             .iter()
             .filter(|w| wave.is_none_or(|n| n == w.name))
             .collect();
-        let tripped = judged
-            .iter()
-            .copied()
-            .filter(|w| {
-                let wrong = w.wrong().count() as u64;
-                wrong * 10_000 > u64::from(max) * w.hosts.len() as u64
-            })
-            .collect();
-        Gate {
+        let mut gate = Gate {
             status: self,
             max,
+            max_silent,
             wave: wave.map(str::to_owned),
             judged,
-            tripped,
-        }
-    }
-
-    /// The share of a wave's hosts that went wrong, as `gate` words it.
-    pub fn share_text(w: &WaveStatus) -> String {
-        let wrong = w.wrong().count();
-        let hundredths = (wrong as u64 * 10_000)
-            .checked_div(w.hosts.len() as u64)
-            .unwrap_or(0);
-        format!(
-            "{wrong} of {} failed or rolled back ({}%)",
-            count(w.hosts.len(), "host"),
-            percent_text(hundredths as u32)
-        )
+            tripped: Vec::new(),
+        };
+        gate.tripped = gate
+            .judged
+            .iter()
+            .copied()
+            .filter(|w| gate.too_many_wrong(w) || gate.too_many_silent(w))
+            .collect();
+        gate
     }
 
     /// As one JSON document (`type: RolloutStatus`); `revision_text` is
@@ -403,6 +391,8 @@ pub struct Gate<'s> {
     pub status: &'s Status,
     /// Hundredths of a percent.
     pub max: u32,
+    /// Hundredths of a percent, when silent hosts count.
+    pub max_silent: Option<u32>,
     pub wave: Option<String>,
     /// The waves judged: every wave, or the one asked for.
     pub judged: Vec<&'s WaveStatus>,
@@ -410,7 +400,78 @@ pub struct Gate<'s> {
     pub tripped: Vec<&'s WaveStatus>,
 }
 
+/// `n` of `of` in hundredths of a percent, rounded down (0 of none).
+fn share(n: usize, of: usize) -> u32 {
+    ((n as u64 * 10_000).checked_div(of as u64).unwrap_or(0)) as u32
+}
+
 impl Gate<'_> {
+    /// More of the wave's hosts failed or rolled back than `max` allows.
+    pub fn too_many_wrong(&self, w: &WaveStatus) -> bool {
+        w.wrong().count() as u64 * 10_000 > u64::from(self.max) * w.hosts.len() as u64
+    }
+
+    /// Silent hosts count, and more of the wave's are than allowed.
+    pub fn too_many_silent(&self, w: &WaveStatus) -> bool {
+        let silent = w.counts()[State::Silent.index()] as u64;
+        self.max_silent
+            .is_some_and(|m| silent * 10_000 > u64::from(m) * w.hosts.len() as u64)
+    }
+
+    /// Why a wave went wrong, one sentence a reason: `1 of 2 hosts failed
+    /// or rolled back (50%), more than 0%`.
+    pub fn reasons(&self, w: &WaveStatus) -> Vec<String> {
+        let n = w.hosts.len();
+        let mut out = Vec::new();
+        if self.too_many_wrong(w) {
+            let wrong = w.wrong().count();
+            out.push(format!(
+                "{wrong} of {} failed or rolled back ({}%), more than {}%",
+                count(n, "host"),
+                percent_text(share(wrong, n)),
+                percent_text(self.max)
+            ));
+        }
+        if let Some(m) = self.max_silent.filter(|_| self.too_many_silent(w)) {
+            let silent = w.counts()[State::Silent.index()];
+            out.push(format!(
+                "{silent} of {} silent ({}%), more than {}%",
+                count(n, "host"),
+                percent_text(share(silent, n)),
+                percent_text(m)
+            ));
+        }
+        out
+    }
+
+    /// The hosts to name under a wave that went wrong: failed, rolled
+    /// back, and silent when silent hosts count; with their state's words.
+    pub fn named<'w>(
+        &self,
+        w: &'w WaveStatus,
+    ) -> impl Iterator<Item = (&'w HostStatus, &'static str)> {
+        let silent = self.max_silent.is_some();
+        w.hosts.iter().filter_map(move |h| match h.state {
+            State::Failed { .. } => Some((h, "failed")),
+            State::RolledBack { .. } => Some((h, "rolled back")),
+            State::Silent if silent => Some((h, "silent")),
+            _ => None,
+        })
+    }
+
+    /// What passing means: `no wave has more than 10% of its hosts failed
+    /// or rolled back[, nor more than 20% silent]`.
+    pub fn pass_text(&self) -> String {
+        let mut t = format!(
+            "no wave has more than {}% of its hosts failed or rolled back",
+            percent_text(self.max)
+        );
+        if let Some(m) = self.max_silent {
+            t += &format!(", nor more than {}% silent", percent_text(m));
+        }
+        t
+    }
+
     /// Silent hosts of the waves judged (not counted, but worth a note).
     pub fn silent(&self) -> usize {
         self.judged
@@ -435,26 +496,32 @@ impl Gate<'_> {
                         .map(|h| &*fleet.host(h.host).name),
                 )
             };
-            let wrong = w.wrong().count() as u64;
-            let share = (wrong * 10_000)
-                .checked_div(w.hosts.len() as u64)
-                .unwrap_or(0);
+            let n = w.hosts.len();
+            let silent = w.hosts.iter().filter(|h| h.state == State::Silent);
             Tree::map()
                 .with("name", Tree::str(w.name.as_str()))
-                .with("count", Tree::Int(w.hosts.len() as i64))
+                .with("count", Tree::Int(n as i64))
                 .with("failed", names(false))
                 .with("rolled_back", names(true))
-                .with("share", Tree::str(percent_text(share as u32)))
+                .with(
+                    "share",
+                    Tree::str(percent_text(share(w.wrong().count(), n))),
+                )
+                .with(
+                    "silent",
+                    Tree::strs(silent.clone().map(|h| &*fleet.host(h.host).name)),
+                )
+                .with(
+                    "silent_share",
+                    Tree::str(percent_text(share(silent.count(), n))),
+                )
                 .with(
                     "went_wrong",
                     Tree::Bool(self.tripped.iter().any(|t| std::ptr::eq(*t, *w))),
                 )
         });
         let line = match self.tripped.len() {
-            0 => format!(
-                "passes: no wave has more than {}% of its hosts failed or rolled back",
-                percent_text(self.max)
-            ),
+            0 => format!("passes: {}", self.pass_text()),
             n => format!(
                 "fails: {} of {} went wrong",
                 n,
@@ -466,6 +533,11 @@ impl Gate<'_> {
             .with("revision_text", Tree::str(revision_text))
             .with("as_of", Tree::str(as_of))
             .with("max_failed", Tree::str(percent_text(self.max)))
+            .with(
+                "max_silent",
+                self.max_silent
+                    .map_or(Tree::Null, |m| Tree::str(percent_text(m))),
+            )
             .with("wave", self.wave.as_deref().map_or(Tree::Null, Tree::str))
             .with("passed", Tree::Bool(self.tripped.is_empty()))
             .with(
@@ -520,3 +592,6 @@ fn host_tree<'a>(fleet: &'a Fleet, h: &'a HostStatus) -> Tree<'a> {
             h.last_seen.as_deref().map_or(Tree::Null, Tree::str),
         )
 }
+
+#[cfg(test)]
+mod tests;

@@ -28,12 +28,11 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::Path;
 
+use crate::provider::local_repo::{checked, repository_dir, stays_inside};
 use crate::root::Root;
 
 /// The largest key, certificate or variable file read from the root.
 const FILE_LIMIT: u64 = 1 << 20;
-/// The largest number of entries looked at in one repository's directory.
-const TREE_LIMIT: usize = 1 << 20;
 /// Where dnf reads its variables (inside the root, under `--installroot`).
 pub const VARS_DIRS: [&str; 2] = ["/etc/dnf/vars", "/etc/yum/vars"];
 
@@ -90,7 +89,7 @@ impl<'a> Relocator<'a> {
             vars.insert("releasever".to_owned(), v.to_owned());
         }
         for dir in VARS_DIRS.iter().rev() {
-            unlinked(root, dir)?;
+            stays_inside(root, dir)?;
             let names = root
                 .list(dir)
                 .map_err(|e| format!("cannot list {}: {e}", root.path(dir).display()))?;
@@ -205,38 +204,7 @@ impl<'a> Relocator<'a> {
     fn repository(&self, url: &str) -> Result<String, String> {
         let path = self.expand(local(url)?)?;
         checked(&path, url)?;
-        let mut abs = String::new();
-        let mut whole = true;
-        for c in path.split('/').filter(|c| !c.is_empty() && *c != ".") {
-            abs.push('/');
-            abs.push_str(c);
-            match self.root.lstat(&abs) {
-                Ok(None) => {
-                    whole = false;
-                    break;
-                }
-                Ok(Some(m)) if m.file_type().is_symlink() => {
-                    return Err(format!(
-                        "{} is a symbolic link: dnf would follow it out of the root's view, so a repository's path is refused when any part of it is a link (name the directory it leads to)",
-                        self.root.path(&abs).display()
-                    ));
-                }
-                Ok(Some(m)) if !m.is_dir() => {
-                    return Err(format!(
-                        "{} is not a directory",
-                        self.root.path(&abs).display()
-                    ));
-                }
-                Ok(Some(_)) => {}
-                Err(e) => return Err(format!("{}: {e}", self.root.path(&abs).display())),
-            }
-        }
-        if whole {
-            if abs.is_empty() {
-                abs.push('/');
-            }
-            self.no_links_under(&abs)?;
-        }
+        repository_dir(self.root, &path)?;
         let inside = self.root_dir.join(path.trim_start_matches('/'));
         let inside = inside.display().to_string();
         if inside.contains(['$', ' ', ',']) {
@@ -245,41 +213,6 @@ impl<'a> Relocator<'a> {
             ));
         }
         Ok(format!("file://{inside}"))
-    }
-
-    /// Refuses a symbolic link anywhere in the repository's directory
-    /// (its metadata and packages are read by dnf, following links).
-    fn no_links_under(&self, abs: &str) -> Result<(), String> {
-        let mut stack = vec![abs.to_owned()];
-        let mut seen = 0usize;
-        while let Some(dir) = stack.pop() {
-            let names = self
-                .root
-                .list(&dir)
-                .map_err(|e| format!("{}: {e}", self.root.path(&dir).display()))?;
-            for name in names {
-                seen += 1;
-                if seen > TREE_LIMIT {
-                    return Err(format!(
-                        "{} holds more than {TREE_LIMIT} entries, more than Datum checks",
-                        self.root.path(abs).display()
-                    ));
-                }
-                let path = format!("{dir}/{}", name.to_string_lossy());
-                match self.root.lstat(&path) {
-                    Ok(Some(m)) if m.file_type().is_symlink() => {
-                        return Err(format!(
-                            "{} is a symbolic link inside the repository: dnf would follow it out of the root's view; replace it with the file",
-                            self.root.path(&path).display()
-                        ));
-                    }
-                    Ok(Some(m)) if m.is_dir() => stack.push(path),
-                    Ok(_) => {}
-                    Err(e) => return Err(format!("{}: {e}", self.root.path(&path).display())),
-                }
-            }
-        }
-        Ok(())
     }
 
     /// Copies the file `path` of the root (a regular file, never through
@@ -362,44 +295,6 @@ fn local(url: &str) -> Result<&str, String> {
     Err(format!(
         "`{url}` is not a file:// address: under --root nothing is downloaded from outside the root; serve the repository from a directory in the root (`file:///srv/repo`) or disable it (`enabled=0`)"
     ))
-}
-
-/// Refuses a path that is not absolute, climbs with `..`, or uses URL
-/// syntax dnf's downloader would decode (`%`, `?`, `#`).
-fn checked(path: &str, as_written: &str) -> Result<(), String> {
-    if !path.starts_with('/') || path.split('/').any(|c| c == "..") {
-        return Err(format!(
-            "`{as_written}` is not an absolute path without `..` (a file:// address has three slashes: file:///srv/repo)"
-        ));
-    }
-    if path.contains(['%', '?', '#', '\\']) {
-        return Err(format!(
-            "`{as_written}` holds `%`, `?`, `#` or `\\`, which dnf's downloader would decode: name the path as it is"
-        ));
-    }
-    Ok(())
-}
-
-/// Refuses a symbolic link on the way to (or at) `abs` inside the root:
-/// a directory dnf or rpm opens by its path on this machine.
-pub fn unlinked(root: &Root, abs: &str) -> Result<(), String> {
-    let mut prefix = String::new();
-    for c in abs.split('/').filter(|c| !c.is_empty()) {
-        prefix.push('/');
-        prefix.push_str(c);
-        match root.lstat(&prefix) {
-            Ok(None) => return Ok(()),
-            Ok(Some(m)) if m.file_type().is_symlink() => {
-                return Err(format!(
-                    "{} is a symbolic link: under --root dnf and rpm open it by its path on this machine and would follow it out of the root; make it a directory",
-                    root.path(&prefix).display()
-                ));
-            }
-            Ok(Some(_)) => {}
-            Err(e) => return Err(format!("{}: {e}", root.path(&prefix).display())),
-        }
-    }
-    Ok(())
 }
 
 /// dnf's `arch` and `basearch` on this machine.

@@ -1,0 +1,316 @@
+//! apt under `--root`, from the Repositories Datum manages in the root
+//! (`/etc/apt/sources.list.d/datum-*.sources`).
+//!
+//! apt opens every path its sources name as a path of this machine, and
+//! reads the machine's own configuration: so it is given none of either.
+//! Its configuration is a file of its own (`APT_CONFIG`, read before any
+//! other, which points apt's `/etc/apt` at a scratch directory holding
+//! nothing but the rewritten sources); its state, cache and logs are the
+//! root's (`/var/lib/apt`, `/var/cache/apt`, `/var/log/apt`), the dpkg
+//! database the root's, and dpkg runs with `--root`. In the sources:
+//!
+//! - `URIs` must be `file:` addresses: each is made the root's own
+//!   (`file:///srv/repo` is `ROOT/srv/repo`) and checked as a dnf
+//!   repository is ([`crate::provider::local_repo`]); an address on the
+//!   network is refused (nothing is downloaded from outside the root);
+//! - a `Signed-By` key file is read inside the root as a regular file,
+//!   never through a link at its name, and copied into the scratch
+//!   directory (an inline key is kept as it is);
+//! - a source with `Enabled: no` is left out.
+//!
+//! apt runs without network (`unshare --net`), its programs (methods,
+//! gpgv) this machine's, never the root's.
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use crate::provider::Failure;
+use crate::provider::command::tool;
+use crate::provider::local_repo::{checked, repository_dir, stays_inside};
+use crate::root::Root;
+
+/// Where apt reads its sources, in the root.
+pub const SOURCES_DIR: &str = "/etc/apt/sources.list.d";
+/// The largest sources or key file read from the root.
+const LIMIT: u64 = 1 << 20;
+/// Where apt and dpkg write in the root.
+const WRITTEN: [&str; 5] = [
+    "/var/lib/apt",
+    "/var/lib/dpkg",
+    "/var/cache/apt",
+    "/var/log/apt",
+    "/var/log",
+];
+
+/// The names of the root's `datum-*.sources` files, sorted.
+pub fn datum_sources(root: &Root) -> Result<Vec<String>, Failure> {
+    stays_inside(root, SOURCES_DIR).map_err(Failure::new)?;
+    let names = root.list(SOURCES_DIR).map_err(|e| {
+        Failure::new(format!(
+            "cannot list {}: {e}",
+            root.path(SOURCES_DIR).display()
+        ))
+    })?;
+    Ok(names
+        .into_iter()
+        .map(|n| n.to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("datum-") && n.ends_with(".sources"))
+        .collect())
+}
+
+/// apt's scratch configuration for one run.
+pub struct AptRoot {
+    dir: tempfile::TempDir,
+    root_dir: PathBuf,
+}
+
+impl AptRoot {
+    /// The scratch directory for the root's `sources` (names in
+    /// [`SOURCES_DIR`]), rewritten.
+    pub fn new(root: &Root, root_dir: &Path, sources: &[String]) -> Result<AptRoot, Failure> {
+        let io = |what: &str, e: &dyn std::fmt::Display| {
+            Failure::new(format!("cannot prepare apt's {what}: {e}"))
+        };
+        for abs in WRITTEN {
+            stays_inside(root, abs).map_err(Failure::new)?;
+        }
+        for abs in [
+            "/var/lib/apt/lists/partial",
+            "/var/cache/apt/archives/partial",
+            "/var/log/apt",
+        ] {
+            root.create_dir_all(abs, 0o755).map_err(|e| {
+                Failure::new(format!("cannot create {}: {e}", root.path(abs).display()))
+            })?;
+        }
+        let dir = tempfile::Builder::new()
+            .prefix("datum-apt-")
+            .tempdir()
+            .map_err(|e| io("scratch directory", &e))?;
+        let etc = dir.path().join("etc");
+        for d in [
+            "sources.list.d",
+            "apt.conf.d",
+            "trusted.gpg.d",
+            "preferences.d",
+            "keys",
+        ] {
+            std::fs::create_dir_all(etc.join(d)).map_err(|e| io(d, &e))?;
+        }
+        let shown = [root_dir, dir.path()]
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect::<Vec<_>>();
+        if shown.iter().any(|p| p.contains(['"', '\n'])) {
+            return Err(Failure::new(format!(
+                "{} holds `\"` or a line break, which apt's configuration cannot quote",
+                shown[0]
+            )));
+        }
+        let mut keys = 0;
+        for name in sources {
+            let abs = format!("{SOURCES_DIR}/{name}");
+            let bytes = root
+                .read_small(&abs, LIMIT)
+                .map_err(|e| {
+                    Failure::new(format!("cannot read {}: {e}", root.path(&abs).display()))
+                })?
+                .unwrap_or_default();
+            let text = String::from_utf8_lossy(&bytes);
+            let out = rewrite(&text, |field, value| match field {
+                Field::Uri => relocate_uri(root, root_dir, value),
+                Field::Key => {
+                    keys += 1;
+                    copy_key(root, value, &etc.join(format!("keys/{keys}")))
+                }
+            })
+            .map_err(|e| Failure::new(format!("{}: {e}", root.path(&abs).display())))?;
+            std::fs::write(etc.join("sources.list.d").join(name), out)
+                .map_err(|e| io("sources", &e))?;
+        }
+        let r = root_dir.display();
+        let e = etc.display();
+        let conf = format!(
+            "Dir::Etc \"{e}/\";\nDir::Etc::Main \"/dev/null\";\nDir::Etc::Parts \"apt.conf.d/\";\n\
+             Dir::Etc::SourceList \"/dev/null\";\nDir::Etc::SourceParts \"sources.list.d/\";\n\
+             Dir::Etc::Trusted \"{e}/trusted.gpg\";\nDir::Etc::TrustedParts \"trusted.gpg.d/\";\n\
+             Dir::Etc::Preferences \"{e}/preferences\";\nDir::Etc::PreferencesParts \"preferences.d/\";\n\
+             Dir::State \"{r}/var/lib/apt/\";\nDir::State::status \"{r}/var/lib/dpkg/status\";\n\
+             Dir::Cache \"{r}/var/cache/apt/\";\nDir::Log \"{r}/var/log/apt/\";\n\
+             APT::Sandbox::User \"root\";\nAcquire::Languages \"none\";\n\
+             APT::Install-Recommends \"false\";\nDPkg::Use-Pty \"false\";\n\
+             DPkg::Options {{ \"--root={r}\"; \"--log={r}/var/log/dpkg.log\"; \"--force-confdef\"; \"--force-confold\"; }};\n"
+        );
+        std::fs::write(dir.path().join("apt.conf"), conf).map_err(|e| io("apt.conf", &e))?;
+        Ok(AptRoot {
+            dir,
+            root_dir: root_dir.to_owned(),
+        })
+    }
+
+    /// apt-get with this configuration only, without network.
+    pub fn apt_get(&self) -> Command {
+        let mut cmd = tool("unshare");
+        cmd.env("APT_CONFIG", self.dir.path().join("apt.conf"))
+            .env("DEBIAN_FRONTEND", "noninteractive")
+            .args(["--net", "--", "apt-get"]);
+        cmd
+    }
+
+    /// Whether apt has package lists of the root's repositories (named
+    /// after their addresses, which hold the root's path).
+    pub fn has_lists(&self, root: &Root) -> bool {
+        let mangled = self.root_dir.display().to_string().replace('/', "_");
+        root.list("/var/lib/apt/lists").is_ok_and(|names| {
+            names.iter().any(|n| {
+                let n = n.to_string_lossy();
+                n.starts_with(&mangled) && n.ends_with("_Packages")
+            })
+        })
+    }
+}
+
+/// A `file:` address of a source made the root's, checked.
+fn relocate_uri(root: &Root, root_dir: &Path, value: &str) -> Result<String, String> {
+    let path = value
+        .strip_prefix("file://")
+        .or_else(|| value.strip_prefix("file:"))
+        .ok_or_else(|| {
+            format!(
+                "`{value}` is not a file: address: under --root nothing is downloaded from outside the root; serve the repository from a directory in the root (`file:///srv/repo`)"
+            )
+        })?;
+    checked(path, value)?;
+    repository_dir(root, path)?;
+    Ok(format!(
+        "file://{}",
+        root_dir.join(path.trim_start_matches('/')).display()
+    ))
+}
+
+/// The key file `path` of the root (a regular file, never through a link
+/// at its name) copied to `to` with its extension (apt reads `.asc` as
+/// armored, `.gpg` as binary); the copy's path.
+fn copy_key(root: &Root, path: &str, to: &Path) -> Result<String, String> {
+    let ext = if path.ends_with(".gpg") { "gpg" } else { "asc" };
+    checked(path, path)?;
+    let key = root
+        .read_small(path, LIMIT)
+        .map_err(|e| format!("cannot read the key {}: {e}", root.path(path).display()))?
+        .ok_or_else(|| format!("the key {} does not exist", root.path(path).display()))?;
+    let copy = to.with_extension(ext);
+    std::fs::write(&copy, key).map_err(|e| format!("cannot copy the key: {e}"))?;
+    Ok(copy.display().to_string())
+}
+
+/// A value of a sources file that names something outside it.
+enum Field {
+    Uri,
+    Key,
+}
+
+/// A deb822 sources file with every `URIs` address and `Signed-By` file
+/// passed through `relocate`, sources with `Enabled: no` left out, and
+/// everything else as it was; an error names its line.
+fn rewrite(
+    text: &str,
+    mut relocate: impl FnMut(Field, &str) -> Result<String, String>,
+) -> Result<String, String> {
+    let mut out = String::with_capacity(text.len());
+    let lines: Vec<&str> = text.lines().collect();
+    let mut start = 0;
+    while start < lines.len() {
+        let end = (start..lines.len())
+            .find(|&k| lines[k].trim().is_empty())
+            .unwrap_or(lines.len());
+        let stanza = &lines[start..end];
+        let disabled = stanza.iter().any(|l| {
+            l.split_once(':').is_some_and(|(k, v)| {
+                k.trim().eq_ignore_ascii_case("Enabled") && v.trim().eq_ignore_ascii_case("no")
+            })
+        });
+        if !disabled {
+            let mut k = 0;
+            while k < stanza.len() {
+                let line = stanza[k];
+                let continued = stanza[k + 1..]
+                    .iter()
+                    .take_while(|l| l.starts_with([' ', '\t']))
+                    .count();
+                let field = match line.split_once(':') {
+                    Some((key, _)) if !line.starts_with(['#', ' ', '\t']) => {
+                        match key.trim().to_ascii_lowercase().as_str() {
+                            "uris" => Some(Field::Uri),
+                            // A key written inline (continued) is kept.
+                            "signed-by" if continued == 0 => Some(Field::Key),
+                            _ => None,
+                        }
+                    }
+                    _ => None,
+                };
+                match (field, line.split_once(':')) {
+                    (Some(field), Some((key, value))) => {
+                        let is_uri = matches!(field, Field::Uri);
+                        let mut values = Vec::new();
+                        let all = std::iter::once(value)
+                            .chain(stanza[k + 1..k + 1 + continued].iter().copied());
+                        for v in all.flat_map(|v| {
+                            v.split(|c: char| c.is_whitespace() || (!is_uri && c == ','))
+                        }) {
+                            if v.is_empty() {
+                                continue;
+                            }
+                            let kind = if is_uri { Field::Uri } else { Field::Key };
+                            // A key named by fingerprint stays: apt finds it
+                            // in no keyring here, and refuses the source.
+                            if !is_uri && !v.starts_with('/') {
+                                values.push(v.to_owned());
+                                continue;
+                            }
+                            values.push(relocate(kind, v).map_err(|e| {
+                                format!("line {}: `{}`: {e}", start + k + 1, key.trim())
+                            })?);
+                        }
+                        let _ = writeln!(out, "{}: {}", key.trim(), values.join(" "));
+                    }
+                    _ => {
+                        for l in &stanza[k..=k + continued] {
+                            let _ = writeln!(out, "{l}");
+                        }
+                    }
+                }
+                k += 1 + continued;
+            }
+        }
+        out.push('\n');
+        start = end + 1;
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn addresses_and_key_files_are_relocated_and_the_rest_kept() {
+        let text = "# x\nTypes: deb\nURIs: file:///srv/a\n file:/srv/b\nSuites: ./\nSigned-By: /etc/apt/keyrings/a.asc\n\nTypes: deb\nURIs: https://example.org\nEnabled: no\n\nTypes: deb\nURIs: file:///srv/c\nSigned-By:\n -----BEGIN PGP PUBLIC KEY BLOCK-----\n .\n";
+        let out = rewrite(text, |f, v| {
+            Ok(match f {
+                Field::Uri => format!("<{v}>"),
+                Field::Key => format!("[{v}]"),
+            })
+        })
+        .unwrap();
+        assert_eq!(
+            out,
+            "# x\nTypes: deb\nURIs: <file:///srv/a> <file:/srv/b>\nSuites: ./\nSigned-By: [/etc/apt/keyrings/a.asc]\n\n\nTypes: deb\nURIs: <file:///srv/c>\nSigned-By:\n -----BEGIN PGP PUBLIC KEY BLOCK-----\n .\n\n"
+        );
+        let err = rewrite("Types: deb\nURIs: https://x\n", |_, v| {
+            Err(format!("no {v}"))
+        })
+        .unwrap_err();
+        assert_eq!(err, "line 2: `URIs`: no https://x");
+    }
+}

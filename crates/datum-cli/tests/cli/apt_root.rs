@@ -1,0 +1,252 @@
+//! `datum apply --root` on a Debian-like root: a Repository resource adds
+//! a local apt repository (a deb822 `.sources` file whose `Signed-By`
+//! names a key made here, the repository's `InRelease` signed with it),
+//! and Packages converge from it with the real apt-get and dpkg, off the
+//! network. Nothing is downloaded.
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use datum_testkit::{packages, tools};
+
+use crate::common::{Run, run_in};
+
+fn apply(fleet: &Path, root: &Path, args: &[&str]) -> Run {
+    let mut all = vec!["apply", "--root", root.to_str().unwrap()];
+    all.extend_from_slice(args);
+    run_in(fleet, &all)
+}
+
+/// A fleet of one host whose layer declares `resources`.
+fn fleet(dir: &Path, resources: &str) {
+    fs::create_dir_all(dir.join("hosts")).unwrap();
+    fs::write(
+        dir.join("datum.yaml"),
+        "datum: v1alpha1\ntype: Fleet\nname: t\n",
+    )
+    .unwrap();
+    fs::write(
+        dir.join("hosts/debian-001.yaml"),
+        "datum: v1alpha1\ntype: Host\nname: debian-001\n",
+    )
+    .unwrap();
+    fs::write(
+        dir.join("layer.yaml"),
+        format!(
+            "datum: v1alpha1\ntype: Layer\nname: base\nprecedence: 0\nmatch: {{}}\nresources:\n{resources}"
+        ),
+    )
+    .unwrap();
+}
+
+/// Every file under `dir` with its size and modification time.
+fn tree(dir: &Path) -> BTreeMap<PathBuf, (u64, std::time::SystemTime)> {
+    let mut out = BTreeMap::new();
+    let mut stack = vec![dir.to_owned()];
+    while let Some(d) = stack.pop() {
+        for e in fs::read_dir(&d).unwrap() {
+            let e = e.unwrap();
+            let m = e.path().symlink_metadata().unwrap();
+            if m.is_dir() {
+                stack.push(e.path());
+            }
+            out.insert(e.path(), (m.len(), m.modified().unwrap()));
+        }
+    }
+    out
+}
+
+fn statuses(json: &str) -> Vec<(String, String)> {
+    let v: serde_json::Value = serde_json::from_str(json).unwrap();
+    v["resources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (
+                r["id"].as_str().unwrap().to_owned(),
+                r["status"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect()
+}
+
+fn resources(key: &str, packages: &str) -> String {
+    let key: String = key.lines().map(|l| format!("      {l}\n")).collect();
+    format!(
+        "  Repository[local]:\n    url: file:///srv/repo\n    suites: [./]\n    key: |\n{key}{packages}"
+    )
+}
+
+/// A Debian-like root holding a flat repository in `/srv/repo` (hello-datum
+/// 1.0-1 and 2.0-1, other-datum depending on hello-datum), signed by a key
+/// made in `gnupg`; the key, armored.
+fn debian_with_repo(tmp: &Path) -> (PathBuf, String) {
+    let root = tmp.join("root");
+    packages::debian(&root);
+    fs::create_dir_all(root.join("etc/apt/sources.list.d")).unwrap();
+    fs::create_dir_all(root.join("etc/datum")).unwrap();
+    fs::write(root.join("etc/datum/host"), "debian-001\n").unwrap();
+    let repo = root.join("srv/repo");
+    packages::deb(&repo, "hello-datum", "1.0-1", None);
+    packages::deb(&repo, "hello-datum", "2.0-1", None);
+    packages::deb(&repo, "other-datum", "0.5-3", Some("hello-datum"));
+    let key = packages::apt_repository(&repo, &tmp.join("gnupg"));
+    (root, key)
+}
+
+fn dpkg_runs(root: &Path) -> Vec<String> {
+    fs::read_to_string(root.join("var/log/dpkg.log"))
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| Some(l.split_once(" startup ")?.1.to_owned()))
+        .collect()
+}
+
+#[test]
+fn a_debian_like_root_converges_packages_from_a_repository_it_adds_with_its_key() {
+    if !tools::installed(&[
+        "apt-get",
+        "dpkg",
+        "dpkg-deb",
+        "dpkg-scanpackages",
+        "gpg",
+        "unshare",
+    ]) || !tools::root()
+    {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let (root, key) = debian_with_repo(tmp.path());
+    let dir = tmp.path().join("fleet");
+    let wanted = |v: &str| {
+        format!(
+            "  Package[other-datum]:\n    ensure: installed\n  Package[hello-datum]:\n    version: \"{v}\"\n"
+        )
+    };
+    fleet(&dir, &resources(&key, &wanted("1.0-1")));
+
+    // --noop plans all three, and changes nothing.
+    let before = tree(&root);
+    let noop = apply(&dir, &root, &["--noop", "--format", "json"]);
+    assert_eq!(noop.code, 2, "{}\n{}", noop.stdout, noop.stderr);
+    let s = |id: &str, st: &str| (id.to_owned(), st.to_owned());
+    assert_eq!(
+        statuses(&noop.stdout),
+        [
+            s("Repository[local]", "would_change"),
+            s("Package[hello-datum]", "would_change"),
+            s("Package[other-datum]", "would_change"),
+        ]
+    );
+    assert_eq!(tree(&root), before);
+
+    // The Repository first, then both packages from it in one apt
+    // transaction.
+    let first = apply(&dir, &root, &["--format", "json"]);
+    assert_eq!(first.code, 2, "{}\n{}", first.stdout, first.stderr);
+    assert_eq!(
+        statuses(&first.stdout),
+        [
+            s("Repository[local]", "changed"),
+            s("Package[hello-datum]", "changed"),
+            s("Package[other-datum]", "changed"),
+        ]
+    );
+    assert_eq!(
+        fs::read_to_string(root.join("etc/apt/sources.list.d/datum-local.sources")).unwrap(),
+        "# Managed by Datum: Repository[local]\nTypes: deb\nURIs: file:///srv/repo\nSuites: ./\n\
+         Signed-By: /etc/apt/keyrings/datum-local.asc\n"
+    );
+    assert_eq!(
+        fs::read_to_string(root.join("usr/share/hello-datum/version")).unwrap(),
+        "1.0-1\n"
+    );
+    assert_eq!(
+        fs::read_to_string(root.join("usr/share/other-datum/version")).unwrap(),
+        "0.5-3\n"
+    );
+    // apt runs dpkg once to unpack everything, once to configure it.
+    assert_eq!(dpkg_runs(&root), ["archives unpack", "packages configure"]);
+    // apt read the root's lists, kept in the root.
+    assert!(
+        fs::read_dir(root.join("var/lib/apt/lists"))
+            .unwrap()
+            .any(|e| {
+                e.unwrap()
+                    .file_name()
+                    .to_string_lossy()
+                    .ends_with("_InRelease")
+            })
+    );
+
+    // Second run: nothing to do, nothing touched.
+    let settled = tree(&root);
+    let second = apply(&dir, &root, &[]);
+    assert_eq!(second.code, 0, "{}\n{}", second.stdout, second.stderr);
+    assert_eq!(tree(&root), settled);
+
+    // A version change upgrades, from the lists already there.
+    fleet(&dir, &resources(&key, &wanted("2.0-1")));
+    let up = apply(&dir, &root, &["--format", "json"]);
+    assert_eq!(up.code, 2, "{}\n{}", up.stdout, up.stderr);
+    assert_eq!(
+        fs::read_to_string(root.join("usr/share/hello-datum/version")).unwrap(),
+        "2.0-1\n"
+    );
+
+    // Removed, with the Repository and its key.
+    fleet(
+        &dir,
+        "  Repository[local]:\n    ensure: absent\n  Package[hello-datum]:\n    ensure: absent\n  Package[other-datum]:\n    ensure: absent\n",
+    );
+    let gone = apply(&dir, &root, &[]);
+    assert_eq!(gone.code, 2, "{}\n{}", gone.stdout, gone.stderr);
+    assert!(!root.join("usr/share/hello-datum/version").exists());
+    assert!(
+        !root
+            .join("etc/apt/sources.list.d/datum-local.sources")
+            .exists()
+    );
+    assert!(!root.join("etc/apt/keyrings/datum-local.asc").exists());
+    assert_eq!(apply(&dir, &root, &[]).code, 0);
+}
+
+/// A repository signed by another key than the Repository's is refused by
+/// apt, and nothing is installed.
+#[test]
+fn an_apt_repository_signed_by_another_key_is_refused() {
+    if !tools::installed(&[
+        "apt-get",
+        "dpkg",
+        "dpkg-deb",
+        "dpkg-scanpackages",
+        "gpg",
+        "unshare",
+    ]) || !tools::root()
+    {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let (root, _) = debian_with_repo(tmp.path());
+    let other_repo = tmp.path().join("other");
+    packages::deb(&other_repo, "unused", "1.0", None);
+    let other = packages::apt_repository(&other_repo, &tmp.path().join("gnupg2"));
+    let dir = tmp.path().join("fleet");
+    fleet(
+        &dir,
+        &resources(&other, "  Package[hello-datum]:\n    ensure: installed\n"),
+    );
+    let run = apply(&dir, &root, &["--format", "json"]);
+    assert_eq!(run.code, 6, "{}\n{}", run.stdout, run.stderr);
+    assert!(run.stdout.contains("NO_PUBKEY"), "{}", run.stdout);
+    assert_eq!(
+        statuses(&run.stdout),
+        [
+            ("Repository[local]".to_owned(), "changed".to_owned()),
+            ("Package[hello-datum]".to_owned(), "failed".to_owned())
+        ]
+    );
+    assert!(!root.join("usr/share/hello-datum/version").exists());
+}
