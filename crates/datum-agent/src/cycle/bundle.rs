@@ -39,7 +39,7 @@ impl Agent {
         out: &mut dyn Write,
     ) -> Result<Option<Input>, Refusal> {
         let last = self.last_applied(log, out)?;
-        log.expires = last.as_ref().and_then(Applied::expires);
+        log.expires = last.as_ref().and_then(|l| self.expiry_of(l));
         let signers = self.signers(self.config.public_keys.as_ref(), "public_keys")?;
         let url = http::expand(template, &self.host).map_err(|e| {
             refusal(

@@ -93,6 +93,7 @@ impl Agent {
         out: &mut dyn Write,
     ) -> Result<Option<Input>, Refusal> {
         let last = self.last_applied(log, out)?;
+        log.expires = last.as_ref().and_then(|l| self.expiry_of(l));
         let signers = self.signers(self.config.allowed_signers.as_ref(), "allowed_signers")?;
         let repo_dir = self.root.path(REPO);
         let repo = LocalRepo::open_or_init(&repo_dir).map_err(|e| refused(&e))?;

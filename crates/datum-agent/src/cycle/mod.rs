@@ -291,6 +291,26 @@ impl Agent {
         }
     }
 
+    /// When the input `applied` stops being fresh enough to move to: a
+    /// bundle's signed `expires`; in git mode with `max_age`, its commit
+    /// time plus `max_age` (after which that commit is refused as stale),
+    /// so one metric warns before either.
+    fn expiry_of(&self, applied: &Applied) -> Option<i64> {
+        match (applied, &self.config.source) {
+            (Applied::Bundle { .. }, _) => applied.expires(),
+            (
+                Applied::Git { commit_time, .. },
+                Source::Git {
+                    max_age: Some(max_age),
+                    ..
+                },
+            ) => Some(
+                commit_time.saturating_add(i64::try_from(max_age.as_secs()).unwrap_or(i64::MAX)),
+            ),
+            (Applied::Git { .. }, _) => None,
+        }
+    }
+
     /// Applies a checked `input`: what the run then reports (summary,
     /// apply's JSON, the refusal, the commit the host runs, whether the
     /// input was the cached one).
@@ -318,7 +338,7 @@ impl Agent {
                     // After a rollback the host runs the input put back.
                     let runs = instead.as_ref().unwrap_or(&input);
                     if let Some(applied) = &runs.applied {
-                        log.expires = applied.expires();
+                        log.expires = self.expiry_of(applied);
                     }
                     // A host waiting for its wave runs what it should:
                     // not a stale input.

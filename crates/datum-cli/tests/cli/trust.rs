@@ -630,12 +630,21 @@ fn git_mode_refuses_a_newest_commit_older_than_max_age() {
         host.metrics()["datum_input_refusals_total"].samples[&label(&[("reason", "stale")])],
         1.0
     );
-    repo.at(now() - 60);
+    let committed = now() - 60;
+    repo.at(committed);
     repo.release(3, None);
     repo.push(&remote, "HEAD", "main");
     let run = host.agent(&[]);
     assert_eq!(run.code, 2, "{}{}", run.stdout, run.stderr);
     assert_eq!(host.read("/srv/app/motd"), "release 3\n");
+    // The commit goes stale `max_age` after it was made: the expiry metric
+    // and the report say when, so an alert can fire before a refusal.
+    let stale_at = committed + 30 * 86_400;
+    assert_eq!(
+        host.metrics()["datum_input_expiry_timestamp_seconds"].one() as i64,
+        stale_at
+    );
+    assert_eq!(host.report()["input_expires"], stale_at);
 }
 
 /// A git remote over HTTP that accepts the connection and then sends
