@@ -18,6 +18,7 @@
 
 mod state;
 
+pub(crate) use state::hex;
 pub use state::{Applied, StateError, StateFile};
 
 use std::borrow::Cow;
@@ -288,6 +289,14 @@ pub fn check_bundle(
         // Both unserialled (version 1), or the first serial after version 1.
         (None, _) => match (last.commit(), new.commit) {
             (Some(last), None) => Err(RollbackError::NoCommit { last }),
+            // Made outside git: only the contents tell the same bundle.
+            (None, None)
+                if new.serial.is_none()
+                    && new.contents.is_some()
+                    && new.contents == last.contents() =>
+            {
+                Ok(Progress::Same)
+            }
             (Some(commit), Some(c)) if commit == c => {
                 same_contents(last, &new, format!("commit {commit}"))
             }
