@@ -228,6 +228,37 @@ impl Agent {
         .because("rolled_back"))
     }
 
+    /// Whether applying `input` ends the wait recorded in `pending.json`:
+    /// it is the input pending, or newer (a higher serial; in git mode a
+    /// descendant of the pending tip). The input the host ran already,
+    /// served again by a lagging mirror, leaves the wait (and when it
+    /// started) as it is.
+    pub(super) fn ends_wait(&self, input: &Input) -> bool {
+        let Ok(Some(w)) = hold::load::<hold::Waiting>(&self.root, hold::PENDING) else {
+            return true;
+        };
+        let serial = input.applied.as_ref().and_then(Applied::serial);
+        if w.is(input.commit.as_deref(), serial) {
+            return true;
+        }
+        if let (Some(pending), Some(serial)) = (w.serial, serial) {
+            return serial > pending;
+        }
+        let hex = |c: &Option<String>| {
+            c.as_deref()
+                .and_then(|c| ObjectId::from_hex(c.as_bytes()).ok())
+        };
+        match (&self.config.source, hex(&w.commit), hex(&input.commit)) {
+            (Source::Git { .. }, Some(pending), Some(tip)) => {
+                LocalRepo::open_or_init(&self.root.path(super::REPO))
+                    .is_ok_and(|repo| descends(&repo, pending, tip, DEFAULT_WALK_LIMIT))
+            }
+            // Nothing places a bundle made outside git: its wait starts
+            // again at each sighting anyway.
+            _ => true,
+        }
+    }
+
     /// Records `waiting` as the input pending (unless under noop) and
     /// reports it.
     pub(super) fn wait_for(&self, waiting: &hold::Waiting, log: &mut Log, out: &mut dyn Write) {

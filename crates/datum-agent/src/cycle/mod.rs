@@ -532,6 +532,7 @@ impl Agent {
             );
         }
         if !input.cached
+            && self.ends_wait(input)
             && let Err(e) = hold::clear(&self.root, hold::PENDING)
         {
             log.note(out, e);

@@ -960,3 +960,40 @@ fn a_bundle_made_outside_git_taken_back_is_told_from_the_fix_by_its_contents() {
     assert_eq!(run.code, 2, "{}{}", run.stdout, run.stderr);
     assert_eq!(host.read("/srv/app/motd"), "outside git 2\n");
 }
+
+#[test]
+fn in_git_mode_the_old_tip_served_again_does_not_restart_the_wait_of_the_pending_one() {
+    let tmp = tempfile::tempdir().unwrap();
+    let ops = Key::new(tmp.path(), "ops");
+    let mut repo = Repo::new(&tmp.path().join("work"));
+    let first = repo.commit("signed", Some(&ops));
+    let host = git_host(tmp.path(), &repo, &ops);
+    let remote = host.path("/srv/fleet.git");
+    assert_eq!(host.agent(&[]).code, 2);
+    // web-001 waits an hour for release 2.
+    repo.write(
+        "datum.yaml",
+        &format!(
+            "{}rollout:\n  - name: canary\n    hosts: datum/host=db-001\n  - name: web\n    after: 1h\n",
+            FLEET[0].1
+        ),
+    );
+    let second = repo.release(2, Some(&ops));
+    repo.push(&remote, "HEAD", "main");
+    assert_eq!(host.agent(&[]).code, 0);
+    let waiting = host.read("/var/lib/datum/agent/pending.json");
+    assert!(waiting.contains(&second), "{waiting}");
+
+    // A lagging mirror serves the commit the host runs: applied (drift
+    // corrected), and the wait for release 2 goes on from when it began.
+    repo.push(&remote, &first, "main");
+    host.write("/srv/app/motd", "drifted\n");
+    let run = host.agent(&[]);
+    assert_eq!(run.code, 2, "{}{}", run.stdout, run.stderr);
+    assert_eq!(host.read("/srv/app/motd"), "release 1\n");
+    assert_eq!(host.read("/var/lib/datum/agent/pending.json"), waiting);
+    repo.push(&remote, &second, "main");
+    assert_eq!(host.agent(&[]).code, 0);
+    assert_eq!(host.read("/var/lib/datum/agent/pending.json"), waiting);
+    assert_eq!(host.read("/srv/app/motd"), "release 1\n");
+}
