@@ -427,14 +427,23 @@ impl Agent {
                 "the bundle records neither a serial nor a commit (it was made outside git), so going back cannot be detected".to_owned(),
             );
         }
-        if !cached {
-            match rollback::check_bundle(last, place, &self.policy()) {
-                Ok(Progress::Allowed(why)) => {
-                    log.note(out, format!("--allow-rollback: applying it anyway: {why}"))
-                }
-                Ok(_) => {}
-                Err(e) => return Err(refused(&e).because("rollback")),
+        // The bundle kept as the last verified one is checked too: kept
+        // apart from the record, it may be older than what it records.
+        match rollback::check_bundle(last, place, &self.policy()) {
+            Ok(Progress::Allowed(why)) => {
+                log.note(out, format!("--allow-rollback: applying it anyway: {why}"))
             }
+            Ok(_) => {}
+            Err(e) if cached => {
+                let mut r = refused(&e).because("rollback");
+                r.message = format!(
+                    "{name}, kept as the last verified bundle, is not the input recorded as applied: {}",
+                    r.message
+                );
+                r.hint = "the kept bundle is older than the record (a write that failed, or a copy put back): the next bundle fetched replaces it".to_owned();
+                return Err(r);
+            }
+            Err(e) => return Err(refused(&e).because("rollback")),
         }
         Ok(Applied::Bundle {
             expires: header.expires,

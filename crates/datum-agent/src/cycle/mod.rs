@@ -513,6 +513,13 @@ impl Agent {
         {
             return Ok((back.0, back.1, Some(back.2)));
         }
+        // Kept, then recorded: a kept bundle older than the record is refused.
+        if let Some(bytes) = &input.bundle
+            && let Err(e) = save_bundle(&self.root, bytes)
+        {
+            let kept = format!("the verified bundle was not kept for when fetching fails: {e}");
+            log.note(out, kept);
+        }
         if let Some(applied) = &input.applied
             && let Err(e) = StateFile::inside(&self.root, STATE).record(applied)
         {
@@ -522,14 +529,6 @@ impl Agent {
             && let Err(e) = save_fleet(&self.root, fleet)
         {
             log.note(out, format!("the fleet's name was not recorded: {e}"));
-        }
-        if let Some(bytes) = &input.bundle
-            && let Err(e) = save_bundle(&self.root, bytes)
-        {
-            log.note(
-                out,
-                format!("the verified bundle was not kept for when fetching fails: {e}"),
-            );
         }
         if !input.cached
             && self.ends_wait(input)

@@ -997,3 +997,42 @@ fn in_git_mode_the_old_tip_served_again_does_not_restart_the_wait_of_the_pending
     assert_eq!(host.read("/var/lib/datum/agent/pending.json"), waiting);
     assert_eq!(host.read("/srv/app/motd"), "release 1\n");
 }
+
+#[test]
+fn a_kept_bundle_older_than_the_record_is_refused_and_the_record_stays() {
+    let mut s = Bundles::new("3s");
+    let host = s.host("web-001");
+    s.publish(now(), &[]);
+    assert_eq!(host.agent(&[]).code, 2);
+    let old = fs::read(host.path("/var/lib/datum/agent/verified.bundle")).unwrap();
+    s.repo.release(2, None);
+    s.publish(now(), &[]);
+    assert_eq!(host.agent(&[]).code, 2);
+    let record = host.read("/var/lib/datum/agent/applied.json");
+
+    // The kept bundle is the older one (a write that failed), and the
+    // store cannot be reached: the host does not go back to it.
+    fs::write(host.path("/var/lib/datum/agent/verified.bundle"), &old).unwrap();
+    fs::remove_file(s.www.join("web-001.bundle")).unwrap();
+    host.write("/srv/app/motd", "drifted\n");
+    let run = host.agent(&[]);
+    assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
+    assert!(
+        run.stderr.contains(
+            "kept as the last verified bundle, is not the input recorded as applied: refusing to go back"
+        ),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(host.read("/srv/app/motd"), "drifted\n");
+    assert_eq!(host.read("/var/lib/datum/agent/applied.json"), record);
+
+    // The next bundle fetched replaces it.
+    s.publish(now(), &[]);
+    assert_eq!(host.agent(&[]).code, 2);
+    assert_eq!(host.read("/srv/app/motd"), "release 2\n");
+    assert_eq!(
+        fs::read(host.path("/var/lib/datum/agent/verified.bundle")).unwrap(),
+        fs::read(s.www.join("web-001.bundle")).unwrap()
+    );
+}
