@@ -248,7 +248,9 @@ pub struct Placement {
 /// Checks a bundle against the input applied last: a serial may not go
 /// down, the same serial must be the same release (the same commit and the
 /// same contents), and a bundle that cannot be placed (no serial, or no
-/// commit) is refused after one that could.
+/// commit) is refused after one that could. Between bundles made outside
+/// git (neither serial nor commit) only the contents tell: the same
+/// contents are the same bundle, other contents cannot be placed.
 ///
 /// The first bundle with a serial after one without (format version 1)
 /// cannot be placed by serial: it is placed as version-1 bundles were, by

@@ -12,7 +12,8 @@
 //! A bundle's record also holds its `serial` and `expires` when it had them,
 //! and `contents_sha256`, the SHA-256 of its clear contents (manifest and
 //! payloads, `datum_core::bundle::contents_sha256`): what tells two
-//! bundles of one serial apart when they record no commit.
+//! bundles of one serial apart when they record no commit, and all that
+//! tells two bundles made outside git (no serial, no commit) apart.
 //!
 //! It is replaced atomically (written beside, synced, renamed), so a crash
 //! leaves the old record or the new one, never half of either. Keys datum
