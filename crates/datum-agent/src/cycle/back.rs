@@ -191,7 +191,13 @@ impl Agent {
             ObjectId::from_hex(a.as_bytes()),
             ObjectId::from_hex(b.as_bytes()),
         ) {
-            (Some(repo), Ok(a), Ok(b)) => descends(repo, a, b, DEFAULT_WALK_LIMIT),
+            // A tip that descends from the commit taken back (a fix) is
+            // found in a short walk from the tip; only the others need the
+            // walk back from the commit taken back.
+            (Some(repo), Ok(a), Ok(b)) => {
+                !descends(repo, b, a, DEFAULT_WALK_LIMIT)
+                    && descends(repo, a, b, DEFAULT_WALK_LIMIT)
+            }
             _ => false,
         };
         let Some(refused) = taken.refuses(offered, running, &ancestor) else {
