@@ -203,29 +203,7 @@ impl Agent {
         let Some(refused) = taken.refuses(offered, running, &ancestor) else {
             return Ok(());
         };
-        let ids: Vec<&str> = (refused.input.failed_checks.iter())
-            .map(|c| c.id.as_str())
-            .collect();
-        let same =
-            refused.input.commit.as_deref() == commit && refused.input.serial == offered.serial;
-        let what = if same {
-            "this host applied it and took it back".to_owned()
-        } else {
-            let other = match (&refused.input.commit, refused.input.serial) {
-                (_, Some(n)) => format!("serial {n}"),
-                (Some(c), None) => format!("commit {c}"),
-                (None, None) => "an input".to_owned(),
-            };
-            format!("it is no newer than {other}, which this host applied and took back")
-        };
-        let message = if ids.is_empty() {
-            format!("refusing {name}: {what}, since its health checks failed")
-        } else {
-            format!(
-                "refusing {name}: {what}, since its health checks failed ({})",
-                ids.join(", ")
-            )
-        };
+        let message = taken_back(name, &refused, offered);
         log.rolled_back = Some(refused.input);
         Err(refusal(
             message,
@@ -301,6 +279,34 @@ pub(super) fn same_input(last: &Applied, new: &Applied) -> bool {
             && last.contents() == new.contents();
     }
     last.serial() == new.serial() && last.commit() == new.commit()
+}
+
+/// Why `offered` (`name`) is refused, `refused` being the input taken back
+/// that refuses it.
+fn taken_back(name: &str, refused: &hold::Refused, offered: hold::Offered<'_>) -> String {
+    let ids: Vec<&str> = (refused.input.failed_checks.iter())
+        .map(|c| c.id.as_str())
+        .collect();
+    let same =
+        refused.input.commit.as_deref() == offered.commit && refused.input.serial == offered.serial;
+    let what = if same {
+        "this host applied it and took it back".to_owned()
+    } else {
+        let other = match (&refused.input.commit, refused.input.serial) {
+            (_, Some(n)) => format!("serial {n}"),
+            (Some(c), None) => format!("commit {c}"),
+            (None, None) => "an input".to_owned(),
+        };
+        format!("it is no newer than {other}, which this host applied and took back")
+    };
+    if ids.is_empty() {
+        format!("refusing {name}: {what}, since its health checks failed")
+    } else {
+        format!(
+            "refusing {name}: {what}, since its health checks failed ({})",
+            ids.join(", ")
+        )
+    }
 }
 
 /// The health checks that failed, from apply's JSON report, with what they
