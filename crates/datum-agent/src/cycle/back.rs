@@ -31,27 +31,22 @@ impl Agent {
             .commit
             .as_deref()
             .map_or_else(|| "the new input".to_owned(), |c| format!("commit {c}"));
-        let previous = match self.previous_input(log, out) {
-            Ok(Some(previous)) => previous,
-            Ok(None) => {
-                log.note(
-                    out,
-                    format!(
-                        "health checks failed after applying {what} ({}), and this host applied nothing before it to go back to: it stays applied",
-                        ids.join(", ")
-                    ),
+        let why = match self.previous_input(log, out) {
+            Ok(Some(previous)) => Ok(previous),
+            Ok(None) => Err("this host applied nothing before it to go back to".to_owned()),
+            Err(r) => Err(format!(
+                "the last verified input cannot be applied again: {}",
+                r.message
+            )),
+        };
+        let previous = match why {
+            Ok(previous) => previous,
+            Err(why) => {
+                let ids = ids.join(", ");
+                let text = format!(
+                    "health checks failed after applying {what} ({ids}), and {why}: it stays applied"
                 );
-                return None;
-            }
-            Err(r) => {
-                log.note(
-                    out,
-                    format!(
-                        "health checks failed after applying {what} ({}), and the last verified input cannot be applied again: {}",
-                        ids.join(", "),
-                        r.message
-                    ),
-                );
+                log.note(out, text);
                 return None;
             }
         };
@@ -89,13 +84,7 @@ impl Agent {
             failed_checks: failed,
         };
         // The host runs what was put back, from where it is kept.
-        log.source = Some(
-            match self.config.source {
-                Source::Git { .. } => super::REPO,
-                Source::Bundle { .. } => super::CACHED_BUNDLE,
-            }
-            .to_owned(),
-        );
+        log.source = Some(self.kept_at().to_owned());
         if let Err(e) = hold::save(&self.root, hold::REFUSED, &rolled_back) {
             log.note(out, e);
         }
@@ -119,6 +108,14 @@ impl Agent {
         let serial = input.applied.as_ref().and_then(Applied::serial);
         let placed = serial.is_some() || input.commit.is_some();
         !placed || last.serial() != serial || last.commit().map(|c| c.to_string()) != input.commit
+    }
+
+    /// Where the last verified input is kept.
+    fn kept_at(&self) -> &'static str {
+        match self.config.source {
+            Source::Git { .. } => super::REPO,
+            Source::Bundle { .. } => super::CACHED_BUNDLE,
+        }
     }
 
     /// The last verified input, checked again, to put back after a failed

@@ -119,7 +119,17 @@ fn render_all_never_writes_through_a_link_at_an_output_or_a_temporary_name() {
 fn bundle_never_writes_through_a_link_at_an_output_or_a_temporary_name() {
     let tmp = tempfile::tempdir().unwrap();
     let repo = Repo::new(&tmp.path().join("repo"));
-    let bundle = |args: &[&str]| run_in(&repo.fleet(), &[&["bundle"], args].concat());
+    // Runs compared byte for byte: the expiry counts from
+    // SOURCE_DATE_EPOCH, not from a clock that may tick between them.
+    let bundle = |args: &[&str]| {
+        let mut cmd = datum();
+        cmd.env("SOURCE_DATE_EPOCH", "1750000000")
+            .arg("bundle")
+            .args(args)
+            .arg("--fleet")
+            .arg(repo.fleet());
+        Run::from(cmd.output().unwrap())
+    };
     let all = |out: &Path| bundle(&["--all", "--out", out.to_str().unwrap()]);
     let mut p = Planted::new(tmp.path(), all);
     assert_eq!(p.files, ["db-001.bundle", "web-001.bundle"]);

@@ -201,7 +201,7 @@ impl Bundles {
 
 #[test]
 fn bundles_reach_each_wave_in_its_turn_and_an_immediate_revert_overtakes_a_pending_change() {
-    let mut s = Bundles::new("3s");
+    let mut s = Bundles::new("10s");
     let plan = Run::from(
         datum()
             .args(["rollout", "plan", "--hosts", "--fleet"])
@@ -246,7 +246,7 @@ fn bundles_reach_each_wave_in_its_turn_and_an_immediate_revert_overtakes_a_pendi
     assert_eq!(canary.code, 2, "{}{}", canary.stdout, canary.stderr);
     assert_eq!(hosts[0].read("/srv/app/motd"), "release 2\n");
     assert_eq!(pending(&hosts[0]), None);
-    for (h, due) in [(&hosts[1], made + 3), (&hosts[2], made + 3 + 3600)] {
+    for (h, due) in [(&hosts[1], made + 10), (&hosts[2], made + 10 + 3600)] {
         // Drift is still corrected while the change waits.
         h.write("/srv/app/site.conf", "drifted\n");
         let run = h.agent(&[]);
@@ -299,7 +299,7 @@ fn bundles_reach_each_wave_in_its_turn_and_an_immediate_revert_overtakes_a_pendi
     assert_eq!(newcomer.report()["commit"], Value::Null);
     assert_eq!(
         pending(&newcomer),
-        Some((second.clone(), 3, made + 3 + 3600))
+        Some((second.clone(), 3, made + 10 + 3600))
     );
 
     // The early wave's turn comes: it applies the change, nothing waits.
