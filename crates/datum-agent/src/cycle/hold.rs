@@ -82,14 +82,6 @@ pub struct TakenBack {
     pub inputs: Vec<Refused>,
 }
 
-/// `refused.json` as this agent writes it, or as older ones did.
-#[derive(Deserialize)]
-#[serde(untagged)]
-enum OnDisk {
-    Now(TakenBack),
-    One(RolledBack),
-}
-
 /// The input a run is about to apply, as the refusal compares it.
 #[derive(Clone, Copy, Debug)]
 pub struct Offered<'a> {
@@ -102,16 +94,24 @@ impl TakenBack {
     /// Reads `refused.json`: empty when there is none, `Err` with why when
     /// it cannot be read (and then nothing may be shown not taken back).
     pub fn load(root: &Root) -> Result<TakenBack, String> {
-        Ok(match load::<OnDisk>(root, REFUSED)? {
-            None => TakenBack::default(),
-            Some(OnDisk::Now(t)) => t,
-            Some(OnDisk::One(r)) => TakenBack {
-                highest_serial: r.serial,
-                inputs: vec![Refused {
-                    input: r,
-                    contents_sha256: None,
-                }],
-            },
+        let Some(value) = load::<serde_json::Value>(root, REFUSED)? else {
+            return Ok(TakenBack::default());
+        };
+        let damaged = |e: serde_json::Error| {
+            let shown = root.path(REFUSED).display().to_string();
+            format!("{shown} is not a record Datum wrote: {e}")
+        };
+        // As this agent writes it, or (one input) as older ones did.
+        if value.get("inputs").is_some() {
+            return serde_json::from_value(value).map_err(damaged);
+        }
+        let r: RolledBack = serde_json::from_value(value).map_err(damaged)?;
+        Ok(TakenBack {
+            highest_serial: r.serial,
+            inputs: vec![Refused {
+                input: r,
+                contents_sha256: None,
+            }],
         })
     }
 
@@ -260,6 +260,13 @@ mod tests {
         std::fs::write(root.path(REFUSED), "{\"commit\": 3").unwrap();
         let err = TakenBack::load(&root).unwrap_err();
         assert!(err.contains("is not a record Datum wrote"), "{err}");
+        assert!(err.contains("line 1 column 12"), "{err}");
+        std::fs::write(root.path(REFUSED), "{\"inputs\": 3}").unwrap();
+        let err = TakenBack::load(&root).unwrap_err();
+        assert!(
+            err.contains("invalid type: integer `3`, expected a sequence"),
+            "{err}"
+        );
     }
 
     fn taken(commit: Option<&str>, serial: Option<u64>, contents: Option<&str>) -> Refused {
