@@ -291,24 +291,14 @@ impl Agent {
         }
     }
 
-    /// When the input `applied` stops being fresh enough to move to: a
-    /// bundle's signed `expires`; in git mode with `max_age`, its commit
-    /// time plus `max_age` (after which that commit is refused as stale),
-    /// so one metric warns before either.
+    /// When the input `applied` stops being fresh enough to move to
+    /// ([`Applied::stale_after`]).
     fn expiry_of(&self, applied: &Applied) -> Option<i64> {
-        match (applied, &self.config.source) {
-            (Applied::Bundle { .. }, _) => applied.expires(),
-            (
-                Applied::Git { commit_time, .. },
-                Source::Git {
-                    max_age: Some(max_age),
-                    ..
-                },
-            ) => Some(
-                commit_time.saturating_add(i64::try_from(max_age.as_secs()).unwrap_or(i64::MAX)),
-            ),
-            (Applied::Git { .. }, _) => None,
-        }
+        let max_age = match &self.config.source {
+            Source::Git { max_age, .. } => *max_age,
+            Source::Bundle { .. } => None,
+        };
+        applied.stale_after(max_age)
     }
 
     /// Applies a checked `input`: what the run then reports (summary,

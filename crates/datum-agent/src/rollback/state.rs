@@ -80,6 +80,20 @@ impl Applied {
         }
     }
 
+    /// When this input stops being fresh enough to move to: a bundle's
+    /// signed `expires`; a commit, with git mode's `max_age`, its commit
+    /// time plus `max_age` (after which it is refused as stale), so one
+    /// metric warns before either.
+    pub fn stale_after(&self, max_age: Option<std::time::Duration>) -> Option<i64> {
+        match (self, max_age) {
+            (Applied::Bundle { expires, .. }, _) => *expires,
+            (Applied::Git { commit_time, .. }, Some(max_age)) => Some(
+                commit_time.saturating_add(i64::try_from(max_age.as_secs()).unwrap_or(i64::MAX)),
+            ),
+            (Applied::Git { .. }, None) => None,
+        }
+    }
+
     /// The serial of the bundle applied last, when it had one.
     pub fn serial(&self) -> Option<u64> {
         match self {
