@@ -228,7 +228,7 @@ pub fn apply<R: Reporter>(
             label_mismatches: Vec::new(),
             insecure_allow_unsigned: false,
             input_expires: None,
-            refusal_reason: None,
+            refused: None,
             pending: None,
             rolled_back: None,
         };

@@ -80,6 +80,22 @@ pub struct RunRecord {
     /// host back on the previous verified input. `None` when it did not.
     #[serde(default)]
     pub rolled_back: Option<RolledBack>,
+    /// The input this run refused, when it refused one: as far as it was
+    /// read before the refusal (commit, serial), and why. `None` when
+    /// nothing was refused.
+    #[serde(default)]
+    pub refused: Option<RefusedInput>,
+}
+
+/// An input a run refused.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RefusedInput {
+    /// Its commit, when it was read before the refusal.
+    pub commit: Option<String>,
+    /// Its serial, when it is a bundle read before the refusal.
+    pub serial: Option<u64>,
+    /// Why, as `datum_input_refusals_total{reason}` counts it.
+    pub reason: String,
 }
 
 /// An input the agent verified but has not applied yet (its wave's time

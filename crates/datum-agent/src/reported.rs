@@ -183,5 +183,9 @@ pub fn rollout_view(record: &RunRecord) -> datum_core::rollout::status::Reported
             let checks = r.failed_checks.iter().map(|c| c.id.clone()).collect();
             (r.commit.clone(), checks)
         }),
+        refused: record
+            .refused
+            .as_ref()
+            .map(|r| (r.commit.clone(), r.reason.clone())),
     }
 }

@@ -61,7 +61,10 @@ impl Agent {
         let input = match self
             .bundle_checked(fetched.bytes, &name, false, last, signers, log, out)
             .and_then(|input| {
-                self.refused_again(&input, &name, None, log)?;
+                self.refused_again(&input, &name, None, log).map_err(|r| {
+                    let serial = input.applied.as_ref().and_then(Applied::serial);
+                    r.of(input.commit.clone(), serial)
+                })?;
                 Ok(input)
             }) {
             Ok(input) => input,
@@ -209,15 +212,22 @@ impl Agent {
                 ),
             );
         }
-        let fleet = self.check_fleet(&opened, name)?;
-        self.check_expiry(&opened, name, last, cached, log, out)?;
-        let applied = self.bundle_place(&opened, name, last, cached, log, out)?;
-        self.check_labels(&opened.tied(), None, log)?;
+        // From here on the refusal names the bundle's commit and serial,
+        // so a report says which release it refused.
+        let header = opened.header();
+        let of = |r: Refusal| r.of(header.commit.map(|c| c.id.to_owned()), header.serial);
+        let fleet = self.check_fleet(&opened, name).map_err(of)?;
+        self.check_expiry(&opened, name, last, cached, log, out)
+            .map_err(of)?;
+        let applied = self
+            .bundle_place(&opened, name, last, cached, log, out)
+            .map_err(of)?;
+        self.check_labels(&opened.tied(), None, log).map_err(of)?;
         let items = opened.items(name).map_err(|e| {
-            refusal(
+            of(refusal(
                 e.to_string(),
                 "make the bundle again with `datum bundle`, by the same Datum release as the agent",
-            )
+            ))
         })?;
         let not_before = opened.header().not_before;
         drop(opened);

@@ -102,11 +102,16 @@ impl Agent {
         let fresh = self
             .pick(&repo, candidates, signers, last, log, out)
             .and_then(|chosen| {
+                // The refusal names the commit, so a report says which one
+                // it refused.
+                let of = |r: Refusal| r.of(Some(chosen.commit.to_string()), None);
                 log.source = Some(chosen.origin.clone());
                 if let Some(max_age) = max_age {
-                    check_age(&chosen, max_age, now_secs(), log, out)?;
+                    check_age(&chosen, max_age, now_secs(), log, out).map_err(of)?;
                 }
-                let (items, delay) = self.git_items(&repo_dir, fleet, chosen.commit, log)?;
+                let (items, delay) = self
+                    .git_items(&repo_dir, fleet, chosen.commit, log)
+                    .map_err(of)?;
                 let input = git_input(chosen.commit, chosen.time, items, chosen.cached);
                 if !chosen.cached {
                     self.refused_again(
@@ -114,7 +119,8 @@ impl Agent {
                         &format!("commit {}", chosen.commit),
                         Some(&repo),
                         log,
-                    )?;
+                    )
+                    .map_err(of)?;
                 }
                 Ok((input, delay))
             });

@@ -19,6 +19,10 @@ mod bundle;
 mod git;
 pub mod hold;
 mod record;
+mod refusal;
+
+pub use refusal::Refusal;
+use refusal::{refusal, refused};
 
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
@@ -28,7 +32,6 @@ use datum_apply::engine::{ApplyError, Options};
 use datum_apply::root::Root;
 use datum_apply::spec::Item;
 use datum_apply::{HumanReporter, JsonReporter, Providers, RunStatus, Summary};
-use datum_core::hint::Hinted;
 
 use crate::ca::CaFile;
 use crate::config::{Config, Source};
@@ -74,43 +77,6 @@ pub struct Agent {
     /// The host's name, by apply's rules.
     pub host: String,
     pub options: RunOptions,
-}
-
-/// Why nothing was applied.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{message}")]
-pub struct Refusal {
-    pub message: String,
-    pub hint: String,
-    /// Why, in one word, for `datum_input_refusals_total{reason=...}`.
-    pub reason: &'static str,
-}
-
-impl Refusal {
-    /// The same refusal, counted under `reason`.
-    fn because(self, reason: &'static str) -> Refusal {
-        Refusal { reason, ..self }
-    }
-}
-
-/// Every refusal says what to do, even as an empty line.
-impl Hinted for Refusal {
-    fn hint(&self) -> Option<std::borrow::Cow<'static, str>> {
-        Some(self.hint.clone().into())
-    }
-}
-
-fn refusal(message: impl Into<String>, hint: impl Into<String>) -> Refusal {
-    Refusal {
-        message: message.into(),
-        hint: hint.into(),
-        reason: "other",
-    }
-}
-
-/// A refusal saying what `e` says, with its hint.
-fn refused(e: &impl Hinted) -> Refusal {
-    refusal(e.to_string(), e.hint().unwrap_or_default())
 }
 
 /// What a run did.
@@ -270,7 +236,7 @@ impl Agent {
             label_mismatches: log.mismatches,
             insecure_allow_unsigned: unsigned,
             input_expires: log.expires,
-            refusal_reason: refusal.as_ref().map(|r| r.reason),
+            refused: refusal.as_ref().map(Refusal::reported),
             pending: log.pending,
             rolled_back: log.rolled_back,
         };

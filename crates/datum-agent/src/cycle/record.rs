@@ -50,8 +50,8 @@ pub struct Run {
     pub insecure_allow_unsigned: bool,
     /// When the input the host runs expires.
     pub input_expires: Option<i64>,
-    /// Why the input was refused, when it was: counted by reason.
-    pub refusal_reason: Option<&'static str>,
+    /// The input refused, when one was: counted by reason.
+    pub refused: Option<report::RefusedInput>,
     /// A newer input waiting for its rollout wave.
     pub pending: Option<report::PendingInput>,
     /// The input taken back after its health checks failed.
@@ -75,8 +75,8 @@ pub fn publish(
     let fetch_failures_total =
         previous.as_ref().map_or(0, |p| p.fetch_failures_total) + u64::from(run.fetch_failed);
     let mut input_refusals_total = previous.map(|p| p.input_refusals_total).unwrap_or_default();
-    if let Some(reason) = run.refusal_reason {
-        *input_refusals_total.entry(reason.to_owned()).or_insert(0) += 1;
+    if let Some(r) = &run.refused {
+        *input_refusals_total.entry(r.reason.clone()).or_insert(0) += 1;
     }
     let run_id = match reports.next_run_id(run.started) {
         Ok(id) => id,
@@ -106,6 +106,7 @@ pub fn publish(
         input_refusals_total,
         pending: run.pending,
         rolled_back: run.rolled_back,
+        refused: run.refused,
     };
     let report = reports
         .dir()

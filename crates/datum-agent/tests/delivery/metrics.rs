@@ -34,6 +34,7 @@ fn record() -> RunRecord {
         input_refusals_total: Default::default(),
         pending: None,
         rolled_back: None,
+        refused: None,
     }
 }
 

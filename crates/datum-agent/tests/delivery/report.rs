@@ -5,8 +5,8 @@ use std::time::Duration;
 use datum_agent::http::FetchOptions;
 
 use datum_agent::report::{
-    self, Counts, FailedCheck, KEEP, LAST, Mode, PendingInput, ReportError, Reports, RolledBack,
-    RunId, RunRecord, Timestamp,
+    self, Counts, FailedCheck, KEEP, LAST, Mode, PendingInput, RefusedInput, ReportError, Reports,
+    RolledBack, RunId, RunRecord, Timestamp,
 };
 use serde_json::json;
 
@@ -61,6 +61,11 @@ fn record(reports: &Reports, secs: u64) -> RunRecord {
                 id: "Health[nginx]".into(),
                 output: "connection refused".into(),
             }],
+        }),
+        refused: (secs % 3 == 2).then(|| RefusedInput {
+            commit: Some("fedcba9876543210fedcba9876543210fedcba98".into()),
+            serial: None,
+            reason: "labels".into(),
         }),
     }
 }
@@ -158,6 +163,7 @@ fn every_field_round_trips_through_the_file() {
         "input_refusals_total": {},
         "pending": {"commit": "89abcdef0123456789abcdef0123456789abcdef", "serial": 102, "due": 1_767_229_200},
         "rolled_back": null,
+        "refused": null,
     });
     assert_eq!(v, want);
     assert_eq!(r.duration(), Duration::from_millis(1250));
@@ -211,6 +217,7 @@ fn pending_and_rolled_back_inputs_round_trip_and_older_reports_read_without_them
         } else {
             assert_eq!(v["pending"], serde_json::Value::Null);
             assert_eq!(v["rolled_back"]["failed_checks"][0]["id"], "Health[nginx]");
+            assert_eq!(v["refused"]["reason"], "labels");
         }
         assert_eq!(RunRecord::from_json(&r.to_json()).unwrap(), r);
         // Reports written before rollouts lack both fields.
@@ -218,8 +225,12 @@ fn pending_and_rolled_back_inputs_round_trip_and_older_reports_read_without_them
         let map = v.as_object_mut().unwrap();
         map.remove("pending");
         map.remove("rolled_back");
+        map.remove("refused");
         let old = RunRecord::from_json(&v.to_string()).unwrap();
-        assert_eq!((old.pending, old.rolled_back), (None, None));
+        assert_eq!(
+            (old.pending, old.rolled_back, old.refused),
+            (None, None, None)
+        );
     }
 }
 

@@ -155,7 +155,7 @@ fn a_report_is_posted_over_https_with_the_ca_file() {
         label_mismatches: Vec::new(),
         insecure_allow_unsigned: false,
         input_expires: None,
-        refusal_reason: None,
+        refused: None,
         pending: None,
         rolled_back: None,
     };

@@ -158,7 +158,8 @@ fn git_mode_converges_then_changes_nothing_and_reports_every_run() {
             "input_expires",
             "input_refusals_total",
             "pending",
-            "rolled_back"
+            "rolled_back",
+            "refused"
         ]
     );
     // last.json joins the JSON contract (docs/json.md: RunReport).

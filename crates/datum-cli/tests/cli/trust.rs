@@ -446,8 +446,9 @@ fn an_expired_bundle_is_refused_and_the_host_says_until_when_it_is_covered() {
         (made + 7 * 86_400..=now() + 7 * 86_400).contains(&(expiry as i64)),
         "{expiry}"
     );
+    let first = s.host.report()["commit"].clone();
     // A newer release, signed, but made ten days ago and valid for one.
-    s.repo.release(2, None);
+    let second = s.repo.release(2, None);
     let expired = bundle_at(
         Some(now() - 10 * 86_400),
         &s.repo.fleet(),
@@ -482,6 +483,13 @@ fn an_expired_bundle_is_refused_and_the_host_says_until_when_it_is_covered() {
         s.host.metrics()["datum_input_refusals_total"].samples[&label(&[("reason", "expired")])],
         1.0
     );
+    // The report names the release it refused beside the one the host runs,
+    // so `rollout status` can tell which revision failed on it.
+    let report = s.host.report();
+    assert_eq!(report["commit"], first);
+    assert_eq!(report["refused"]["commit"], second.as_str());
+    assert_eq!(report["refused"]["reason"], "expired");
+    assert!(report["refused"]["serial"].as_u64().is_some(), "{report}");
 }
 
 #[test]

@@ -5,10 +5,11 @@
 //! a run report this needs), and so does the time the status is taken at.
 //! Each host is in exactly one [`State`], decided so (the first that holds):
 //!
-//! 1. Its newest report that speaks of the revision (applied it, or rolled
-//!    it back) rolled it back: **rolled back**.
-//! 2. That report applied it and failed (exit status other than 0 or 2, or
-//!    a resource failed): **failed**. A failure stays a failure after the
+//! 1. Its newest report that speaks of the revision (applied it, refused
+//!    it, or rolled it back) rolled it back: **rolled back**.
+//! 2. That report refused it, or applied it and failed (exit status other
+//!    than 0 or 2, or a resource failed, unless the run only refused
+//!    another input): **failed**. A failure stays a failure after the
 //!    host went quiet or moved on to another revision (a revert).
 //! 3. No report, or the newest older than the silence bound: **silent**.
 //! 4. The newest report applied the revision: **updated**.
@@ -22,37 +23,8 @@ use crate::fleet::{Fleet, HostId};
 use crate::report::count;
 use crate::rollout::{Plan, duration_text, percent_text};
 
-/// What one run report says, as far as a rollout cares.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Reported {
-    pub host: String,
-    pub run_id: String,
-    /// When the run finished, milliseconds since the Unix epoch.
-    pub finished: u64,
-    /// `finished` as the report writes it (RFC 3339).
-    pub finished_text: String,
-    /// The commit the run applied.
-    pub commit: Option<String>,
-    pub exit_status: i32,
-    /// Resources that failed.
-    pub failed: u64,
-    /// A verified input waiting for its wave: its commit and when it is due
-    /// (seconds since the epoch).
-    pub pending: Option<(Option<String>, i64)>,
-    /// An input this run took back: its commit and the checks that failed.
-    pub rolled_back: Option<(Option<String>, Vec<String>)>,
-}
-
-impl Reported {
-    /// The run applied its input without failures (exit 0 or 2).
-    fn succeeded(&self) -> bool {
-        matches!(self.exit_status, 0 | 2) && self.failed == 0
-    }
-
-    fn key(&self) -> (u64, &str) {
-        (self.finished, &self.run_id)
-    }
-}
+mod reported;
+pub use reported::Reported;
 
 /// Where a host stands with the revision.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -172,6 +144,7 @@ impl Collector {
         self.reports += 1;
         let rev = Some(self.revision.as_str());
         let mentions = r.commit.as_deref() == rev
+            || r.refused(rev)
             || r.rolled_back
                 .as_ref()
                 .is_some_and(|(c, _)| c.as_deref() == rev);
@@ -229,7 +202,7 @@ impl Collector {
                 let checks = checks.clone();
                 return done(State::RolledBack { checks }, Some(m));
             }
-            if !m.succeeded() {
+            if m.refused(rev) || !m.succeeded(rev) {
                 let state = State::Failed {
                     exit_status: m.exit_status,
                     failed: m.failed,

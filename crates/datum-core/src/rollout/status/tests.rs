@@ -40,6 +40,7 @@ fn at(host: &str, minutes: u64, commit: &str, exit_status: i32) -> Reported {
         failed: 0,
         pending: None,
         rolled_back: None,
+        refused: None,
     }
 }
 
@@ -179,4 +180,62 @@ fn the_gate_counts_against_every_host_of_a_wave_and_never_trips_an_empty_one() {
     );
     status.waves[0].hosts.clear();
     assert!(names(&status.gate(0, Some(0), Some("canary"))).is_empty());
+}
+
+/// A host that refused the revision (its label tied to a fact disagreed,
+/// the bundle was sealed to another key...) failed it, and the revision it
+/// still runs, re-applied that run, is not blamed for the exit status.
+#[test]
+fn a_refused_revision_is_failed_and_the_one_still_run_is_not() {
+    let refusing = |host: &str, minutes: u64| Reported {
+        refused: Some((Some(NEW.into()), "labels".into())),
+        ..at(host, minutes, OLD, 1)
+    };
+    let s = states(
+        vec![refusing("web-001", 10), at("web-002", 5, OLD, 0)],
+        true,
+    );
+    assert_eq!(
+        s[0],
+        (
+            "web-001".into(),
+            State::Failed {
+                exit_status: 1,
+                failed: 0
+            }
+        )
+    );
+    assert_eq!(
+        s[1],
+        (
+            "web-002".into(),
+            State::Behind {
+                commit: Some(OLD.into())
+            }
+        )
+    );
+    // The same reports, as the status of the revision the host still runs:
+    // web-001 applied it, and refused only the other one.
+    let fleet = fleet();
+    let mut c = Collector::new(OLD, NOON, true);
+    c.add(refusing("web-001", 10));
+    let status = c.status(&fleet, &plan(&fleet), 3600);
+    assert_eq!(status.waves[0].hosts[0].state, State::Updated);
+    // A refusal that names no commit (a damaged file) blames no revision:
+    // the one the host ran, it ran fine; the same run without a refusal
+    // (a stale input, exit 1) is a failure of it.
+    let mut c = Collector::new(OLD, NOON, true);
+    c.add(Reported {
+        refused: Some((None, "damaged".into())),
+        ..at("web-001", 10, OLD, 1)
+    });
+    let status = c.status(&fleet, &plan(&fleet), 3600);
+    assert_eq!(status.waves[0].hosts[0].state, State::Updated);
+    let mut c = Collector::new(OLD, NOON, true);
+    c.add(at("web-001", 10, OLD, 1));
+    let status = c.status(&fleet, &plan(&fleet), 3600);
+    assert!(matches!(
+        status.waves[0].hosts[0].state,
+        State::Failed { .. }
+    ));
 }
