@@ -250,3 +250,86 @@ fn an_apt_repository_signed_by_another_key_is_refused() {
     );
     assert!(!root.join("usr/share/hello-datum/version").exists());
 }
+
+/// A root with the repository and a `datum-*.sources` of its own (`text`)
+/// naming it, and a Package to install from it: the run's output.
+fn planted_source(tmp: &Path, root: &Path, text: &str) -> Run {
+    fs::write(
+        root.join("etc/apt/sources.list.d/datum-planted.sources"),
+        text,
+    )
+    .unwrap();
+    let dir = tmp.join("fleet");
+    fleet(&dir, "  Package[hello-datum]:\n    ensure: installed\n");
+    apply(&dir, root, &["--format", "json"])
+}
+
+fn apt_tools() -> bool {
+    tools::installed(&[
+        "apt-get",
+        "dpkg",
+        "dpkg-deb",
+        "dpkg-scanpackages",
+        "gpg",
+        "unshare",
+    ]) && tools::root()
+}
+
+/// A `Signed-By` continued onto the next line names a file as one on a
+/// single line does: a key file of this machine is looked for inside the
+/// root, where there is none, and apt never trusts the machine's key.
+#[test]
+fn a_continued_signed_by_path_is_read_inside_the_root() {
+    if !apt_tools() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let (root, key) = debian_with_repo(tmp.path());
+    let host_key = tmp.path().join("hostkey.asc");
+    fs::write(&host_key, key).unwrap();
+    let run = planted_source(
+        tmp.path(),
+        &root,
+        &format!(
+            "Types: deb\nURIs: file:///srv/repo\nSuites: ./\nSigned-By:\n {}\n",
+            host_key.display()
+        ),
+    );
+    assert_eq!(run.code, 4, "{}\n{}", run.stdout, run.stderr);
+    assert!(
+        run.stdout.contains(&format!(
+            "the key {} does not exist",
+            root.join(host_key.strip_prefix("/").unwrap()).display()
+        )),
+        "{}",
+        run.stdout
+    );
+    assert!(!root.join("usr/share/hello-datum/version").exists());
+}
+
+/// A source that tells apt to skip the signature check is refused, naming
+/// its file and line; nothing is installed.
+#[test]
+fn a_trusted_source_is_refused() {
+    if !apt_tools() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let (root, _) = debian_with_repo(tmp.path());
+    let run = planted_source(
+        tmp.path(),
+        &root,
+        "Types: deb\nURIs: file:///srv/repo\nSuites: ./\nTrusted: yes\n",
+    );
+    assert_eq!(run.code, 4, "{}\n{}", run.stdout, run.stderr);
+    let file = root.join("etc/apt/sources.list.d/datum-planted.sources");
+    assert!(
+        run.stdout.contains(&format!(
+            "{}: line 4: `Trusted`: under --root",
+            file.display()
+        )),
+        "{}",
+        run.stdout
+    );
+    assert!(!root.join("usr/share/hello-datum/version").exists());
+}
