@@ -309,33 +309,8 @@ fn rewrite(
                 };
                 match field {
                     Some(field) => {
-                        let is_uri = matches!(field, Field::Uri);
-                        let mut values = Vec::new();
-                        let all = std::iter::once(value).chain(continued.iter().copied());
-                        for v in all.flat_map(|v| {
-                            v.split(|c: char| c.is_whitespace() || (!is_uri && c == ','))
-                        }) {
-                            if v.is_empty() {
-                                continue;
-                            }
-                            let kind = if is_uri { Field::Uri } else { Field::Key };
-                            if !is_uri && !v.starts_with('/') {
-                                // A key named by fingerprint stays: apt
-                                // finds it in no keyring here, and refuses
-                                // the source.
-                                if fingerprint(v) {
-                                    values.push(v.to_owned());
-                                    continue;
-                                }
-                                return Err(at(
-                                    key,
-                                    format!(
-                                        "`{v}` is neither an absolute key file path nor a key's fingerprint (a key written inline starts with `{KEY_BEGIN}` on the line after `Signed-By:`)"
-                                    ),
-                                ));
-                            }
-                            values.push(relocate(kind, v).map_err(|e| at(key, e))?);
-                        }
+                        let values = relocated(field, value, &continued, &mut relocate)
+                            .map_err(|e| at(key, e))?;
                         let _ = writeln!(out, "{}: {}", key.trim(), values.join(" "));
                     }
                     None => {
@@ -352,6 +327,39 @@ fn rewrite(
         start = end + 1;
     }
     Ok(out)
+}
+
+/// The values of one `URIs` or `Signed-By` field (its first line's
+/// `value`, then its `continued` lines), each passed through `relocate`;
+/// a fingerprint in `Signed-By` is kept.
+fn relocated(
+    field: Field,
+    value: &str,
+    continued: &[&str],
+    relocate: &mut impl FnMut(Field, &str) -> Result<String, String>,
+) -> Result<Vec<String>, String> {
+    let is_uri = matches!(field, Field::Uri);
+    let mut values = Vec::new();
+    let all = std::iter::once(value).chain(continued.iter().copied());
+    for v in all.flat_map(|v| v.split(|c: char| c.is_whitespace() || (!is_uri && c == ','))) {
+        if v.is_empty() {
+            continue;
+        }
+        if !is_uri && !v.starts_with('/') {
+            // A key named by fingerprint stays: apt finds it in no keyring
+            // here, and refuses the source.
+            if fingerprint(v) {
+                values.push(v.to_owned());
+                continue;
+            }
+            return Err(format!(
+                "`{v}` is neither an absolute key file path nor a key's fingerprint (a key written inline starts with `{KEY_BEGIN}` on the line after `Signed-By:`)"
+            ));
+        }
+        let kind = if is_uri { Field::Uri } else { Field::Key };
+        values.push(relocate(kind, v)?);
+    }
+    Ok(values)
 }
 
 #[cfg(test)]
