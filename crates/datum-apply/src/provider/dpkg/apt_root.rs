@@ -7,7 +7,8 @@
 //! other, which points apt's `/etc/apt` at a scratch directory holding
 //! nothing but the rewritten sources); its state, cache and logs are the
 //! root's (`/var/lib/apt`, `/var/cache/apt`, `/var/log/apt`), the dpkg
-//! database the root's, and dpkg runs with `--root`. In the sources:
+//! database the root's, and dpkg runs with `--root`; what they write there
+//! is checked first ([`super::written`]). In the sources:
 //!
 //! - `URIs` must be `file:` addresses: each is made the root's own
 //!   (`file:///srv/repo` is `ROOT/srv/repo`) and checked as a dnf
@@ -87,6 +88,7 @@ impl AptRoot {
                 Failure::new(format!("cannot create {}: {e}", root.path(abs).display()))
             })?;
         }
+        super::written::check(root, true)?;
         let dir = tempfile::Builder::new()
             .prefix("datum-apt-")
             .tempdir()
