@@ -134,19 +134,7 @@ impl AptRoot {
             std::fs::write(etc.join("sources.list.d").join(name), out)
                 .map_err(|e| io("sources", &e))?;
         }
-        let r = root_dir.display();
-        let e = etc.display();
-        let conf = format!(
-            "Dir::Etc \"{e}/\";\nDir::Etc::Main \"/dev/null\";\nDir::Etc::Parts \"apt.conf.d/\";\n\
-             Dir::Etc::SourceList \"/dev/null\";\nDir::Etc::SourceParts \"sources.list.d/\";\n\
-             Dir::Etc::Trusted \"{e}/trusted.gpg\";\nDir::Etc::TrustedParts \"trusted.gpg.d/\";\n\
-             Dir::Etc::Preferences \"{e}/preferences\";\nDir::Etc::PreferencesParts \"preferences.d/\";\n\
-             Dir::State \"{r}/var/lib/apt/\";\nDir::State::status \"{r}/var/lib/dpkg/status\";\n\
-             Dir::Cache \"{r}/var/cache/apt/\";\nDir::Log \"{r}/var/log/apt/\";\n\
-             APT::Sandbox::User \"root\";\nAcquire::Languages \"none\";\n\
-             APT::Install-Recommends \"false\";\nDPkg::Use-Pty \"false\";\n\
-             DPkg::Options {{ \"--root={r}\"; \"--log={r}/var/log/dpkg.log\"; \"--force-confdef\"; \"--force-confold\"; }};\n"
-        );
+        let conf = apt_conf(root_dir, &etc);
         std::fs::write(dir.path().join("apt.conf"), conf).map_err(|e| io("apt.conf", &e))?;
         Ok(AptRoot {
             dir,
@@ -174,6 +162,24 @@ impl AptRoot {
             })
         })
     }
+}
+
+/// apt's configuration: `/etc/apt` is `etc` (scratch), its state, cache,
+/// logs and dpkg the root's (`root_dir`).
+fn apt_conf(root_dir: &Path, etc: &Path) -> String {
+    let r = root_dir.display();
+    let e = etc.display();
+    format!(
+        "Dir::Etc \"{e}/\";\nDir::Etc::Main \"/dev/null\";\nDir::Etc::Parts \"apt.conf.d/\";\n\
+             Dir::Etc::SourceList \"/dev/null\";\nDir::Etc::SourceParts \"sources.list.d/\";\n\
+             Dir::Etc::Trusted \"{e}/trusted.gpg\";\nDir::Etc::TrustedParts \"trusted.gpg.d/\";\n\
+             Dir::Etc::Preferences \"{e}/preferences\";\nDir::Etc::PreferencesParts \"preferences.d/\";\n\
+             Dir::State \"{r}/var/lib/apt/\";\nDir::State::status \"{r}/var/lib/dpkg/status\";\n\
+             Dir::Cache \"{r}/var/cache/apt/\";\nDir::Log \"{r}/var/log/apt/\";\n\
+             APT::Sandbox::User \"root\";\nAcquire::Languages \"none\";\n\
+             APT::Install-Recommends \"false\";\nDPkg::Use-Pty \"false\";\n\
+             DPkg::Options {{ \"--root={r}\"; \"--log={r}/var/log/dpkg.log\"; \"--force-confdef\"; \"--force-confold\"; }};\n"
+    )
 }
 
 /// A `file:` address of a source made the root's, checked.
