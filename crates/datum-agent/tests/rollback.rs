@@ -582,3 +582,23 @@ fn a_record_that_cannot_be_written_says_where() {
             .contains(&blocker.join("last.json").display().to_string())
     );
 }
+
+#[test]
+fn a_bundle_made_outside_git_is_the_same_only_with_the_same_contents() {
+    let last = Applied::Bundle {
+        serial: None,
+        expires: None,
+        commit: None,
+        commit_time: 0,
+        contents: Some([7; 32]),
+    };
+    let new = |contents| Placement {
+        contents,
+        ..place(None, None, 0)
+    };
+    let check = |p| rollback::check_bundle(Some(&last), p, &refuse()).unwrap();
+    assert!(matches!(check(new(Some([7; 32]))), Progress::Same));
+    // Other contents cannot be placed: nothing tells going back.
+    assert!(matches!(check(new(Some([8; 32]))), Progress::Forward));
+    assert!(matches!(check(new(None)), Progress::Forward));
+}

@@ -6,8 +6,9 @@
 use std::io::Write;
 
 use super::{Agent, Input, Log, Refusal, STATE, Source, hold, refusal};
+use crate::repo::{LocalRepo, ObjectId};
 use crate::report::{FailedCheck, RolledBack};
-use crate::rollback::{Applied, StateFile};
+use crate::rollback::{Applied, DEFAULT_WALK_LIMIT, StateFile, descends, hex};
 use datum_apply::Summary;
 
 impl Agent {
@@ -85,19 +86,39 @@ impl Agent {
         };
         // The host runs what was put back, from where it is kept.
         log.source = Some(self.kept_at().to_owned());
-        if let Err(e) = hold::save(&self.root, hold::REFUSED, &rolled_back) {
-            log.note(out, e);
-        }
+        self.remember_taken_back(input, &rolled_back, log, out);
         log.rolled_back = Some(rolled_back);
         log.rolled_back_now = true;
         Some((summary, json, previous))
     }
 
+    /// Adds `input`, taken back as `rolled_back` says, to `refused.json`.
+    fn remember_taken_back(
+        &self,
+        input: &Input,
+        rolled_back: &RolledBack,
+        log: &mut Log,
+        out: &mut dyn Write,
+    ) {
+        let mut taken = hold::TakenBack::load(&self.root).unwrap_or_else(|e| {
+            log.note(out, format!("{e}: it is written afresh"));
+            hold::TakenBack::default()
+        });
+        let contents = input.applied.as_ref().and_then(Applied::contents);
+        taken.add(hold::Refused {
+            input: rolled_back.clone(),
+            contents_sha256: contents.map(|c| hex(&c)),
+        });
+        if let Err(e) = hold::save(&self.root, hold::REFUSED, &taken) {
+            log.note(out, e);
+        }
+    }
+
     /// Whether `input` is another than the one applied last: only a new
     /// input can be taken back (a check failing after drift was corrected
     /// on the input the host ran already is the host's trouble, not the
-    /// input's). A bundle with neither serial nor commit cannot be told
-    /// from the last one, so it counts as new.
+    /// input's). A bundle with neither serial nor commit is told from the
+    /// last one by its contents' digest (new when either has none).
     pub(super) fn is_new(&self, input: &Input) -> bool {
         if input.cached {
             return false;
@@ -105,9 +126,7 @@ impl Agent {
         let Ok(Some(last)) = StateFile::inside(&self.root, STATE).load() else {
             return true;
         };
-        let serial = input.applied.as_ref().and_then(Applied::serial);
-        let placed = serial.is_some() || input.commit.is_some();
-        !placed || last.serial() != serial || last.commit().map(|c| c.to_string()) != input.commit
+        !input.applied.as_ref().is_some_and(|a| same_input(&last, a))
     }
 
     /// Where the last verified input is kept.
@@ -127,43 +146,101 @@ impl Agent {
         }
     }
 
-    /// Refuses `input` when it is the one taken back after its health
-    /// checks failed (`refused.json`), and reports that rollback again.
+    /// Refuses `input` when it was taken back after its health checks
+    /// failed, or is no newer than one that was (`refused.json`, see
+    /// [`hold::TakenBack::refuses`]; `repo` places commits), and reports
+    /// that rollback again. A record that cannot be read refuses it too:
+    /// nothing shows it was not taken back.
     pub(super) fn refused_again(
         &self,
         input: &Input,
         name: &str,
+        repo: Option<&LocalRepo>,
         log: &mut Log,
-        out: &mut dyn Write,
     ) -> Result<(), Refusal> {
-        let refused: Option<hold::Refused> = match hold::load(&self.root, hold::REFUSED) {
-            Ok(r) => r,
-            Err(e) => {
-                log.note(out, e);
-                None
-            }
+        let taken = hold::TakenBack::load(&self.root).map_err(|e| {
+            refusal(
+                format!("refusing {name}: it cannot be shown not to be an input this host took back: {e}"),
+                format!(
+                    "the file records the inputs taken back after their health checks failed: put it right, or remove it to let every input in again ({})",
+                    self.root.path(hold::REFUSED).display()
+                ),
+            )
+            .because("rolled_back")
+        })?;
+        let digest = |a: &Applied| a.contents().map(|c| hex(&c));
+        let (commit, contents) = (
+            input.commit.as_deref(),
+            input.applied.as_ref().and_then(digest),
+        );
+        let offered = hold::Offered {
+            commit,
+            serial: input.applied.as_ref().and_then(Applied::serial),
+            contents: contents.as_deref(),
         };
-        let serial = input.applied.as_ref().and_then(Applied::serial);
-        let Some(refused) =
-            refused.filter(|r| hold::is_refused(r, input.commit.as_deref(), serial))
-        else {
+        let last = StateFile::inside(&self.root, STATE).load().ok().flatten();
+        let last_commit = last.and_then(|l| l.commit()).map(|c| c.to_string());
+        let last_contents = last.as_ref().and_then(digest);
+        let running = last.map(|l| hold::Offered {
+            commit: last_commit.as_deref(),
+            serial: l.serial(),
+            contents: last_contents.as_deref(),
+        });
+        let ancestor = |a: &str, b: &str| match (
+            repo,
+            ObjectId::from_hex(a.as_bytes()),
+            ObjectId::from_hex(b.as_bytes()),
+        ) {
+            // A tip that descends from the commit taken back (a fix) is
+            // found in a short walk from the tip; only the others need the
+            // walk back from the commit taken back.
+            (Some(repo), Ok(a), Ok(b)) => {
+                !descends(repo, b, a, DEFAULT_WALK_LIMIT)
+                    && descends(repo, a, b, DEFAULT_WALK_LIMIT)
+            }
+            _ => false,
+        };
+        let Some(refused) = taken.refuses(offered, running, &ancestor) else {
             return Ok(());
         };
-        let ids: Vec<&str> = refused
-            .failed_checks
-            .iter()
-            .map(|c| c.id.as_str())
-            .collect();
-        let message = format!(
-            "refusing {name}: this host applied it and took it back, since its health checks failed ({})",
-            ids.join(", ")
-        );
-        log.rolled_back = Some(refused);
+        let message = taken_back(name, &refused, offered);
+        log.rolled_back = Some(refused.input);
         Err(refusal(
             message,
             "publish a fix or a revert: this host applies the next newer input",
         )
         .because("rolled_back"))
+    }
+
+    /// Whether applying `input` ends the wait recorded in `pending.json`:
+    /// it is the input pending, or newer (a higher serial; in git mode a
+    /// descendant of the pending tip). The input the host ran already,
+    /// served again by a lagging mirror, leaves the wait (and when it
+    /// started) as it is.
+    pub(super) fn ends_wait(&self, input: &Input) -> bool {
+        let Ok(Some(w)) = hold::load::<hold::Waiting>(&self.root, hold::PENDING) else {
+            return true;
+        };
+        let serial = input.applied.as_ref().and_then(Applied::serial);
+        if w.is(input.commit.as_deref(), serial) {
+            return true;
+        }
+        if let (Some(pending), Some(serial)) = (w.serial, serial) {
+            return serial > pending;
+        }
+        let hex = |c: &Option<String>| {
+            c.as_deref()
+                .and_then(|c| ObjectId::from_hex(c.as_bytes()).ok())
+        };
+        match (&self.config.source, hex(&w.commit), hex(&input.commit)) {
+            (Source::Git { .. }, Some(pending), Some(tip)) => {
+                LocalRepo::open_or_init(&self.root.path(super::REPO))
+                    .is_ok_and(|repo| descends(&repo, pending, tip, DEFAULT_WALK_LIMIT))
+            }
+            // Nothing places a bundle made outside git: its wait starts
+            // again at each sighting anyway.
+            _ => true,
+        }
     }
 
     /// Records `waiting` as the input pending (unless under noop) and
@@ -188,6 +265,47 @@ impl Agent {
             ),
         );
         log.pending = Some(waiting.report());
+    }
+}
+
+/// Whether `new` is the input `last` records: the same serial and
+/// commit; for a bundle with neither, the same contents.
+pub(super) fn same_input(last: &Applied, new: &Applied) -> bool {
+    let placed = new.serial().is_some() || new.commit().is_some();
+    if !placed {
+        return last.serial().is_none()
+            && last.commit().is_none()
+            && new.contents().is_some()
+            && last.contents() == new.contents();
+    }
+    last.serial() == new.serial() && last.commit() == new.commit()
+}
+
+/// Why `offered` (`name`) is refused, `refused` being the input taken back
+/// that refuses it.
+fn taken_back(name: &str, refused: &hold::Refused, offered: hold::Offered<'_>) -> String {
+    let ids: Vec<&str> = (refused.input.failed_checks.iter())
+        .map(|c| c.id.as_str())
+        .collect();
+    let same =
+        refused.input.commit.as_deref() == offered.commit && refused.input.serial == offered.serial;
+    let what = if same {
+        "this host applied it and took it back".to_owned()
+    } else {
+        let other = match (&refused.input.commit, refused.input.serial) {
+            (_, Some(n)) => format!("serial {n}"),
+            (Some(c), None) => format!("commit {c}"),
+            (None, None) => "an input".to_owned(),
+        };
+        format!("it is no newer than {other}, which this host applied and took back")
+    };
+    if ids.is_empty() {
+        format!("refusing {name}: {what}, since its health checks failed")
+    } else {
+        format!(
+            "refusing {name}: {what}, since its health checks failed ({})",
+            ids.join(", ")
+        )
     }
 }
 

@@ -61,7 +61,7 @@ impl Agent {
         let input = match self
             .bundle_checked(fetched.bytes, &name, false, last, signers, log, out)
             .and_then(|input| {
-                self.refused_again(&input, &name, log, out)?;
+                self.refused_again(&input, &name, None, log)?;
                 Ok(input)
             }) {
             Ok(input) => input,
@@ -70,12 +70,11 @@ impl Agent {
         let now = now_secs();
         let serial = input.applied.as_ref().and_then(Applied::serial);
         // The same release, re-signed: nothing new to wait for. (Bundles
-        // made outside git, with neither, cannot be told apart.)
+        // made outside git, with neither, by their contents.)
         let placed = serial.is_some() || input.commit.is_some();
-        let same = placed
-            && last.is_some_and(|l| {
-                l.serial() == serial && l.commit().map(|c| c.to_string()) == input.commit
-            });
+        let same = last
+            .zip(input.applied.as_ref())
+            .is_some_and(|(l, a)| super::back::same_input(l, a));
         match input.not_before {
             Some(due) if due > now && !same => {
                 let seen = match hold::load::<hold::Waiting>(&self.root, hold::PENDING) {
@@ -428,14 +427,23 @@ impl Agent {
                 "the bundle records neither a serial nor a commit (it was made outside git), so going back cannot be detected".to_owned(),
             );
         }
-        if !cached {
-            match rollback::check_bundle(last, place, &self.policy()) {
-                Ok(Progress::Allowed(why)) => {
-                    log.note(out, format!("--allow-rollback: applying it anyway: {why}"))
-                }
-                Ok(_) => {}
-                Err(e) => return Err(refused(&e).because("rollback")),
+        // The bundle kept as the last verified one is checked too: kept
+        // apart from the record, it may be older than what it records.
+        match rollback::check_bundle(last, place, &self.policy()) {
+            Ok(Progress::Allowed(why)) => {
+                log.note(out, format!("--allow-rollback: applying it anyway: {why}"))
             }
+            Ok(_) => {}
+            Err(e) if cached => {
+                let mut r = refused(&e).because("rollback");
+                r.message = format!(
+                    "{name}, kept as the last verified bundle, is not the input recorded as applied: {}",
+                    r.message
+                );
+                r.hint = "the kept bundle is older than the record (a write that failed, or a copy put back): the next bundle fetched replaces it".to_owned();
+                return Err(r);
+            }
+            Err(e) => return Err(refused(&e).because("rollback")),
         }
         Ok(Applied::Bundle {
             expires: header.expires,

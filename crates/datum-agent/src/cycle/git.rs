@@ -109,7 +109,12 @@ impl Agent {
                 let (items, delay) = self.git_items(&repo_dir, fleet, chosen.commit, log)?;
                 let input = git_input(chosen.commit, chosen.time, items, chosen.cached);
                 if !chosen.cached {
-                    self.refused_again(&input, &format!("commit {}", chosen.commit), log, out)?;
+                    self.refused_again(
+                        &input,
+                        &format!("commit {}", chosen.commit),
+                        Some(&repo),
+                        log,
+                    )?;
                 }
                 Ok((input, delay))
             });

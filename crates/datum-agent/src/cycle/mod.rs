@@ -291,24 +291,14 @@ impl Agent {
         }
     }
 
-    /// When the input `applied` stops being fresh enough to move to: a
-    /// bundle's signed `expires`; in git mode with `max_age`, its commit
-    /// time plus `max_age` (after which that commit is refused as stale),
-    /// so one metric warns before either.
+    /// When the input `applied` stops being fresh enough to move to
+    /// ([`Applied::stale_after`]).
     fn expiry_of(&self, applied: &Applied) -> Option<i64> {
-        match (applied, &self.config.source) {
-            (Applied::Bundle { .. }, _) => applied.expires(),
-            (
-                Applied::Git { commit_time, .. },
-                Source::Git {
-                    max_age: Some(max_age),
-                    ..
-                },
-            ) => Some(
-                commit_time.saturating_add(i64::try_from(max_age.as_secs()).unwrap_or(i64::MAX)),
-            ),
-            (Applied::Git { .. }, _) => None,
-        }
+        let max_age = match &self.config.source {
+            Source::Git { max_age, .. } => *max_age,
+            Source::Bundle { .. } => None,
+        };
+        applied.stale_after(max_age)
     }
 
     /// Applies a checked `input`: what the run then reports (summary,
@@ -513,6 +503,13 @@ impl Agent {
         {
             return Ok((back.0, back.1, Some(back.2)));
         }
+        // Kept, then recorded: a kept bundle older than the record is refused.
+        if let Some(bytes) = &input.bundle
+            && let Err(e) = save_bundle(&self.root, bytes)
+        {
+            let kept = format!("the verified bundle was not kept for when fetching fails: {e}");
+            log.note(out, kept);
+        }
         if let Some(applied) = &input.applied
             && let Err(e) = StateFile::inside(&self.root, STATE).record(applied)
         {
@@ -523,15 +520,8 @@ impl Agent {
         {
             log.note(out, format!("the fleet's name was not recorded: {e}"));
         }
-        if let Some(bytes) = &input.bundle
-            && let Err(e) = save_bundle(&self.root, bytes)
-        {
-            log.note(
-                out,
-                format!("the verified bundle was not kept for when fetching fails: {e}"),
-            );
-        }
         if !input.cached
+            && self.ends_wait(input)
             && let Err(e) = hold::clear(&self.root, hold::PENDING)
         {
             log.note(out, e);

@@ -18,6 +18,7 @@
 
 mod state;
 
+pub(crate) use state::hex;
 pub use state::{Applied, StateError, StateFile};
 
 use std::borrow::Cow;
@@ -247,7 +248,9 @@ pub struct Placement {
 /// Checks a bundle against the input applied last: a serial may not go
 /// down, the same serial must be the same release (the same commit and the
 /// same contents), and a bundle that cannot be placed (no serial, or no
-/// commit) is refused after one that could.
+/// commit) is refused after one that could. Between bundles made outside
+/// git (neither serial nor commit) only the contents tell: the same
+/// contents are the same bundle, other contents cannot be placed.
 ///
 /// The first bundle with a serial after one without (format version 1)
 /// cannot be placed by serial: it is placed as version-1 bundles were, by
@@ -288,6 +291,14 @@ pub fn check_bundle(
         // Both unserialled (version 1), or the first serial after version 1.
         (None, _) => match (last.commit(), new.commit) {
             (Some(last), None) => Err(RollbackError::NoCommit { last }),
+            // Made outside git: only the contents tell the same bundle.
+            (None, None)
+                if new.serial.is_none()
+                    && new.contents.is_some()
+                    && new.contents == last.contents() =>
+            {
+                Ok(Progress::Same)
+            }
             (Some(commit), Some(c)) if commit == c => {
                 same_contents(last, &new, format!("commit {commit}"))
             }

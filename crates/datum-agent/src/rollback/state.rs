@@ -12,7 +12,8 @@
 //! A bundle's record also holds its `serial` and `expires` when it had them,
 //! and `contents_sha256`, the SHA-256 of its clear contents (manifest and
 //! payloads, `datum_core::bundle::contents_sha256`): what tells two
-//! bundles of one serial apart when they record no commit.
+//! bundles of one serial apart when they record no commit, and all that
+//! tells two bundles made outside git (no serial, no commit) apart.
 //!
 //! It is replaced atomically (written beside, synced, renamed), so a crash
 //! leaves the old record or the new one, never half of either. Keys datum
@@ -76,6 +77,20 @@ impl Applied {
         match self {
             Applied::Git { .. } => None,
             Applied::Bundle { expires, .. } => *expires,
+        }
+    }
+
+    /// When this input stops being fresh enough to move to: a bundle's
+    /// signed `expires`; a commit, with git mode's `max_age`, its commit
+    /// time plus `max_age` (after which it is refused as stale), so one
+    /// metric warns before either.
+    pub fn stale_after(&self, max_age: Option<std::time::Duration>) -> Option<i64> {
+        match (self, max_age) {
+            (Applied::Bundle { expires, .. }, _) => *expires,
+            (Applied::Git { commit_time, .. }, Some(max_age)) => Some(
+                commit_time.saturating_add(i64::try_from(max_age.as_secs()).unwrap_or(i64::MAX)),
+            ),
+            (Applied::Git { .. }, None) => None,
         }
     }
 

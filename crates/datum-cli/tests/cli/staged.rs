@@ -765,3 +765,274 @@ fn a_first_input_that_fails_its_check_has_nothing_to_go_back_to_and_stays() {
             .contains(&bad)
     );
 }
+
+/// Checks that fail on any motd starting with `bad`.
+const BAD_CHECKS: &str = r#"datum: v1alpha1
+type: Layer
+name: checks
+precedence: 40
+match: {}
+resources:
+  Health[motd]:
+    command: [sh, -c, 'read line < /srv/app/motd; echo "motd says $line"; case "$line" in bad*) exit 1;; esac']
+"#;
+
+/// Commits the fleet with `text` as the motd.
+fn motd(repo: &mut Repo, text: &str, key: Option<&Key>) -> String {
+    repo.write("base.yaml", &FLEET[2].1.replace("release 1", text));
+    repo.commit(text, key)
+}
+
+/// A machine whose checks can run (`sh`, `test`, `cat`).
+fn checkable(host: &Host) {
+    fs::write(host.path("/etc/passwd"), "root:x:0:0:root:/root:/bin/sh\n").unwrap();
+    datum_testkit::machine::install_programs(host.root.path(), &["/bin/sh", "test", "cat"]);
+}
+
+#[test]
+fn a_bundle_taken_back_stays_refused_after_a_newer_one_is_taken_back_too() {
+    let s = Bundles::new("3s");
+    let mut repo = s.repo;
+    repo.write("checks.yaml", BAD_CHECKS);
+    repo.commit("health checks", None);
+    let mut s = Bundles { repo, ..s };
+    let host = s.host("web-001");
+    checkable(&host);
+    s.publish(now(), &[]);
+    assert_eq!(host.agent(&[]).code, 2);
+    let served = s.www.join("web-001.bundle");
+
+    // Two bad releases, each taken back in turn.
+    motd(&mut s.repo, "bad one", None);
+    s.publish(now(), &[]);
+    let first = fs::read(&served).unwrap();
+    let run = host.agent(&[]);
+    assert_eq!(run.code, 6, "{}{}", run.stdout, run.stderr);
+    let first_serial = host.report()["rolled_back"]["serial"].as_u64().unwrap();
+    motd(&mut s.repo, "bad two", None);
+    s.publish(now(), &[]);
+    let run = host.agent(&[]);
+    assert_eq!(run.code, 6, "{}{}", run.stdout, run.stderr);
+    assert_eq!(host.read("/srv/app/motd"), "release 1\n");
+
+    // A store serving the first bad bundle again: it stays refused.
+    fs::write(&served, &first).unwrap();
+    let run = host.agent(&[]);
+    assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
+    assert!(
+        run.stderr.contains(
+            "this host applied it and took it back, since its health checks failed (Health[motd])"
+        ),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(host.read("/srv/app/motd"), "release 1\n");
+    assert_eq!(host.report()["rolled_back"]["serial"], first_serial);
+
+    // A record that cannot be read refuses it too.
+    host.write("/var/lib/datum/agent/refused.json", "{\"inputs\": 3");
+    let run = host.agent(&[]);
+    assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
+    assert!(
+        run.stderr
+            .contains("it cannot be shown not to be an input this host took back"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(host.read("/srv/app/motd"), "release 1\n");
+    fs::remove_file(host.path("/var/lib/datum/agent/refused.json")).unwrap();
+
+    // A fix is applied.
+    motd(&mut s.repo, "release 4", None);
+    s.publish(now(), &[]);
+    let run = host.agent(&[]);
+    assert_eq!(run.code, 2, "{}{}", run.stdout, run.stderr);
+    assert_eq!(host.read("/srv/app/motd"), "release 4\n");
+}
+
+#[test]
+fn in_git_mode_an_ancestor_of_a_commit_taken_back_stays_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let ops = Key::new(tmp.path(), "ops");
+    let mut repo = Repo::new(&tmp.path().join("work"));
+    repo.write("checks.yaml", BAD_CHECKS);
+    repo.commit("health checks", Some(&ops));
+    let host = git_host(tmp.path(), &repo, &ops);
+    checkable(&host);
+    let remote = host.path("/srv/fleet.git");
+    assert_eq!(host.agent(&[]).code, 2);
+
+    let c1 = motd(&mut repo, "bad one", Some(&ops));
+    repo.push(&remote, "HEAD", "main");
+    assert_eq!(host.agent(&[]).code, 6);
+    let c2 = motd(&mut repo, "bad two", Some(&ops));
+    repo.push(&remote, "HEAD", "main");
+    assert_eq!(host.agent(&[]).code, 6);
+    assert_eq!(host.report()["rolled_back"]["commit"], c2.as_str());
+
+    // A lagging mirror serves the first one again.
+    repo.push(&remote, &c1, "main");
+    let run = host.agent(&[]);
+    assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
+    assert!(
+        run.stderr.contains(&format!(
+            "refusing commit {c1}: this host applied it and took it back"
+        )),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(host.read("/srv/app/motd"), "release 1\n");
+
+    // With only the second one on record, the first is refused as its
+    // ancestor.
+    let refused = host.read("/var/lib/datum/agent/refused.json");
+    let mut record: Value = serde_json::from_str(&refused).unwrap();
+    record["inputs"]
+        .as_array_mut()
+        .unwrap()
+        .retain(|r| r["commit"] == c2.as_str());
+    host.write("/var/lib/datum/agent/refused.json", &record.to_string());
+    let run = host.agent(&[]);
+    assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
+    assert!(
+        run.stderr.contains(&format!(
+            "refusing commit {c1}: it is no newer than commit {c2}, which this host applied and took back"
+        )),
+        "{}",
+        run.stderr
+    );
+
+    let fixed = motd(&mut repo, "release 3", Some(&ops));
+    repo.push(&remote, "HEAD", "main");
+    assert_eq!(host.agent(&[]).code, 2);
+    assert_eq!(host.report()["commit"], fixed.as_str());
+}
+
+#[test]
+fn a_bundle_made_outside_git_taken_back_is_told_from_the_fix_by_its_contents() {
+    let s = Bundles::new("1h");
+    let plain = s.tmp.path().join("plain");
+    let publish = |text: &str| {
+        for (path, body) in FLEET {
+            let body = match *path {
+                "datum.yaml" => waves("1h"),
+                "hosts.yaml" => HOSTS.to_owned(),
+                _ => body.replace("release 1", text),
+            };
+            let file = plain.join(path);
+            fs::create_dir_all(file.parent().unwrap()).unwrap();
+            fs::write(file, body).unwrap();
+        }
+        fs::write(plain.join("checks.yaml"), BAD_CHECKS).unwrap();
+        let run = Run::from(
+            datum()
+                .args(["bundle", "--all", "--out"])
+                .arg(&s.www)
+                .arg("--fleet")
+                .arg(&plain)
+                .arg("--sign-key")
+                .arg(&s.ci.private)
+                .output()
+                .unwrap(),
+        );
+        assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    };
+    let host = s.host("web-001");
+    checkable(&host);
+    publish("outside git 1");
+    assert_eq!(host.agent(&[]).code, 2);
+    // The same bundle again is the same input: nothing to apply.
+    assert_eq!(host.agent(&[]).code, 0);
+    publish("bad outside git");
+    let run = host.agent(&[]);
+    assert_eq!(run.code, 6, "{}{}", run.stdout, run.stderr);
+    assert_eq!(host.read("/srv/app/motd"), "outside git 1\n");
+    let run = host.agent(&[]);
+    assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
+    assert!(
+        run.stderr.contains("this host applied it and took it back"),
+        "{}",
+        run.stderr
+    );
+    // The fix has other contents: applied.
+    publish("outside git 2");
+    let run = host.agent(&[]);
+    assert_eq!(run.code, 2, "{}{}", run.stdout, run.stderr);
+    assert_eq!(host.read("/srv/app/motd"), "outside git 2\n");
+}
+
+#[test]
+fn in_git_mode_the_old_tip_served_again_does_not_restart_the_wait_of_the_pending_one() {
+    let tmp = tempfile::tempdir().unwrap();
+    let ops = Key::new(tmp.path(), "ops");
+    let mut repo = Repo::new(&tmp.path().join("work"));
+    let first = repo.commit("signed", Some(&ops));
+    let host = git_host(tmp.path(), &repo, &ops);
+    let remote = host.path("/srv/fleet.git");
+    assert_eq!(host.agent(&[]).code, 2);
+    // web-001 waits an hour for release 2.
+    repo.write(
+        "datum.yaml",
+        &format!(
+            "{}rollout:\n  - name: canary\n    hosts: datum/host=db-001\n  - name: web\n    after: 1h\n",
+            FLEET[0].1
+        ),
+    );
+    let second = repo.release(2, Some(&ops));
+    repo.push(&remote, "HEAD", "main");
+    assert_eq!(host.agent(&[]).code, 0);
+    let waiting = host.read("/var/lib/datum/agent/pending.json");
+    assert!(waiting.contains(&second), "{waiting}");
+
+    // A lagging mirror serves the commit the host runs: applied (drift
+    // corrected), and the wait for release 2 goes on from when it began.
+    repo.push(&remote, &first, "main");
+    host.write("/srv/app/motd", "drifted\n");
+    let run = host.agent(&[]);
+    assert_eq!(run.code, 2, "{}{}", run.stdout, run.stderr);
+    assert_eq!(host.read("/srv/app/motd"), "release 1\n");
+    assert_eq!(host.read("/var/lib/datum/agent/pending.json"), waiting);
+    repo.push(&remote, &second, "main");
+    assert_eq!(host.agent(&[]).code, 0);
+    assert_eq!(host.read("/var/lib/datum/agent/pending.json"), waiting);
+    assert_eq!(host.read("/srv/app/motd"), "release 1\n");
+}
+
+#[test]
+fn a_kept_bundle_older_than_the_record_is_refused_and_the_record_stays() {
+    let mut s = Bundles::new("3s");
+    let host = s.host("web-001");
+    s.publish(now(), &[]);
+    assert_eq!(host.agent(&[]).code, 2);
+    let old = fs::read(host.path("/var/lib/datum/agent/verified.bundle")).unwrap();
+    s.repo.release(2, None);
+    s.publish(now(), &[]);
+    assert_eq!(host.agent(&[]).code, 2);
+    let record = host.read("/var/lib/datum/agent/applied.json");
+
+    // The kept bundle is the older one (a write that failed), and the
+    // store cannot be reached: the host does not go back to it.
+    fs::write(host.path("/var/lib/datum/agent/verified.bundle"), &old).unwrap();
+    fs::remove_file(s.www.join("web-001.bundle")).unwrap();
+    host.write("/srv/app/motd", "drifted\n");
+    let run = host.agent(&[]);
+    assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
+    assert!(
+        run.stderr.contains(
+            "kept as the last verified bundle, is not the input recorded as applied: refusing to go back"
+        ),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(host.read("/srv/app/motd"), "drifted\n");
+    assert_eq!(host.read("/var/lib/datum/agent/applied.json"), record);
+
+    // The next bundle fetched replaces it.
+    s.publish(now(), &[]);
+    assert_eq!(host.agent(&[]).code, 2);
+    assert_eq!(host.read("/srv/app/motd"), "release 2\n");
+    assert_eq!(
+        fs::read(host.path("/var/lib/datum/agent/verified.bundle")).unwrap(),
+        fs::read(s.www.join("web-001.bundle")).unwrap()
+    );
+}
