@@ -122,3 +122,68 @@ fn refused(root: &Root, abs: &str, kind: &str) -> Failure {
         root.path(abs).display()
     ))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::fs;
+    use std::os::unix::fs::symlink;
+
+    fn refusal(root: &Root, apt: bool) -> Option<String> {
+        check(root, apt).err().map(|f| f.0)
+    }
+
+    #[test]
+    fn links_and_other_files_where_dpkg_and_apt_write_are_refused() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("root");
+        for d in ["var/lib/dpkg/info", "var/lib/apt/lists", "var/log/apt"] {
+            fs::create_dir_all(dir.join(d)).unwrap();
+        }
+        fs::write(dir.join("var/lib/dpkg/status"), "").unwrap();
+        fs::write(dir.join("srv"), "an index\n").unwrap();
+        let root = Root::at(&dir);
+        // apt's own link to a file: repository's index, in the root.
+        symlink(dir.join("srv"), dir.join("var/lib/apt/lists/x_Packages")).unwrap();
+        assert_eq!(refusal(&root, true), None);
+
+        let outside = tmp.path().join("host");
+        fs::write(&outside, "").unwrap();
+        for (at, apt) in [
+            ("var/lib/dpkg/info/x.list", false),
+            ("var/log/dpkg.log", false),
+            ("var/log/apt/history.log", true),
+            ("var/cache/apt/pkgcache.bin", true),
+            ("var/lib/apt/lists/y_Packages", true),
+        ] {
+            let link = dir.join(at);
+            fs::create_dir_all(link.parent().unwrap()).unwrap();
+            symlink(&outside, &link).unwrap();
+            let why = refusal(&root, apt).unwrap_or_default();
+            assert!(
+                why.starts_with(&format!("{} is a symbolic link", link.display())),
+                "{at}: {why}"
+            );
+            if !apt {
+                assert!(refusal(&root, true).is_some(), "{at}");
+            }
+            fs::remove_file(&link).unwrap();
+        }
+        // A link nowhere, where apt makes links of its own.
+        let dangling = dir.join("var/lib/apt/lists/z_Packages");
+        symlink(dir.join("missing"), &dangling).unwrap();
+        assert!(refusal(&root, true).is_some());
+        fs::remove_file(&dangling).unwrap();
+
+        // A FIFO stands where dpkg reads its database.
+        let fifo = dir.join("var/lib/dpkg/status-old");
+        nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::from_bits_truncate(0o600)).unwrap();
+        let why = refusal(&root, false).unwrap_or_default();
+        assert!(
+            why.starts_with(&format!("{} is a", fifo.display())),
+            "{why}"
+        );
+        fs::remove_file(&fifo).unwrap();
+        assert_eq!(refusal(&root, true), None);
+    }
+}
