@@ -465,8 +465,27 @@ fn dpkg_refuses_a_log_that_leads_out_of_the_root() {
     );
     assert_eq!(fs::read_to_string(&host).unwrap(), "the host's\n");
 
-    // A plain log: installed, and logged in the root.
+    // The dpkg database's status a link to a file of this machine: dpkg-query
+    // would read this machine's packages as the root's.
     fs::remove_file(root.join("var/log/dpkg.log")).unwrap();
+    let status = root.join("var/lib/dpkg/status");
+    fs::remove_file(&status).unwrap();
+    fs::write(&host, "").unwrap();
+    symlink(&host, &status).unwrap();
+    let run = apply(&dir, &root, &["--noop", "--format", "json"]);
+    assert!(
+        run.stdout.contains(&format!(
+            "{} is a symbolic link: under --root",
+            status.display()
+        )),
+        "{}\n{}",
+        run.stdout,
+        run.stderr
+    );
+    fs::remove_file(&status).unwrap();
+    fs::write(&status, "").unwrap();
+
+    // A plain log: installed, and logged in the root.
     let run = apply(&dir, &root, &[]);
     assert_eq!(run.code, 2, "{}\n{}", run.stdout, run.stderr);
     assert!(!dpkg_runs(&root).is_empty());
