@@ -12,6 +12,7 @@
 //! --remove`); then each package is read back.
 
 pub mod apt_root;
+pub mod written;
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -37,6 +38,9 @@ impl Dpkg {
     /// The installed version, or `None` when the package is not installed
     /// (never was, removed, or only its configuration files are left).
     pub fn installed(&self, name: &str) -> Result<Option<String>, Failure> {
+        if self.root.dir().is_some() {
+            written::file(&self.root, "/var/lib/dpkg/status")?;
+        }
         let mut cmd = tool("dpkg-query");
         cmd.arg(format!(
             "--admindir={}",
@@ -129,11 +133,13 @@ impl Dpkg {
         })
     }
 
+    /// dpkg under `--root=dir`, run only after [`written::check`] (so
+    /// `dir/var/log` does not lead out of the root).
     fn dpkg(&self, dir: &Path) -> std::process::Command {
         let mut cmd = tool("dpkg");
         let log = dir.join("var/log");
         let log = if log.is_dir() {
-            log.join("dpkg.log")
+            log.join(written::DPKG_LOG.trim_start_matches("/var/log/"))
         } else {
             PathBuf::from("/dev/null")
         };
@@ -264,6 +270,7 @@ impl Dpkg {
         install: &[&PackageSpec],
         remove: &[&PackageSpec],
     ) -> Result<(), Failure> {
+        written::check(&self.root, false)?;
         if !install.is_empty() {
             let debs = install
                 .iter()

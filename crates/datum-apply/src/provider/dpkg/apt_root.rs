@@ -7,15 +7,19 @@
 //! other, which points apt's `/etc/apt` at a scratch directory holding
 //! nothing but the rewritten sources); its state, cache and logs are the
 //! root's (`/var/lib/apt`, `/var/cache/apt`, `/var/log/apt`), the dpkg
-//! database the root's, and dpkg runs with `--root`. In the sources:
+//! database the root's, and dpkg runs with `--root`; what they write there
+//! is checked first ([`super::written`]). In the sources:
 //!
 //! - `URIs` must be `file:` addresses: each is made the root's own
 //!   (`file:///srv/repo` is `ROOT/srv/repo`) and checked as a dnf
 //!   repository is ([`crate::provider::local_repo`]); an address on the
 //!   network is refused (nothing is downloaded from outside the root);
-//! - a `Signed-By` key file is read inside the root as a regular file,
-//!   never through a link at its name, and copied into the scratch
-//!   directory (an inline key is kept as it is);
+//! - a `Signed-By` key file (on the field's line or continued) is read
+//!   inside the root as a regular file, never through a link at its name,
+//!   and copied into the scratch directory (an armored key written inline
+//!   is kept as it is, as is a fingerprint);
+//! - a source with `Trusted` or `Allow-*` (apt would skip or weaken the
+//!   signature check) or `InRelease-Path` is refused;
 //! - a source with `Enabled: no` is left out.
 //!
 //! apt runs without network (`unshare --net`), its programs (methods,
@@ -84,6 +88,7 @@ impl AptRoot {
                 Failure::new(format!("cannot create {}: {e}", root.path(abs).display()))
             })?;
         }
+        super::written::check(root, true)?;
         let dir = tempfile::Builder::new()
             .prefix("datum-apt-")
             .tempdir()
@@ -129,19 +134,7 @@ impl AptRoot {
             std::fs::write(etc.join("sources.list.d").join(name), out)
                 .map_err(|e| io("sources", &e))?;
         }
-        let r = root_dir.display();
-        let e = etc.display();
-        let conf = format!(
-            "Dir::Etc \"{e}/\";\nDir::Etc::Main \"/dev/null\";\nDir::Etc::Parts \"apt.conf.d/\";\n\
-             Dir::Etc::SourceList \"/dev/null\";\nDir::Etc::SourceParts \"sources.list.d/\";\n\
-             Dir::Etc::Trusted \"{e}/trusted.gpg\";\nDir::Etc::TrustedParts \"trusted.gpg.d/\";\n\
-             Dir::Etc::Preferences \"{e}/preferences\";\nDir::Etc::PreferencesParts \"preferences.d/\";\n\
-             Dir::State \"{r}/var/lib/apt/\";\nDir::State::status \"{r}/var/lib/dpkg/status\";\n\
-             Dir::Cache \"{r}/var/cache/apt/\";\nDir::Log \"{r}/var/log/apt/\";\n\
-             APT::Sandbox::User \"root\";\nAcquire::Languages \"none\";\n\
-             APT::Install-Recommends \"false\";\nDPkg::Use-Pty \"false\";\n\
-             DPkg::Options {{ \"--root={r}\"; \"--log={r}/var/log/dpkg.log\"; \"--force-confdef\"; \"--force-confold\"; }};\n"
-        );
+        let conf = apt_conf(root_dir, &etc);
         std::fs::write(dir.path().join("apt.conf"), conf).map_err(|e| io("apt.conf", &e))?;
         Ok(AptRoot {
             dir,
@@ -169,6 +162,24 @@ impl AptRoot {
             })
         })
     }
+}
+
+/// apt's configuration: `/etc/apt` is `etc` (scratch), its state, cache,
+/// logs and dpkg the root's (`root_dir`).
+fn apt_conf(root_dir: &Path, etc: &Path) -> String {
+    let r = root_dir.display();
+    let e = etc.display();
+    format!(
+        "Dir::Etc \"{e}/\";\nDir::Etc::Main \"/dev/null\";\nDir::Etc::Parts \"apt.conf.d/\";\n\
+             Dir::Etc::SourceList \"/dev/null\";\nDir::Etc::SourceParts \"sources.list.d/\";\n\
+             Dir::Etc::Trusted \"{e}/trusted.gpg\";\nDir::Etc::TrustedParts \"trusted.gpg.d/\";\n\
+             Dir::Etc::Preferences \"{e}/preferences\";\nDir::Etc::PreferencesParts \"preferences.d/\";\n\
+             Dir::State \"{r}/var/lib/apt/\";\nDir::State::status \"{r}/var/lib/dpkg/status\";\n\
+             Dir::Cache \"{r}/var/cache/apt/\";\nDir::Log \"{r}/var/log/apt/\";\n\
+             APT::Sandbox::User \"root\";\nAcquire::Languages \"none\";\n\
+             APT::Install-Recommends \"false\";\nDPkg::Use-Pty \"false\";\n\
+             DPkg::Options {{ \"--root={r}\"; \"--log={r}/var/log/dpkg.log\"; \"--force-confdef\"; \"--force-confold\"; }};\n"
+    )
 }
 
 /// A `file:` address of a source made the root's, checked.
@@ -210,22 +221,61 @@ enum Field {
     Key,
 }
 
+/// Fields that make apt accept a repository without checking its
+/// signature (or with a weak one), or read its release file from another
+/// path: refused under `--root`.
+const REFUSED: [&str; 5] = [
+    "trusted",
+    "allow-insecure",
+    "allow-weak",
+    "allow-downgrade-to-insecure",
+    "inrelease-path",
+];
+
+/// The first and last line of a key written inline (armored).
+const KEY_BEGIN: &str = "-----BEGIN PGP PUBLIC KEY BLOCK-----";
+const KEY_END: &str = "-----END PGP PUBLIC KEY BLOCK-----";
+
+/// Whether a `Signed-By` value (its first line, then its continuation
+/// lines) is one armored key written inline, which apt reads as a key and
+/// never as a path.
+fn inline_key(first: &str, continued: &[&str]) -> bool {
+    first.trim().is_empty()
+        && continued.first().map(|l| l.trim()) == Some(KEY_BEGIN)
+        && continued.last().map(|l| l.trim()) == Some(KEY_END)
+}
+
+/// Whether `v` names a key by fingerprint (hexadecimal, `!` at the end to
+/// mean that very key and no subkey), which apt looks up in its keyrings
+/// (empty here) and never opens as a path.
+fn fingerprint(v: &str) -> bool {
+    let hex = v.strip_suffix('!').unwrap_or(v);
+    hex.len() >= 8 && hex.chars().all(|c| c.is_ascii_hexdigit())
+}
+
 /// A deb822 sources file with every `URIs` address and `Signed-By` file
-/// passed through `relocate`, sources with `Enabled: no` left out, and
-/// everything else as it was; an error names its line.
+/// passed through `relocate`, sources with `Enabled: no` left out, comments
+/// dropped, and everything else as it was; an error names its line. A
+/// source carrying a field of [`REFUSED`] is refused.
 fn rewrite(
     text: &str,
     mut relocate: impl FnMut(Field, &str) -> Result<String, String>,
 ) -> Result<String, String> {
     let mut out = String::with_capacity(text.len());
-    let lines: Vec<&str> = text.lines().collect();
+    // apt drops comment lines wherever they are, even between a field and
+    // its continuation lines: so are they here, before anything is read.
+    let lines: Vec<(usize, &str)> = text
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| !l.starts_with('#'))
+        .collect();
     let mut start = 0;
     while start < lines.len() {
         let end = (start..lines.len())
-            .find(|&k| lines[k].trim().is_empty())
+            .find(|&k| lines[k].1.trim().is_empty())
             .unwrap_or(lines.len());
         let stanza = &lines[start..end];
-        let disabled = stanza.iter().any(|l| {
+        let disabled = stanza.iter().any(|(_, l)| {
             l.split_once(':').is_some_and(|(k, v)| {
                 k.trim().eq_ignore_ascii_case("Enabled") && v.trim().eq_ignore_ascii_case("no")
             })
@@ -233,54 +283,52 @@ fn rewrite(
         if !disabled {
             let mut k = 0;
             while k < stanza.len() {
-                let line = stanza[k];
-                let continued = stanza[k + 1..]
+                let (number, line) = stanza[k];
+                let at =
+                    |key: &str, e: String| format!("line {}: `{}`: {e}", number + 1, key.trim());
+                let continued: Vec<&str> = stanza[k + 1..]
                     .iter()
+                    .map(|(_, l)| *l)
                     .take_while(|l| l.starts_with([' ', '\t']))
-                    .count();
-                let field = match line.split_once(':') {
-                    Some((key, _)) if !line.starts_with(['#', ' ', '\t']) => {
-                        match key.trim().to_ascii_lowercase().as_str() {
-                            "uris" => Some(Field::Uri),
-                            // A key written inline (continued) is kept.
-                            "signed-by" if continued == 0 => Some(Field::Key),
-                            _ => None,
-                        }
-                    }
+                    .collect();
+                let Some((key, value)) = line
+                    .split_once(':')
+                    .filter(|_| !line.starts_with([' ', '\t']))
+                else {
+                    return Err(format!(
+                        "line {}: `{}` is not a field (`Name: value`): apt would read it otherwise than Datum does; fix or remove it",
+                        number + 1,
+                        line.trim()
+                    ));
+                };
+                let name = key.trim().to_ascii_lowercase();
+                if REFUSED.contains(&name.as_str()) {
+                    return Err(at(
+                        key,
+                        "under --root apt checks every repository's signature against its Signed-By key, the same for every source; remove this field (give the Repository the key its repository is signed with)".to_owned(),
+                    ));
+                }
+                let field = match name.as_str() {
+                    "uris" => Some(Field::Uri),
+                    // An armored key written inline is kept; anything else
+                    // continued names files or fingerprints, as one line does.
+                    "signed-by" if !inline_key(value, &continued) => Some(Field::Key),
                     _ => None,
                 };
-                match (field, line.split_once(':')) {
-                    (Some(field), Some((key, value))) => {
-                        let is_uri = matches!(field, Field::Uri);
-                        let mut values = Vec::new();
-                        let all = std::iter::once(value)
-                            .chain(stanza[k + 1..k + 1 + continued].iter().copied());
-                        for v in all.flat_map(|v| {
-                            v.split(|c: char| c.is_whitespace() || (!is_uri && c == ','))
-                        }) {
-                            if v.is_empty() {
-                                continue;
-                            }
-                            let kind = if is_uri { Field::Uri } else { Field::Key };
-                            // A key named by fingerprint stays: apt finds it
-                            // in no keyring here, and refuses the source.
-                            if !is_uri && !v.starts_with('/') {
-                                values.push(v.to_owned());
-                                continue;
-                            }
-                            values.push(relocate(kind, v).map_err(|e| {
-                                format!("line {}: `{}`: {e}", start + k + 1, key.trim())
-                            })?);
-                        }
+                match field {
+                    Some(field) => {
+                        let values = relocated(field, value, &continued, &mut relocate)
+                            .map_err(|e| at(key, e))?;
                         let _ = writeln!(out, "{}: {}", key.trim(), values.join(" "));
                     }
-                    _ => {
-                        for l in &stanza[k..=k + continued] {
+                    None => {
+                        let _ = writeln!(out, "{line}");
+                        for l in &continued {
                             let _ = writeln!(out, "{l}");
                         }
                     }
                 }
-                k += 1 + continued;
+                k += 1 + continued.len();
             }
         }
         out.push('\n');
@@ -289,13 +337,46 @@ fn rewrite(
     Ok(out)
 }
 
+/// The values of one `URIs` or `Signed-By` field (its first line's
+/// `value`, then its `continued` lines), each passed through `relocate`;
+/// a fingerprint in `Signed-By` is kept.
+fn relocated(
+    field: Field,
+    value: &str,
+    continued: &[&str],
+    relocate: &mut impl FnMut(Field, &str) -> Result<String, String>,
+) -> Result<Vec<String>, String> {
+    let is_uri = matches!(field, Field::Uri);
+    let mut values = Vec::new();
+    let all = std::iter::once(value).chain(continued.iter().copied());
+    for v in all.flat_map(|v| v.split(|c: char| c.is_whitespace() || (!is_uri && c == ','))) {
+        if v.is_empty() {
+            continue;
+        }
+        if !is_uri && !v.starts_with('/') {
+            // A key named by fingerprint stays: apt finds it in no keyring
+            // here, and refuses the source.
+            if fingerprint(v) {
+                values.push(v.to_owned());
+                continue;
+            }
+            return Err(format!(
+                "`{v}` is neither an absolute key file path nor a key's fingerprint (a key written inline starts with `{KEY_BEGIN}` on the line after `Signed-By:`)"
+            ));
+        }
+        let kind = if is_uri { Field::Uri } else { Field::Key };
+        values.push(relocate(kind, v)?);
+    }
+    Ok(values)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn addresses_and_key_files_are_relocated_and_the_rest_kept() {
-        let text = "# x\nTypes: deb\nURIs: file:///srv/a\n file:/srv/b\nSuites: ./\nSigned-By: /etc/apt/keyrings/a.asc\n\nTypes: deb\nURIs: https://example.org\nEnabled: no\n\nTypes: deb\nURIs: file:///srv/c\nSigned-By:\n -----BEGIN PGP PUBLIC KEY BLOCK-----\n .\n";
+        let text = "# x\nTypes: deb\nURIs: file:///srv/a\n file:/srv/b\nSuites: ./\nSigned-By: /etc/apt/keyrings/a.asc\n\nTypes: deb\nURIs: https://example.org\nEnabled: no\n\nTypes: deb\nURIs: file:///srv/c\nSigned-By:\n -----BEGIN PGP PUBLIC KEY BLOCK-----\n .\n -----END PGP PUBLIC KEY BLOCK-----\n";
         let out = rewrite(text, |f, v| {
             Ok(match f {
                 Field::Uri => format!("<{v}>"),
@@ -305,12 +386,71 @@ mod tests {
         .unwrap();
         assert_eq!(
             out,
-            "# x\nTypes: deb\nURIs: <file:///srv/a> <file:/srv/b>\nSuites: ./\nSigned-By: [/etc/apt/keyrings/a.asc]\n\n\nTypes: deb\nURIs: <file:///srv/c>\nSigned-By:\n -----BEGIN PGP PUBLIC KEY BLOCK-----\n .\n\n"
+            "Types: deb\nURIs: <file:///srv/a> <file:/srv/b>\nSuites: ./\nSigned-By: [/etc/apt/keyrings/a.asc]\n\n\nTypes: deb\nURIs: <file:///srv/c>\nSigned-By:\n -----BEGIN PGP PUBLIC KEY BLOCK-----\n .\n -----END PGP PUBLIC KEY BLOCK-----\n\n"
         );
         let err = rewrite("Types: deb\nURIs: https://x\n", |_, v| {
             Err(format!("no {v}"))
         })
         .unwrap_err();
         assert_eq!(err, "line 2: `URIs`: no https://x");
+    }
+
+    fn marked(text: &str) -> Result<String, String> {
+        rewrite(text, |f, v| {
+            Ok(match f {
+                Field::Uri => format!("<{v}>"),
+                Field::Key => format!("[{v}]"),
+            })
+        })
+    }
+
+    #[test]
+    fn a_continued_signed_by_naming_files_is_relocated_as_one_line_is() {
+        let text = "Types: deb\nURIs: file:///srv/a\nSigned-By:\n /tmp/hostkey.gpg,\n# apt drops this\n /b.asc ABCDEF0123456789!\n";
+        assert_eq!(
+            marked(text).unwrap(),
+            "Types: deb\nURIs: <file:///srv/a>\nSigned-By: [/tmp/hostkey.gpg] [/b.asc] ABCDEF0123456789!\n\n"
+        );
+        // A comment does not end the field for apt: nor for Datum.
+        let text = "Types: deb\nSigned-By:\n# c\n /tmp/hostkey.gpg\n";
+        assert_eq!(
+            marked(text).unwrap(),
+            "Types: deb\nSigned-By: [/tmp/hostkey.gpg]\n\n"
+        );
+        // Half a key block, or a relative path, is neither a key nor a file.
+        for bad in [
+            "Signed-By:\n -----BEGIN PGP PUBLIC KEY BLOCK-----\n /tmp/k.gpg\n",
+            "Signed-By: keys/k.gpg\n",
+        ] {
+            let err = marked(bad).unwrap_err();
+            assert!(err.starts_with("line 1: `Signed-By`: "), "{err}");
+        }
+    }
+
+    #[test]
+    fn sources_that_skip_or_weaken_the_signature_check_are_refused() {
+        for field in [
+            "Trusted: yes",
+            "Allow-Insecure: yes",
+            "allow-weak: yes",
+            "Allow-Downgrade-To-Insecure: yes",
+            "InRelease-Path: ../../x",
+        ] {
+            let text = format!("Types: deb\nURIs: file:///srv/a\n{field}\n");
+            let err = marked(&text).unwrap_err();
+            let name = field.split_once(':').unwrap().0;
+            assert!(
+                err.starts_with(&format!("line 3: `{name}`: under --root")),
+                "{err}"
+            );
+        }
+        // Left out with its source when disabled.
+        assert_eq!(
+            marked("Types: deb\nTrusted: yes\nEnabled: no\n").unwrap(),
+            "\n"
+        );
+        // A line that is no field is refused, not passed on.
+        let err = marked("Types: deb\n\n Signed-By: /tmp/k.gpg\n").unwrap_err();
+        assert!(err.starts_with("line 3: "), "{err}");
     }
 }
