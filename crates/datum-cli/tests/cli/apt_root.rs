@@ -4,72 +4,22 @@
 //! and Packages converge from it with the real apt-get and dpkg, off the
 //! network. Nothing is downloaded.
 
-use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
 
 use datum_testkit::{packages, tools};
 
-use crate::common::{Run, run_in};
+use crate::common::Run;
+use crate::package_root::{self, apply, statuses};
 
-fn apply(fleet: &Path, root: &Path, args: &[&str]) -> Run {
-    let mut all = vec!["apply", "--root", root.to_str().unwrap()];
-    all.extend_from_slice(args);
-    run_in(fleet, &all)
-}
-
-/// A fleet of one host whose layer declares `resources`.
+/// A fleet of one host, debian-001, whose layer declares `resources`.
 fn fleet(dir: &Path, resources: &str) {
-    fs::create_dir_all(dir.join("hosts")).unwrap();
-    fs::write(
-        dir.join("datum.yaml"),
-        "datum: v1alpha1\ntype: Fleet\nname: t\n",
-    )
-    .unwrap();
-    fs::write(
-        dir.join("hosts/debian-001.yaml"),
-        "datum: v1alpha1\ntype: Host\nname: debian-001\n",
-    )
-    .unwrap();
-    fs::write(
-        dir.join("layer.yaml"),
-        format!(
-            "datum: v1alpha1\ntype: Layer\nname: base\nprecedence: 0\nmatch: {{}}\nresources:\n{resources}"
-        ),
-    )
-    .unwrap();
+    package_root::fleet(dir, "debian-001", resources);
 }
 
 /// Every file under `dir` with its size and modification time.
-fn tree(dir: &Path) -> BTreeMap<PathBuf, (u64, std::time::SystemTime)> {
-    let mut out = BTreeMap::new();
-    let mut stack = vec![dir.to_owned()];
-    while let Some(d) = stack.pop() {
-        for e in fs::read_dir(&d).unwrap() {
-            let e = e.unwrap();
-            let m = e.path().symlink_metadata().unwrap();
-            if m.is_dir() {
-                stack.push(e.path());
-            }
-            out.insert(e.path(), (m.len(), m.modified().unwrap()));
-        }
-    }
-    out
-}
-
-fn statuses(json: &str) -> Vec<(String, String)> {
-    let v: serde_json::Value = serde_json::from_str(json).unwrap();
-    v["resources"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|r| {
-            (
-                r["id"].as_str().unwrap().to_owned(),
-                r["status"].as_str().unwrap().to_owned(),
-            )
-        })
-        .collect()
+fn tree(dir: &Path) -> package_root::Tree {
+    package_root::tree(dir, &[])
 }
 
 fn resources(key: &str, packages: &str) -> String {

@@ -38,6 +38,7 @@ mod matchers;
 mod names;
 mod outputs;
 mod package;
+mod package_root;
 mod pacman_root;
 mod pty;
 mod query;
