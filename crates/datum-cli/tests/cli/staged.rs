@@ -665,22 +665,25 @@ fn each_bundle_signs_its_waves_start_after_the_making_time_and_immediate_signs_n
     let _ = &s.tmp;
 }
 
+/// The waves' fleet written into `dir`, outside git, its motd `motd`.
+fn write_outside_git(dir: &Path, motd: &str) {
+    for (path, text) in FLEET {
+        let text = match *path {
+            "datum.yaml" => waves("1h"),
+            "hosts.yaml" => HOSTS.to_owned(),
+            _ => text.replace("release 1", motd),
+        };
+        let file = dir.join(path);
+        fs::create_dir_all(file.parent().unwrap()).unwrap();
+        fs::write(file, text).unwrap();
+    }
+}
+
 #[test]
 fn bundles_made_outside_git_wait_too_though_nothing_tells_one_release_from_another() {
     let s = Bundles::new("1h");
     let plain = s.tmp.path().join("plain");
-    let write = |motd: &str| {
-        for (path, text) in FLEET {
-            let text = match *path {
-                "datum.yaml" => waves("1h"),
-                "hosts.yaml" => HOSTS.to_owned(),
-                _ => text.replace("release 1", motd),
-            };
-            let file = plain.join(path);
-            fs::create_dir_all(file.parent().unwrap()).unwrap();
-            fs::write(file, text).unwrap();
-        }
-    };
+    let write = |motd: &str| write_outside_git(&plain, motd);
     let publish = |made: i64| {
         let run = Run::from(
             datum()
@@ -913,16 +916,7 @@ fn a_bundle_made_outside_git_taken_back_is_told_from_the_fix_by_its_contents() {
     let s = Bundles::new("1h");
     let plain = s.tmp.path().join("plain");
     let publish = |text: &str| {
-        for (path, body) in FLEET {
-            let body = match *path {
-                "datum.yaml" => waves("1h"),
-                "hosts.yaml" => HOSTS.to_owned(),
-                _ => body.replace("release 1", text),
-            };
-            let file = plain.join(path);
-            fs::create_dir_all(file.parent().unwrap()).unwrap();
-            fs::write(file, body).unwrap();
-        }
+        write_outside_git(&plain, text);
         fs::write(plain.join("checks.yaml"), BAD_CHECKS).unwrap();
         let run = Run::from(
             datum()
