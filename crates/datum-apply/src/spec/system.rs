@@ -202,13 +202,16 @@ pub enum PackageSystem {
     Dnf,
     /// pacman.
     Pacman,
+    /// rpm, with zypper (the SUSE family).
+    Zypper,
 }
 
 impl PackageSystem {
-    pub const ALL: [PackageSystem; 3] = [
+    pub const ALL: [PackageSystem; 4] = [
         PackageSystem::Apt,
         PackageSystem::Dnf,
         PackageSystem::Pacman,
+        PackageSystem::Zypper,
     ];
 
     /// The word a manifest's `provider` uses.
@@ -217,6 +220,7 @@ impl PackageSystem {
             PackageSystem::Apt => "apt",
             PackageSystem::Dnf => "dnf",
             PackageSystem::Pacman => "pacman",
+            PackageSystem::Zypper => "zypper",
         }
     }
 

@@ -1,0 +1,275 @@
+//! `datum apply --root` on an openSUSE-Leap-like root (os-release
+//! `ID="opensuse-leap"`, `ID_LIKE="suse opensuse"`): a Repository adds a
+//! local rpm-md repository with its signing key, and Packages converge
+//! from it with the real zypper, from rpms built and signed here (their
+//! metadata too, as SUSE's repositories are). Nothing is downloaded.
+
+use std::fs;
+use std::path::Path;
+use std::process::Command;
+
+use datum_testkit::{packages, tools};
+
+use crate::package_root::{self, apply, statuses};
+
+const TOOLS: [&str; 7] = [
+    "rpm",
+    "rpmbuild",
+    "rpmsign",
+    "createrepo_c",
+    "zypper",
+    "gpg",
+    "unshare",
+];
+
+/// A fleet of one host, leap-001, whose layer declares `resources`.
+fn fleet(dir: &Path, resources: &str) {
+    package_root::fleet(dir, "leap-001", resources);
+}
+
+/// Every file under `dir` with its size and modification time; not
+/// sqlite's shared-memory index (`-shm`), which any reader of the rpm
+/// database rewrites.
+fn tree(dir: &Path) -> package_root::Tree {
+    package_root::tree(dir, &["-shm"])
+}
+
+fn gpg(gnupg: &Path, args: &[&str]) -> String {
+    let out = Command::new("gpg")
+        .env("GNUPGHOME", gnupg)
+        .args(["--batch", "--yes", "--passphrase", ""])
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "gpg {args:?}: {out:?}");
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// A signing key made in `gnupg` (no passphrase); its public half, armored.
+fn key(gnupg: &Path, email: &str) -> String {
+    fs::create_dir_all(gnupg).unwrap();
+    fs::set_permissions(gnupg, std::os::unix::fs::PermissionsExt::from_mode(0o700)).unwrap();
+    gpg(
+        gnupg,
+        &[
+            "--quick-gen-key",
+            &format!("Datum test <{email}>"),
+            "rsa2048",
+            "sign",
+            "never",
+        ],
+    );
+    gpg(gnupg, &["--armor", "--export", email])
+}
+
+/// Signs the rpms in `repo` with `packages`'s key, makes it an rpm-md
+/// repository and signs its `repomd.xml` with `metadata`'s, as
+/// `repomd.xml.asc`. Each is `(gnupg, email)`.
+fn signed_repository(repo: &Path, packages: (&Path, &str), metadata: (&Path, &str)) {
+    for rpm in fs::read_dir(repo).unwrap() {
+        let rpm = rpm.unwrap().path();
+        if rpm.extension().is_some_and(|x| x == "rpm") {
+            let out = Command::new("rpmsign")
+                .env("GNUPGHOME", packages.0)
+                .args(["--define", &format!("_gpg_name {}", packages.1)])
+                .args(["--define", "__gpg /usr/bin/gpg", "--addsign"])
+                .arg(&rpm)
+                .stdin(std::process::Stdio::null())
+                .output()
+                .unwrap();
+            assert!(out.status.success(), "rpmsign: {out:?}");
+        }
+    }
+    packages::createrepo(repo);
+    let repomd = repo.join("repodata/repomd.xml");
+    gpg(
+        metadata.0,
+        &[
+            "--local-user",
+            metadata.1,
+            "--armor",
+            "--detach-sign",
+            repomd.to_str().unwrap(),
+        ],
+    );
+}
+
+fn resources(key: &str, packages: &str) -> String {
+    let key: String = key.lines().map(|l| format!("      {l}\n")).collect();
+    format!("  Repository[local]:\n    url: file:///srv/repo\n    key: |\n{key}{packages}")
+}
+
+/// An openSUSE-like root that names itself leap-001, with a package of
+/// its own installed (base-datum: a system is never empty, and zypper's
+/// rpmdb2solv fails on a database left without packages), and
+/// `srv/repo` holding hello-datum 1.0-1 and 2.0-1 and tools-datum 1.0-1.
+fn leap(root: &Path) -> std::path::PathBuf {
+    packages::opensuse(root);
+    let base = root.parent().unwrap().join("base");
+    packages::rpm(&base, "base-datum", None, "1.0", "1");
+    let out = Command::new("rpm")
+        .arg("--root")
+        .arg(root)
+        .args(["--dbpath", "/var/lib/rpm", "-i", "--nosignature"])
+        .arg(base.join("base-datum-1.0-1.noarch.rpm"))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "rpm -i: {out:?}");
+    fs::create_dir_all(root.join("etc/datum")).unwrap();
+    fs::write(root.join("etc/datum/host"), "leap-001\n").unwrap();
+    let repo = root.join("srv/repo");
+    packages::rpm(&repo, "hello-datum", None, "1.0", "1");
+    packages::rpm(&repo, "hello-datum", None, "2.0", "1");
+    packages::rpm(&repo, "tools-datum", None, "1.0", "1");
+    repo
+}
+
+#[test]
+fn an_opensuse_like_root_converges_packages_from_a_repository_it_adds_with_its_key() {
+    if !tools::installed(&TOOLS) || !tools::root() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("root");
+    let repo = leap(&root);
+    let gnupg = tmp.path().join("gnupg");
+    let key = key(&gnupg, "repo@datum.invalid");
+    let signer = (gnupg.as_path(), "repo@datum.invalid");
+    signed_repository(&repo, signer, signer);
+    let dir = tmp.path().join("fleet");
+    let packages = |version: &str| {
+        format!(
+            "  Package[hello-datum]:\n    version: \"{version}\"\n  Package[tools-datum]:\n    ensure: installed\n"
+        )
+    };
+    fleet(&dir, &resources(&key, &packages("1.0-1")));
+
+    // --noop plans all three, and changes nothing (no refresh either).
+    let before = tree(&root);
+    let noop = apply(&dir, &root, &["--noop", "--format", "json"]);
+    assert_eq!(noop.code, 2, "{}\n{}", noop.stdout, noop.stderr);
+    let would = |id: &str| (id.to_owned(), "would_change".to_owned());
+    assert_eq!(
+        statuses(&noop.stdout),
+        [
+            would("Repository[local]"),
+            would("Package[hello-datum]"),
+            would("Package[tools-datum]")
+        ]
+    );
+    assert_eq!(tree(&root), before);
+
+    // The Repository first (automatically), its key imported into the
+    // rpm database; then both packages in one zypper transaction, the
+    // metadata's and the packages' signatures checked against the key.
+    let first = apply(&dir, &root, &["--format", "json"]);
+    assert_eq!(first.code, 2, "{}\n{}", first.stdout, first.stderr);
+    let changed = |id: &str| (id.to_owned(), "changed".to_owned());
+    assert_eq!(
+        statuses(&first.stdout),
+        [
+            changed("Repository[local]"),
+            changed("Package[hello-datum]"),
+            changed("Package[tools-datum]")
+        ]
+    );
+    assert_eq!(
+        fs::read_to_string(root.join("etc/zypp/repos.d/datum-local.repo")).unwrap(),
+        "# Managed by Datum: Repository[local]\n[local]\nname=local\nbaseurl=file:///srv/repo\n\
+         enabled=1\nautorefresh=0\ngpgcheck=1\nrepo_gpgcheck=1\npkg_gpgcheck=1\ngpgkey=file:///etc/zypp/repos.d/datum-local.asc\n"
+    );
+    assert_eq!(
+        fs::read_to_string(root.join("etc/zypp/repos.d/datum-local.asc")).unwrap(),
+        key
+    );
+    let keys = packages::rpm_query(&root, &["gpg-pubkey"]);
+    assert!(keys.starts_with("gpg-pubkey-"), "{keys}");
+    let installed = packages::rpm_query(&root, &["hello-datum", "tools-datum"]);
+    let lines: Vec<&str> = installed.lines().collect();
+    assert!(lines[0].starts_with("hello-datum-1.0-1 "), "{installed}");
+    assert!(lines[1].starts_with("tools-datum-1.0-1 "), "{installed}");
+    let tid = |l: &str| l.split(' ').nth(1).unwrap().to_owned();
+    assert_eq!(tid(lines[0]), tid(lines[1]), "one transaction: {installed}");
+    // zypper kept its cache and history in the root.
+    assert!(root.join("var/cache/zypp/solv/local/solv").is_file());
+    assert!(root.join("var/log/zypp/history").is_file());
+
+    // Second run: nothing to do, nothing touched.
+    let settled = tree(&root);
+    let second = apply(&dir, &root, &[]);
+    assert_eq!(second.code, 0, "{}\n{}", second.stdout, second.stderr);
+    assert_eq!(tree(&root), settled);
+
+    // A version change upgrades.
+    fleet(&dir, &resources(&key, &packages("2.0-1")));
+    let up = apply(&dir, &root, &["--format", "json"]);
+    assert_eq!(up.code, 2, "{}\n{}", up.stdout, up.stderr);
+    let v: serde_json::Value = serde_json::from_str(&up.stdout).unwrap();
+    assert_eq!(v["resources"][0]["status"], "unchanged");
+    assert_eq!(
+        v["resources"][1]["changes"],
+        serde_json::json!([{"attribute": "version", "from": "1.0-1", "to": "2.0-1"}])
+    );
+    assert_eq!(v["resources"][2]["status"], "unchanged");
+    assert_eq!(
+        fs::read_to_string(root.join("usr/share/hello-datum/version")).unwrap(),
+        "2.0-1\n"
+    );
+
+    // Removed, with the Repository and its key file.
+    fleet(
+        &dir,
+        "  Repository[local]:\n    ensure: absent\n  Package[hello-datum]:\n    ensure: absent\n  Package[tools-datum]:\n    ensure: absent\n",
+    );
+    let gone = apply(&dir, &root, &[]);
+    assert_eq!(gone.code, 2, "{}\n{}", gone.stdout, gone.stderr);
+    let left = packages::rpm_query(&root, &["hello-datum", "tools-datum"]);
+    assert_eq!(left.matches("is not installed").count(), 2, "{left}");
+    assert!(!root.join("etc/zypp/repos.d/datum-local.repo").exists());
+    assert!(!root.join("etc/zypp/repos.d/datum-local.asc").exists());
+    assert_eq!(apply(&dir, &root, &[]).code, 0);
+}
+
+#[test]
+fn a_package_signed_by_another_key_is_refused() {
+    if !tools::installed(&TOOLS) || !tools::root() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("root");
+    let repo = leap(&root);
+    // The metadata is signed by the Repository's key, the packages by
+    // another.
+    let trusted = tmp.path().join("gnupg");
+    let key = key(&trusted, "repo@datum.invalid");
+    let other = tmp.path().join("gnupg2");
+    self::key(&other, "other@datum.invalid");
+    signed_repository(
+        &repo,
+        (other.as_path(), "other@datum.invalid"),
+        (trusted.as_path(), "repo@datum.invalid"),
+    );
+    let dir = tmp.path().join("fleet");
+    fleet(
+        &dir,
+        &resources(&key, "  Package[hello-datum]:\n    ensure: installed\n"),
+    );
+    let run = apply(&dir, &root, &["--format", "json"]);
+    // 6: changes made (the Repository) and a resource failed.
+    assert_eq!(run.code, 6, "{}\n{}", run.stdout, run.stderr);
+    assert_eq!(
+        statuses(&run.stdout),
+        [
+            ("Repository[local]".to_owned(), "changed".to_owned()),
+            ("Package[hello-datum]".to_owned(), "failed".to_owned())
+        ]
+    );
+    // rpm's word on the package's signature: the key is not trusted.
+    assert!(
+        run.stdout.contains("Signature, key ID") && run.stdout.contains("NOKEY"),
+        "{}",
+        run.stdout
+    );
+    assert!(packages::rpm_query(&root, &["hello-datum"]).contains("is not installed"));
+    assert!(!root.join("usr/share/hello-datum").exists());
+}
