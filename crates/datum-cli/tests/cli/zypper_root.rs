@@ -273,3 +273,40 @@ fn a_package_signed_by_another_key_is_refused() {
     assert!(packages::rpm_query(&root, &["hello-datum"]).contains("is not installed"));
     assert!(!root.join("usr/share/hello-datum").exists());
 }
+
+#[test]
+fn a_repository_of_the_root_on_the_network_is_refused_before_zypper_runs() {
+    if !tools::installed(&TOOLS) || !tools::root() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("root");
+    let repo = leap(&root);
+    let gnupg = tmp.path().join("gnupg");
+    let key = key(&gnupg, "repo@datum.invalid");
+    let signer = (gnupg.as_path(), "repo@datum.invalid");
+    signed_repository(&repo, signer, signer);
+    // The root's own configuration names a source on the network.
+    fs::write(
+        root.join("etc/zypp/repos.d/oss.repo"),
+        "[repo-oss]\nname=Main Repository\nenabled=1\nautorefresh=1\nbaseurl=https://download.opensuse.org/distribution/leap/$releasever/repo/oss/\n",
+    )
+    .unwrap();
+    let dir = tmp.path().join("fleet");
+    fleet(
+        &dir,
+        &resources(&key, "  Package[hello-datum]:\n    ensure: installed\n"),
+    );
+    let run = apply(&dir, &root, &["--format", "json"]);
+    assert_eq!(run.code, 6, "{}\n{}", run.stdout, run.stderr);
+    let v: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    let reason = v["resources"][1]["reason"].as_str().unwrap().to_owned();
+    assert!(
+        reason.contains("etc/zypp/repos.d/oss.repo: line 5: `baseurl`")
+            && reason.contains("is not a file:// address"),
+        "{reason}"
+    );
+    assert!(packages::rpm_query(&root, &["hello-datum"]).contains("is not installed"));
+    // zypper never ran: it made no cache in the root.
+    assert!(!root.join("var/cache/zypp").exists());
+}
