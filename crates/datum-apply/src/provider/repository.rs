@@ -240,6 +240,8 @@ impl Provider<RepositorySpec> for Repositories {
     fn converge(&self, s: &RepositorySpec, _: &[Change], cx: &Context<'_>) -> Result<(), Failure> {
         let system = self.system(s)?;
         let [key, repo] = files(system, s)?;
+        let zypper_key = (system == PackageSystem::Zypper)
+            .then(|| super::zypper::repository::held(&self.root, &key.path));
         // The key before the file that names it; removed after it.
         let order = if s.ensure == Ensure::Present {
             [&key, &repo]
@@ -280,8 +282,8 @@ impl Provider<RepositorySpec> for Repositories {
                 self.files.converge(&keep, &changes, cx)?;
             }
         }
-        if let (PackageSystem::Zypper, Ensure::Present, Some(k)) = (system, s.ensure, &s.key) {
-            super::zypper::repository::import(&self.root, k)?;
+        if let Some(before) = zypper_key {
+            super::zypper::repository::keys(&self.root, s, before)?;
         }
         self.stale
             .lock()

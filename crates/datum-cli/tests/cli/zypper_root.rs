@@ -227,6 +227,9 @@ fn an_opensuse_like_root_converges_packages_from_a_repository_it_adds_with_its_k
     assert_eq!(left.matches("is not installed").count(), 2, "{left}");
     assert!(!root.join("etc/zypp/repos.d/datum-local.repo").exists());
     assert!(!root.join("etc/zypp/repos.d/datum-local.asc").exists());
+    // The key Datum imported left the rpm database with it.
+    let keys = packages::rpm_query(&root, &["gpg-pubkey"]);
+    assert!(keys.contains("is not installed"), "{keys}");
     assert_eq!(apply(&dir, &root, &[]).code, 0);
 }
 
@@ -309,4 +312,35 @@ fn a_repository_of_the_root_on_the_network_is_refused_before_zypper_runs() {
     assert!(packages::rpm_query(&root, &["hello-datum"]).contains("is not installed"));
     // zypper never ran: it made no cache in the root.
     assert!(!root.join("var/cache/zypp").exists());
+}
+
+#[test]
+fn a_key_leaves_the_rpm_database_with_the_last_repository_holding_it() {
+    if !tools::installed(&TOOLS) || !tools::root() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("root");
+    leap(&root);
+    let key = key(&tmp.path().join("gnupg"), "repo@datum.invalid");
+    let indented: String = key.lines().map(|l| format!("      {l}\n")).collect();
+    let repository = |name: &str, present: bool| {
+        if present {
+            format!("  Repository[{name}]:\n    url: file:///srv/repo\n    key: |\n{indented}")
+        } else {
+            format!("  Repository[{name}]:\n    ensure: absent\n")
+        }
+    };
+    let dir = tmp.path().join("fleet");
+    let keys = || packages::rpm_query(&root, &["gpg-pubkey"]);
+    fleet(&dir, &(repository("a", true) + &repository("b", true)));
+    assert_eq!(apply(&dir, &root, &[]).code, 2);
+    assert_eq!(keys().lines().count(), 1, "imported once: {}", keys());
+    // b still holds it.
+    fleet(&dir, &(repository("a", false) + &repository("b", true)));
+    assert_eq!(apply(&dir, &root, &[]).code, 2);
+    assert!(keys().starts_with("gpg-pubkey-"), "{}", keys());
+    fleet(&dir, &(repository("a", false) + &repository("b", false)));
+    assert_eq!(apply(&dir, &root, &[]).code, 2);
+    assert!(keys().contains("is not installed"), "{}", keys());
 }
