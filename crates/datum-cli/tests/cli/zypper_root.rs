@@ -344,3 +344,43 @@ fn a_key_leaves_the_rpm_database_with_the_last_repository_holding_it() {
     assert_eq!(apply(&dir, &root, &[]).code, 2);
     assert!(keys().contains("is not installed"), "{}", keys());
 }
+
+#[test]
+fn the_repositories_are_refreshed_only_when_a_repository_changed() {
+    if !tools::installed(&TOOLS) || !tools::root() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("root");
+    let repo = leap(&root);
+    let gnupg = tmp.path().join("gnupg");
+    let key = key(&gnupg, "repo@datum.invalid");
+    let signer = (gnupg.as_path(), "repo@datum.invalid");
+    signed_repository(&repo, signer, signer);
+    let dir = tmp.path().join("fleet");
+    let package = |version: &str| format!("  Package[hello-datum]:\n    version: \"{version}\"\n");
+    fleet(&dir, &resources(&key, &package("1.0-1")));
+    assert_eq!(apply(&dir, &root, &[]).code, 2);
+
+    // A new version in the repository: zypper does not see it while no
+    // Repository changed (its metadata is not read again).
+    packages::rpm(&repo, "hello-datum", None, "3.0", "1");
+    fs::remove_dir_all(repo.join("repodata")).unwrap();
+    signed_repository(&repo, signer, signer);
+    fleet(&dir, &resources(&key, &package("3.0-1")));
+    let stale = apply(&dir, &root, &["--format", "json"]);
+    assert_eq!(stale.code, 4, "{}\n{}", stale.stdout, stale.stderr);
+    assert!(
+        packages::rpm_query(&root, &["hello-datum"]).starts_with("hello-datum-1.0-1 "),
+        "{}",
+        stale.stdout
+    );
+
+    // The Repository changes (its address is written with a final slash): zypper
+    // refreshes first, and finds it.
+    let moved = resources(&key, &package("3.0-1")).replace("file:///srv/repo", "file:///srv/repo/");
+    fleet(&dir, &moved);
+    let fresh = apply(&dir, &root, &["--format", "json"]);
+    assert_eq!(fresh.code, 2, "{}\n{}", fresh.stdout, fresh.stderr);
+    assert!(packages::rpm_query(&root, &["hello-datum"]).starts_with("hello-datum-3.0-1 "));
+}
