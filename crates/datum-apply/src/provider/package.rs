@@ -23,7 +23,7 @@ use super::{Context, Examined, Failure, Provider};
 use crate::facts::OsRelease;
 use crate::report::Change;
 use crate::root::Root;
-use crate::spec::{PackageSpec, PackageSystem};
+use crate::spec::{Ensure, PackageSpec, PackageSystem};
 
 /// The system an os-release `ID` (or one of its `ID_LIKE`) belongs to.
 pub fn family(id: &str) -> Option<PackageSystem> {
@@ -200,7 +200,11 @@ impl Packages {
                 vec![self.zypper.converge_all(&specs, refresh); part.len()]
             }
         };
-        if refresh && done.iter().all(Result::is_ok) {
+        // zypper refreshes only before an install (see super::zypper).
+        let refreshed = refresh
+            && (system != PackageSystem::Zypper
+                || part.iter().any(|(s, _)| s.ensure == Ensure::Present));
+        if refreshed && done.iter().all(Result::is_ok) {
             self.refreshed(system);
         }
         done

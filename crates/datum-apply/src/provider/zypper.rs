@@ -25,6 +25,7 @@
 //! copied; network sources are refused.
 
 pub mod repository;
+pub mod search;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -60,6 +61,8 @@ const OPENED: [&str; 8] = [
 /// zypper's exit codes that report success with something to tell: a
 /// reboot or a restart of zypper is needed.
 const DONE_WITH_NEWS: [i32; 2] = [102, 103];
+/// zypper's exit code when a search found nothing.
+const NOTHING_FOUND: i32 = 104;
 
 pub struct Zypper {
     root: Root,
@@ -125,13 +128,9 @@ impl Zypper {
             if refresh || self.never_refreshed() {
                 self.zypper_run(scratch.as_ref(), &["refresh"], std::iter::empty())?;
             }
-            // `NAME=EDITION` asks for that version, older ones included.
-            let what = install.iter().map(|s| match &s.version {
-                Some(v) => format!("{}={v}", s.name),
-                None => s.name.clone(),
-            });
+            let what = self.what(scratch.as_ref(), &install)?;
             let verb = ["--no-refresh", "install", "--no-recommends", "--oldpackage"];
-            self.zypper_run(scratch.as_ref(), &verb, what)?;
+            self.zypper_run(scratch.as_ref(), &verb, what.into_iter())?;
         }
         if !remove.is_empty() {
             let names = remove.iter().map(|s| s.name.clone());
@@ -151,6 +150,44 @@ impl Zypper {
         Ok(())
     }
 
+    /// What `zypper install` is given: `NAME`, or `NAME=EDITION` (which
+    /// asks for that version, older ones included), the edition's epoch
+    /// that of the highest offered edition the version matches when the
+    /// version writes none ([`search`]).
+    fn what(
+        &self,
+        scratch: Option<&Scratch>,
+        install: &[&PackageSpec],
+    ) -> Result<Vec<String>, Failure> {
+        let unpinned: Vec<String> = install
+            .iter()
+            .filter(|s| s.version.as_ref().is_some_and(|v| !v.contains(':')))
+            .map(|s| s.name.clone())
+            .collect();
+        let offered = if unpinned.is_empty() {
+            Vec::new()
+        } else {
+            let verb = [
+                "--xmlout",
+                "--no-refresh",
+                "search",
+                "--details",
+                "--match-exact",
+                "--type",
+                "package",
+            ];
+            let out = self.zypper_output(scratch, &verb, unpinned.into_iter(), &[NOTHING_FOUND])?;
+            search::offered(&String::from_utf8_lossy(&out.stdout))
+        };
+        Ok(install
+            .iter()
+            .map(|s| match &s.version {
+                Some(v) => search::wanted(&s.name, v, &offered),
+                None => s.name.clone(),
+            })
+            .collect())
+    }
+
     /// Whether zypper has never read the repositories' metadata (it
     /// would not, with `--no-refresh`).
     fn never_refreshed(&self) -> bool {
@@ -163,6 +200,18 @@ impl Zypper {
         verb: &[&str],
         what: impl Iterator<Item = String>,
     ) -> Result<(), Failure> {
+        self.zypper_output(scratch, verb, what, &DONE_WITH_NEWS)
+            .map(drop)
+    }
+
+    /// zypper's output, when it exits 0 or with one of `also_fine`.
+    fn zypper_output(
+        &self,
+        scratch: Option<&Scratch>,
+        verb: &[&str],
+        what: impl Iterator<Item = String>,
+        also_fine: &[i32],
+    ) -> Result<std::process::Output, Failure> {
         let mut cmd = match scratch {
             Some(s) => s.zypper(),
             None => {
@@ -178,8 +227,8 @@ impl Zypper {
         }
         let out = command::output(&mut cmd)?;
         let code = out.status.code();
-        if out.status.success() || code.is_some_and(|c| DONE_WITH_NEWS.contains(&c)) {
-            return Ok(());
+        if out.status.success() || code.is_some_and(|c| also_fine.contains(&c)) {
+            return Ok(out);
         }
         let mut f = command::failed(&cmd, &out);
         // zypper says why a signature is refused long before its last lines.

@@ -384,3 +384,41 @@ fn the_repositories_are_refreshed_only_when_a_repository_changed() {
     assert_eq!(fresh.code, 2, "{}\n{}", fresh.stdout, fresh.stderr);
     assert!(packages::rpm_query(&root, &["hello-datum"]).starts_with("hello-datum-3.0-1 "));
 }
+
+#[test]
+fn a_version_without_epoch_installs_the_epoch_the_repository_offers() {
+    if !tools::installed(&TOOLS) || !tools::root() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("root");
+    let repo = leap(&root);
+    packages::rpm(&repo, "epoch-datum", Some(2), "3.0", "1");
+    let gnupg = tmp.path().join("gnupg");
+    let key = key(&gnupg, "repo@datum.invalid");
+    let signer = (gnupg.as_path(), "repo@datum.invalid");
+    signed_repository(&repo, signer, signer);
+    let dir = tmp.path().join("fleet");
+    // zypper's own `epoch-datum=3.0-1` would not match `2:3.0-1`.
+    fleet(
+        &dir,
+        &resources(&key, "  Package[epoch-datum]:\n    version: \"3.0-1\"\n"),
+    );
+    let run = apply(&dir, &root, &[]);
+    assert_eq!(run.code, 2, "{}\n{}", run.stdout, run.stderr);
+    let out = Command::new("rpm")
+        .arg("--root")
+        .arg(&root)
+        .args([
+            "--dbpath",
+            "/var/lib/rpm",
+            "-q",
+            "--qf",
+            "%{EPOCH}:%{VERSION}-%{RELEASE}",
+        ])
+        .arg("epoch-datum")
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "2:3.0-1");
+    assert_eq!(apply(&dir, &root, &[]).code, 0);
+}
