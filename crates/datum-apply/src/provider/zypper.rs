@@ -17,7 +17,8 @@
 //! Under `--root`, zypper runs with `--root` (its repositories, cache,
 //! history and locks are the root's), without network (in a network
 //! namespace of its own), with neither the host's nor the root's
-//! `zypp.conf` and `zypper.conf` (libzypp's defaults), and its log and
+//! `zypp.conf` and `zypper.conf` (libzypp's defaults, but the solver's
+//! system checks read from the root, not the host), and its log and
 //! temporary files in a scratch directory. It reads the `.repo` files of
 //! the root's `/etc/zypp/repos.d`, rewritten into the scratch directory
 //! by dnf's [`Relocator`]: every `baseurl` is a `file://` directory of the
@@ -46,9 +47,11 @@ const RAW_CACHE: &str = "/var/cache/zypp/raw";
 /// The largest `.repo` file read from the root.
 const CONFIG_LIMIT: u64 = 1 << 20;
 /// What zypper and rpm open in the root by their path on this machine:
-/// the rpm database, zypper's cache, state, history, locks, variables and
-/// services, and the pid file.
-const OPENED: [&str; 8] = [
+/// the rpm database, zypper's cache, state, history and pid file, and the
+/// root's zypp configuration beside the repositories (locks, variables,
+/// services, the solver's system checks, vendors, reboot rules, products,
+/// plugins).
+const OPENED: [&str; 15] = [
     DBPATH,
     "/var/cache/zypp",
     "/var/lib/zypp",
@@ -57,7 +60,17 @@ const OPENED: [&str; 8] = [
     "/etc/zypp/locks",
     "/etc/zypp/vars.d",
     "/etc/zypp/services.d",
+    SYSTEM_CHECK,
+    "/etc/zypp/systemCheck.d",
+    "/etc/zypp/vendors.d",
+    "/etc/zypp/needreboot",
+    "/etc/zypp/needreboot.d",
+    "/etc/products.d",
+    "/usr/lib/zypp",
 ];
+/// The solver's system checks: libzypp reads the file in the root but,
+/// unless told, the directory on this machine.
+const SYSTEM_CHECK: &str = "/etc/zypp/systemCheck";
 /// zypper's exit codes that report success with something to tell: a
 /// reboot or a restart of zypper is needed.
 const DONE_WITH_NEWS: [i32; 2] = [102, 103];
@@ -268,9 +281,10 @@ impl Provider<PackageSpec> for Zypper {
 }
 
 /// What zypper runs with under `--root`: a private home whose
-/// `.rpmmacros` puts the rpm database in the root's `/var/lib/rpm`, empty
-/// `zypp.conf` and `zypper.conf`, the root's repositories rewritten to
-/// point inside it, its log and temporary files.
+/// `.rpmmacros` puts the rpm database in the root's `/var/lib/rpm`, a
+/// `zypp.conf` of libzypp's defaults (but the system checks' directory,
+/// the root's), an empty `zypper.conf`, the root's repositories rewritten
+/// to point inside it, its log and temporary files.
 struct Scratch {
     dir: tempfile::TempDir,
     root_dir: PathBuf,
@@ -289,7 +303,16 @@ impl Scratch {
             std::fs::write(dir.path().join(name), bytes).map_err(|e| io(name, &e))
         };
         write(".rpmmacros", format!("%_dbpath {DBPATH}\n").as_bytes())?;
-        write("zypp.conf", b"")?;
+        let shown = root_dir.display().to_string();
+        if shown.contains(['\n', '\r']) {
+            return Err(Failure::new(format!(
+                "the root's path {shown:?} holds a line break, which zypp.conf cannot name"
+            )));
+        }
+        write(
+            "zypp.conf",
+            format!("[main]\nsolver.checkSystemFileDir = {shown}{SYSTEM_CHECK}.d\n").as_bytes(),
+        )?;
         write("zypper.conf", b"")?;
         for abs in OPENED {
             super::local_repo::stays_inside(root, abs).map_err(Failure::new)?;

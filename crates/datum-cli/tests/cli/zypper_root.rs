@@ -422,3 +422,35 @@ fn a_version_without_epoch_installs_the_epoch_the_repository_offers() {
     assert_eq!(String::from_utf8_lossy(&out.stdout), "2:3.0-1");
     assert_eq!(apply(&dir, &root, &[]).code, 0);
 }
+
+#[test]
+fn zypps_configuration_reached_through_a_link_out_of_the_root_is_refused() {
+    if !tools::installed(&TOOLS) || !tools::root() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("root");
+    let repo = leap(&root);
+    let gnupg = tmp.path().join("gnupg");
+    let key = key(&gnupg, "repo@datum.invalid");
+    let signer = (gnupg.as_path(), "repo@datum.invalid");
+    signed_repository(&repo, signer, signer);
+    // The solver's system checks, planted as a link to this machine's.
+    let host = tmp.path().join("host-checks");
+    fs::create_dir(&host).unwrap();
+    std::os::unix::fs::symlink(&host, root.join("etc/zypp/systemCheck.d")).unwrap();
+    let dir = tmp.path().join("fleet");
+    fleet(
+        &dir,
+        &resources(&key, "  Package[hello-datum]:\n    ensure: installed\n"),
+    );
+    let run = apply(&dir, &root, &["--format", "json"]);
+    assert_eq!(run.code, 6, "{}\n{}", run.stdout, run.stderr);
+    let v: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    let reason = v["resources"][1]["reason"].as_str().unwrap();
+    assert!(
+        reason.contains("etc/zypp/systemCheck.d is a symbolic link that leads out of the root"),
+        "{reason}"
+    );
+    assert!(packages::rpm_query(&root, &["hello-datum"]).contains("is not installed"));
+}
