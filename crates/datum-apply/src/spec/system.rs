@@ -179,7 +179,7 @@ impl Fields<'_> {
 /// its signing key beside it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RepositorySpec {
-    /// Its files' names (`datum-NAME`), and its id for dnf and pacman.
+    /// Its files' names (`datum-NAME`), and its id for dnf, pacman and zypper.
     pub name: String,
     pub ensure: Ensure,
     /// The package system, when the manifest names one; otherwise the
