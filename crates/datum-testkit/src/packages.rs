@@ -1,6 +1,6 @@
 //! Packages built by the tests, and the local repositories they are
-//! served from: rpms by `rpmbuild`, a dnf repository by `createrepo_c`,
-//! and a Rocky-like root to install them in.
+//! served from: rpms by `rpmbuild`, a dnf or zypper repository by
+//! `createrepo_c`, and Rocky-like and openSUSE-like roots to install them in.
 
 use std::fs;
 use std::path::Path;
@@ -64,6 +64,21 @@ pub fn rocky(root: &Path) {
     fs::write(
         root.join("etc/os-release"),
         "NAME=\"Rocky Linux\"\nID=\"rocky\"\nID_LIKE=\"rhel centos fedora\"\nVERSION_ID=\"9.3\"\nPRETTY_NAME=\"Rocky Linux 9.3 (Blue Onyx)\"\n",
+    )
+    .unwrap();
+}
+
+/// An openSUSE-Leap-like root: its os-release (`ID="opensuse-leap"`,
+/// `ID_LIKE="suse opensuse"`), root's account, `/etc/zypp/repos.d`, an
+/// empty rpm database directory.
+pub fn opensuse(root: &Path) {
+    fs::create_dir_all(root.join("etc/zypp/repos.d")).unwrap();
+    fs::write(root.join("etc/passwd"), "root:x:0:0:root:/root:/bin/bash\n").unwrap();
+    fs::write(root.join("etc/group"), "root:x:0:\n").unwrap();
+    fs::create_dir_all(root.join("var/lib/rpm")).unwrap();
+    fs::write(
+        root.join("etc/os-release"),
+        "NAME=\"openSUSE Leap\"\nVERSION=\"15.5\"\nID=\"opensuse-leap\"\nID_LIKE=\"suse opensuse\"\nVERSION_ID=\"15.5\"\nPRETTY_NAME=\"openSUSE Leap 15.5\"\n",
     )
     .unwrap();
 }

@@ -15,6 +15,11 @@
 //!   so that the pattern still matches). pacman takes keys only from its keyring,
 //!   which Datum does not manage: a pacman Repository with `key` fails.
 //!
+//! - zypper: `/etc/zypp/repos.d/datum-NAME.repo` (`[NAME]`, `baseurl`,
+//!   `autorefresh=0`, `gpgcheck`, `gpgkey`), the key beside it
+//!   (`datum-NAME.asc`) and imported into the rpm database
+//!   ([`super::zypper::repository`]).
+//!
 //! The system is the Repository's `provider`, else the machine's
 //! ([`super::package::detect`]). A Repository that changes marks its
 //! system's package cache stale ([`Stale`]): the next package transaction
@@ -70,6 +75,7 @@ pub fn paths(system: PackageSystem, name: &str) -> (String, String) {
             format!("/etc/pacman.d/datum-{name}.conf"),
             format!("/etc/pacman.d/datum-{name}.asc"),
         ),
+        PackageSystem::Zypper => super::zypper::repository::paths(name),
     }
 }
 
@@ -126,6 +132,7 @@ pub fn content(system: PackageSystem, s: &RepositorySpec) -> Result<String, Fail
             }
             Ok(format!("{head}[{}]\nServer = {}\n", s.name, s.url))
         }
+        PackageSystem::Zypper => super::zypper::repository::content(&head, s, &key),
     }
 }
 
@@ -233,6 +240,8 @@ impl Provider<RepositorySpec> for Repositories {
     fn converge(&self, s: &RepositorySpec, _: &[Change], cx: &Context<'_>) -> Result<(), Failure> {
         let system = self.system(s)?;
         let [key, repo] = files(system, s)?;
+        let zypper_key = (system == PackageSystem::Zypper)
+            .then(|| super::zypper::repository::held(&self.root, &key.path));
         // The key before the file that names it; removed after it.
         let order = if s.ensure == Ensure::Present {
             [&key, &repo]
@@ -272,6 +281,9 @@ impl Provider<RepositorySpec> for Repositories {
             if !changes.is_empty() {
                 self.files.converge(&keep, &changes, cx)?;
             }
+        }
+        if let Some(before) = zypper_key {
+            super::zypper::repository::keys(&self.root, s, before)?;
         }
         self.stale
             .lock()

@@ -59,3 +59,4 @@ mod templates;
 mod test_files;
 mod trust;
 mod usage;
+mod zypper_root;
