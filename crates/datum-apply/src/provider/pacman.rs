@@ -16,6 +16,7 @@
 //! Repository changed in the run, and fetched (`-y`) when the root has
 //! none yet.
 
+pub mod keyring;
 pub mod vercmp;
 
 use std::process::Command;

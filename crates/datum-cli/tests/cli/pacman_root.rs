@@ -122,3 +122,195 @@ fn an_arch_like_root_converges_packages_from_a_repository_it_adds() {
     );
     assert_eq!(apply(&dir, &root, &[]).code, 0);
 }
+
+/// The tools a signed pacman repository needs, here and in the root.
+const SIGNED_TOOLS: &[&str] = &[
+    "pacman",
+    "pacman-key",
+    "repo-add",
+    "bsdtar",
+    "unshare",
+    "gpg",
+    "gpgconf",
+    "gpg-agent",
+    "ldd",
+    "mknod",
+];
+
+/// An Arch-like root whose pacman.conf checks no signature of its own
+/// (`SigLevel = Never`) and includes Datum's files, with gpg inside as
+/// pacman needs to check signatures; its path.
+fn signed_root(tmp: &Path) -> std::path::PathBuf {
+    let root = tmp.join("root");
+    packages::arch(&root, "unused");
+    fs::write(
+        root.join("etc/pacman.conf"),
+        "[options]\nArchitecture = auto\nSigLevel = Never\nInclude = /etc/pacman.d/datum-*.conf\n",
+    )
+    .unwrap();
+    fs::create_dir_all(root.join("etc/pacman.d")).unwrap();
+    fs::create_dir_all(root.join("var/log")).unwrap();
+    fs::create_dir_all(root.join("etc/datum")).unwrap();
+    fs::write(root.join("etc/datum/host"), "arch-001\n").unwrap();
+    packages::gnupg_in_root(&root);
+    root
+}
+
+/// A Repository `datumtest` served from the root's `/srv/datumtest`,
+/// with `key`, and `more` resources.
+fn keyed(key: &str, more: &str) -> String {
+    let key: String = key.lines().map(|l| format!("      {l}\n")).collect();
+    format!("  Repository[datumtest]:\n    url: file:///srv/datumtest\n    key: |\n{key}{more}")
+}
+
+/// A key's primary fingerprint, as gpg prints it.
+fn fingerprint(gnupg: &Path, email: &str) -> String {
+    let out = std::process::Command::new("gpg")
+        .env("GNUPGHOME", gnupg)
+        .args(["--batch", "--with-colons", "--fingerprint", email])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    let fpr = text.lines().find(|l| l.starts_with("fpr:")).unwrap();
+    fpr.split(':').nth(9).unwrap().to_owned()
+}
+
+/// What the root's keyring says of `fpr`: its `pub` line's validity
+/// (`f`: trusted through the master key's local signature), or `None`
+/// when the keyring does not hold it. Read from a copy, so that the
+/// keyring itself stays as it was.
+fn validity(root: &Path, fpr: &str) -> Option<String> {
+    let copy = tempfile::tempdir().unwrap();
+    for name in ["pubring.gpg", "trustdb.gpg"] {
+        fs::copy(
+            root.join("etc/pacman.d/gnupg").join(name),
+            copy.path().join(name),
+        )
+        .ok()?;
+    }
+    let out = std::process::Command::new("gpg")
+        .arg("--homedir")
+        .arg(copy.path())
+        .args([
+            "--batch",
+            "--no-auto-check-trustdb",
+            "--with-colons",
+            "--list-keys",
+            fpr,
+        ])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    let _ = std::process::Command::new("gpgconf")
+        .arg("--homedir")
+        .arg(copy.path())
+        .args(["--kill", "all"])
+        .output();
+    text.lines()
+        .find(|l| l.starts_with("pub:"))
+        .map(|l| l.split(':').nth(1).unwrap().to_owned())
+}
+
+/// The host's own pacman keyring, as it is (`None` where there is none).
+fn host_keyring() -> Option<package_root::Tree> {
+    let dir = Path::new("/etc/pacman.d/gnupg");
+    dir.exists().then(|| package_root::tree(dir, &[]))
+}
+
+#[test]
+fn a_pacman_repository_key_goes_into_the_roots_keyring_and_only_its_packages_install() {
+    if !tools::installed(SIGNED_TOOLS) || !tools::root() {
+        return;
+    }
+    let host = host_keyring();
+    let tmp = tempfile::tempdir().unwrap();
+    let root = signed_root(tmp.path());
+    let (ours, theirs) = (tmp.path().join("ours"), tmp.path().join("theirs"));
+    let key = packages::signing_key(&ours, "pacman@datum.invalid");
+    packages::signing_key(&theirs, "rogue@datum.invalid");
+    let fpr = fingerprint(&ours, "pacman@datum.invalid");
+    let repo = root.join("srv/datumtest");
+    packages::sign(
+        &packages::pacman_package(&repo, "hello-datum", "1.0-1"),
+        &ours,
+    );
+    packages::sign(
+        &packages::pacman_package(&repo, "rogue-datum", "1.0-1"),
+        &theirs,
+    );
+    packages::pacman_package(&repo, "unsigned-datum", "1.0-1");
+    packages::repo_add(&repo, "datumtest");
+    let dir = tmp.path().join("fleet");
+    let hello = "  Package[hello-datum]:\n    ensure: installed\n";
+    fleet(&dir, &keyed(&key, hello));
+
+    // --noop: the keyring is not even made.
+    let before = tree(&root);
+    let noop = apply(&dir, &root, &["--noop"]);
+    assert_eq!(noop.code, 2, "{}\n{}", noop.stdout, noop.stderr);
+    assert!(
+        noop.stdout.contains(&format!("key absent -> {fpr}")),
+        "{}",
+        noop.stdout
+    );
+    assert_eq!(tree(&root), before);
+
+    let first = apply(&dir, &root, &[]);
+    assert_eq!(first.code, 2, "{}\n{}", first.stdout, first.stderr);
+    assert_eq!(
+        fs::read_to_string(root.join("etc/pacman.d/datum-datumtest.conf")).unwrap(),
+        "# Managed by Datum: Repository[datumtest]\n[datumtest]\n\
+         SigLevel = Required DatabaseOptional\nServer = file:///srv/datumtest\n"
+    );
+    assert_eq!(validity(&root, &fpr).as_deref(), Some("f"));
+    let record = fs::read_to_string(root.join("etc/pacman.d/datum-datumtest.keys")).unwrap();
+    assert!(record.lines().any(|l| l == fpr), "{record}");
+    assert!(root.join("usr/share/hello-datum/version").exists());
+
+    // Second run: nothing to do, the keyring as it was.
+    let settled = tree(&root);
+    let second = apply(&dir, &root, &[]);
+    assert_eq!(second.code, 0, "{}\n{}", second.stdout, second.stderr);
+    assert_eq!(tree(&root), settled);
+
+    // Signed by another key, or not at all: pacman refuses it.
+    for (name, why) in [
+        ("rogue-datum", "required key missing from keyring"),
+        (
+            "unsigned-datum",
+            "failed retrieving file 'unsigned-datum-1.0-1-any.pkg.tar.zst.sig'",
+        ),
+    ] {
+        fleet(
+            &dir,
+            &keyed(
+                &key,
+                &format!("{hello}  Package[{name}]:\n    ensure: installed\n"),
+            ),
+        );
+        let refused = apply(&dir, &root, &[]);
+        assert_eq!(
+            refused.code, 4,
+            "{name}: {}\n{}",
+            refused.stdout, refused.stderr
+        );
+        assert!(refused.stdout.contains(why), "{name}: {}", refused.stdout);
+        assert!(
+            !root.join(format!("usr/share/{name}")).exists(),
+            "{name} installed"
+        );
+    }
+
+    // Removed: the key Datum added leaves the keyring with the Repository.
+    fleet(
+        &dir,
+        "  Repository[datumtest]:\n    ensure: absent\n  Package[hello-datum]:\n    ensure: absent\n",
+    );
+    let gone = apply(&dir, &root, &[]);
+    assert_eq!(gone.code, 2, "{}\n{}", gone.stdout, gone.stderr);
+    assert_eq!(validity(&root, &fpr), None);
+    assert!(!root.join("etc/pacman.d/datum-datumtest.keys").exists());
+    assert!(!root.join("etc/pacman.d/datum-datumtest.conf").exists());
+    assert_eq!(apply(&dir, &root, &[]).code, 0);
+    assert_eq!(host_keyring(), host, "the host's keyring changed");
+}
