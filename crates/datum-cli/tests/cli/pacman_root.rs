@@ -314,3 +314,168 @@ fn a_pacman_repository_key_goes_into_the_roots_keyring_and_only_its_packages_ins
     assert_eq!(apply(&dir, &root, &[]).code, 0);
     assert_eq!(host_keyring(), host, "the host's keyring changed");
 }
+
+/// The operator's keyring in `root`: made with `pacman-key --init`, then
+/// `key` imported with gpg itself (not signed, so not trusted yet).
+fn operator_keyring(root: &Path, key: &str) {
+    let gnupg = root.join("etc/pacman.d/gnupg");
+    let run = |cmd: &mut std::process::Command| {
+        let out = cmd.output().unwrap();
+        assert!(
+            out.status.success(),
+            "{cmd:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    run(std::process::Command::new("pacman-key")
+        .arg("--gpgdir")
+        .arg(&gnupg)
+        .arg("--config")
+        .arg(root.join("etc/pacman.conf"))
+        .arg("--init"));
+    let file = root.join("operator.asc");
+    fs::write(&file, key).unwrap();
+    run(std::process::Command::new("gpg")
+        .arg("--homedir")
+        .arg(&gnupg)
+        .args(["--batch", "--import"])
+        .arg(&file));
+    fs::remove_file(&file).unwrap();
+    run(std::process::Command::new("gpgconf")
+        .arg("--homedir")
+        .arg(&gnupg)
+        .args(["--kill", "all"]));
+}
+
+#[test]
+fn a_pacman_repository_key_change_replaces_only_the_key_datum_added() {
+    if !tools::installed(SIGNED_TOOLS) || !tools::root() {
+        return;
+    }
+    let host = host_keyring();
+    let tmp = tempfile::tempdir().unwrap();
+    let root = signed_root(tmp.path());
+    let keys: Vec<(String, String)> = ["operator", "second", "third"]
+        .iter()
+        .map(|who| {
+            let gnupg = tmp.path().join(who);
+            let email = format!("{who}@datum.invalid");
+            (
+                packages::signing_key(&gnupg, &email),
+                fingerprint(&gnupg, &email),
+            )
+        })
+        .collect();
+    let [(operator, op), (second, two), (third, three)] = &keys[..] else {
+        unreachable!()
+    };
+    operator_keyring(&root, operator);
+    let dir = tmp.path().join("fleet");
+    let record = root.join("etc/pacman.d/datum-datumtest.keys");
+
+    // The operator's key, already there: signed (trusted), not recorded.
+    fleet(&dir, &keyed(operator, ""));
+    let before = tree(&root);
+    let noop = apply(&dir, &root, &["--noop"]);
+    assert!(
+        noop.stdout
+            .contains(&format!("key {op} (not trusted) -> {op}")),
+        "{}",
+        noop.stdout
+    );
+    assert_eq!(tree(&root), before, "--noop changed the root");
+    assert_eq!(apply(&dir, &root, &[]).code, 2);
+    assert_eq!(validity(&root, op).as_deref(), Some("f"));
+    assert!(!record.exists());
+    let settled = tree(&root);
+    assert_eq!(apply(&dir, &root, &[]).code, 0);
+    assert_eq!(tree(&root), settled);
+
+    // Another key: added and recorded; the operator's stays.
+    fleet(&dir, &keyed(second, ""));
+    let changed = apply(&dir, &root, &[]);
+    assert!(
+        changed.stdout.contains(&format!("key absent -> {two}")),
+        "{}",
+        changed.stdout
+    );
+    assert_eq!(validity(&root, two).as_deref(), Some("f"));
+    assert!(fs::read_to_string(&record).unwrap().contains(two.as_str()));
+
+    // And another: the one Datum added is replaced.
+    fleet(&dir, &keyed(third, ""));
+    let before = tree(&root);
+    let noop = apply(&dir, &root, &["--noop"]);
+    assert!(
+        noop.stdout.contains(&format!("key {two} -> {three}")),
+        "{}",
+        noop.stdout
+    );
+    assert_eq!(tree(&root), before, "--noop changed the root");
+    assert_eq!(apply(&dir, &root, &[]).code, 2);
+    assert_eq!(validity(&root, two), None);
+    assert_eq!(validity(&root, three).as_deref(), Some("f"));
+    let kept = fs::read_to_string(&record).unwrap();
+    assert!(
+        kept.contains(three.as_str()) && !kept.contains(two.as_str()),
+        "{kept}"
+    );
+
+    // Gone: Datum's key with it, the operator's kept.
+    fleet(&dir, "  Repository[datumtest]:\n    ensure: absent\n");
+    assert_eq!(apply(&dir, &root, &[]).code, 2);
+    assert_eq!(validity(&root, three), None);
+    assert_eq!(validity(&root, op).as_deref(), Some("f"));
+    assert!(!record.exists());
+    assert_eq!(host_keyring(), host, "the host's keyring changed");
+}
+
+/// A link in the root's keyring directory leading out of the root is not
+/// followed: not when the keyring is read (its public keys), not when it
+/// is made (pacman-key --init writes gpg.conf).
+#[test]
+fn a_link_in_the_roots_pacman_keyring_is_not_followed_out_of_it() {
+    if !tools::installed(SIGNED_TOOLS) || !tools::root() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let root = signed_root(tmp.path());
+    let key = packages::signing_key(&tmp.path().join("ours"), "pacman@datum.invalid");
+    let dir = tmp.path().join("fleet");
+    fleet(&dir, &keyed(&key, ""));
+    let host = tmp.path().join("host");
+    fs::create_dir_all(&host).unwrap();
+    let gnupg = root.join("etc/pacman.d/gnupg");
+    fs::create_dir_all(&gnupg).unwrap();
+
+    // No keyring yet; its gpg.conf a link to a file of the host's.
+    fs::write(host.join("gpg.conf"), "# the host's\n").unwrap();
+    std::os::unix::fs::symlink(host.join("gpg.conf"), gnupg.join("gpg.conf")).unwrap();
+    let refused = apply(&dir, &root, &[]);
+    assert_eq!(refused.code, 4, "{}\n{}", refused.stdout, refused.stderr);
+    assert!(
+        refused.stdout.contains("gpg.conf is a link"),
+        "{}",
+        refused.stdout
+    );
+    assert_eq!(
+        fs::read_to_string(host.join("gpg.conf")).unwrap(),
+        "# the host's\n"
+    );
+
+    // A keyring whose public keys are a link to the host's.
+    fs::remove_file(gnupg.join("gpg.conf")).unwrap();
+    operator_keyring(&root, &key);
+    fs::rename(gnupg.join("pubring.gpg"), host.join("pubring.gpg")).unwrap();
+    std::os::unix::fs::symlink(host.join("pubring.gpg"), gnupg.join("pubring.gpg")).unwrap();
+    let before = package_root::tree(&host, &[]);
+    let refused = apply(&dir, &root, &[]);
+    assert_eq!(refused.code, 4, "{}\n{}", refused.stdout, refused.stderr);
+    assert!(
+        refused.stdout.contains("cannot read pacman's keyring")
+            && refused.stdout.contains("pubring.gpg"),
+        "{}",
+        refused.stdout
+    );
+    assert_eq!(package_root::tree(&host, &[]), before);
+}

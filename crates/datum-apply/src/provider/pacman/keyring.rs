@@ -389,9 +389,38 @@ pub fn gpgdir(conf: &str) -> Option<String> {
 }
 
 /// The keyring's host path, when every step to it inside the root is a
-/// directory (or missing) and none a link: pacman-key, a host tool,
-/// would follow a link out of the root.
+/// directory (or missing) and none a link, nor anything in it or its
+/// directories: pacman-key, a host tool, would follow a link out of the
+/// root.
 pub fn host_dir(root: &Root, dir: &str) -> Result<std::path::PathBuf, Failure> {
+    let path = walk(root, dir)?;
+    let mut dirs = vec![dir.trim_end_matches('/').to_owned()];
+    while let Some(d) = dirs.pop() {
+        for name in root.list(&d).unwrap_or_default() {
+            let inner = format!("{d}/{}", name.to_string_lossy());
+            let meta = root.lstat(&inner).map_err(|e| {
+                Failure::new(format!(
+                    "cannot examine {}: {e}",
+                    root.path(&inner).display()
+                ))
+            })?;
+            match meta {
+                Some(m) if m.file_type().is_symlink() => {
+                    return Err(Failure::new(format!(
+                        "{} is a link: pacman's keyring is changed only where nothing in it leads elsewhere",
+                        root.path(&inner).display()
+                    )));
+                }
+                Some(m) if m.is_dir() => dirs.push(inner),
+                _ => {}
+            }
+        }
+    }
+    Ok(path)
+}
+
+/// The host path of `dir` inside the root, when no step to it is a link.
+fn walk(root: &Root, dir: &str) -> Result<std::path::PathBuf, Failure> {
     let mut walked = String::new();
     for part in dir.split('/').filter(|p| !p.is_empty()) {
         walked.push('/');
