@@ -1,7 +1,9 @@
 //! Arch packages, with pacman.
 //!
 //! The installed state is read with `pacman -Q` from the root's local
-//! database (`/var/lib/pacman/local`); versions are compared by pacman's
+//! database (`/var/lib/pacman/local`; under `--root`, chrooted into the
+//! root with `--sysroot`, reading its pacman.conf and no link out of
+//! it); versions are compared by pacman's
 //! own rules ([`vercmp`]). Everything a run installs goes in one `pacman
 //! -S` transaction, everything it removes in one `pacman -R`.
 //!
@@ -41,6 +43,11 @@ impl Pacman {
 
     /// The installed version, or `None`. A root without a local database
     /// has nothing installed (and asking does not create one).
+    ///
+    /// Under `--root`, pacman is chrooted into it (`--sysroot`), as when
+    /// it installs: it reads the root's pacman.conf (never the host's) and
+    /// the database that names, and a link on the way to the database
+    /// leads where it leads inside the root, never out of it.
     pub fn installed(&self, name: &str) -> Result<Option<String>, Failure> {
         let mut cmd = tool("pacman");
         if let Some(dir) = self.root.dir() {
@@ -53,10 +60,10 @@ impl Pacman {
             {
                 return Ok(None);
             }
-            cmd.arg("--root")
-                .arg(dir)
-                .arg("--dbpath")
-                .arg(self.root.path(DBPATH));
+            // Chrooted, pacman logs its command line to the root's
+            // pacman.log even for -Q: a directory cannot be opened as the
+            // log, so reading writes nothing.
+            cmd.arg("--sysroot").arg(dir).args(["--logfile", "/"]);
         }
         cmd.args(["-Q", "--"]).arg(name);
         let out = command::output(&mut cmd)?;
