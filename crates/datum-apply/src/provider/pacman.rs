@@ -145,7 +145,7 @@ impl Pacman {
             let mut cmd = self.pacman();
             cmd.args([sync, "--noconfirm", "--"])
                 .args(install.iter().map(|s| s.name.as_str()));
-            command::run(&mut cmd)?;
+            command::run(&mut cmd).map_err(|e| self.explain(e))?;
         }
         if !remove.is_empty() {
             let mut cmd = self.pacman();
@@ -164,6 +164,33 @@ impl Pacman {
             }
         }
         Ok(())
+    }
+}
+
+/// What chrooted pacman needs to check a signature: libgpgme runs the
+/// root's own gpgconf and gpg, and gives them the root's /dev/null.
+const GPG_IN_ROOT: [&str; 3] = ["/usr/bin/gpg", "/usr/bin/gpgconf", "/dev/null"];
+
+impl Pacman {
+    /// A failed transaction, with what the root lacks when pacman could
+    /// not check a signature for want of it.
+    fn explain(&self, e: Failure) -> Failure {
+        if self.root.dir().is_none() || !e.0.contains("Invalid crypto engine") {
+            return e;
+        }
+        let missing: Vec<String> = GPG_IN_ROOT
+            .iter()
+            .filter(|p| self.root.lstat(p).ok().flatten().is_none())
+            .map(|p| self.root.path(p).display().to_string())
+            .collect();
+        if missing.is_empty() {
+            return e;
+        }
+        Failure::new(format!(
+            "{}; pacman, chrooted into the root, checks signatures with the root's own gpg, which it could not run: {} missing (install gnupg in the root; /dev is mounted by arch-chroot)",
+            e.0,
+            missing.join(", ")
+        ))
     }
 }
 

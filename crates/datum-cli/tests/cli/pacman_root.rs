@@ -479,3 +479,34 @@ fn a_link_in_the_roots_pacman_keyring_is_not_followed_out_of_it() {
     );
     assert_eq!(package_root::tree(&host, &[]), before);
 }
+
+/// pacman, chrooted, checks signatures with the root's own gpg: a root
+/// without what that needs fails the transaction saying what is missing.
+#[test]
+fn a_root_without_gpg_for_pacman_fails_saying_what_is_missing() {
+    if !tools::installed(SIGNED_TOOLS) || !tools::root() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let root = signed_root(tmp.path());
+    fs::remove_file(root.join("dev/null")).unwrap();
+    let gnupg = tmp.path().join("ours");
+    let key = packages::signing_key(&gnupg, "pacman@datum.invalid");
+    let repo = root.join("srv/datumtest");
+    packages::sign(
+        &packages::pacman_package(&repo, "hello-datum", "1.0-1"),
+        &gnupg,
+    );
+    packages::repo_add(&repo, "datumtest");
+    let dir = tmp.path().join("fleet");
+    fleet(
+        &dir,
+        &keyed(&key, "  Package[hello-datum]:\n    ensure: installed\n"),
+    );
+    let run = apply(&dir, &root, &[]);
+    // The Repository changed, the Package failed.
+    assert_eq!(run.code, 6, "{}\n{}", run.stdout, run.stderr);
+    let missing = format!("{} missing", root.join("dev/null").display());
+    assert!(run.stdout.contains(&missing), "{}", run.stdout);
+    assert!(!root.join("usr/share/hello-datum").exists());
+}
