@@ -510,3 +510,24 @@ fn a_root_without_gpg_for_pacman_fails_saying_what_is_missing() {
     assert!(run.stdout.contains(&missing), "{}", run.stdout);
     assert!(!root.join("usr/share/hello-datum").exists());
 }
+
+/// A `key` that is no OpenPGP key fails the Repository, saying so, and
+/// leaves the root's keyring unmade.
+#[test]
+fn a_pacman_repository_key_that_is_no_key_fails_it() {
+    if !tools::installed(SIGNED_TOOLS) || !tools::root() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let root = signed_root(tmp.path());
+    let dir = tmp.path().join("fleet");
+    fleet(&dir, &keyed("not a key\n", ""));
+    let run = apply(&dir, &root, &[]);
+    assert_eq!(run.code, 4, "{}\n{}", run.stdout, run.stderr);
+    assert!(
+        run.stdout.contains("holds no OpenPGP public key"),
+        "{}",
+        run.stdout
+    );
+    assert!(!root.join("etc/pacman.d/gnupg").exists());
+}
