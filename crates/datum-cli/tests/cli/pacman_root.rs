@@ -531,3 +531,39 @@ fn a_pacman_repository_key_that_is_no_key_fails_it() {
     );
     assert!(!root.join("etc/pacman.d/gnupg").exists());
 }
+
+/// A keyring without pacman's master key (never `pacman-key --init`ed)
+/// takes the key but cannot sign it: the run fails, and the key, recorded
+/// before it was added, is still deleted with the Repository.
+#[test]
+fn a_pacman_key_added_by_a_run_that_failed_is_still_deleted_with_its_repository() {
+    if !tools::installed(SIGNED_TOOLS) || !tools::root() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let root = signed_root(tmp.path());
+    let gnupg = root.join("etc/pacman.d/gnupg");
+    fs::create_dir_all(&gnupg).unwrap();
+    fs::write(gnupg.join("pubring.gpg"), "").unwrap();
+    let made = std::process::Command::new("gpg")
+        .arg("--homedir")
+        .arg(&gnupg)
+        .args(["--batch", "--update-trustdb"])
+        .output()
+        .unwrap();
+    assert!(made.status.success(), "{made:?}");
+    let ours = tmp.path().join("ours");
+    let key = packages::signing_key(&ours, "pacman@datum.invalid");
+    let fpr = fingerprint(&ours, "pacman@datum.invalid");
+    let dir = tmp.path().join("fleet");
+    fleet(&dir, &keyed(&key, ""));
+    let failed = apply(&dir, &root, &[]);
+    assert_eq!(failed.code, 4, "{}\n{}", failed.stdout, failed.stderr);
+    assert!(failed.stdout.contains("--lsign-key"), "{}", failed.stdout);
+    assert_eq!(validity(&root, &fpr).as_deref(), Some("-"));
+
+    fleet(&dir, "  Repository[datumtest]:\n    ensure: absent\n");
+    let gone = apply(&dir, &root, &[]);
+    assert_eq!(gone.code, 2, "{}\n{}", gone.stdout, gone.stderr);
+    assert_eq!(validity(&root, &fpr), None);
+}

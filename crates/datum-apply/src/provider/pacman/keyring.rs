@@ -283,7 +283,7 @@ impl Keyring {
         std::fs::write(&conf, "[options]\n")
             .map_err(|e| Failure::new(format!("cannot write a pacman.conf for pacman-key: {e}")))?;
         let text = key.unwrap_or_default();
-        let result = self.change_keys(&dir, &conf, (&want, text), &recorded, &scratch);
+        let result = self.change_keys(name, (&dir, &conf), (&want, text), &recorded, &scratch);
         stop_agent(&dir);
         let added = result?;
         self.keep_record(name, &added)
@@ -292,8 +292,8 @@ impl Keyring {
     /// Adds, signs and deletes; the keys Datum has added, as they now are.
     fn change_keys(
         &self,
-        dir: &Path,
-        conf: &Path,
+        name: &str,
+        (dir, conf): (&Path, &Path),
         (want, text): (&Keys, &str),
         recorded: &BTreeSet<String>,
         scratch: &Scratch,
@@ -310,6 +310,10 @@ impl Keyring {
             .filter(|f| want.contains_key(*f))
             .cloned()
             .collect();
+        added.extend(want.keys().filter(|f| !held.contains_key(*f)).cloned());
+        // Recorded before they are added: a run failing half-way still
+        // knows which keys are Datum's to delete.
+        self.keep_record(name, &added.union(recorded).cloned().collect())?;
         let incomplete = want
             .iter()
             .any(|(f, subs)| held.get(f).is_none_or(|h| !subs.is_subset(&h.fingerprints)));
@@ -320,9 +324,6 @@ impl Keyring {
             pacman_key(dir, conf, &["--add", &file.to_string_lossy()])?;
         }
         for fpr in want.keys() {
-            if !held.contains_key(fpr) {
-                added.insert(fpr.clone());
-            }
             if !held.get(fpr).is_some_and(|h| h.trusted) {
                 pacman_key(dir, conf, &["--lsign-key", fpr])?;
             }
