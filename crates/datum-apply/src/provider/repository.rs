@@ -118,7 +118,7 @@ pub fn content(system: PackageSystem, s: &RepositorySpec) -> Result<String, Fail
         PackageSystem::Pacman => {
             if !s.suites.is_empty() || !s.components.is_empty() {
                 return Err(Failure::new(
-                    "`suites` and `components` are apt's: a pacman Repository takes only `url`",
+                    "`suites` and `components` are apt's: a pacman Repository takes only `url` and `key`",
                 ));
             }
             // Signed packages only, by a key pacman trusts; the database
