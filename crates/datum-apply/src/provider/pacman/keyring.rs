@@ -424,6 +424,11 @@ pub fn host_dir(root: &Root, dir: &str) -> Result<std::path::PathBuf, Failure> {
 fn walk(root: &Root, dir: &str) -> Result<std::path::PathBuf, Failure> {
     let mut walked = String::new();
     for part in dir.split('/').filter(|p| !p.is_empty()) {
+        if part == "." || part == ".." {
+            return Err(Failure::new(format!(
+                "pacman's keyring {dir} (GPGDir in the root's pacman.conf) is not a plain path: `.` and `..` could lead out of the root"
+            )));
+        }
         walked.push('/');
         walked.push_str(part);
         let meta = root.lstat(&walked).map_err(|e| {
@@ -486,6 +491,27 @@ mod tests {
             }
         );
         assert!(!keys["CCCC3333"].trusted);
+    }
+
+    #[test]
+    fn a_keyring_path_leading_out_of_the_root_is_refused() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = Root::at(tmp.path().join("root"));
+        std::fs::create_dir_all(tmp.path().join("root/etc/pacman.d")).unwrap();
+        std::fs::create_dir_all(tmp.path().join("host")).unwrap();
+        let err = host_dir(&root, "/etc/../../host").unwrap_err().0;
+        assert!(err.contains("not a plain path"), "{err}");
+        std::os::unix::fs::symlink(
+            tmp.path().join("host"),
+            tmp.path().join("root/etc/pacman.d/gnupg"),
+        )
+        .unwrap();
+        let err = host_dir(&root, "/etc/pacman.d/gnupg").unwrap_err().0;
+        assert!(err.contains("not a directory"), "{err}");
+        assert_eq!(
+            host_dir(&root, "/etc/pacman.d/keys").unwrap(),
+            tmp.path().join("root/etc/pacman.d/keys")
+        );
     }
 
     #[test]
