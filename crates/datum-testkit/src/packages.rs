@@ -304,9 +304,9 @@ pub fn sign(file: &Path, gnupg: &Path) {
 
 /// Copies the host's `gpg` and `gpgconf`, with the shared libraries `ldd`
 /// lists, into `root`, and makes its `/dev/null`: what pacman, chrooted
-/// with `--sysroot`, needs to check a signature (libgpgme runs the root's
-/// `gpgconf` and `gpg`, and gives them `/dev/null`), as an Arch root has
-/// (pacman depends on gnupg).
+/// with `--sysroot`, needs to check a signature (libgpgme asks the root's
+/// `gpgconf` where `gpg` is, runs that, and gives it `/dev/null`), as an
+/// Arch root has (pacman depends on gnupg).
 pub fn gnupg_in_root(root: &Path) {
     for tool in ["/usr/bin/gpg", "/usr/bin/gpgconf"] {
         let mut files = vec![tool.to_owned()];

@@ -168,8 +168,9 @@ impl Pacman {
 }
 
 /// What chrooted pacman needs to check a signature: libgpgme runs the
-/// root's own gpgconf and gpg, and gives them the root's /dev/null.
-const GPG_IN_ROOT: [&str; 3] = ["/usr/bin/gpg", "/usr/bin/gpgconf", "/dev/null"];
+/// root's own gpg (asking the root's gpgconf where it is, when there is
+/// one) and gives it the root's /dev/null.
+const GPG_IN_ROOT: [&str; 2] = ["/usr/bin/gpg", "/dev/null"];
 
 impl Pacman {
     /// A failed transaction, with what the root lacks when pacman could
