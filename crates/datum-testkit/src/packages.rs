@@ -118,8 +118,8 @@ static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0)
 /// Builds the pacman package `NAME-VERSION-any.pkg.tar.zst` into `dir`
 /// by hand (a `.PKGINFO` and the files, archived by bsdtar with zstd, as
 /// makepkg would, which refuses to run as root), shipping
-/// `/usr/share/NAME/version` that holds `VERSION`.
-pub fn pacman_package(dir: &Path, name: &str, version: &str) {
+/// `/usr/share/NAME/version` that holds `VERSION`; its path.
+pub fn pacman_package(dir: &Path, name: &str, version: &str) -> std::path::PathBuf {
     let build = tempfile_dir();
     fs::create_dir_all(build.join(format!("usr/share/{name}"))).unwrap();
     fs::write(
@@ -145,6 +145,7 @@ pub fn pacman_package(dir: &Path, name: &str, version: &str) {
         .arg(&out)
         .args([".PKGINFO", "usr"]));
     fs::remove_dir_all(&build).unwrap();
+    out
 }
 
 /// Adds the packages in `dir` to its pacman repository `NAME.db`, with
@@ -284,4 +285,63 @@ pub fn apt_repository(dir: &Path, gnupg: &Path) -> String {
         release.to_str().unwrap(),
     ]);
     gpg(&["--armor", "--export", "apt@datum.invalid"])
+}
+
+/// A signing key made in `gnupg` (no passphrase) for `email`; its public
+/// half, armored.
+pub fn signing_key(gnupg: &Path, email: &str) -> String {
+    fs::create_dir_all(gnupg).unwrap();
+    fs::set_permissions(gnupg, std::os::unix::fs::PermissionsExt::from_mode(0o700)).unwrap();
+    let gpg = |args: &[&str]| {
+        ok(Command::new("gpg")
+            .env("GNUPGHOME", gnupg)
+            .args(["--batch", "--yes", "--passphrase", ""])
+            .args(args))
+    };
+    gpg(&[
+        "--quick-gen-key",
+        &format!("Datum test <{email}>"),
+        "rsa2048",
+        "sign",
+        "never",
+    ]);
+    gpg(&["--armor", "--export", email])
+}
+
+/// Signs the package `file` with the key in `gnupg`: a detached
+/// `FILE.sig` beside it, as `makepkg --sign` makes.
+pub fn sign(file: &Path, gnupg: &Path) {
+    ok(Command::new("gpg")
+        .env("GNUPGHOME", gnupg)
+        .args(["--batch", "--yes", "--detach-sign", "--no-armor"])
+        .arg(file));
+}
+
+/// Copies the host's `gpg` and `gpgconf`, with the shared libraries `ldd`
+/// lists, into `root`, and makes its `/dev/null`: what pacman, chrooted
+/// with `--sysroot`, needs to check a signature (libgpgme asks the root's
+/// `gpgconf` where `gpg` is, runs that, and gives it `/dev/null`), as an
+/// Arch root has (pacman depends on gnupg).
+pub fn gnupg_in_root(root: &Path) {
+    for tool in ["/usr/bin/gpg", "/usr/bin/gpgconf"] {
+        let mut files = vec![tool.to_owned()];
+        let libs = ok(Command::new("ldd").arg(tool));
+        files.extend(
+            libs.split_whitespace()
+                .filter(|w| w.starts_with('/'))
+                .map(str::to_owned),
+        );
+        for file in files {
+            let to = root.join(file.trim_start_matches('/'));
+            fs::create_dir_all(to.parent().unwrap()).unwrap();
+            fs::copy(&file, &to).unwrap();
+        }
+    }
+    fs::create_dir_all(root.join("dev")).unwrap();
+    if !root.join("dev/null").exists() {
+        ok(Command::new("mknod")
+            .args(["-m", "666"])
+            .arg(root.join("dev/null"))
+            .args(["c", "1", "3"]));
+    }
 }

@@ -39,6 +39,8 @@ mod names;
 mod outputs;
 mod package;
 mod package_root;
+mod pacman_keys;
+mod pacman_query;
 mod pacman_root;
 mod pty;
 mod query;
