@@ -23,8 +23,11 @@
 //! the root's `/etc/zypp/repos.d`, rewritten into the scratch directory
 //! by dnf's [`Relocator`]: every `baseurl` is a `file://` directory of the
 //! root, reached without a link, and every `gpgkey` a file of the root,
-//! copied; network sources are refused.
+//! copied; network sources are refused. Before an install, where zypper
+//! will open each package of those repositories is checked to stay inside
+//! the root ([`locations`]).
 
+pub mod locations;
 pub mod repository;
 pub mod search;
 
@@ -140,6 +143,13 @@ impl Zypper {
             // fail when the run removed the last.
             if refresh || self.never_refreshed() {
                 self.zypper_run(scratch.as_ref(), &["refresh"], std::iter::empty())?;
+            }
+            if let Some(s) = &scratch {
+                // The cache the install will read, current; then checked.
+                self.zypper_run(Some(s), &["refresh", "--build-only"], std::iter::empty())?;
+                for repo in &s.repos {
+                    locations::check(&self.root, repo)?;
+                }
             }
             let what = self.what(scratch.as_ref(), &install)?;
             let verb = ["--no-refresh", "install", "--no-recommends", "--oldpackage"];
@@ -288,6 +298,9 @@ impl Provider<PackageSpec> for Zypper {
 struct Scratch {
     dir: tempfile::TempDir,
     root_dir: PathBuf,
+    /// The repositories zypper is given, whose packages' locations are
+    /// checked before an install ([`locations`]).
+    repos: Vec<locations::Repo>,
 }
 
 impl Scratch {
@@ -331,6 +344,7 @@ impl Scratch {
                 root.path(REPOS_DIR).display()
             ))
         })?;
+        let mut repos = Vec::new();
         for name in names {
             let name = name.to_string_lossy().into_owned();
             if !name.ends_with(".repo") {
@@ -347,11 +361,13 @@ impl Scratch {
             let text = relocator
                 .rewrite(&text)
                 .map_err(|e| Failure::new(format!("{shown}: {e}")))?;
+            repos.extend(locations::repos(&text, &shown, root_dir)?);
             write(&format!("repos/{name}"), text.as_bytes())?;
         }
         Ok(Scratch {
             dir,
             root_dir: root_dir.to_owned(),
+            repos,
         })
     }
 

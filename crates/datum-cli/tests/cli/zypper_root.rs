@@ -12,7 +12,7 @@ use datum_testkit::{packages, tools};
 
 use crate::package_root::{self, apply, statuses};
 
-const TOOLS: [&str; 7] = [
+const TOOLS: [&str; 8] = [
     "rpm",
     "rpmbuild",
     "rpmsign",
@@ -20,6 +20,7 @@ const TOOLS: [&str; 7] = [
     "zypper",
     "gpg",
     "unshare",
+    "dumpsolv",
 ];
 
 /// A fleet of one host, leap-001, whose layer declares `resources`.
@@ -81,6 +82,12 @@ fn signed_repository(repo: &Path, packages: (&Path, &str), metadata: (&Path, &st
         }
     }
     packages::createrepo(repo);
+    sign_metadata(repo, metadata);
+}
+
+/// Signs `repo`'s `repomd.xml` with `metadata`'s key (`(gnupg, email)`),
+/// as `repomd.xml.asc`.
+fn sign_metadata(repo: &Path, metadata: (&Path, &str)) {
     let repomd = repo.join("repodata/repomd.xml");
     gpg(
         metadata.0,
@@ -453,4 +460,50 @@ fn zypps_configuration_reached_through_a_link_out_of_the_root_is_refused() {
         "{reason}"
     );
     assert!(packages::rpm_query(&root, &["hello-datum"]).contains("is not installed"));
+}
+
+#[test]
+fn a_package_whose_location_climbs_out_of_the_root_is_refused() {
+    if !tools::installed(&TOOLS) || !tools::root() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("root");
+    let repo = leap(&root);
+    let gnupg = tmp.path().join("gnupg");
+    let key = key(&gnupg, "repo@datum.invalid");
+    let signer = (gnupg.as_path(), "repo@datum.invalid");
+    signed_repository(&repo, signer, signer);
+    // The metadata says hello-datum is at ../../../outside/ (from
+    // ROOT/srv/repo: beside the root), where a copy of it is, and the
+    // repository's own copy is gone: zypper could only install the host's.
+    let outside = tmp.path().join("outside");
+    fs::create_dir(&outside).unwrap();
+    let rpm = "hello-datum-1.0-1.noarch.rpm";
+    fs::remove_dir_all(repo.join("repodata")).unwrap();
+    let out = Command::new("createrepo_c")
+        .args(["--quiet", "--location-prefix", "../../../outside"])
+        .arg(&repo)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "createrepo_c: {out:?}");
+    sign_metadata(&repo, signer);
+    fs::copy(repo.join(rpm), outside.join(rpm)).unwrap();
+    fs::remove_file(repo.join("hello-datum-2.0-1.noarch.rpm")).unwrap();
+    fs::remove_file(repo.join(rpm)).unwrap();
+    let dir = tmp.path().join("fleet");
+    fleet(
+        &dir,
+        &resources(&key, "  Package[hello-datum]:\n    version: \"1.0-1\"\n"),
+    );
+    let run = apply(&dir, &root, &["--format", "json"]);
+    assert_eq!(run.code, 6, "{}\n{}", run.stdout, run.stderr);
+    let v: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    let reason = v["resources"][1]["reason"].as_str().unwrap();
+    assert!(
+        reason.contains("etc/zypp/repos.d/datum-local.repo: repository `local`: package hello-datum-1.0-1.noarch: its location `../../../outside/hello-datum-1.0-1.noarch.rpm` climbs above the root"),
+        "{reason}"
+    );
+    assert!(packages::rpm_query(&root, &["hello-datum"]).contains("is not installed"));
+    assert!(!root.join("usr/share/hello-datum").exists());
 }
