@@ -43,6 +43,8 @@ use crate::root::Root;
 const SOLV_CACHE: &str = "/var/cache/zypp/solv";
 /// The largest number of components a location may have.
 const DEPTH_LIMIT: usize = 256;
+/// The most paths remembered while walking a repository's locations.
+const SEEN_LIMIT: usize = 1 << 14;
 
 /// One repository as zypper is given it: its alias, the root's file that
 /// configures it (for messages) and its `baseurl` directories, as paths
@@ -122,9 +124,10 @@ pub fn check(root: &Root, repo: &Repo) -> Result<(), Failure> {
     };
     let mut de = serde_json::Deserializer::from_reader(BufReader::new(stdout));
     let mut refused = None;
+    let mut seen = Seen::default();
     let mut each = |p: Package| {
         if refused.is_none() {
-            refused = where_(root, repo, &p).err();
+            refused = where_(root, &mut seen, repo, &p).err();
         }
     };
     let parsed = Top(&mut each).deserialize(&mut de).and_then(|()| de.end());
@@ -204,7 +207,7 @@ impl Package {
 
 /// Refuses a package whose location, from any of the repository's
 /// directories, would lead out of the root.
-fn where_(root: &Root, repo: &Repo, p: &Package) -> Result<(), Failure> {
+fn where_(root: &Root, seen: &mut Seen, repo: &Repo, p: &Package) -> Result<(), Failure> {
     let refuse = |why: String| {
         Failure::new(format!(
             "{}: repository `{}`: package {}: {why}; under --root zypper opens a package at its location as a path of this machine, so every location must stay inside the root: fix the repository's metadata (createrepo_c writes locations below the repository)",
@@ -228,7 +231,8 @@ fn where_(root: &Root, repo: &Repo, p: &Package) -> Result<(), Failure> {
         return Err(refuse(format!("its location `{location}` is absolute")));
     }
     for dir in &repo.dirs {
-        walk(root, dir, &location).map_err(|e| refuse(format!("its location `{location}` {e}")))?;
+        walk(root, seen, dir, &location)
+            .map_err(|e| refuse(format!("its location `{location}` {e}")))?;
     }
     Ok(())
 }
@@ -236,8 +240,9 @@ fn where_(root: &Root, repo: &Repo, p: &Package) -> Result<(), Failure> {
 /// Walks `location` from the root's directory `dir` as the kernel and a
 /// lexical normalisation both would: `..` may neither climb above the
 /// root nor step back out of a link; each component reached may not be a
-/// link leading out of the root.
-fn walk(root: &Root, dir: &str, location: &str) -> Result<(), String> {
+/// link leading out of the root. `seen` remembers what was found of the
+/// directories already walked (most packages share a few).
+fn walk(root: &Root, seen: &mut Seen, dir: &str, location: &str) -> Result<(), String> {
     let mut at: Vec<&str> = dir.split('/').filter(|c| !c.is_empty()).collect();
     let parts: Vec<&str> = location.split('/').collect();
     if parts.len() > DEPTH_LIMIT {
@@ -251,11 +256,7 @@ fn walk(root: &Root, dir: &str, location: &str) -> Result<(), String> {
                 if at.pop().is_none() {
                     return Err("climbs above the root".into());
                 }
-                let link = root
-                    .lstat(&abs)
-                    .map_err(|e| format!("cannot be followed: {}: {e}", root.path(&abs).display()))?
-                    .is_some_and(|m| m.file_type().is_symlink());
-                if link {
+                if seen.is_link(root, &abs)? {
                     return Err(format!(
                         "climbs back out of the symbolic link {}",
                         root.path(&abs).display()
@@ -264,11 +265,39 @@ fn walk(root: &Root, dir: &str, location: &str) -> Result<(), String> {
             }
             c => {
                 at.push(c);
-                stays_inside(root, &format!("/{}", at.join("/")))?;
+                seen.is_link(root, &format!("/{}", at.join("/")))?;
             }
         }
     }
     Ok(())
+}
+
+/// Paths of the root already looked at: whether each is a link (one
+/// leading inside the root; one leading out is refused at once). Never
+/// more than [`SEEN_LIMIT`] of them.
+#[derive(Default)]
+struct Seen(std::collections::HashMap<String, bool>);
+
+impl Seen {
+    /// Whether `abs` is a link (leading inside the root); a link leading
+    /// out of it, or nowhere, is refused. A missing path is no link.
+    fn is_link(&mut self, root: &Root, abs: &str) -> Result<bool, String> {
+        if let Some(link) = self.0.get(abs) {
+            return Ok(*link);
+        }
+        let link = root
+            .lstat(abs)
+            .map_err(|e| format!("cannot be followed: {}: {e}", root.path(abs).display()))?
+            .is_some_and(|m| m.file_type().is_symlink());
+        if link {
+            stays_inside(root, abs)?;
+        }
+        if self.0.len() >= SEEN_LIMIT {
+            self.0.clear();
+        }
+        self.0.insert(abs.to_owned(), link);
+        Ok(link)
+    }
 }
 
 /// The top of dumpsolv's JSON: `{"repositories": [{..., "solvables":
@@ -424,7 +453,7 @@ mod tests {
         std::os::unix::fs::symlink(tmp.path(), dir.join("srv/out")).unwrap();
         std::os::unix::fs::symlink("repo", dir.join("srv/in")).unwrap();
         let root = Root::at(&dir);
-        let walk = |l: &str| walk(&root, "/srv/repo", l);
+        let walk = |l: &str| walk(&root, &mut Seen::default(), "/srv/repo", l);
         assert_eq!(walk("sub/./a.rpm"), Ok(()));
         assert_eq!(walk("../other/a.rpm"), Ok(()));
         assert_eq!(walk("../in/a.rpm"), Ok(()));
@@ -463,17 +492,35 @@ mod tests {
             mediafile: Some(None),
             mediabase: base.map(|b| Some(b.to_owned())),
         };
-        assert!(where_(&root, &repo, &package(Some("sub"), None)).is_ok());
-        let abs = where_(&root, &repo, &package(Some("/etc"), None))
-            .unwrap_err()
-            .0;
+        assert!(
+            where_(
+                &root,
+                &mut Seen::default(),
+                &repo,
+                &package(Some("sub"), None)
+            )
+            .is_ok()
+        );
+        let abs = where_(
+            &root,
+            &mut Seen::default(),
+            &repo,
+            &package(Some("/etc"), None),
+        )
+        .unwrap_err()
+        .0;
         assert!(
             abs.starts_with("/etc/zypp/repos.d/r.repo: repository `r`: package p-1-1.noarch: its location `/etc/p-1-1.noarch.rpm` is absolute"),
             "{abs}"
         );
-        let base = where_(&root, &repo, &package(None, Some("file:///opt")))
-            .unwrap_err()
-            .0;
+        let base = where_(
+            &root,
+            &mut Seen::default(),
+            &repo,
+            &package(None, Some("file:///opt")),
+        )
+        .unwrap_err()
+        .0;
         assert!(base.contains("an xml:base (`file:///opt`)"), "{base}");
     }
 
