@@ -6,7 +6,9 @@
 //! for dnf ([`Dnf::installed`]); versions are compared by rpm's rules
 //! ([`vercmp`](super::dnf::vercmp)), a version without epoch matching any
 //! epoch. Everything a run installs or changes goes in one `zypper
-//! install`, everything it removes in one `zypper remove`, both
+//! install` (agreeing to the licences of the packages it installs:
+//! declaring a Package is the operator's agreement), everything it
+//! removes in one `zypper remove`, both
 //! non-interactive and without refreshing the repositories
 //! (`--no-refresh`): they are refreshed (`zypper refresh`) before an
 //! install only when a Repository changed in the run, or when zypper has
@@ -152,7 +154,15 @@ impl Zypper {
                 }
             }
             let what = self.what(scratch.as_ref(), &install)?;
-            let verb = ["--no-refresh", "install", "--no-recommends", "--oldpackage"];
+            // Declaring the Package is the operator's agreement to its
+            // licence (zypper, non-interactive, would refuse it).
+            let verb = [
+                "--no-refresh",
+                "install",
+                "--no-recommends",
+                "--oldpackage",
+                "--auto-agree-with-licenses",
+            ];
             self.zypper_run(scratch.as_ref(), &verb, what.into_iter())?;
         }
         if !remove.is_empty() {

@@ -507,3 +507,51 @@ fn a_package_whose_location_climbs_out_of_the_root_is_refused() {
     assert!(packages::rpm_query(&root, &["hello-datum"]).contains("is not installed"));
     assert!(!root.join("usr/share/hello-datum").exists());
 }
+
+#[test]
+fn a_package_whose_licence_needs_agreeing_to_is_installed() {
+    if !tools::installed(&TOOLS)
+        || !tools::installed(&["modifyrepo_c", "sha256sum"])
+        || !tools::root()
+    {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("root");
+    let repo = leap(&root);
+    let gnupg = tmp.path().join("gnupg");
+    let key = key(&gnupg, "repo@datum.invalid");
+    let signer = (gnupg.as_path(), "repo@datum.invalid");
+    signed_repository(&repo, signer, signer);
+    // SUSE's metadata gives hello-datum 1.0-1 a licence to agree to (an
+    // `eula` in susedata.xml, by the package's checksum), which zypper,
+    // non-interactive, refuses unless told the operator agrees.
+    let rpm = repo.join("hello-datum-1.0-1.noarch.rpm");
+    let out = Command::new("sha256sum").arg(&rpm).output().unwrap();
+    let sum = String::from_utf8(out.stdout).unwrap();
+    let pkgid = sum.split_whitespace().next().unwrap();
+    let susedata = tmp.path().join("susedata.xml");
+    fs::write(
+        &susedata,
+        format!(
+            "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<susedata xmlns=\"http://linux.duke.edu/metadata/susedata\" packages=\"1\">\n  <package pkgid=\"{pkgid}\" name=\"hello-datum\" arch=\"noarch\">\n    <version epoch=\"0\" ver=\"1.0\" rel=\"1\"/>\n    <eula>Read me first, and agree.</eula>\n  </package>\n</susedata>\n"
+        ),
+    )
+    .unwrap();
+    let out = Command::new("modifyrepo_c")
+        .arg("--mdtype=susedata")
+        .arg(&susedata)
+        .arg(repo.join("repodata"))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "modifyrepo_c: {out:?}");
+    sign_metadata(&repo, signer);
+    let dir = tmp.path().join("fleet");
+    fleet(
+        &dir,
+        &resources(&key, "  Package[hello-datum]:\n    version: \"1.0-1\"\n"),
+    );
+    let run = apply(&dir, &root, &["--format", "json"]);
+    assert_eq!(run.code, 2, "{}\n{}", run.stdout, run.stderr);
+    assert!(packages::rpm_query(&root, &["hello-datum"]).starts_with("hello-datum-1.0-1 "));
+}
