@@ -343,6 +343,12 @@ fn a_key_leaves_the_rpm_database_with_the_last_repository_holding_it() {
     fleet(&dir, &(repository("a", true) + &repository("b", true)));
     assert_eq!(apply(&dir, &root, &[]).code, 2);
     assert_eq!(keys().lines().count(), 1, "imported once: {}", keys());
+    // Both record it as Datum's: a imported it, b found it a's.
+    let entry = keys().split(' ').next().unwrap().to_owned();
+    for name in ["a", "b"] {
+        let record = fs::read_to_string(root.join(format!("etc/zypp/repos.d/datum-{name}.keys")));
+        assert!(record.unwrap().lines().any(|l| l == entry), "{name}");
+    }
     // b still holds it.
     fleet(&dir, &(repository("a", false) + &repository("b", true)));
     assert_eq!(apply(&dir, &root, &[]).code, 2);
@@ -350,6 +356,8 @@ fn a_key_leaves_the_rpm_database_with_the_last_repository_holding_it() {
     fleet(&dir, &(repository("a", false) + &repository("b", false)));
     assert_eq!(apply(&dir, &root, &[]).code, 2);
     assert!(keys().contains("is not installed"), "{}", keys());
+    assert!(!root.join("etc/zypp/repos.d/datum-a.keys").exists());
+    assert!(!root.join("etc/zypp/repos.d/datum-b.keys").exists());
 }
 
 #[test]
@@ -554,4 +562,42 @@ fn a_package_whose_licence_needs_agreeing_to_is_installed() {
     let run = apply(&dir, &root, &["--format", "json"]);
     assert_eq!(run.code, 2, "{}\n{}", run.stdout, run.stderr);
     assert!(packages::rpm_query(&root, &["hello-datum"]).starts_with("hello-datum-1.0-1 "));
+}
+
+#[test]
+fn a_key_the_operator_imported_before_datum_stays_in_the_rpm_database() {
+    if !tools::installed(&TOOLS) || !tools::root() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("root");
+    leap(&root);
+    let key = key(&tmp.path().join("gnupg"), "repo@datum.invalid");
+    // The operator trusted the vendor's key by hand before Datum managed
+    // the repository.
+    let by_hand = tmp.path().join("vendor.asc");
+    fs::write(&by_hand, &key).unwrap();
+    let out = Command::new("rpm")
+        .arg("--root")
+        .arg(&root)
+        .args(["--dbpath", "/var/lib/rpm", "--import"])
+        .arg(&by_hand)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "rpm --import: {out:?}");
+    let keys = || packages::rpm_query(&root, &["gpg-pubkey"]);
+    let before = keys();
+    assert!(before.starts_with("gpg-pubkey-"), "{before}");
+    let dir = tmp.path().join("fleet");
+    fleet(&dir, &resources(&key, ""));
+    assert_eq!(apply(&dir, &root, &[]).code, 2);
+    // Datum imported nothing, so records nothing.
+    assert_eq!(keys(), before);
+    assert!(!root.join("etc/zypp/repos.d/datum-local.keys").exists());
+    fleet(&dir, "  Repository[local]:\n    ensure: absent\n");
+    let gone = apply(&dir, &root, &[]);
+    assert_eq!(gone.code, 2, "{}\n{}", gone.stdout, gone.stderr);
+    assert!(!root.join("etc/zypp/repos.d/datum-local.asc").exists());
+    // The operator's key is left where it was.
+    assert_eq!(keys(), before);
 }
