@@ -482,23 +482,29 @@ fn a_package_whose_location_climbs_out_of_the_root_is_refused() {
     let key = key(&gnupg, "repo@datum.invalid");
     let signer = (gnupg.as_path(), "repo@datum.invalid");
     signed_repository(&repo, signer, signer);
-    // The metadata says hello-datum is at ../../../outside/ (from
-    // ROOT/srv/repo: beside the root), where a copy of it is, and the
-    // repository's own copy is gone: zypper could only install the host's.
+    // The metadata says hello-datum is at ../../../../../../outside/.
+    // zypper (1.14) reads it from the repository's directory whatever the
+    // `..` (ROOT/srv/repo/outside/), where it is; but it copies it into
+    // its package cache at the location joined to
+    // ROOT/var/cache/zypp/packages/local, `..` followed: beside the root,
+    // over the host's file there, which it then deletes.
     let outside = tmp.path().join("outside");
     fs::create_dir(&outside).unwrap();
     let rpm = "hello-datum-1.0-1.noarch.rpm";
+    fs::remove_file(repo.join("hello-datum-2.0-1.noarch.rpm")).unwrap();
+    fs::remove_file(repo.join("tools-datum-1.0-1.noarch.rpm")).unwrap();
     fs::remove_dir_all(repo.join("repodata")).unwrap();
     let out = Command::new("createrepo_c")
-        .args(["--quiet", "--location-prefix", "../../../outside"])
+        .args(["--quiet", "--location-prefix", "../../../../../../outside"])
         .arg(&repo)
         .output()
         .unwrap();
     assert!(out.status.success(), "createrepo_c: {out:?}");
     sign_metadata(&repo, signer);
-    fs::copy(repo.join(rpm), outside.join(rpm)).unwrap();
-    fs::remove_file(repo.join("hello-datum-2.0-1.noarch.rpm")).unwrap();
-    fs::remove_file(repo.join(rpm)).unwrap();
+    fs::create_dir(repo.join("outside")).unwrap();
+    fs::rename(repo.join(rpm), repo.join("outside").join(rpm)).unwrap();
+    let host = outside.join(rpm);
+    fs::write(&host, "the host's file\n").unwrap();
     let dir = tmp.path().join("fleet");
     fleet(
         &dir,
@@ -509,11 +515,12 @@ fn a_package_whose_location_climbs_out_of_the_root_is_refused() {
     let v: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
     let reason = v["resources"][1]["reason"].as_str().unwrap();
     assert!(
-        reason.contains("etc/zypp/repos.d/datum-local.repo: repository `local`: package hello-datum-1.0-1.noarch: its location `../../../outside/hello-datum-1.0-1.noarch.rpm` climbs above the root"),
+        reason.contains("etc/zypp/repos.d/datum-local.repo: repository `local`: package hello-datum-1.0-1.noarch: its location `../../../../../../outside/hello-datum-1.0-1.noarch.rpm` climbs above the root"),
         "{reason}"
     );
     assert!(packages::rpm_query(&root, &["hello-datum"]).contains("is not installed"));
     assert!(!root.join("usr/share/hello-datum").exists());
+    assert_eq!(fs::read_to_string(&host).unwrap(), "the host's file\n");
 }
 
 #[test]

@@ -6,7 +6,11 @@
 //! (primary.xml's `location href`, and `xml:base`), as a path of this
 //! machine: a location climbing with `..`, an absolute one, or an
 //! `xml:base` naming another directory would have it read (and install
-//! into the root) a file of the host.
+//! into the root) a file of the host. The zypper tested (1.14) reads a
+//! `..` location from within the repository's directory, but copies the
+//! package into its cache at the location joined to
+//! `/var/cache/zypp/packages/ALIAS`, `..` followed: out of the root, over
+//! a file of this machine, deleted afterwards.
 //!
 //! What is checked is the metadata zypper itself will use: the solv file
 //! of its cache in the root (`/var/cache/zypp/solv/ALIAS/solv`), which
