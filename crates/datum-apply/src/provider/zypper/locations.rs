@@ -135,7 +135,8 @@ pub fn check(root: &Root, repo: &Repo) -> Result<(), Failure> {
         }
     };
     let parsed = Top(&mut each).deserialize(&mut de).and_then(|()| de.end());
-    // Whatever happened, dumpsolv is waited for (reading on drains it).
+    // Whatever happened, dumpsolv is waited for: the pipe closed with the
+    // reader, it cannot block writing.
     drop(de);
     let status = child
         .wait()
