@@ -470,29 +470,26 @@ fn zypps_configuration_reached_through_a_link_out_of_the_root_is_refused() {
     assert!(packages::rpm_query(&root, &["hello-datum"]).contains("is not installed"));
 }
 
-#[test]
-fn a_package_whose_location_climbs_out_of_the_root_is_refused() {
-    if !tools::installed(&TOOLS) || !tools::root() {
-        return;
-    }
-    let tmp = tempfile::tempdir().unwrap();
-    let root = tmp.path().join("root");
-    let repo = leap(&root);
-    let gnupg = tmp.path().join("gnupg");
+/// A repository at `ROOT/srv/SUB` whose metadata puts hello-datum 1.0-1
+/// at `../../../../../../outside/`; a file of the host's at
+/// `TMP/outside/hello-datum-1.0-1.noarch.rpm`. zypper (1.14) reads the
+/// package from the repository's directory whatever the `..`
+/// (`ROOT/srv/SUB/outside/`, where it is), but copies it into its
+/// package cache at the location joined to
+/// `ROOT/var/cache/zypp/packages/local`, `..` followed: beside the root,
+/// over the host's file, which it then deletes. The apply's exit code
+/// and JSON report, and where the host's file is.
+fn location_out_of_the_root(tmp: &Path, sub: &str) -> (i32, serde_json::Value, std::path::PathBuf) {
+    let root = tmp.join("root");
+    let built = leap(&root);
+    let repo = root.join("srv").join(sub);
+    fs::create_dir_all(&repo).unwrap();
+    let rpm = "hello-datum-1.0-1.noarch.rpm";
+    fs::rename(built.join(rpm), repo.join(rpm)).unwrap();
+    let gnupg = tmp.join("gnupg");
     let key = key(&gnupg, "repo@datum.invalid");
     let signer = (gnupg.as_path(), "repo@datum.invalid");
     signed_repository(&repo, signer, signer);
-    // The metadata says hello-datum is at ../../../../../../outside/.
-    // zypper (1.14) reads it from the repository's directory whatever the
-    // `..` (ROOT/srv/repo/outside/), where it is; but it copies it into
-    // its package cache at the location joined to
-    // ROOT/var/cache/zypp/packages/local, `..` followed: beside the root,
-    // over the host's file there, which it then deletes.
-    let outside = tmp.path().join("outside");
-    fs::create_dir(&outside).unwrap();
-    let rpm = "hello-datum-1.0-1.noarch.rpm";
-    fs::remove_file(repo.join("hello-datum-2.0-1.noarch.rpm")).unwrap();
-    fs::remove_file(repo.join("tools-datum-1.0-1.noarch.rpm")).unwrap();
     fs::remove_dir_all(repo.join("repodata")).unwrap();
     let out = Command::new("createrepo_c")
         .args(["--quiet", "--location-prefix", "../../../../../../outside"])
@@ -503,23 +500,54 @@ fn a_package_whose_location_climbs_out_of_the_root_is_refused() {
     sign_metadata(&repo, signer);
     fs::create_dir(repo.join("outside")).unwrap();
     fs::rename(repo.join(rpm), repo.join("outside").join(rpm)).unwrap();
-    let host = outside.join(rpm);
+    fs::create_dir(tmp.join("outside")).unwrap();
+    let host = tmp.join("outside").join(rpm);
     fs::write(&host, "the host's file\n").unwrap();
-    let dir = tmp.path().join("fleet");
-    fleet(
-        &dir,
-        &resources(&key, "  Package[hello-datum]:\n    version: \"1.0-1\"\n"),
-    );
+    let dir = tmp.join("fleet");
+    let resources = resources(&key, "  Package[hello-datum]:\n    version: \"1.0-1\"\n")
+        .replace("file:///srv/repo", &format!("file:///srv/{sub}"));
+    fleet(&dir, &resources);
     let run = apply(&dir, &root, &["--format", "json"]);
-    assert_eq!(run.code, 6, "{}\n{}", run.stdout, run.stderr);
-    let v: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    let v = serde_json::from_str(&run.stdout).unwrap();
+    (run.code, v, host)
+}
+
+#[test]
+fn a_package_whose_location_climbs_out_of_the_root_is_refused() {
+    if !tools::installed(&TOOLS) || !tools::root() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let (code, v, host) = location_out_of_the_root(tmp.path(), "repo");
+    assert_eq!(code, 6, "{v}");
     let reason = v["resources"][1]["reason"].as_str().unwrap();
     assert!(
         reason.contains("etc/zypp/repos.d/datum-local.repo: repository `local`: package hello-datum-1.0-1.noarch: its location `../../../../../../outside/hello-datum-1.0-1.noarch.rpm` climbs above the root"),
         "{reason}"
     );
+    let root = tmp.path().join("root");
     assert!(packages::rpm_query(&root, &["hello-datum"]).contains("is not installed"));
     assert!(!root.join("usr/share/hello-datum").exists());
+    assert_eq!(fs::read_to_string(&host).unwrap(), "the host's file\n");
+}
+
+#[test]
+fn a_location_inside_the_root_from_the_repository_but_not_from_zyppers_cache_is_refused() {
+    if !tools::installed(&TOOLS) || !tools::root() {
+        return;
+    }
+    // Six levels down: from the repository the location climbs only to
+    // the root's top, from the package cache (five levels) out of it.
+    let tmp = tempfile::tempdir().unwrap();
+    let (code, v, host) = location_out_of_the_root(tmp.path(), "a/b/c/d/repo");
+    assert_eq!(code, 6, "{v}");
+    let reason = v["resources"][1]["reason"].as_str().unwrap();
+    assert!(
+        reason.contains("from /var/cache/zypp/packages/local where zypper copies the package, climbs above the root"),
+        "{reason}"
+    );
+    let root = tmp.path().join("root");
+    assert!(packages::rpm_query(&root, &["hello-datum"]).contains("is not installed"));
     assert_eq!(fs::read_to_string(&host).unwrap(), "the host's file\n");
 }
 

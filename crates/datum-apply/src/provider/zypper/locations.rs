@@ -27,7 +27,8 @@
 //! For each package the location is `mediadir/mediafile` (`mediafile`
 //! left out, libsolv's `NAME-VERSION-RELEASE.ARCH.rpm`; `mediadir` void,
 //! the architecture), walked component by component from each `baseurl`
-//! directory: `..` may not climb above the root, nor back out of a
+//! directory and from zypper's package cache
+//! (`/var/cache/zypp/packages/ALIAS`): `..` may not climb above the root, nor back out of a
 //! symbolic link, and a link on the way may not lead out of the root. An
 //! absolute location, an `xml:base` (`mediabase`), or anything that does
 //! not parse is refused: it is not guessed where zypper would go.
@@ -45,6 +46,8 @@ use crate::root::Root;
 
 /// Where zypper keeps the solv file of each repository, by alias.
 const SOLV_CACHE: &str = "/var/cache/zypp/solv";
+/// Where zypper copies each package before installing it, by alias.
+const PACKAGE_CACHE: &str = "/var/cache/zypp/packages";
 /// The largest number of components a location may have.
 const DEPTH_LIMIT: usize = 256;
 /// The most paths remembered while walking a repository's locations.
@@ -239,7 +242,13 @@ fn where_(root: &Root, seen: &mut Seen, repo: &Repo, p: &Package) -> Result<(), 
         walk(root, seen, dir, &location)
             .map_err(|e| refuse(format!("its location `{location}` {e}")))?;
     }
-    Ok(())
+    // zypper copies the package into its cache at the location, too.
+    let cache = format!("{PACKAGE_CACHE}/{}", repo.alias.replace('/', "_"));
+    walk(root, seen, &cache, &location).map_err(|e| {
+        refuse(format!(
+            "its location `{location}`, from {cache} where zypper copies the package, {e}"
+        ))
+    })
 }
 
 /// Walks `location` from the root's directory `dir` as the kernel and a
@@ -527,6 +536,22 @@ mod tests {
         .unwrap_err()
         .0;
         assert!(base.contains("an xml:base (`file:///opt`)"), "{base}");
+        // Inside the root from a deep repository, but not from zypper's
+        // package cache, five levels down.
+        let deep = Repo {
+            dirs: vec!["/a/b/c/d/e/f".into()],
+            ..repo
+        };
+        let five = package(Some("../../../../.."), None);
+        assert!(where_(&root, &mut Seen::default(), &deep, &five).is_ok());
+        let six = package(Some("../../../../../.."), None);
+        let cache = where_(&root, &mut Seen::default(), &deep, &six)
+            .unwrap_err()
+            .0;
+        assert!(
+            cache.contains("from /var/cache/zypp/packages/r where zypper copies the package, climbs above the root"),
+            "{cache}"
+        );
     }
 
     #[test]
