@@ -12,7 +12,7 @@ use datum_testkit::{packages, tools};
 
 use crate::package_root::{self, apply, statuses};
 
-const TOOLS: [&str; 8] = [
+pub const TOOLS: [&str; 8] = [
     "rpm",
     "rpmbuild",
     "rpmsign",
@@ -24,7 +24,7 @@ const TOOLS: [&str; 8] = [
 ];
 
 /// A fleet of one host, leap-001, whose layer declares `resources`.
-fn fleet(dir: &Path, resources: &str) {
+pub fn fleet(dir: &Path, resources: &str) {
     package_root::fleet(dir, "leap-001", resources);
 }
 
@@ -47,7 +47,7 @@ fn gpg(gnupg: &Path, args: &[&str]) -> String {
 }
 
 /// A signing key made in `gnupg` (no passphrase); its public half, armored.
-fn key(gnupg: &Path, email: &str) -> String {
+pub fn key(gnupg: &Path, email: &str) -> String {
     fs::create_dir_all(gnupg).unwrap();
     fs::set_permissions(gnupg, std::os::unix::fs::PermissionsExt::from_mode(0o700)).unwrap();
     gpg(
@@ -101,7 +101,7 @@ fn sign_metadata(repo: &Path, metadata: (&Path, &str)) {
     );
 }
 
-fn resources(key: &str, packages: &str) -> String {
+pub fn resources(key: &str, packages: &str) -> String {
     let key: String = key.lines().map(|l| format!("      {l}\n")).collect();
     format!("  Repository[local]:\n    url: file:///srv/repo\n    key: |\n{key}{packages}")
 }
@@ -110,7 +110,7 @@ fn resources(key: &str, packages: &str) -> String {
 /// its own installed (base-datum: a system is never empty, and zypper's
 /// rpmdb2solv fails on a database left without packages), and
 /// `srv/repo` holding hello-datum 1.0-1 and 2.0-1 and tools-datum 1.0-1.
-fn leap(root: &Path) -> std::path::PathBuf {
+pub fn leap(root: &Path) -> std::path::PathBuf {
     packages::opensuse(root);
     let base = root.parent().unwrap().join("base");
     packages::rpm(&base, "base-datum", None, "1.0", "1");
@@ -319,45 +319,6 @@ fn a_repository_of_the_root_on_the_network_is_refused_before_zypper_runs() {
     assert!(packages::rpm_query(&root, &["hello-datum"]).contains("is not installed"));
     // zypper never ran: it made no cache in the root.
     assert!(!root.join("var/cache/zypp").exists());
-}
-
-#[test]
-fn a_key_leaves_the_rpm_database_with_the_last_repository_holding_it() {
-    if !tools::installed(&TOOLS) || !tools::root() {
-        return;
-    }
-    let tmp = tempfile::tempdir().unwrap();
-    let root = tmp.path().join("root");
-    leap(&root);
-    let key = key(&tmp.path().join("gnupg"), "repo@datum.invalid");
-    let indented: String = key.lines().map(|l| format!("      {l}\n")).collect();
-    let repository = |name: &str, present: bool| {
-        if present {
-            format!("  Repository[{name}]:\n    url: file:///srv/repo\n    key: |\n{indented}")
-        } else {
-            format!("  Repository[{name}]:\n    ensure: absent\n")
-        }
-    };
-    let dir = tmp.path().join("fleet");
-    let keys = || packages::rpm_query(&root, &["gpg-pubkey"]);
-    fleet(&dir, &(repository("a", true) + &repository("b", true)));
-    assert_eq!(apply(&dir, &root, &[]).code, 2);
-    assert_eq!(keys().lines().count(), 1, "imported once: {}", keys());
-    // Both record it as Datum's: a imported it, b found it a's.
-    let entry = keys().split(' ').next().unwrap().to_owned();
-    for name in ["a", "b"] {
-        let record = fs::read_to_string(root.join(format!("etc/zypp/repos.d/datum-{name}.keys")));
-        assert!(record.unwrap().lines().any(|l| l == entry), "{name}");
-    }
-    // b still holds it.
-    fleet(&dir, &(repository("a", false) + &repository("b", true)));
-    assert_eq!(apply(&dir, &root, &[]).code, 2);
-    assert!(keys().starts_with("gpg-pubkey-"), "{}", keys());
-    fleet(&dir, &(repository("a", false) + &repository("b", false)));
-    assert_eq!(apply(&dir, &root, &[]).code, 2);
-    assert!(keys().contains("is not installed"), "{}", keys());
-    assert!(!root.join("etc/zypp/repos.d/datum-a.keys").exists());
-    assert!(!root.join("etc/zypp/repos.d/datum-b.keys").exists());
 }
 
 #[test]
@@ -597,42 +558,4 @@ fn a_package_whose_licence_needs_agreeing_to_is_installed() {
     let run = apply(&dir, &root, &["--format", "json"]);
     assert_eq!(run.code, 2, "{}\n{}", run.stdout, run.stderr);
     assert!(packages::rpm_query(&root, &["hello-datum"]).starts_with("hello-datum-1.0-1 "));
-}
-
-#[test]
-fn a_key_the_operator_imported_before_datum_stays_in_the_rpm_database() {
-    if !tools::installed(&TOOLS) || !tools::root() {
-        return;
-    }
-    let tmp = tempfile::tempdir().unwrap();
-    let root = tmp.path().join("root");
-    leap(&root);
-    let key = key(&tmp.path().join("gnupg"), "repo@datum.invalid");
-    // The operator trusted the vendor's key by hand before Datum managed
-    // the repository.
-    let by_hand = tmp.path().join("vendor.asc");
-    fs::write(&by_hand, &key).unwrap();
-    let out = Command::new("rpm")
-        .arg("--root")
-        .arg(&root)
-        .args(["--dbpath", "/var/lib/rpm", "--import"])
-        .arg(&by_hand)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "rpm --import: {out:?}");
-    let keys = || packages::rpm_query(&root, &["gpg-pubkey"]);
-    let before = keys();
-    assert!(before.starts_with("gpg-pubkey-"), "{before}");
-    let dir = tmp.path().join("fleet");
-    fleet(&dir, &resources(&key, ""));
-    assert_eq!(apply(&dir, &root, &[]).code, 2);
-    // Datum imported nothing, so records nothing.
-    assert_eq!(keys(), before);
-    assert!(!root.join("etc/zypp/repos.d/datum-local.keys").exists());
-    fleet(&dir, "  Repository[local]:\n    ensure: absent\n");
-    let gone = apply(&dir, &root, &[]);
-    assert_eq!(gone.code, 2, "{}\n{}", gone.stdout, gone.stderr);
-    assert!(!root.join("etc/zypp/repos.d/datum-local.asc").exists());
-    // The operator's key is left where it was.
-    assert_eq!(keys(), before);
 }
