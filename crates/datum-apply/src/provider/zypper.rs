@@ -143,12 +143,17 @@ impl Zypper {
         if !install.is_empty() {
             // Removing needs no repository: refreshing them first would
             // fail when the run removed the last.
-            if refresh || self.never_refreshed() {
+            let refreshed = refresh || self.never_refreshed();
+            if refreshed {
                 self.zypper_run(scratch.as_ref(), &["refresh"], std::iter::empty())?;
             }
             if let Some(s) = &scratch {
-                // The cache the install will read, current; then checked.
-                self.zypper_run(Some(s), &["refresh", "--build-only"], std::iter::empty())?;
+                // The cache the install will read, current (a refresh
+                // builds it too); then checked.
+                if !refreshed {
+                    let verb = ["refresh", "--build-only"];
+                    self.zypper_run(Some(s), &verb, std::iter::empty())?;
+                }
                 for repo in &s.repos {
                     locations::check(&self.root, repo)?;
                 }

@@ -18,9 +18,10 @@
 //! directory instead (`repo2solv` on it) would check what zypper last
 //! downloaded only if nothing changed since; the cache is what the
 //! transaction reads. So, just before the install, zypper is asked to
-//! bring that cache up to date with what it downloaded (`zypper refresh
-//! --build-only`, which rebuilds it only when it is stale: the install
-//! then finds it current and rebuilds nothing), and libsolv's `dumpsolv
+//! bring that cache up to date with what it downloaded (a refresh does;
+//! without one, `zypper refresh --build-only`, which rebuilds it only
+//! when it is stale: the install then finds it current and rebuilds
+//! nothing), and libsolv's `dumpsolv
 //! -j` prints it, as JSON (every string escaped), which is read as a
 //! stream: a repository of any size is checked in bounded memory.
 //!
