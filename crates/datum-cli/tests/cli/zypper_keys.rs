@@ -87,3 +87,29 @@ fn a_key_the_operator_imported_before_datum_stays_in_the_rpm_database() {
     // The operator's key is left where it was.
     assert_eq!(keys(), before);
 }
+
+#[test]
+fn a_repository_given_another_key_takes_the_one_datum_imported_out() {
+    if !tools::installed(&TOOLS) || !tools::root() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("root");
+    leap(&root);
+    let first = key(&tmp.path().join("gnupg"), "first@datum.invalid");
+    let second = key(&tmp.path().join("gnupg2"), "second@datum.invalid");
+    let keys = || packages::rpm_query(&root, &["gpg-pubkey"]);
+    let record = || fs::read_to_string(root.join("etc/zypp/repos.d/datum-local.keys")).unwrap();
+    let dir = tmp.path().join("fleet");
+    fleet(&dir, &resources(&first, ""));
+    assert_eq!(apply(&dir, &root, &[]).code, 2);
+    let was = keys().split(' ').next().unwrap().to_owned();
+    assert!(record().lines().any(|l| l == was), "{}", record());
+    fleet(&dir, &resources(&second, ""));
+    assert_eq!(apply(&dir, &root, &[]).code, 2);
+    let now = keys();
+    assert_eq!(now.lines().count(), 1, "{now}");
+    let is = now.split(' ').next().unwrap().to_owned();
+    assert_ne!(is, was);
+    assert!(record().ends_with(&format!("\n{is}\n")), "{}", record());
+}
