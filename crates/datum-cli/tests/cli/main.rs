@@ -61,4 +61,5 @@ mod templates;
 mod test_files;
 mod trust;
 mod usage;
+mod zypper_keys;
 mod zypper_root;
