@@ -14,7 +14,6 @@
 pub mod apt_root;
 pub mod written;
 
-use std::fs;
 use std::path::{Path, PathBuf};
 
 use super::command::{self, tool};
@@ -79,14 +78,7 @@ impl Dpkg {
     fn find_deb(&self, dir: &Path, name: &str, version: Option<&str>) -> Result<PathBuf, Failure> {
         super::local_repo::stays_inside(&self.root, ARCHIVES).map_err(Failure::new)?;
         let archives = dir.join(ARCHIVES.trim_start_matches('/'));
-        let mut debs: Vec<PathBuf> = match fs::read_dir(&archives) {
-            Ok(entries) => entries
-                .filter_map(Result::ok)
-                .map(|e| e.path())
-                .filter(|p| p.extension().is_some_and(|x| x == "deb"))
-                .collect(),
-            Err(_) => Vec::new(),
-        };
+        let mut debs = self.archive_debs(dir)?;
         debs.sort();
         let mut best: Option<(PathBuf, String)> = None;
         for deb in debs {
@@ -131,6 +123,51 @@ impl Dpkg {
                 archives.display()
             ))
         })
+    }
+
+    /// The `.deb` files of the root's archive cache (none when it does not
+    /// exist), each a regular file: dpkg-deb and dpkg open them by their
+    /// path on this machine, following links, so a link there (which could
+    /// lead to a host's file) or anything but a regular file is refused by
+    /// its name before either reads it.
+    fn archive_debs(&self, dir: &Path) -> Result<Vec<PathBuf>, Failure> {
+        let names = match self.root.list(ARCHIVES) {
+            Ok(names) => names,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
+            Err(e) => {
+                return Err(Failure::new(format!(
+                    "cannot list {}: {e}",
+                    self.root.path(ARCHIVES).display()
+                )));
+            }
+        };
+        let mut debs = Vec::new();
+        for name in names {
+            let name = name.to_string_lossy().into_owned();
+            if !name.ends_with(".deb") {
+                continue;
+            }
+            let abs = format!("{ARCHIVES}/{name}");
+            match self.root.lstat(&abs) {
+                Ok(Some(m)) if m.is_file() => {}
+                Ok(None) => continue,
+                Ok(Some(m)) => {
+                    return Err(Failure::new(format!(
+                        "{} is {}: under --root, dpkg reads the archive cache's .deb files by their path on this machine, following links, so it could read a file from outside the root; put the .deb itself there",
+                        self.root.path(&abs).display(),
+                        datum_fs::kind_of(&m)
+                    )));
+                }
+                Err(e) => {
+                    return Err(Failure::new(format!(
+                        "{}: {e}",
+                        self.root.path(&abs).display()
+                    )));
+                }
+            }
+            debs.push(dir.join(abs.trim_start_matches('/')));
+        }
+        Ok(debs)
     }
 
     /// dpkg under `--root=dir`, run only after [`written::check`] (so

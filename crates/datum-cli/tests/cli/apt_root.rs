@@ -451,3 +451,44 @@ fn packages_removed(root: &Path) {
         .success();
     assert!(ok);
 }
+
+/// Without Repositories, dpkg installs from the archive cache: a `.deb`
+/// there that is a link to a package of this machine is refused by its
+/// name before dpkg (or dpkg-deb) reads it; nothing is installed.
+#[test]
+fn dpkg_refuses_a_deb_in_the_archive_cache_that_links_out_of_the_root() {
+    use std::os::unix::fs::symlink;
+    if !tools::installed(&["dpkg", "dpkg-deb"]) || !tools::root() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("root");
+    packages::debian(&root);
+    fs::create_dir_all(root.join("etc/datum")).unwrap();
+    fs::write(root.join("etc/datum/host"), "debian-001\n").unwrap();
+    let host_deb = packages::deb(&tmp.path().join("host"), "hello-datum", "1.0-1", None);
+    let archives = root.join("var/cache/apt/archives");
+    fs::create_dir_all(&archives).unwrap();
+    let link = archives.join("hello-datum_1.0-1_all.deb");
+    symlink(&host_deb, &link).unwrap();
+    let dir = tmp.path().join("fleet");
+    fleet(&dir, "  Package[hello-datum]:\n    ensure: installed\n");
+    let run = apply(&dir, &root, &["--format", "json"]);
+    assert_eq!(run.code, 4, "{}\n{}", run.stdout, run.stderr);
+    assert!(
+        run.stdout.contains(&format!(
+            "{} is a symbolic link: under --root, dpkg reads the archive cache's .deb files by their path on this machine",
+            link.display()
+        )),
+        "{}",
+        run.stdout
+    );
+    assert!(!root.join("usr/share/hello-datum/version").exists());
+    assert!(dpkg_runs(&root).is_empty());
+    // The file itself there: installed.
+    fs::remove_file(&link).unwrap();
+    fs::copy(&host_deb, &link).unwrap();
+    let run = apply(&dir, &root, &[]);
+    assert_eq!(run.code, 2, "{}\n{}", run.stdout, run.stderr);
+    assert!(root.join("usr/share/hello-datum/version").exists());
+}
