@@ -12,6 +12,7 @@
 //! --remove`); then each package is read back.
 
 pub mod apt_root;
+pub mod deb822;
 pub mod written;
 
 use std::path::{Path, PathBuf};
@@ -252,14 +253,10 @@ impl Dpkg {
         let (install, remove): (Vec<&PackageSpec>, Vec<&PackageSpec>) =
             specs.iter().partition(|s| s.ensure == Ensure::Present);
         match self.root.dir() {
-            Some(dir) => {
-                let sources = apt_root::datum_sources(&self.root)?;
-                if sources.is_empty() {
-                    self.converge_from_archives(dir, &install, &remove)?;
-                } else {
-                    self.converge_from_repositories(dir, &sources, refresh, &install, &remove)?;
-                }
-            }
+            Some(dir) => match apt_root::AptRoot::new(&self.root, dir)? {
+                Some(apt) => self.converge_from_repositories(&apt, refresh, &install, &remove)?,
+                None => self.converge_from_archives(dir, &install, &remove)?,
+            },
             None => {
                 self.refresh(refresh)?;
                 if !install.is_empty() {
@@ -325,18 +322,16 @@ impl Dpkg {
         Ok(())
     }
 
-    /// Under `--root` with the root's Repositories (`sources`): apt-get
-    /// from them ([`apt_root`]), its lists refreshed first when `refresh`
-    /// or missing.
+    /// Under `--root` with sources apt can read in the root: apt-get from
+    /// them ([`apt_root`]), its lists refreshed first when `refresh` or
+    /// missing.
     fn converge_from_repositories(
         &self,
-        dir: &Path,
-        sources: &[String],
+        apt: &apt_root::AptRoot,
         refresh: bool,
         install: &[&PackageSpec],
         remove: &[&PackageSpec],
     ) -> Result<(), Failure> {
-        let apt = apt_root::AptRoot::new(&self.root, dir, sources)?;
         if refresh || !apt.has_lists(&self.root) {
             command::run(apt.apt_get().args(["update", "-q"]))?;
         }
@@ -348,7 +343,7 @@ impl Dpkg {
             )
             .map_err(|f| {
                 Failure::new(format!(
-                    "{}; under --root, apt reads only the root's Repositories ({}/datum-*.sources), whose file: addresses are inside the root",
+                    "{}; under --root, apt reads only the root's deb822 sources ({}/*.sources), from their file: addresses inside the root",
                     f.0,
                     apt_root::SOURCES_DIR
                 ))
@@ -366,11 +361,16 @@ impl Dpkg {
 }
 
 impl Provider<PackageSpec> for Dpkg {
+    /// Under `--root`, a change comes with notes of the root's sources apt
+    /// is not given ([`apt_root::notes`]).
     fn examine(&self, s: &PackageSpec, _cx: &Context<'_>) -> Result<Examined, Failure> {
-        Ok(Examined {
-            changes: self.differences(s)?,
-            notes: Vec::new(),
-        })
+        let changes = self.differences(s)?;
+        let notes = if self.root.dir().is_some() && !changes.is_empty() {
+            apt_root::notes(&self.root)
+        } else {
+            Vec::new()
+        };
+        Ok(Examined { changes, notes })
     }
 
     fn converge(

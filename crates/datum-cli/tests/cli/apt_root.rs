@@ -13,7 +13,7 @@ use crate::common::Run;
 use crate::package_root::{self, apply, statuses};
 
 /// A fleet of one host, debian-001, whose layer declares `resources`.
-fn fleet(dir: &Path, resources: &str) {
+pub(crate) fn fleet(dir: &Path, resources: &str) {
     package_root::fleet(dir, "debian-001", resources);
 }
 
@@ -32,7 +32,7 @@ fn resources(key: &str, packages: &str) -> String {
 /// A Debian-like root holding a flat repository in `/srv/repo` (hello-datum
 /// 1.0-1 and 2.0-1, other-datum depending on hello-datum), signed by a key
 /// made in `gnupg`; the key, armored.
-fn debian_with_repo(tmp: &Path) -> (PathBuf, String) {
+pub(crate) fn debian_with_repo(tmp: &Path) -> (PathBuf, String) {
     let root = tmp.join("root");
     packages::debian(&root);
     fs::create_dir_all(root.join("etc/apt/sources.list.d")).unwrap();
@@ -214,7 +214,7 @@ fn planted_source(tmp: &Path, root: &Path, text: &str) -> Run {
     apply(&dir, root, &["--format", "json"])
 }
 
-fn apt_tools() -> bool {
+pub(crate) fn apt_tools() -> bool {
     tools::installed(&[
         "apt-get",
         "dpkg",
