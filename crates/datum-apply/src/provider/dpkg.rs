@@ -336,18 +336,14 @@ impl Dpkg {
             command::run(apt.apt_get().args(["update", "-q"]))?;
         }
         if !install.is_empty() {
+            let what: Vec<String> = install.iter().map(|s| wanted(s)).collect();
+            apt.check_archives(&self.root, &what)?;
             command::run(
                 apt.apt_get()
                     .args(["install", "-y", "-q", "--allow-downgrades", "--"])
-                    .args(install.iter().map(|s| wanted(s))),
+                    .args(&what),
             )
-            .map_err(|f| {
-                Failure::new(format!(
-                    "{}; under --root, apt reads only the root's deb822 sources ({}/*.sources), from their file: addresses inside the root",
-                    f.0,
-                    apt_root::SOURCES_DIR
-                ))
-            })?;
+            .map_err(apt_root::with_hint)?;
         }
         if !remove.is_empty() {
             command::run(

@@ -108,3 +108,74 @@ fn the_roots_own_sources_are_checked_as_datums_are() {
         assert!(!root.join("usr/share/hello-datum/version").exists());
     }
 }
+
+/// A repository in the root whose index (`Filename:`) puts its package
+/// outside the root, where the `.deb` is, and nowhere inside: apt, asked
+/// where it would read the transaction's packages, names that path, and
+/// the run is refused before apt reads it; nothing is installed.
+#[test]
+fn a_package_whose_index_leads_out_of_the_root_is_refused() {
+    use std::process::Command;
+    if !apt_tools() || !datum_testkit::tools::installed(&["sha256sum"]) {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("root");
+    datum_testkit::packages::debian(&root);
+    fs::create_dir_all(root.join("etc/apt/sources.list.d")).unwrap();
+    fs::create_dir_all(root.join("etc/datum")).unwrap();
+    fs::write(root.join("etc/datum/host"), "debian-001\n").unwrap();
+    let repo = root.join("srv/repo");
+    datum_testkit::packages::deb(&repo, "hello-datum", "1.0-1", None);
+    let gnupg = tmp.path().join("gnupg");
+    let key = datum_testkit::packages::apt_repository(&repo, &gnupg);
+    // The index rewritten, its Release and InRelease made again (signed
+    // with the same key), the package moved out of the root.
+    let deb = "hello-datum_1.0-1_all.deb";
+    let outside = tmp.path().join("outside");
+    fs::create_dir_all(&outside).unwrap();
+    fs::rename(repo.join(deb), outside.join(deb)).unwrap();
+    let index = fs::read_to_string(repo.join("Packages")).unwrap().replace(
+        &format!("Filename: ./{deb}"),
+        &format!("Filename: ../../../outside/{deb}"),
+    );
+    assert!(index.contains("../../../outside/"), "{index}");
+    fs::write(repo.join("Packages"), &index).unwrap();
+    let sum = Command::new("sha256sum")
+        .arg(repo.join("Packages"))
+        .output()
+        .unwrap();
+    let sum = String::from_utf8(sum.stdout).unwrap();
+    let sum = sum.split_whitespace().next().unwrap();
+    fs::write(
+        repo.join("Release"),
+        format!(
+            "Origin: t\nLabel: t\nSHA256:\n {sum} {} Packages\n",
+            index.len()
+        ),
+    )
+    .unwrap();
+    let signed = Command::new("gpg")
+        .env("GNUPGHOME", &gnupg)
+        .args(["--batch", "--yes", "--passphrase", "", "--clearsign", "-o"])
+        .arg(repo.join("InRelease"))
+        .arg(repo.join("Release"))
+        .status()
+        .unwrap();
+    assert!(signed.success());
+    fs::create_dir_all(root.join("etc/apt/keyrings")).unwrap();
+    fs::write(root.join("etc/apt/keyrings/local.asc"), key).unwrap();
+    let run = with_sources(
+        tmp.path(),
+        &root,
+        "local.sources",
+        "Types: deb\nURIs: file:///srv/repo\nSuites: ./\nSigned-By: /etc/apt/keyrings/local.asc\n",
+    );
+    assert_eq!(run.code, 4, "{}\n{}", run.stdout, run.stderr);
+    let want = format!(
+        "package {deb}: apt would read it from `file:{}/../../../outside/{deb}`, which leads out of the root",
+        repo.display()
+    );
+    assert!(run.stdout.contains(&want), "{want}\n{}", run.stdout);
+    assert!(!root.join("usr/share/hello-datum/version").exists());
+}

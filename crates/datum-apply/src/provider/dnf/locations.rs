@@ -20,6 +20,7 @@ use std::collections::BTreeMap;
 use std::io::Read as _;
 use std::path::Path;
 
+use crate::provider::local_repo::walk;
 use crate::root::Root;
 
 /// What dnf prints for a field without a value.
@@ -135,7 +136,7 @@ fn package_inside(
         ));
     }
     let relative = location.trim_start_matches('/');
-    if base != NONE {
+    if base != NONE && !base.is_empty() {
         let inside = base
             .strip_prefix("file://")
             .filter(|p| p.starts_with('/') && !p.contains(['%', '?', '#', '\\']))
@@ -156,35 +157,6 @@ fn package_inside(
         .ok_or_else(|| "its repository is none of those Datum read in the root".to_owned())?;
     for dir in dirs {
         walk(root, &dir.path, relative).map_err(|e| format!("its location `{location}` {e}"))?;
-    }
-    Ok(())
-}
-
-/// Follows `relative` from the directory `dir` of the root as the kernel
-/// would: `..` above the root, or a symbolic link on the way (or at the
-/// end), is refused.
-fn walk(root: &Root, dir: &str, relative: &str) -> Result<(), String> {
-    let mut at: Vec<&str> = Vec::new();
-    let parts = dir.split('/').chain(relative.split('/'));
-    for part in parts.filter(|p| !p.is_empty() && *p != ".") {
-        if part == ".." {
-            if at.pop().is_none() {
-                return Err("leads out of the root".to_owned());
-            }
-            continue;
-        }
-        at.push(part);
-        let abs = format!("/{}", at.join("/"));
-        match root.lstat(&abs) {
-            Ok(Some(m)) if m.file_type().is_symlink() => {
-                return Err(format!(
-                    "passes through the symbolic link {}, which dnf would follow",
-                    root.path(&abs).display()
-                ));
-            }
-            Ok(_) => {}
-            Err(e) => return Err(format!("{}: {e}", root.path(&abs).display())),
-        }
     }
     Ok(())
 }

@@ -37,8 +37,8 @@ use std::process::Command;
 
 use super::deb822::{self, Field, Remote};
 use crate::provider::Failure;
-use crate::provider::command::tool;
-use crate::provider::local_repo::{checked, repository_dir, stays_inside};
+use crate::provider::command::{self, tool};
+use crate::provider::local_repo::{checked, repository_dir, stays_inside, walk};
 use crate::root::Root;
 
 /// Where apt reads its sources, in the root.
@@ -155,6 +155,14 @@ pub fn notes(root: &Root) -> Vec<String> {
     notes
 }
 
+/// apt-get's failure, with what it reads under `--root`.
+pub fn with_hint(f: Failure) -> Failure {
+    Failure::new(format!(
+        "{}; under --root, apt reads only the root's deb822 sources ({SOURCES_DIR}/*.sources), from their file: addresses inside the root",
+        f.0
+    ))
+}
+
 /// apt's scratch configuration for one run.
 pub struct AptRoot {
     dir: tempfile::TempDir,
@@ -226,6 +234,27 @@ impl AptRoot {
         cmd
     }
 
+    /// Refuses the run when apt would read a package of the transaction
+    /// (`wanted`, as `apt-get install` is given them, dependencies
+    /// included) from outside the root: apt opens a `file:` repository's
+    /// package at the path its index gives (`Filename:`, which may climb
+    /// with `..`), on this machine. apt itself says where, with
+    /// `--print-uris` (one run that changes nothing).
+    pub fn check_archives(&self, root: &Root, wanted: &[String]) -> Result<(), Failure> {
+        let mut cmd = self.apt_get();
+        cmd.args([
+            "install",
+            "--print-uris",
+            "-y",
+            "-q",
+            "--allow-downgrades",
+            "--",
+        ])
+        .args(wanted);
+        let out = command::run(&mut cmd).map_err(with_hint)?;
+        archives_inside(root, &self.root_dir, &out).map_err(Failure::new)
+    }
+
     /// Whether apt has package lists of the root's repositories (named
     /// after their addresses, which hold the root's path).
     pub fn has_lists(&self, root: &Root) -> bool {
@@ -257,6 +286,67 @@ fn write_sources(root: &Root, root_dir: &Path, etc: &Path) -> Result<usize, Fail
             .map_err(|e| Failure::new(format!("cannot prepare apt's sources: {e}")))?;
     }
     Ok(kept)
+}
+
+/// Refuses the first archive of apt's `--print-uris` answer (lines
+/// `'URI' FILE SIZE HASH`, the URI quoted by apt: a space in it is `%20`)
+/// that apt would read outside the root `root_dir`, or through a link.
+fn archives_inside(root: &Root, root_dir: &Path, printed: &str) -> Result<(), String> {
+    for line in printed.lines().filter(|l| l.starts_with('\'')) {
+        let (uri, file) = line[1..]
+            .split_once("' ")
+            .ok_or_else(|| format!("apt-get --print-uris printed `{}`", line.escape_debug()))?;
+        let file = file.split(' ').next().unwrap_or_default();
+        let why = match uri.strip_prefix("file:").filter(|p| p.starts_with('/')) {
+            None => Err(
+                "is not a file: address, and nothing is downloaded from outside the root"
+                    .to_owned(),
+            ),
+            Some(path) => match percent_decoded(path) {
+                None => Err("is not a path apt's quoting gives".to_owned()),
+                Some(path) => match Path::new(&path).strip_prefix(root_dir) {
+                    Err(_) => Err("is not inside the root".to_owned()),
+                    Ok(rel) => walk(root, "/", &rel.to_string_lossy()),
+                },
+            },
+        };
+        why.map_err(|why| {
+            format!(
+                "package {file}: apt would read it from `{uri}`, which {why}; under --root apt opens a package at the path its repository's index gives (`Filename:`), on this machine, so the run is refused before apt reads it (rebuild the index with `dpkg-scanpackages` in the repository's directory)"
+            )
+        })?;
+    }
+    Ok(())
+}
+
+/// `text` with apt's `%XX` quoting undone once, as its file method does;
+/// `None` when that is not UTF-8 or still holds a `%XX` (quoted twice: what
+/// it names could not be told).
+fn percent_decoded(text: &str) -> Option<String> {
+    let hex = |b: u8| (b as char).to_digit(16);
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%'
+            && let (Some(h), Some(l)) = (
+                bytes.get(i + 1).and_then(|&b| hex(b)),
+                bytes.get(i + 2).and_then(|&b| hex(b)),
+            )
+        {
+            out.push((h * 16 + l) as u8);
+            i += 3;
+            continue;
+        }
+        out.push(bytes[i]);
+        i += 1;
+    }
+    let decoded = String::from_utf8(out).ok()?;
+    let twice = decoded
+        .as_bytes()
+        .windows(3)
+        .any(|w| w[0] == b'%' && hex(w[1]).is_some() && hex(w[2]).is_some());
+    (!twice).then_some(decoded)
 }
 
 /// apt's configuration: `/etc/apt` is `etc` (scratch), its state, cache,
@@ -308,4 +398,58 @@ fn copy_key(root: &Root, path: &str, to: &Path) -> Result<String, String> {
     let copy = to.with_extension(ext);
     std::fs::write(&copy, key).map_err(|e| format!("cannot copy the key: {e}"))?;
     Ok(copy.display().to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn apts_quoting_is_undone_once() {
+        assert_eq!(
+            percent_decoded("/r/a%2bb%7ec%20d_1.deb").as_deref(),
+            Some("/r/a+b~c d_1.deb")
+        );
+        assert_eq!(percent_decoded("/r/%2e%2e/x").as_deref(), Some("/r/../x"));
+        assert_eq!(percent_decoded("/r/100%").as_deref(), Some("/r/100%"));
+        // Quoted twice, or not UTF-8: refused.
+        assert_eq!(percent_decoded("/r/%252e%252e/x"), None);
+        assert_eq!(percent_decoded("/r/%ff"), None);
+    }
+
+    #[test]
+    fn archives_leading_out_of_the_root_are_refused() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("root");
+        std::fs::create_dir_all(dir.join("srv/repo")).unwrap();
+        let root = Root::at(&dir);
+        let r = dir.display();
+        let line = |uri: &str| format!("Need to get 0 B\n'{uri}' x_1_all.deb 720 MD5Sum:00\n");
+        let inside = line(&format!("file:{r}/srv/repo/./x%2b_1_all.deb"));
+        assert_eq!(archives_inside(&root, &dir, &inside), Ok(()));
+        for (uri, want) in [
+            (
+                format!("file:{r}/srv/repo/../../../x.deb"),
+                "leads out of the root",
+            ),
+            (
+                format!("file:{r}/srv/repo/%2e%2e/%2e%2e/%2e%2e/x.deb"),
+                "leads out of the root",
+            ),
+            ("file:/tmp/x.deb".to_owned(), "is not inside the root"),
+            (
+                "http://example.org/x.deb".to_owned(),
+                "is not a file: address",
+            ),
+        ] {
+            let err = archives_inside(&root, &dir, &line(&uri)).unwrap_err();
+            assert!(
+                err.starts_with(&format!(
+                    "package x_1_all.deb: apt would read it from `{uri}`, which {want}"
+                )),
+                "{uri}: {err}"
+            );
+        }
+        assert!(archives_inside(&root, &dir, "'file:/x\n").is_err());
+    }
 }
