@@ -33,7 +33,7 @@
 //!   components of letters, digits and `_ - : @ +`, with no empty
 //!   component and no `..`, so that it names a file below `/proc/sys`.
 //! - A Repository's name (its files' names, the repository's id for
-//!   dnf and pacman): letters, digits, `_ . -`; its `url` a
+//!   dnf, pacman and zypper): letters, digits, `_ . -`; its `url` a
 //!   `scheme://address` without spaces; its `suites` and `components`
 //!   single words.
 //! - A Mount's `device` (not starting with `#`, no control characters),

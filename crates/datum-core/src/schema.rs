@@ -126,8 +126,8 @@ pub enum Ty {
 pub const SECONDS_MAX: i64 = 86_400;
 
 /// The package systems a Package's `provider` names: apt (dpkg), dnf
-/// (rpm) and pacman. Without it, apply chooses from the root's os-release.
-pub const PACKAGE_SYSTEMS: &[&str] = &["apt", "dnf", "pacman"];
+/// (rpm), pacman and zypper (rpm). Without it, apply chooses from the root's os-release.
+pub const PACKAGE_SYSTEMS: &[&str] = &["apt", "dnf", "pacman", "zypper"];
 
 impl Kind {
     pub const ALL: [Kind; 13] = [

@@ -1,6 +1,6 @@
 //! Packages built by the tests, and the local repositories they are
-//! served from: rpms by `rpmbuild`, a dnf repository by `createrepo_c`,
-//! and a Rocky-like root to install them in.
+//! served from: rpms by `rpmbuild`, a dnf or zypper repository by
+//! `createrepo_c`, and Rocky-like and openSUSE-like roots to install them in.
 
 use std::fs;
 use std::path::Path;
@@ -68,6 +68,21 @@ pub fn rocky(root: &Path) {
     .unwrap();
 }
 
+/// An openSUSE-Leap-like root: its os-release (`ID="opensuse-leap"`,
+/// `ID_LIKE="suse opensuse"`), root's account, `/etc/zypp/repos.d`, an
+/// empty rpm database directory.
+pub fn opensuse(root: &Path) {
+    fs::create_dir_all(root.join("etc/zypp/repos.d")).unwrap();
+    fs::write(root.join("etc/passwd"), "root:x:0:0:root:/root:/bin/bash\n").unwrap();
+    fs::write(root.join("etc/group"), "root:x:0:\n").unwrap();
+    fs::create_dir_all(root.join("var/lib/rpm")).unwrap();
+    fs::write(
+        root.join("etc/os-release"),
+        "NAME=\"openSUSE Leap\"\nVERSION=\"15.5\"\nID=\"opensuse-leap\"\nID_LIKE=\"suse opensuse\"\nVERSION_ID=\"15.5\"\nPRETTY_NAME=\"openSUSE Leap 15.5\"\n",
+    )
+    .unwrap();
+}
+
 /// What `rpm -q` says of packages in `root`'s database: `NAME-EVR INSTALLTID`
 /// lines (the transaction id tells which were installed together).
 pub fn rpm_query(root: &Path, names: &[&str]) -> String {
@@ -103,8 +118,8 @@ static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0)
 /// Builds the pacman package `NAME-VERSION-any.pkg.tar.zst` into `dir`
 /// by hand (a `.PKGINFO` and the files, archived by bsdtar with zstd, as
 /// makepkg would, which refuses to run as root), shipping
-/// `/usr/share/NAME/version` that holds `VERSION`.
-pub fn pacman_package(dir: &Path, name: &str, version: &str) {
+/// `/usr/share/NAME/version` that holds `VERSION`; its path.
+pub fn pacman_package(dir: &Path, name: &str, version: &str) -> std::path::PathBuf {
     let build = tempfile_dir();
     fs::create_dir_all(build.join(format!("usr/share/{name}"))).unwrap();
     fs::write(
@@ -130,6 +145,7 @@ pub fn pacman_package(dir: &Path, name: &str, version: &str) {
         .arg(&out)
         .args([".PKGINFO", "usr"]));
     fs::remove_dir_all(&build).unwrap();
+    out
 }
 
 /// Adds the packages in `dir` to its pacman repository `NAME.db`, with
@@ -269,4 +285,63 @@ pub fn apt_repository(dir: &Path, gnupg: &Path) -> String {
         release.to_str().unwrap(),
     ]);
     gpg(&["--armor", "--export", "apt@datum.invalid"])
+}
+
+/// A signing key made in `gnupg` (no passphrase) for `email`; its public
+/// half, armored.
+pub fn signing_key(gnupg: &Path, email: &str) -> String {
+    fs::create_dir_all(gnupg).unwrap();
+    fs::set_permissions(gnupg, std::os::unix::fs::PermissionsExt::from_mode(0o700)).unwrap();
+    let gpg = |args: &[&str]| {
+        ok(Command::new("gpg")
+            .env("GNUPGHOME", gnupg)
+            .args(["--batch", "--yes", "--passphrase", ""])
+            .args(args))
+    };
+    gpg(&[
+        "--quick-gen-key",
+        &format!("Datum test <{email}>"),
+        "rsa2048",
+        "sign",
+        "never",
+    ]);
+    gpg(&["--armor", "--export", email])
+}
+
+/// Signs the package `file` with the key in `gnupg`: a detached
+/// `FILE.sig` beside it, as `makepkg --sign` makes.
+pub fn sign(file: &Path, gnupg: &Path) {
+    ok(Command::new("gpg")
+        .env("GNUPGHOME", gnupg)
+        .args(["--batch", "--yes", "--detach-sign", "--no-armor"])
+        .arg(file));
+}
+
+/// Copies the host's `gpg` and `gpgconf`, with the shared libraries `ldd`
+/// lists, into `root`, and makes its `/dev/null`: what pacman, chrooted
+/// with `--sysroot`, needs to check a signature (libgpgme asks the root's
+/// `gpgconf` where `gpg` is, runs that, and gives it `/dev/null`), as an
+/// Arch root has (pacman depends on gnupg).
+pub fn gnupg_in_root(root: &Path) {
+    for tool in ["/usr/bin/gpg", "/usr/bin/gpgconf"] {
+        let mut files = vec![tool.to_owned()];
+        let libs = ok(Command::new("ldd").arg(tool));
+        files.extend(
+            libs.split_whitespace()
+                .filter(|w| w.starts_with('/'))
+                .map(str::to_owned),
+        );
+        for file in files {
+            let to = root.join(file.trim_start_matches('/'));
+            fs::create_dir_all(to.parent().unwrap()).unwrap();
+            fs::copy(&file, &to).unwrap();
+        }
+    }
+    fs::create_dir_all(root.join("dev")).unwrap();
+    if !root.join("dev/null").exists() {
+        ok(Command::new("mknod")
+            .args(["-m", "666"])
+            .arg(root.join("dev/null"))
+            .args(["c", "1", "3"]));
+    }
 }

@@ -20,6 +20,7 @@ pub mod repository;
 pub mod shadow;
 pub mod sysctl;
 pub mod systemd;
+pub mod zypper;
 
 use std::collections::BTreeSet;
 

@@ -3,11 +3,14 @@
 //! A Package's `provider` names its system; without one, the root's
 //! os-release chooses ([`choose`]): its `ID`, then each `ID_LIKE` in
 //! order, by family (debian and ubuntu: apt; rhel, centos, fedora, rocky,
-//! almalinux and amzn: dnf; arch: pacman). When neither names a family
-//! Datum knows, or there is no os-release, the one package database the
-//! root holds decides (`/var/lib/dpkg/status`, `/var/lib/rpm`,
-//! `/var/lib/pacman/local`). Each system is a provider of its own
-//! ([`super::dpkg`], [`super::dnf`], [`super::pacman`]).
+//! almalinux and amzn: dnf; arch: pacman; suse, opensuse, sles and sled:
+//! zypper). When neither names a family Datum knows, or there is no
+//! os-release, the one package database the root holds decides
+//! (`/var/lib/dpkg/status`, `/var/lib/rpm`, `/var/lib/pacman/local`); an
+//! rpm database is dnf's or zypper's by the configuration beside it
+//! (`/etc/yum.repos.d` or `/etc/dnf`; `/etc/zypp`), and both or neither
+//! is no answer. Each system is a provider of its own ([`super::dpkg`],
+//! [`super::dnf`], [`super::pacman`], [`super::zypper`]).
 
 use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex, OnceLock};
@@ -15,11 +18,12 @@ use std::sync::{Arc, Mutex, OnceLock};
 use super::dnf::Dnf;
 use super::dpkg::Dpkg;
 use super::pacman::Pacman;
+use super::zypper::Zypper;
 use super::{Context, Examined, Failure, Provider};
 use crate::facts::OsRelease;
 use crate::report::Change;
 use crate::root::Root;
-use crate::spec::{PackageSpec, PackageSystem};
+use crate::spec::{Ensure, PackageSpec, PackageSystem};
 
 /// The system an os-release `ID` (or one of its `ID_LIKE`) belongs to.
 pub fn family(id: &str) -> Option<PackageSystem> {
@@ -27,6 +31,9 @@ pub fn family(id: &str) -> Option<PackageSystem> {
         "debian" | "ubuntu" => Some(PackageSystem::Apt),
         "rhel" | "centos" | "fedora" | "rocky" | "almalinux" | "amzn" => Some(PackageSystem::Dnf),
         "arch" => Some(PackageSystem::Pacman),
+        "suse" | "opensuse" | "opensuse-leap" | "opensuse-tumbleweed" | "sles" | "sled" => {
+            Some(PackageSystem::Zypper)
+        }
         _ => None,
     }
 }
@@ -39,12 +46,39 @@ pub fn choose(os: &OsRelease) -> Option<PackageSystem> {
         .find_map(|id| family(id))
 }
 
-/// The package database each system keeps, inside the root.
-const DATABASES: [(PackageSystem, &str); 3] = [
-    (PackageSystem::Apt, "/var/lib/dpkg/status"),
-    (PackageSystem::Dnf, super::dnf::DBPATH),
-    (PackageSystem::Pacman, "/var/lib/pacman/local"),
+/// The package database each system keeps, inside the root, and the
+/// configuration that tells it from another system's (dnf and zypper
+/// share rpm's).
+const DATABASES: [(PackageSystem, &str, &[&str]); 4] = [
+    (PackageSystem::Apt, "/var/lib/dpkg/status", &[]),
+    (
+        PackageSystem::Dnf,
+        super::dnf::DBPATH,
+        &[super::dnf::REPOS_DIR, "/etc/dnf"],
+    ),
+    (PackageSystem::Pacman, "/var/lib/pacman/local", &[]),
+    (PackageSystem::Zypper, super::dnf::DBPATH, &["/etc/zypp"]),
 ];
+
+/// The systems whose database the root holds: an rpm database is dnf's,
+/// zypper's, or both's, by the configuration beside it; dnf's when there
+/// is none.
+fn databases(root: &Root) -> Vec<PackageSystem> {
+    let exists = |path: &str| root.lstat(path).is_ok_and(|m| m.is_some());
+    let mut found: Vec<PackageSystem> = DATABASES
+        .iter()
+        .filter(|(_, db, marks)| {
+            exists(db) && (marks.is_empty() || marks.iter().any(|m| exists(m)))
+        })
+        .map(|&(system, _, _)| system)
+        .collect();
+    let rpm = [PackageSystem::Dnf, PackageSystem::Zypper];
+    if exists(super::dnf::DBPATH) && !found.iter().any(|s| rpm.contains(s)) {
+        found.push(PackageSystem::Dnf);
+        found.sort();
+    }
+    found
+}
 
 /// The system of the machine at `root`, or why there is none.
 pub fn detect(root: &Root) -> Result<PackageSystem, String> {
@@ -54,17 +88,13 @@ pub fn detect(root: &Root) -> Result<PackageSystem, String> {
     {
         return Ok(system);
     }
-    let found: Vec<PackageSystem> = DATABASES
-        .iter()
-        .filter(|(_, path)| root.lstat(path).is_ok_and(|m| m.is_some()))
-        .map(|&(system, _)| system)
-        .collect();
+    let found = databases(root);
     if let [one] = found[..] {
         return Ok(one);
     }
     let why = match os {
         Ok((os, path)) => format!(
-            "{} says ID={}{}, which is no family Datum knows (debian, ubuntu: apt; rhel, centos, fedora, rocky, almalinux, amzn: dnf; arch: pacman)",
+            "{} says ID={}{}, which is no family Datum knows (debian, ubuntu: apt; rhel, centos, fedora, rocky, almalinux, amzn: dnf; arch: pacman; suse, opensuse, sles, sled: zypper)",
             root.path(&path).display(),
             os.id,
             if os.id_like.is_empty() {
@@ -88,7 +118,7 @@ pub fn detect(root: &Root) -> Result<PackageSystem, String> {
         )
     };
     Err(format!(
-        "cannot tell which package system manages this machine: {why}, and it holds {databases}; name one with `provider:` (apt, dnf, pacman)"
+        "cannot tell which package system manages this machine: {why}, and it holds {databases}; name one with `provider:` (apt, dnf, pacman, zypper)"
     ))
 }
 
@@ -104,6 +134,7 @@ pub struct Packages {
     apt: Dpkg,
     dnf: Dnf,
     pacman: Pacman,
+    zypper: Zypper,
     detected: OnceLock<Result<PackageSystem, String>>,
     stale: Stale,
 }
@@ -114,6 +145,7 @@ impl Packages {
             apt: Dpkg::new(root.clone()),
             dnf: Dnf::new(root.clone()),
             pacman: Pacman::new(root.clone()),
+            zypper: Zypper::new(root.clone()),
             root,
             detected: OnceLock::new(),
             stale: Stale::default(),
@@ -163,8 +195,16 @@ impl Packages {
                 let specs: Vec<&PackageSpec> = part.iter().map(|(s, _)| *s).collect();
                 vec![self.apt.converge_all(&specs, refresh); part.len()]
             }
+            PackageSystem::Zypper => {
+                let specs: Vec<&PackageSpec> = part.iter().map(|(s, _)| *s).collect();
+                vec![self.zypper.converge_all(&specs, refresh); part.len()]
+            }
         };
-        if refresh && done.iter().all(Result::is_ok) {
+        // zypper refreshes only before an install (see super::zypper).
+        let refreshed = refresh
+            && (system != PackageSystem::Zypper
+                || part.iter().any(|(s, _)| s.ensure == Ensure::Present));
+        if refreshed && done.iter().all(Result::is_ok) {
             self.refreshed(system);
         }
         done
@@ -187,6 +227,7 @@ impl Packages {
             PackageSystem::Apt => &self.apt,
             PackageSystem::Dnf => &self.dnf,
             PackageSystem::Pacman => &self.pacman,
+            PackageSystem::Zypper => &self.zypper,
         })
     }
 }
@@ -268,7 +309,50 @@ mod tests {
             Some(PackageSystem::Pacman)
         );
         assert_eq!(choose(&os("gentoo", &[])), None);
-        assert_eq!(choose(&os("sles", &["suse", "opensuse"])), None);
+        for id in ["opensuse-leap", "opensuse-tumbleweed", "sles", "sled"] {
+            assert_eq!(
+                choose(&os(id, &["suse"])),
+                Some(PackageSystem::Zypper),
+                "{id}"
+            );
+            assert_eq!(choose(&os(id, &[])), Some(PackageSystem::Zypper), "{id}");
+        }
+        assert_eq!(
+            choose(&os(
+                "opensuse-microos",
+                &["suse", "opensuse", "opensuse-tumbleweed"]
+            )),
+            Some(PackageSystem::Zypper)
+        );
+        assert_eq!(
+            choose(&os("gecko", &["opensuse"])),
+            Some(PackageSystem::Zypper)
+        );
+    }
+
+    #[test]
+    fn an_rpm_database_is_zyppers_beside_zypps_configuration() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = Root::at(dir.path());
+        std::fs::create_dir_all(dir.path().join("var/lib/rpm")).unwrap();
+        std::fs::create_dir_all(dir.path().join("etc/zypp/repos.d")).unwrap();
+        assert_eq!(detect(&root), Ok(PackageSystem::Zypper));
+        std::fs::create_dir_all(dir.path().join("etc/yum.repos.d")).unwrap();
+        let why = detect(&root).unwrap_err();
+        assert!(why.contains("databases of dnf and zypper"), "{why}");
+        assert!(why.contains("(apt, dnf, pacman, zypper)"), "{why}");
+        std::fs::write(dir.path().join("etc/os-release"), "ID=gentoo\n").unwrap();
+        let why = detect(&root).unwrap_err();
+        assert!(why.contains("suse, opensuse, sles, sled: zypper"), "{why}");
+        // os-release decides, whatever the root holds.
+        std::fs::write(
+            dir.path().join("etc/os-release"),
+            "ID=\"opensuse-leap\"\nID_LIKE=\"suse opensuse\"\n",
+        )
+        .unwrap();
+        assert_eq!(detect(&root), Ok(PackageSystem::Zypper));
+        std::fs::write(dir.path().join("etc/os-release"), "ID=fedora\n").unwrap();
+        assert_eq!(detect(&root), Ok(PackageSystem::Dnf));
     }
 
     #[test]

@@ -1,7 +1,9 @@
 //! Arch packages, with pacman.
 //!
 //! The installed state is read with `pacman -Q` from the root's local
-//! database (`/var/lib/pacman/local`); versions are compared by pacman's
+//! database (`/var/lib/pacman/local`; under `--root`, chrooted into the
+//! root with `--sysroot`, reading its pacman.conf and no link out of
+//! it); versions are compared by pacman's
 //! own rules ([`vercmp`]). Everything a run installs goes in one `pacman
 //! -S` transaction, everything it removes in one `pacman -R`.
 //!
@@ -16,6 +18,7 @@
 //! Repository changed in the run, and fetched (`-y`) when the root has
 //! none yet.
 
+pub mod keyring;
 pub mod vercmp;
 
 use std::process::Command;
@@ -40,6 +43,11 @@ impl Pacman {
 
     /// The installed version, or `None`. A root without a local database
     /// has nothing installed (and asking does not create one).
+    ///
+    /// Under `--root`, pacman is chrooted into it (`--sysroot`), as when
+    /// it installs: it reads the root's pacman.conf (never the host's) and
+    /// the database that names, and a link on the way to the database
+    /// leads where it leads inside the root, never out of it.
     pub fn installed(&self, name: &str) -> Result<Option<String>, Failure> {
         let mut cmd = tool("pacman");
         if let Some(dir) = self.root.dir() {
@@ -52,10 +60,10 @@ impl Pacman {
             {
                 return Ok(None);
             }
-            cmd.arg("--root")
-                .arg(dir)
-                .arg("--dbpath")
-                .arg(self.root.path(DBPATH));
+            // Chrooted, pacman logs its command line to the root's
+            // pacman.log even for -Q: a directory cannot be opened as the
+            // log, so reading writes nothing.
+            cmd.arg("--sysroot").arg(dir).args(["--logfile", "/"]);
         }
         cmd.args(["-Q", "--"]).arg(name);
         let out = command::output(&mut cmd)?;
@@ -137,7 +145,7 @@ impl Pacman {
             let mut cmd = self.pacman();
             cmd.args([sync, "--noconfirm", "--"])
                 .args(install.iter().map(|s| s.name.as_str()));
-            command::run(&mut cmd)?;
+            command::run(&mut cmd).map_err(|e| self.explain(e))?;
         }
         if !remove.is_empty() {
             let mut cmd = self.pacman();
@@ -156,6 +164,34 @@ impl Pacman {
             }
         }
         Ok(())
+    }
+}
+
+/// What chrooted pacman needs to check a signature: libgpgme runs the
+/// root's own gpg (asking the root's gpgconf where it is, when there is
+/// one) and gives it the root's /dev/null.
+const GPG_IN_ROOT: [&str; 2] = ["/usr/bin/gpg", "/dev/null"];
+
+impl Pacman {
+    /// A failed transaction, with what the root lacks when pacman could
+    /// not check a signature for want of it.
+    fn explain(&self, e: Failure) -> Failure {
+        if self.root.dir().is_none() || !e.0.contains("Invalid crypto engine") {
+            return e;
+        }
+        let missing: Vec<String> = GPG_IN_ROOT
+            .iter()
+            .filter(|p| self.root.lstat(p).ok().flatten().is_none())
+            .map(|p| self.root.path(p).display().to_string())
+            .collect();
+        if missing.is_empty() {
+            return e;
+        }
+        Failure::new(format!(
+            "{}; pacman, chrooted into the root, checks signatures with the root's own gpg, which it could not run: {} missing (install gnupg in the root; /dev is mounted by arch-chroot)",
+            e.0,
+            missing.join(", ")
+        ))
     }
 }
 

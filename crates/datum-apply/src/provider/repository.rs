@@ -9,11 +9,17 @@
 //!   `/etc/apt/keyrings/datum-NAME.asc`.
 //! - dnf: `/etc/yum.repos.d/datum-NAME.repo` (`[NAME]`, `baseurl`,
 //!   `gpgcheck`, `gpgkey`), the key in `/etc/pki/rpm-gpg/datum-NAME.asc`.
-//! - pacman: `/etc/pacman.d/datum-NAME.conf` (`[NAME]`, `Server`), read
-//!   when pacman.conf has `Include = /etc/pacman.d/datum-*.conf` (a note
-//!   says so when it has not; removing one leaves [`PACMAN_PLACEHOLDER`]
-//!   so that the pattern still matches). pacman takes keys only from its keyring,
-//!   which Datum does not manage: a pacman Repository with `key` fails.
+//! - pacman: `/etc/pacman.d/datum-NAME.conf` (`[NAME]`, `Server`, and
+//!   [`PACMAN_SIGLEVEL`] with a key), read when pacman.conf has
+//!   `Include = /etc/pacman.d/datum-*.conf` (a note says so when it has
+//!   not; removing one leaves [`PACMAN_PLACEHOLDER`] so that the pattern
+//!   still matches). pacman takes keys only from its keyring: the key goes
+//!   there, trusted ([`super::pacman::keyring`]), and no key file is kept.
+//!
+//! - zypper: `/etc/zypp/repos.d/datum-NAME.repo` (`[NAME]`, `baseurl`,
+//!   `autorefresh=0`, `gpgcheck`, `gpgkey`), the key beside it
+//!   (`datum-NAME.asc`) and imported into the rpm database
+//!   ([`super::zypper::repository`]).
 //!
 //! The system is the Repository's `provider`, else the machine's
 //! ([`super::package::detect`]). A Repository that changes marks its
@@ -24,6 +30,7 @@ use sha2::{Digest, Sha256};
 
 use super::fs::Files;
 use super::package::{Stale, detect};
+use super::pacman::keyring::Keyring;
 use super::{Context, Examined, Failure, Provider};
 use crate::report::{Attribute, Change};
 use crate::root::Root;
@@ -70,6 +77,7 @@ pub fn paths(system: PackageSystem, name: &str) -> (String, String) {
             format!("/etc/pacman.d/datum-{name}.conf"),
             format!("/etc/pacman.d/datum-{name}.asc"),
         ),
+        PackageSystem::Zypper => super::zypper::repository::paths(name),
     }
 }
 
@@ -116,16 +124,18 @@ pub fn content(system: PackageSystem, s: &RepositorySpec) -> Result<String, Fail
         PackageSystem::Pacman => {
             if !s.suites.is_empty() || !s.components.is_empty() {
                 return Err(Failure::new(
-                    "`suites` and `components` are apt's: a pacman Repository takes only `url`",
+                    "`suites` and `components` are apt's: a pacman Repository takes only `url` and `key`",
                 ));
             }
-            if s.key.is_some() {
-                return Err(Failure::new(
-                    "pacman reads signing keys only from its keyring, which Datum does not manage: leave `key` out and import the key with pacman-key (an Exec running `pacman-key --add` and `--lsign-key`); the repository's packages are checked by pacman.conf's SigLevel",
-                ));
-            }
-            Ok(format!("{head}[{}]\nServer = {}\n", s.name, s.url))
+            // Signed packages only, by a key pacman trusts; the database
+            // is checked when it is signed (pacman's own default).
+            let check = match s.key {
+                Some(_) => format!("SigLevel = {PACMAN_SIGLEVEL}\n"),
+                None => String::new(),
+            };
+            Ok(format!("{head}[{}]\n{check}Server = {}\n", s.name, s.url))
         }
+        PackageSystem::Zypper => super::zypper::repository::content(&head, s, &key),
     }
 }
 
@@ -142,12 +152,18 @@ fn file(path: String, ensure: Ensure, content: Option<String>) -> FileSpec {
     }
 }
 
+/// The SigLevel of a pacman Repository with a key.
+pub const PACMAN_SIGLEVEL: &str = "Required DatabaseOptional";
+
 /// The two Files a Repository is: its key first, then its own file.
+/// pacman's key is in its keyring instead ([`keyring`]): no key file.
 fn files(system: PackageSystem, s: &RepositorySpec) -> Result<[FileSpec; 2], Failure> {
     let (repo, key) = paths(system, &s.name);
     let present = s.ensure == Ensure::Present;
     let key_file = match (&s.key, present) {
-        (Some(k), true) => file(key, Ensure::Present, Some(k.clone())),
+        (Some(k), true) if system != PackageSystem::Pacman => {
+            file(key, Ensure::Present, Some(k.clone()))
+        }
         _ => file(key, Ensure::Absent, None),
     };
     let repo_file = if present {
@@ -204,7 +220,10 @@ impl Provider<RepositorySpec> for Repositories {
         let system = self.system(s)?;
         let [key, repo] = files(system, s)?;
         let mut ex = Examined::default();
-        if self.key_differs(&key, cx)? {
+        if system == PackageSystem::Pacman {
+            ex.changes
+                .extend(Keyring::of(&self.root).change(&s.name, pacman_key(s))?);
+        } else if self.key_differs(&key, cx)? {
             let had = self
                 .root
                 .read_small(&key.path, KEY_LIMIT)
@@ -233,6 +252,11 @@ impl Provider<RepositorySpec> for Repositories {
     fn converge(&self, s: &RepositorySpec, _: &[Change], cx: &Context<'_>) -> Result<(), Failure> {
         let system = self.system(s)?;
         let [key, repo] = files(system, s)?;
+        if system == PackageSystem::Pacman {
+            return self.converge_pacman(s, &repo, cx);
+        }
+        let zypper_key = (system == PackageSystem::Zypper)
+            .then(|| super::zypper::repository::held(&self.root, &key.path));
         // The key before the file that names it; removed after it.
         let order = if s.ensure == Ensure::Present {
             [&key, &repo]
@@ -259,24 +283,70 @@ impl Provider<RepositorySpec> for Repositories {
                 self.files.converge(f, &changes, cx)?;
             }
         }
-        if system == PackageSystem::Pacman
-            && s.ensure == Ensure::Absent
-            && self.root.lstat("/etc/pacman.d").ok().flatten().is_some()
-        {
-            let keep = file(
-                PACMAN_PLACEHOLDER.to_owned(),
-                Ensure::Present,
-                Some(PACMAN_PLACEHOLDER_TEXT.to_owned()),
-            );
-            let changes = self.files.examine(&keep, cx)?.changes;
-            if !changes.is_empty() {
-                self.files.converge(&keep, &changes, cx)?;
-            }
+        if let Some(before) = zypper_key {
+            super::zypper::repository::keys(&self.root, s, before)?;
         }
+        self.mark_stale(system);
+        Ok(())
+    }
+}
+
+/// The key a pacman Repository wants in the keyring: none once absent.
+fn pacman_key(s: &RepositorySpec) -> Option<&str> {
+    s.key.as_deref().filter(|_| s.ensure == Ensure::Present)
+}
+
+impl Repositories {
+    fn mark_stale(&self, system: PackageSystem) {
         self.stale
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .insert(system);
+    }
+
+    /// The key into pacman's keyring before the file that wants it
+    /// signed; the file removed before its key.
+    fn converge_pacman(
+        &self,
+        s: &RepositorySpec,
+        repo: &FileSpec,
+        cx: &Context<'_>,
+    ) -> Result<(), Failure> {
+        let keyring = Keyring::of(&self.root);
+        if s.ensure == Ensure::Present {
+            keyring.converge(&s.name, pacman_key(s))?;
+        }
+        if pacman_key(s).is_some() {
+            self.root
+                .create_dir_all("/etc/pacman.d", 0o755)
+                .map_err(|e| {
+                    Failure::new(format!(
+                        "cannot create {}: {e}",
+                        self.root.path("/etc/pacman.d").display()
+                    ))
+                })?;
+        }
+        if self.root.lstat("/etc/pacman.d").ok().flatten().is_some() {
+            let changes = self.files.examine(repo, cx)?.changes;
+            if !changes.is_empty() {
+                self.files.converge(repo, &changes, cx)?;
+            }
+        }
+        if s.ensure == Ensure::Absent {
+            keyring.converge(&s.name, None)?;
+            if self.root.lstat("/etc/pacman.d").ok().flatten().is_some() {
+                let keep = file(
+                    PACMAN_PLACEHOLDER.to_owned(),
+                    Ensure::Present,
+                    Some(PACMAN_PLACEHOLDER_TEXT.to_owned()),
+                );
+                let changes = self.files.examine(&keep, cx)?.changes;
+                if !changes.is_empty() {
+                    self.files.converge(&keep, &changes, cx)?;
+                }
+            }
+        }
+        self.mark_stale(PackageSystem::Pacman);
         Ok(())
     }
 }
@@ -337,9 +407,10 @@ mod tests {
             content(PackageSystem::Pacman, &spec(&[], false)).unwrap(),
             "# Managed by Datum: Repository[vendor]\n[vendor]\nServer = https://example.org/debian\n"
         );
-        let err = content(PackageSystem::Pacman, &spec(&[], true))
-            .unwrap_err()
-            .0;
-        assert!(err.contains("pacman-key"), "{err}");
+        assert_eq!(
+            content(PackageSystem::Pacman, &spec(&[], true)).unwrap(),
+            "# Managed by Datum: Repository[vendor]\n[vendor]\nSigLevel = Required DatabaseOptional\n\
+             Server = https://example.org/debian\n"
+        );
     }
 }

@@ -179,7 +179,7 @@ impl Fields<'_> {
 /// its signing key beside it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RepositorySpec {
-    /// Its files' names (`datum-NAME`), and its id for dnf and pacman.
+    /// Its files' names (`datum-NAME`), and its id for dnf, pacman and zypper.
     pub name: String,
     pub ensure: Ensure,
     /// The package system, when the manifest names one; otherwise the
@@ -202,13 +202,16 @@ pub enum PackageSystem {
     Dnf,
     /// pacman.
     Pacman,
+    /// rpm, with zypper (the SUSE family).
+    Zypper,
 }
 
 impl PackageSystem {
-    pub const ALL: [PackageSystem; 3] = [
+    pub const ALL: [PackageSystem; 4] = [
         PackageSystem::Apt,
         PackageSystem::Dnf,
         PackageSystem::Pacman,
+        PackageSystem::Zypper,
     ];
 
     /// The word a manifest's `provider` uses.
@@ -217,6 +220,7 @@ impl PackageSystem {
             PackageSystem::Apt => "apt",
             PackageSystem::Dnf => "dnf",
             PackageSystem::Pacman => "pacman",
+            PackageSystem::Zypper => "zypper",
         }
     }
 
