@@ -157,21 +157,28 @@ impl Dnf {
                 Some(v) => format!("{}-{v}", s.name),
                 None => s.name.clone(),
             });
-            // Under --root, the packages' locations are checked first, in
-            // the metadata as the install reads it.
-            if let Some(s) = &scratch {
-                s.check_locations(&self.root, refresh)?;
-            }
-            self.dnf_run(scratch.as_ref(), refresh, "install", what)?;
+            // Under --root, the packages' locations are checked first; the
+            // install then reads only the metadata the check loaded (from
+            // dnf's cache in the root, never loaded again: what the
+            // repository holds may have changed since).
+            let metadata = match &scratch {
+                Some(s) => {
+                    s.check_locations(&self.root, refresh)?;
+                    Metadata::Checked
+                }
+                None if refresh => Metadata::Refreshed,
+                None => Metadata::AsDnfSees,
+            };
+            self.dnf_run(scratch.as_ref(), metadata, "install", what)?;
         }
         if !remove.is_empty() {
             let names = remove.iter().map(|s| s.name.clone());
-            self.dnf_run(
-                scratch.as_ref(),
-                refresh && install.is_empty(),
-                "remove",
-                names,
-            )?;
+            let metadata = if refresh && install.is_empty() {
+                Metadata::Refreshed
+            } else {
+                Metadata::AsDnfSees
+            };
+            self.dnf_run(scratch.as_ref(), metadata, "remove", names)?;
         }
         for s in specs {
             let left = self.differences(s)?;
@@ -190,7 +197,7 @@ impl Dnf {
     fn dnf_run(
         &self,
         scratch: Option<&Scratch>,
-        refresh: bool,
+        metadata: Metadata,
         verb: &str,
         what: impl Iterator<Item = String>,
     ) -> Result<(), Failure> {
@@ -198,8 +205,14 @@ impl Dnf {
             Some(s) => s.dnf(),
             None => tool("dnf"),
         };
-        if refresh {
-            cmd.arg("--refresh");
+        match metadata {
+            Metadata::AsDnfSees => {}
+            Metadata::Refreshed => {
+                cmd.arg("--refresh");
+            }
+            Metadata::Checked => {
+                cmd.arg("--cacheonly");
+            }
         }
         cmd.args(["-y", "-q", "--setopt=install_weak_deps=False", verb, "--"])
             .args(what);
@@ -211,6 +224,18 @@ impl Dnf {
             None => f,
         })
     }
+}
+
+/// Which repository metadata a dnf run reads.
+#[derive(Clone, Copy)]
+enum Metadata {
+    /// Its cache, or the repositories' when dnf finds it expired.
+    AsDnfSees,
+    /// The repositories', loaded again (`--refresh`).
+    Refreshed,
+    /// Only its cache, as [`Scratch::check_locations`] loaded and checked
+    /// it just before (`--cacheonly`): never the repositories' again.
+    Checked,
 }
 
 impl Provider<PackageSpec> for Dnf {

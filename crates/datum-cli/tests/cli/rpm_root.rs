@@ -292,3 +292,75 @@ fn a_package_whose_repository_metadata_leads_out_of_the_root_is_refused() {
         assert!(!root.join("usr/share/hello-datum").exists(), "{shape}");
     }
 }
+
+/// The install reads the metadata the location check read: a root whose
+/// repository's metadata changes once the check has run (here by a `dnf`
+/// that swaps it in after `dnf repoquery`, as a process of the root could,
+/// the repository's `metadata_expire=0` asking dnf to load it again) is
+/// installed from the checked metadata, never from the new one, whose
+/// location climbs out of the root to an rpm of this machine.
+#[test]
+fn the_install_reads_the_metadata_the_location_check_read() {
+    use std::os::unix::fs::PermissionsExt;
+    if !tools::installed(&["rpm", "rpmbuild", "createrepo_c", "dnf", "unshare"]) || !tools::root() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("root");
+    packages::rocky(&root);
+    fs::create_dir_all(root.join("etc/datum")).unwrap();
+    fs::write(root.join("etc/datum/host"), "rocky-001\n").unwrap();
+    let outside = tmp.path().join("outside");
+    packages::rpm(&outside, "hello-datum", None, "1.0", "1");
+    let repo = root.join("srv/repo");
+    let rpm = "hello-datum-1.0-1.noarch.rpm";
+    fs::create_dir_all(&repo).unwrap();
+    fs::copy(outside.join(rpm), repo.join(rpm)).unwrap();
+    // The metadata swapped in later, made first in a copy of the repository.
+    let later = tmp.path().join("later");
+    fs::create_dir_all(&later).unwrap();
+    fs::copy(outside.join(rpm), later.join(rpm)).unwrap();
+    ok(Command::new("createrepo_c")
+        .args(["--quiet", "--location-prefix", "../../../outside"])
+        .arg(&later));
+    ok(Command::new("createrepo_c").arg("--quiet").arg(&repo));
+    fs::write(
+        root.join("etc/yum.repos.d/hostile.repo"),
+        "[hostile]\nname=hostile\nbaseurl=file:///srv/repo\ngpgcheck=0\nmetadata_expire=0\n",
+    )
+    .unwrap();
+    let bin = tmp.path().join("bin");
+    fs::create_dir_all(&bin).unwrap();
+    let r = repo.display();
+    let l = later.display();
+    fs::write(
+        bin.join("dnf"),
+        format!(
+            "#!/bin/sh\n/usr/bin/dnf \"$@\"\nst=$?\ncase \" $* \" in *' repoquery '*)\n\
+             rm -rf {r}/repodata {r}/{rpm} && cp -a {l}/repodata {r}/repodata && sleep 2 ;;\nesac\nexit $st\n"
+        ),
+    )
+    .unwrap();
+    fs::set_permissions(bin.join("dnf"), fs::Permissions::from_mode(0o755)).unwrap();
+    let dir = tmp.path().join("fleet");
+    fleet(&dir, "  Package[hello-datum]:\n    ensure: installed\n");
+    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap());
+    let out = crate::common::datum()
+        .env("PATH", path)
+        .args(["apply", "--root", root.to_str().unwrap(), "--fleet"])
+        .arg(&dir)
+        .output()
+        .unwrap();
+    let run = crate::common::Run::from(out);
+    assert!(repo.join("repodata").exists() && !repo.join(rpm).exists());
+    assert_eq!(run.code, 4, "{}\n{}", run.stdout, run.stderr);
+    // dnf looked for the rpm where the checked metadata puts it.
+    let want = format!("Error opening {}: No such file", repo.join(rpm).display());
+    assert!(run.stdout.contains(&want), "{}", run.stdout);
+    assert!(
+        packages::rpm_query(&root, &["hello-datum"]).contains("is not installed"),
+        "{}",
+        run.stdout
+    );
+    assert!(!root.join("usr/share/hello-datum").exists());
+}

@@ -11,7 +11,9 @@
 //! repositories, run as the install is; each is then resolved as dnf
 //! does (`xml:base` or the repository's first `baseurl`, joined with the
 //! location less its leading `/`) and walked inside the root: a `..` above
-//! the root, or a symbolic link on the way, refuses the run.
+//! the root, or a symbolic link on the way, refuses the run. The install
+//! then runs with `--cacheonly`, reading the metadata this query loaded
+//! into dnf's cache, never the repositories' again.
 //!
 //! dnf prints what the metadata holds, which may hold line breaks or tabs:
 //! its fields are separated by random tokens no repository can forge.
