@@ -359,7 +359,7 @@ impl Scratch {
     fn dnf(&self) -> Command {
         let mut cmd = tool("unshare");
         cmd.env("HOME", self.dir.path())
-            .args(["--net", "--", "dnf", "--noplugins"])
+            .args(["--net", "--", "dnf", "--noplugins", config::SKIP_NONE])
             .arg(format!("--installroot={}", self.root_dir.display()))
             .arg(format!(
                 "--config={}",

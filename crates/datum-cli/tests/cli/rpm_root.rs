@@ -364,3 +364,70 @@ fn the_install_reads_the_metadata_the_location_check_read() {
     );
     assert!(!root.join("usr/share/hello-datum").exists());
 }
+
+/// A repository dnf skips when the check loads it (its metadata broken,
+/// `skip_if_unavailable=1`) while dnf's cache in the root still holds
+/// metadata of it leading out of the root (left by an earlier run, or put
+/// there): the install does not read that cache; nothing is installed.
+#[test]
+fn a_repository_the_check_skips_is_not_installed_from_its_cache() {
+    if !tools::installed(&["rpm", "rpmbuild", "createrepo_c", "dnf", "unshare"]) || !tools::root() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("root");
+    packages::rocky(&root);
+    fs::create_dir_all(root.join("etc/datum")).unwrap();
+    fs::write(root.join("etc/datum/host"), "rocky-001\n").unwrap();
+    let outside = tmp.path().join("outside");
+    packages::rpm(&outside, "hello-datum", None, "1.0", "1");
+    let repo = root.join("srv/repo");
+    let rpm = "hello-datum-1.0-1.noarch.rpm";
+    fs::create_dir_all(&repo).unwrap();
+    fs::copy(outside.join(rpm), repo.join(rpm)).unwrap();
+    ok(Command::new("createrepo_c")
+        .args(["--quiet", "--location-prefix", "../../../outside"])
+        .arg(&repo));
+    fs::remove_file(repo.join(rpm)).unwrap();
+    fs::write(
+        root.join("etc/yum.repos.d/hostile.repo"),
+        "[hostile]\nname=hostile\nbaseurl=file:///srv/repo\ngpgcheck=0\nskip_if_unavailable=1\nmetadata_expire=1h\n",
+    )
+    .unwrap();
+    let dir = tmp.path().join("fleet");
+    fleet(&dir, "  Package[hello-datum]:\n    ensure: installed\n");
+    // Refused, dnf's cache left holding the metadata.
+    let run = apply(&dir, &root, &[]);
+    assert_eq!(run.code, 4, "{}\n{}", run.stdout, run.stderr);
+    assert!(
+        run.stdout.contains("leads out of the root"),
+        "{}",
+        run.stdout
+    );
+    // The repository's metadata broken, dnf's cache of it expired (made
+    // old): dnf loads it again, and skips it.
+    fs::write(repo.join("repodata/repomd.xml"), "broken\n").unwrap();
+    ok(Command::new("find").arg(root.join("var/cache/dnf")).args([
+        "-exec",
+        "touch",
+        "-h",
+        "-d",
+        "2000-01-01",
+        "{}",
+        "+",
+    ]));
+    let run = apply(&dir, &root, &[]);
+    assert!(
+        run.stdout
+            .contains("Failed to download metadata for repo 'hostile'"),
+        "{}",
+        run.stdout
+    );
+    assert_eq!(run.code, 4, "{}\n{}", run.stdout, run.stderr);
+    assert!(
+        packages::rpm_query(&root, &["hello-datum"]).contains("is not installed"),
+        "{}",
+        run.stdout
+    );
+    assert!(!root.join("usr/share/hello-datum").exists());
+}
