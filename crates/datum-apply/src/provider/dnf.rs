@@ -106,6 +106,7 @@ impl Dnf {
 
     /// What differs for one package.
     fn differences(&self, s: &PackageSpec) -> Result<Vec<Change>, Failure> {
+        argument(s)?;
         let have = self.installed(&s.name)?;
         let mut changes = Vec::new();
         match (s.ensure, have.is_empty()) {
@@ -153,10 +154,11 @@ impl Dnf {
             None => None,
         };
         if !install.is_empty() {
-            let what = install.iter().map(|s| match &s.version {
-                Some(v) => format!("{}-{v}", s.name),
-                None => s.name.clone(),
-            });
+            let what = install
+                .iter()
+                .map(|s| argument(s))
+                .collect::<Result<Vec<_>, _>>()?
+                .into_iter();
             // Under --root, the packages' locations are checked first; the
             // install then reads only the metadata the check loaded (from
             // dnf's cache in the root, never loaded again: what the
@@ -172,7 +174,11 @@ impl Dnf {
             self.dnf_run(scratch.as_ref(), metadata, "install", what)?;
         }
         if !remove.is_empty() {
-            let names = remove.iter().map(|s| s.name.clone());
+            let names = remove
+                .iter()
+                .map(|s| argument(s).map(|_| s.name.clone()))
+                .collect::<Result<Vec<_>, _>>()?
+                .into_iter();
             let metadata = if refresh && install.is_empty() {
                 Metadata::Refreshed
             } else {
@@ -224,6 +230,24 @@ impl Dnf {
             None => f,
         })
     }
+}
+
+/// The package as dnf is given it (`name` or `name-version`); refused
+/// when it ends with `.rpm`, which dnf would read as the path of a package
+/// file on this machine (relative to the working directory), never a
+/// package of the repositories.
+fn argument(s: &PackageSpec) -> Result<String, Failure> {
+    let arg = match &s.version {
+        Some(v) => format!("{}-{v}", s.name),
+        None => s.name.clone(),
+    };
+    if arg.ends_with(".rpm") || s.name.ends_with(".rpm") {
+        return Err(Failure::new(format!(
+            "`{arg}` ends with `.rpm`, which dnf reads as the path of a package file on this machine, not a package of the repositories: name the package (`{}`)",
+            arg.trim_end_matches(".rpm")
+        )));
+    }
+    Ok(arg)
 }
 
 /// Which repository metadata a dnf run reads.

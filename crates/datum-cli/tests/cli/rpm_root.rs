@@ -431,3 +431,48 @@ fn a_repository_the_check_skips_is_not_installed_from_its_cache() {
     );
     assert!(!root.join("usr/share/hello-datum").exists());
 }
+
+/// dnf reads a package argument ending with `.rpm` as a file of this
+/// machine (relative to the working directory): a Package so named is
+/// refused, whether to install or remove, before dnf runs; nothing is read
+/// from the directory Datum runs in, nothing installed.
+#[test]
+fn a_package_named_like_an_rpm_file_is_refused() {
+    if !tools::installed(&["rpm", "rpmbuild", "createrepo_c", "dnf", "unshare"]) || !tools::root() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("root");
+    packages::rocky(&root);
+    fs::create_dir_all(root.join("etc/datum")).unwrap();
+    fs::write(root.join("etc/datum/host"), "rocky-001\n").unwrap();
+    let repo = root.join("srv/repo");
+    packages::rpm(&repo, "other-datum", None, "1.0", "1");
+    ok(Command::new("createrepo_c").arg("--quiet").arg(&repo));
+    fs::write(
+        root.join("etc/yum.repos.d/local.repo"),
+        "[local]\nname=local\nbaseurl=file:///srv/repo\ngpgcheck=0\n",
+    )
+    .unwrap();
+    // The working directory, on this machine, holds the rpm.
+    let cwd = tmp.path().join("cwd");
+    packages::rpm(&cwd, "hello-datum", None, "1.0", "1");
+    let rpm = "hello-datum-1.0-1.noarch.rpm";
+    for ensure in ["installed", "absent"] {
+        let dir = tmp.path().join("fleet");
+        fleet(&dir, &format!("  Package[{rpm}]:\n    ensure: {ensure}\n"));
+        let out = crate::common::datum()
+            .current_dir(&cwd)
+            .args(["apply", "--root", root.to_str().unwrap(), "--fleet"])
+            .arg(&dir)
+            .output()
+            .unwrap();
+        let run = crate::common::Run::from(out);
+        assert_eq!(run.code, 4, "{}\n{}", run.stdout, run.stderr);
+        let want = format!(
+            "`{rpm}` ends with `.rpm`, which dnf reads as the path of a package file on this machine"
+        );
+        assert!(run.stdout.contains(&want), "{}", run.stdout);
+        assert!(packages::rpm_query(&root, &["hello-datum"]).contains("is not installed"));
+    }
+}
