@@ -14,7 +14,8 @@
 //! every path they name is the root's, reached without a link, and every
 //! network source is refused. dnf keeps its cache, history and logs in
 //! the root (`/var/cache/dnf`, `/var/lib/dnf`, `/var/log`), which may not
-//! be reached through a link leading out of it. Before it installs, where
+//! be reached through a link leading out of it, nor hold one (its logs
+//! none at all, [`super::dpkg::written`]). Before it installs, where
 //! the repositories' metadata puts each package is checked ([`locations`]).
 
 pub mod config;
@@ -46,6 +47,18 @@ const CONFIG_LIMIT: u64 = 1 << 20;
 /// Where rpm and dnf write in the root: the rpm database, dnf's cache,
 /// history and logs.
 const WRITTEN: [&str; 4] = [DBPATH, "/var/cache/dnf", "/var/lib/dnf", "/var/log"];
+/// The directories rpm and dnf write in, where a link may only lead
+/// inside the root (dnf makes none of its own there).
+const WRITTEN_TREES: [&str; 3] = [DBPATH, "/var/cache/dnf", "/var/lib/dnf"];
+/// The files dnf writes by name in `/var/log`, which may not be links.
+const LOGS: [&str; 4] = [
+    "/var/log/dnf.log",
+    "/var/log/dnf.librepo.log",
+    "/var/log/dnf.rpm.log",
+    "/var/log/hawkey.log",
+];
+/// Who writes there, as messages say.
+const RPM_DNF: &str = "rpm and dnf";
 
 pub struct Dnf {
     root: Root,
@@ -63,6 +76,9 @@ impl Dnf {
     pub fn installed(&self, name: &str) -> Result<Vec<String>, Failure> {
         if self.root.dir().is_some() {
             super::local_repo::stays_inside(&self.root, DBPATH).map_err(Failure::new)?;
+            // rpm opens the database's files (and sqlite its journals
+            // beside them) by their path on this machine.
+            super::dpkg::written::tree(&self.root, DBPATH, true, RPM_DNF)?;
             if !self.has_database() {
                 return Ok(Vec::new());
             }
@@ -308,6 +324,13 @@ impl Scratch {
         // write: a link there would lead them out of the root.
         for abs in WRITTEN {
             super::local_repo::stays_inside(root, abs).map_err(Failure::new)?;
+        }
+        // What they write in there: a link could lead them out too.
+        for abs in WRITTEN_TREES {
+            super::dpkg::written::tree(root, abs, true, RPM_DNF)?;
+        }
+        for abs in LOGS {
+            super::dpkg::written::file(root, abs, RPM_DNF)?;
         }
         std::fs::create_dir(dir.path().join("repos")).map_err(|e| io("repositories", &e))?;
         std::fs::create_dir(dir.path().join("files"))

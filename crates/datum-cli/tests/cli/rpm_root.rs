@@ -476,3 +476,102 @@ fn a_package_named_like_an_rpm_file_is_refused() {
         assert!(packages::rpm_query(&root, &["hello-datum"]).contains("is not installed"));
     }
 }
+
+/// dnf writes its cache of a repository's metadata in a directory of
+/// `DIR/var/cache/dnf` named after the repository, and its logs by name in
+/// `DIR/var/log`: that directory a link to a directory of this machine, or
+/// a log a link to a file of this machine, is refused before dnf runs;
+/// nothing is written there.
+#[test]
+fn dnf_refuses_links_where_it_writes() {
+    use std::os::unix::fs::symlink;
+    if !tools::installed(&["rpm", "rpmbuild", "createrepo_c", "dnf", "unshare"]) || !tools::root() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("root");
+    packages::rocky(&root);
+    fs::create_dir_all(root.join("etc/datum")).unwrap();
+    fs::write(root.join("etc/datum/host"), "rocky-001\n").unwrap();
+    let repo = root.join("srv/repo");
+    packages::rpm(&repo, "hello-datum", None, "1.0", "1");
+    ok(Command::new("createrepo_c").arg("--quiet").arg(&repo));
+    fs::write(
+        root.join("etc/yum.repos.d/local.repo"),
+        "[local]\nname=local\nbaseurl=file:///srv/repo\ngpgcheck=0\n",
+    )
+    .unwrap();
+    let dir = tmp.path().join("fleet");
+    let package = |ensure: &str| {
+        fleet(
+            &dir,
+            &format!("  Package[hello-datum]:\n    ensure: {ensure}\n"),
+        );
+        apply(&dir, &root, &[])
+    };
+    let run = package("installed");
+    assert_eq!(run.code, 2, "{}\n{}", run.stdout, run.stderr);
+    let run = package("absent");
+    assert_eq!(run.code, 2, "{}\n{}", run.stdout, run.stderr);
+    // dnf's cache of the repository made a link to a directory outside.
+    let named = fs::read_dir(root.join("var/cache/dnf"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| {
+            p.is_dir()
+                && p.file_name()
+                    .unwrap()
+                    .to_string_lossy()
+                    .starts_with("local-")
+        })
+        .unwrap();
+    let outside = tmp.path().join("outside");
+    fs::create_dir_all(&outside).unwrap();
+    fs::remove_dir_all(&named).unwrap();
+    symlink(&outside, &named).unwrap();
+    let log = root.join("var/log/dnf.log");
+    let host_log = tmp.path().join("host.log");
+    fs::write(&host_log, "the host's\n").unwrap();
+    let db = root.join("var/lib/rpm/rpmdb.sqlite");
+    let host_db = tmp.path().join("host-db/rpmdb.sqlite");
+    fs::create_dir_all(host_db.parent().unwrap()).unwrap();
+    for link in [&named, &log, &db] {
+        let run = package("installed");
+        assert_eq!(run.code, 4, "{}\n{}", run.stdout, run.stderr);
+        let want = format!(
+            "{} is a symbolic link that leads out of the root",
+            link.display()
+        );
+        let want_file = format!(
+            "{} is a symbolic link: under --root, rpm and dnf open it",
+            link.display()
+        );
+        assert!(
+            run.stdout.contains(&want) || run.stdout.contains(&want_file),
+            "{}",
+            run.stdout
+        );
+        assert_eq!(fs::read_dir(&outside).unwrap().count(), 0);
+        assert_eq!(fs::read_to_string(&host_log).unwrap(), "the host's\n");
+        // Nothing written beside the host's copy of the database (and it
+        // is not read here, which would write there).
+        assert_eq!(
+            fs::read_dir(host_db.parent().unwrap()).unwrap().count(),
+            usize::from(link == &db)
+        );
+        if link != &db {
+            assert!(packages::rpm_query(&root, &["hello-datum"]).contains("is not installed"));
+        }
+        // The next: the cache's link gone, the log a link to the host's;
+        // then the log back, the rpm database a link to a host's copy.
+        if link == &named {
+            fs::remove_file(&named).unwrap();
+            fs::remove_file(&log).unwrap();
+            symlink(&host_log, &log).unwrap();
+        } else if link == &log {
+            fs::remove_file(&log).unwrap();
+            fs::rename(&db, &host_db).unwrap();
+            symlink(&host_db, &db).unwrap();
+        }
+    }
+}
