@@ -393,12 +393,7 @@ impl Scratch {
             return Err(command::failed(&cmd, &out));
         }
         query
-            .check(
-                root,
-                &self.root_dir,
-                &self.repos,
-                &String::from_utf8_lossy(&out.stdout),
-            )
+            .check(root, &self.root_dir, &self.repos, &out.stdout)
             .map_err(Failure::new)
     }
 
