@@ -182,7 +182,7 @@ impl Dnf {
             let metadata = match &scratch {
                 Some(s) => {
                     s.check_locations(&self.root, refresh)?;
-                    Metadata::Checked
+                    Metadata::Checked { refreshed: refresh }
                 }
                 None if refresh => Metadata::Refreshed,
                 None => Metadata::AsDnfSees,
@@ -232,15 +232,24 @@ impl Dnf {
             Metadata::Refreshed => {
                 cmd.arg("--refresh");
             }
-            Metadata::Checked => {
+            Metadata::Checked { .. } => {
                 cmd.arg("--cacheonly");
             }
         }
+        let loaded = match metadata {
+            Metadata::Checked { refreshed: true } => {
+                "; it read the metadata its location check loaded, refreshed first"
+            }
+            Metadata::Checked { refreshed: false } => {
+                "; it read the metadata its location check loaded"
+            }
+            _ => "",
+        };
         cmd.args(["-y", "-q", "--setopt=install_weak_deps=False", verb, "--"])
             .args(what);
         command::run(&mut cmd).map(drop).map_err(|f| match scratch {
             Some(_) => Failure::new(format!(
-                "{}; under --root, dnf runs without network, from the repositories the root configures in {REPOS_DIR}, whose file:// addresses are inside the root",
+                "{}; under --root, dnf runs without network, from the repositories the root configures in {REPOS_DIR}, whose file:// addresses are inside the root{loaded}",
                 f.0
             )),
             None => f,
@@ -274,8 +283,9 @@ enum Metadata {
     /// The repositories', loaded again (`--refresh`).
     Refreshed,
     /// Only its cache, as [`Scratch::check_locations`] loaded and checked
-    /// it just before (`--cacheonly`): never the repositories' again.
-    Checked,
+    /// it just before (`--cacheonly`), `refreshed` or not: never the
+    /// repositories' again.
+    Checked { refreshed: bool },
 }
 
 impl Provider<PackageSpec> for Dnf {
