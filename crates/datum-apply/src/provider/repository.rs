@@ -236,6 +236,13 @@ impl Provider<RepositorySpec> for Repositories {
                 .filter(|_| s.ensure == Ensure::Present)
                 .map_or_else(|| "absent".to_owned(), |k| fingerprint(k.as_bytes()));
             ex.changes.push(Change::new(Attribute::Key, had, want));
+        } else if let Some(k) = zypper_key(system, s) {
+            // The file is as wanted, but zypper trusts the rpm database.
+            if !super::zypper::repository::in_rpm_database(&self.root, k)? {
+                let want = fingerprint(k.as_bytes());
+                ex.changes
+                    .push(Change::new(Attribute::Key, "not in the rpm database", want));
+            }
         }
         let own = self.files.examine(&repo, cx)?;
         ex.changes.extend(own.changes);
@@ -254,6 +261,10 @@ impl Provider<RepositorySpec> for Repositories {
         let [key, repo] = files(system, s)?;
         if system == PackageSystem::Pacman {
             return self.converge_pacman(s, &repo, cx);
+        }
+        if let Some(k) = zypper_key(system, s) {
+            // A key rpm would refuse: nothing written.
+            super::zypper::repository::validate(k)?;
         }
         // The key before the file that names it; removed after it.
         let order = if s.ensure == Ensure::Present {
@@ -287,6 +298,14 @@ impl Provider<RepositorySpec> for Repositories {
         self.mark_stale(system);
         Ok(())
     }
+}
+
+/// The key a zypper Repository wants in the rpm database: none once
+/// absent, nor for another system.
+fn zypper_key(system: PackageSystem, s: &RepositorySpec) -> Option<&str> {
+    s.key
+        .as_deref()
+        .filter(|_| system == PackageSystem::Zypper && s.ensure == Ensure::Present)
 }
 
 /// The key a pacman Repository wants in the keyring: none once absent.

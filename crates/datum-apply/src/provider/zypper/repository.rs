@@ -10,6 +10,9 @@
 //! leaves the rpm database when its Repository is removed or given
 //! another key, unless another of Datum's Repositories holds it; a key
 //! that was in the database before Datum imported it is left there.
+//! Examining checks the database holds the key ([`in_rpm_database`]);
+//! converging first checks rpm takes it ([`validate`]), before any file
+//! is written.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::Write as _;
@@ -112,6 +115,45 @@ pub fn keys(root: &Root, s: &RepositorySpec) -> Result<(), Failure> {
         command::run(&mut erase)?;
     }
     keep_record(root, &s.name, &keep)
+}
+
+/// Whether the rpm database of `root` holds `key` (armored), the key
+/// zypper checks signatures with.
+pub fn in_rpm_database(root: &Root, key: &str) -> Result<bool, Failure> {
+    let Some(want) = body(key) else {
+        return Ok(false);
+    };
+    Ok(in_database(root)?.iter().any(|(_, b)| *b == want))
+}
+
+/// Checks that rpm takes `key` as a public key, by importing it into a
+/// scratch rpm database of its own: before any file of the Repository is
+/// written, so that a key rpm refuses leaves nothing behind.
+pub fn validate(key: &str) -> Result<(), Failure> {
+    let scratch = |e: std::io::Error| {
+        Failure::new(format!(
+            "cannot prepare a scratch rpm database to check the key: {e}"
+        ))
+    };
+    let dir = tempfile::Builder::new()
+        .prefix("datum-keycheck-")
+        .tempdir()
+        .map_err(scratch)?;
+    let file = dir.path().join("key.asc");
+    std::fs::write(&file, key).map_err(scratch)?;
+    let db = dir.path().join("db");
+    std::fs::create_dir(&db).map_err(scratch)?;
+    let mut cmd = tool("rpm");
+    cmd.arg("--dbpath").arg(&db).arg("--import").arg(&file);
+    let out = command::output(&mut cmd)?;
+    if out.status.success() {
+        return Ok(());
+    }
+    let said = String::from_utf8_lossy(&out.stderr);
+    let said = said.trim().replace(&file.display().to_string(), "the key");
+    Err(Failure::new(format!(
+        "rpm refuses `key` as a public key ({said}), so zypper could not trust it; nothing was written: give the armored OpenPGP public key, as `gpg --armor --export KEYID` prints it (-----BEGIN PGP PUBLIC KEY BLOCK----- ...)"
+    )))
 }
 
 /// The entries a record lists.
