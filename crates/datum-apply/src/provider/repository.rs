@@ -40,6 +40,7 @@ pub struct Repositories {
     root: Root,
     files: Files,
     stale: Stale,
+    zypper_changed: super::zypper::repository::Changed,
 }
 
 /// The largest key file read back to compare.
@@ -51,7 +52,18 @@ impl Repositories {
             files: Files::new(root.clone()),
             root,
             stale,
+            zypper_changed: Default::default(),
         }
+    }
+
+    /// Tells the zypper Packages, through `changed`, which zypper
+    /// Repositories changed.
+    pub fn with_zypper_changed(
+        mut self,
+        changed: super::zypper::repository::Changed,
+    ) -> Repositories {
+        self.zypper_changed = changed;
+        self
     }
 
     fn system(&self, s: &RepositorySpec) -> Result<PackageSystem, Failure> {
@@ -294,6 +306,10 @@ impl Provider<RepositorySpec> for Repositories {
         }
         if system == PackageSystem::Zypper {
             super::zypper::repository::keys(&self.root, s)?;
+            self.zypper_changed
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .insert(s.name.clone());
         }
         self.mark_stale(system);
         Ok(())

@@ -10,9 +10,10 @@
 //! declaring a Package is the operator's agreement), everything it
 //! removes in one `zypper remove`, both
 //! non-interactive and without refreshing the repositories
-//! (`--no-refresh`): they are refreshed (`zypper refresh`) before an
-//! install only when a Repository changed in the run, or when zypper has
-//! never read them (no `/var/cache/zypp/raw`). zypper checks signatures against the
+//! (`--no-refresh`): before an install, only the repositories of Datum's
+//! Repositories that changed in the run, and those zypper has never read,
+//! are refreshed, by name (`zypper refresh ALIAS…`): one of the root's
+//! that is broken blocks no install from Datum's. zypper checks signatures against the
 //! keys of the rpm database (which a Repository's `key` is imported into)
 //! and never imports one itself.
 //!
@@ -44,6 +45,7 @@ use super::{Context, Examined, Failure, Provider};
 use crate::report::{Attribute, Change};
 use crate::root::Root;
 use crate::spec::{Ensure, PackageSpec};
+use repository::Changed;
 
 /// Where the root's repositories are configured.
 pub const REPOS_DIR: &str = "/etc/zypp/repos.d";
@@ -85,6 +87,8 @@ const NOTHING_FOUND: i32 = 104;
 pub struct Zypper {
     root: Root,
     rpm: Dnf,
+    /// Datum's zypper Repositories that changed in the run.
+    changed: Changed,
 }
 
 impl Zypper {
@@ -92,7 +96,14 @@ impl Zypper {
         Zypper {
             rpm: Dnf::new(root.clone()),
             root,
+            changed: Changed::default(),
         }
+    }
+
+    /// Told by `changed` which of Datum's Repositories changed.
+    pub fn with_changed(mut self, changed: Changed) -> Zypper {
+        self.changed = changed;
+        self
     }
 
     /// What differs for one package.
@@ -143,14 +154,11 @@ impl Zypper {
         if !install.is_empty() {
             // Removing needs no repository: refreshing them first would
             // fail when the run removed the last.
-            let refreshed = refresh || self.never_refreshed();
-            if refreshed {
-                self.zypper_run(scratch.as_ref(), &["refresh"], std::iter::empty())?;
-            }
+            let every = self.refresh(scratch.as_ref(), refresh)?;
             if let Some(s) = &scratch {
                 // The cache the install will read, current (a refresh
                 // builds it too); then checked.
-                if !refreshed {
+                if !every {
                     let verb = ["refresh", "--build-only"];
                     self.zypper_run(Some(s), &verb, std::iter::empty())?;
                 }
@@ -226,10 +234,45 @@ impl Zypper {
             .collect())
     }
 
-    /// Whether zypper has never read the repositories' metadata (it
-    /// would not, with `--no-refresh`).
-    fn never_refreshed(&self) -> bool {
-        self.root.lstat(RAW_CACHE).ok().flatten().is_none()
+    /// Refreshes, before an install, the repositories of Datum's that
+    /// changed in the run (with `stale`) or that zypper has never read
+    /// (it would not, with `--no-refresh`): one of these that cannot be
+    /// refreshed fails the install. Then the root's other repositories
+    /// zypper has never read, whose failure is left to the install (which
+    /// skips them). Never every repository: one of the root's that is
+    /// broken would block an install from Datum's. Whether every
+    /// repository was refreshed (their caches all built).
+    fn refresh(&self, scratch: Option<&Scratch>, stale: bool) -> Result<bool, Failure> {
+        let changed = self
+            .changed
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone();
+        let all = aliases(&self.root)?;
+        let unread = |a: &str| {
+            let raw = format!("{RAW_CACHE}/{}", a.replace('/', "_"));
+            self.root.lstat(&raw).ok().flatten().is_none()
+        };
+        let (mut mine, mut others) = (Vec::new(), Vec::new());
+        for (alias, datum) in &all {
+            if *datum && ((stale && changed.contains(alias)) || unread(alias)) {
+                mine.push(alias.clone());
+            } else if !*datum && unread(alias) {
+                others.push(alias.clone());
+            }
+        }
+        if !mine.is_empty() {
+            self.zypper_run(scratch, &["refresh"], mine.iter().cloned())?;
+        }
+        if !others.is_empty() {
+            // Left to the install, which skips what it cannot read.
+            let _ = self.zypper_run(scratch, &["refresh"], others.iter().cloned());
+        }
+        if stale {
+            let mut set = self.changed.lock().unwrap_or_else(|e| e.into_inner());
+            set.retain(|a| !mine.contains(a));
+        }
+        Ok(mine.len() + others.len() == all.len())
     }
 
     fn zypper_run(
@@ -270,12 +313,9 @@ impl Zypper {
         }
         let mut f = command::failed(&cmd, &out);
         // zypper says why a signature is refused long before its last lines.
-        let text = String::from_utf8_lossy(&out.stdout);
-        if let Some(why) = text
-            .lines()
-            .find(|l| l.to_ascii_lowercase().contains("signature"))
-        {
-            f.0 = format!("{}: {}", f.0, why.trim());
+        let why = signature_lines(&[&out.stdout, &out.stderr]);
+        if !why.is_empty() {
+            f.0 = format!("{}; the signature: {}", f.0, why.join(" / "));
         }
         Err(match scratch {
             Some(_) => Failure::new(format!(
@@ -405,6 +445,84 @@ impl Scratch {
     }
 }
 
+/// The whole lines of zypper's output (`streams`, stdout and stderr)
+/// that say what was wrong with a signature ("Package is not signed!",
+/// "Signature verification failed [6-File is unsigned]", rpm's
+/// "Signature, key ID …: NOKEY"), at most three, each once: not its
+/// questions (`Continue? [yes/no]`), which repeat a warning, nor the
+/// paragraphs of its notes, wrapped mid-sentence.
+fn signature_lines(streams: &[&[u8]]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for stream in streams {
+        let mut in_note = false;
+        for line in String::from_utf8_lossy(stream).lines() {
+            let line = line.trim();
+            if line.is_empty() {
+                in_note = false;
+                continue;
+            }
+            if line.starts_with("Note:") || line.starts_with("Warning: We can't verify") {
+                in_note = true;
+            }
+            let lower = line.to_ascii_lowercase();
+            let said = line.trim_start_matches("- ").to_owned();
+            if in_note
+                || line.contains("? [")
+                || !(lower.contains("signature") || lower.contains("signed"))
+                || out.contains(&said)
+            {
+                continue;
+            }
+            out.push(said);
+        }
+    }
+    out.truncate(3);
+    out
+}
+
+/// The enabled repositories of the root's `.repo` files, by alias, each
+/// with whether it is one of Datum's (`datum-NAME.repo`, alias `NAME`).
+fn aliases(root: &Root) -> Result<Vec<(String, bool)>, Failure> {
+    let names = root.list(REPOS_DIR).map_err(|e| {
+        Failure::new(format!(
+            "cannot list {}: {e}",
+            root.path(REPOS_DIR).display()
+        ))
+    })?;
+    let mut out = Vec::new();
+    for name in names {
+        let name = name.to_string_lossy().into_owned();
+        let Some(stem) = name.strip_suffix(".repo") else {
+            continue;
+        };
+        let datum = stem.strip_prefix("datum-");
+        let bytes = root.read_small(&format!("{REPOS_DIR}/{name}"), CONFIG_LIMIT);
+        let text = bytes.ok().flatten().unwrap_or_default();
+        for (alias, enabled) in sections(&String::from_utf8_lossy(&text)) {
+            if enabled {
+                out.push((alias.clone(), datum == Some(alias.as_str())));
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The sections of a `.repo` file, each with whether it is enabled
+/// (zypper's default: yes).
+fn sections(text: &str) -> Vec<(String, bool)> {
+    let mut out: Vec<(String, bool)> = Vec::new();
+    for line in text.lines().map(str::trim) {
+        if let Some(alias) = line.strip_prefix('[').and_then(|l| l.strip_suffix(']')) {
+            out.push((alias.trim().to_owned(), true));
+        } else if let (Some((k, v)), Some(last)) = (line.split_once('='), out.last_mut())
+            && k.trim().eq_ignore_ascii_case("enabled")
+        {
+            last.1 = v.trim() != "0";
+        }
+    }
+    out
+}
+
 /// Refuses zypper's `path` option (a directory appended to `baseurl`)
 /// unless it is `/`: where it leads is not checked. The line is 1-based.
 fn no_subpath(text: &str) -> Result<(), String> {
@@ -426,6 +544,34 @@ fn no_subpath(text: &str) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_lines_about_a_signature_are_whole_and_not_from_notes_or_questions() {
+        let stdout = b"Retrieving repository 'local' metadata [.\n\
+Warning: File 'repomd.xml' from repository 'local' is signed with an unknown key 'E8'.\n\n\
+    Note: Signing data enables the recipient to verify that no modifications occurred after the data\n\
+    were signed. Accepting data with no, wrong or unknown signature can lead to a corrupted system\n\n\
+File 'repomd.xml' from repository 'local' is signed with an unknown key 'E8'. Continue? [yes/no] (no): no\n\
+hello-datum-2.0-1.noarch.rpm:\n    Package is not signed!\n";
+        let stderr = b"History:\n - Signature verification failed for repomd.xml\n";
+        assert_eq!(
+            signature_lines(&[stdout, stderr]),
+            [
+                "Warning: File 'repomd.xml' from repository 'local' is signed with an unknown key 'E8'.",
+                "Package is not signed!",
+                "Signature verification failed for repomd.xml",
+            ]
+        );
+    }
+
+    #[test]
+    fn a_repo_files_sections_are_read_with_whether_enabled() {
+        let text = "# c\n[a]\nbaseurl=x\n[b]\nenabled = 0\n[ c ]\nenabled=1\n";
+        assert_eq!(
+            sections(text),
+            [("a".into(), true), ("b".into(), false), ("c".into(), true)]
+        );
+    }
 
     #[test]
     fn a_path_below_the_baseurl_is_refused() {

@@ -25,6 +25,11 @@ use crate::root::Root;
 use crate::spec::{Ensure, RepositorySpec};
 use datum_fs::Attrs;
 
+/// The names of Datum's zypper Repositories that changed in the run
+/// (zypper's aliases): the next install refreshes them, and only them
+/// of the repositories zypper has read before.
+pub type Changed = std::sync::Arc<std::sync::Mutex<BTreeSet<String>>>;
+
 /// The largest key file read back.
 const KEY_LIMIT: u64 = 1 << 20;
 

@@ -1,0 +1,151 @@
+//! `datum apply --root` on an openSUSE-like root that has a repository
+//! of its own beside Datum's: Datum refreshes only the repositories it
+//! changed, so that one it does not manage, broken, does not block an
+//! install from Datum's.
+
+use std::fs;
+use std::path::Path;
+use std::process::Command;
+
+use datum_testkit::{packages, tools};
+
+use crate::package_root::apply;
+use crate::zypper_root::{TOOLS, fleet, key, leap, resources, sign_metadata, signed_repository};
+
+/// The root's own repository `other` (`/etc/zypp/repos.d/other.repo`,
+/// at `/srv/other`, offering other-datum 1.0-1), signed by its own key,
+/// which the operator imported into the rpm database. Gives the key's
+/// gnupg home.
+fn other_repository(root: &Path, tmp: &Path) -> std::path::PathBuf {
+    let repo = root.join("srv/other");
+    packages::rpm(&repo, "other-datum", None, "1.0", "1");
+    let gnupg = tmp.join("gnupg-other");
+    let key = key(&gnupg, "other@datum.invalid");
+    let signer = (gnupg.as_path(), "other@datum.invalid");
+    signed_repository(&repo, signer, signer);
+    fs::write(root.join("srv/other.asc"), &key).unwrap();
+    let out = Command::new("rpm")
+        .arg("--root")
+        .arg(root)
+        .args(["--dbpath", "/var/lib/rpm", "--import"])
+        .arg(root.join("srv/other.asc"))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "rpm --import: {out:?}");
+    fs::write(
+        root.join("etc/zypp/repos.d/other.repo"),
+        "[other]\nname=other\nbaseurl=file:///srv/other\nenabled=1\nautorefresh=1\n\
+         gpgcheck=1\nrepo_gpgcheck=1\npkg_gpgcheck=1\ngpgkey=file:///srv/other.asc\n",
+    )
+    .unwrap();
+    gnupg
+}
+
+/// New metadata for `other` (other-datum 2.0-1 added), signed by a key
+/// nobody trusts: zypper refuses to refresh it.
+fn break_other(root: &Path, tmp: &Path) {
+    let repo = root.join("srv/other");
+    packages::rpm(&repo, "other-datum", None, "2.0", "1");
+    fs::remove_dir_all(repo.join("repodata")).unwrap();
+    packages::createrepo(&repo);
+    let stranger = tmp.join("gnupg-stranger");
+    key(&stranger, "stranger@datum.invalid");
+    sign_metadata(&repo, (stranger.as_path(), "stranger@datum.invalid"));
+}
+
+#[test]
+fn a_broken_repository_datum_did_not_change_does_not_block_an_install() {
+    if !tools::installed(&TOOLS) || !tools::root() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("root");
+    let repo = leap(&root);
+    let gnupg = tmp.path().join("gnupg");
+    let key = key(&gnupg, "repo@datum.invalid");
+    let signer = (gnupg.as_path(), "repo@datum.invalid");
+    signed_repository(&repo, signer, signer);
+    other_repository(&root, tmp.path());
+    let dir = tmp.path().join("fleet");
+    let hello = "  Package[hello-datum]:\n    ensure: installed\n";
+    fleet(&dir, &resources(&key, hello));
+    let first = apply(&dir, &root, &[]);
+    assert_eq!(first.code, 2, "{}\n{}", first.stdout, first.stderr);
+
+    // `other` breaks; Datum's Repository changes (its address gets a
+    // final slash), and a package is to come from it.
+    break_other(&root, tmp.path());
+    let tools = format!("{hello}  Package[tools-datum]:\n    ensure: installed\n");
+    let moved = resources(&key, &tools).replace("file:///srv/repo", "file:///srv/repo/");
+    fleet(&dir, &moved);
+    let run = apply(&dir, &root, &["--format", "json"]);
+    assert_eq!(run.code, 2, "{}\n{}", run.stdout, run.stderr);
+    assert!(packages::rpm_query(&root, &["tools-datum"]).starts_with("tools-datum-1.0-1 "));
+}
+
+#[test]
+fn metadata_signed_by_another_key_fails_the_install_saying_so_in_whole_lines() {
+    if !tools::installed(&TOOLS) || !tools::root() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("root");
+    let repo = leap(&root);
+    let gnupg = tmp.path().join("gnupg");
+    let key = key(&gnupg, "repo@datum.invalid");
+    let stranger = tmp.path().join("gnupg-stranger");
+    self::key(&stranger, "stranger@datum.invalid");
+    let signer = (gnupg.as_path(), "repo@datum.invalid");
+    signed_repository(
+        &repo,
+        signer,
+        (stranger.as_path(), "stranger@datum.invalid"),
+    );
+    let dir = tmp.path().join("fleet");
+    fleet(
+        &dir,
+        &resources(&key, "  Package[hello-datum]:\n    ensure: installed\n"),
+    );
+    let run = apply(&dir, &root, &["--format", "json"]);
+    assert_eq!(run.code, 6, "{}\n{}", run.stdout, run.stderr);
+    let v: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    let reason = v["resources"][1]["reason"].as_str().unwrap();
+    // zypper's own whole lines: what it found, and what failed.
+    assert!(
+        reason.contains(
+            "the signature: Warning: File 'repomd.xml' from repository 'local' is signed with an unknown key '"
+        ) && reason.contains("'. / Signature verification failed for repomd.xml"),
+        "{reason}"
+    );
+    assert!(!reason.contains("were signed. Accepting"), "{reason}");
+    assert!(packages::rpm_query(&root, &["hello-datum"]).contains("is not installed"));
+}
+
+#[test]
+fn an_unsigned_package_is_refused_saying_it_is_not_signed() {
+    if !tools::installed(&TOOLS) || !tools::root() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("root");
+    let repo = leap(&root);
+    let gnupg = tmp.path().join("gnupg");
+    let key = key(&gnupg, "repo@datum.invalid");
+    // Signed metadata, unsigned packages.
+    packages::createrepo(&repo);
+    sign_metadata(&repo, (gnupg.as_path(), "repo@datum.invalid"));
+    let dir = tmp.path().join("fleet");
+    fleet(
+        &dir,
+        &resources(&key, "  Package[hello-datum]:\n    ensure: installed\n"),
+    );
+    let run = apply(&dir, &root, &["--format", "json"]);
+    assert_eq!(run.code, 6, "{}\n{}", run.stdout, run.stderr);
+    let v: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    let reason = v["resources"][1]["reason"].as_str().unwrap();
+    assert!(
+        reason.contains("the signature: Package is not signed! / hello-datum-2.0-1.noarch (local): Signature verification failed [6-File is unsigned]"),
+        "{reason}"
+    );
+    assert!(packages::rpm_query(&root, &["hello-datum"]).contains("is not installed"));
+}
