@@ -81,6 +81,15 @@ const SYSTEM_CHECK: &str = "/etc/zypp/systemCheck";
 /// zypper's exit codes that report success with something to tell: a
 /// reboot or a restart of zypper is needed.
 const DONE_WITH_NEWS: [i32; 2] = [102, 103];
+/// zypper's exit codes after a transaction that was made, whatever
+/// repositories it could not read (106: some were skipped, such as one
+/// of the root's whose metadata no longer verifies): the packages are
+/// read back, which decides.
+const TRANSACTION_MADE: [i32; 3] = [102, 103, 106];
+/// zypper's exit code when the transaction was made but an rpm
+/// scriptlet of a package failed: a failure (the package is installed,
+/// but not set up as it meant to be).
+const SCRIPTLET_FAILED: i32 = 107;
 /// zypper's exit code when a search found nothing.
 const NOTHING_FOUND: i32 = 104;
 
@@ -176,11 +185,13 @@ impl Zypper {
                 "--oldpackage",
                 "--auto-agree-with-licenses",
             ];
-            self.zypper_run(scratch.as_ref(), &verb, what.into_iter())?;
+            let done = &TRANSACTION_MADE;
+            self.zypper_output(scratch.as_ref(), &verb, what.into_iter(), done)?;
         }
         if !remove.is_empty() {
             let names = remove.iter().map(|s| s.name.clone());
-            self.zypper_run(scratch.as_ref(), &["--no-refresh", "remove"], names)?;
+            let verb = ["--no-refresh", "remove"];
+            self.zypper_output(scratch.as_ref(), &verb, names, &TRANSACTION_MADE)?;
         }
         for s in specs {
             let left = self.differences(s)?;
@@ -312,6 +323,12 @@ impl Zypper {
             return Ok(out);
         }
         let mut f = command::failed(&cmd, &out);
+        if code == Some(SCRIPTLET_FAILED) {
+            f.0 = format!(
+                "{}; the packages were installed or removed, but an rpm scriptlet of one failed: it may not be set up as it should",
+                f.0
+            );
+        }
         // zypper says why a signature is refused long before its last lines.
         let why = signature_lines(&[&out.stdout, &out.stderr]);
         if !why.is_empty() {

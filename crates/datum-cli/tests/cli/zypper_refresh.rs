@@ -149,3 +149,30 @@ fn an_unsigned_package_is_refused_saying_it_is_not_signed() {
     );
     assert!(packages::rpm_query(&root, &["hello-datum"]).contains("is not installed"));
 }
+
+#[test]
+fn an_install_done_while_zypper_skipped_a_repository_of_the_roots_is_not_a_failure() {
+    if !tools::installed(&TOOLS) || !tools::root() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("root");
+    let repo = leap(&root);
+    let gnupg = tmp.path().join("gnupg");
+    let key = key(&gnupg, "repo@datum.invalid");
+    let signer = (gnupg.as_path(), "repo@datum.invalid");
+    signed_repository(&repo, signer, signer);
+    // The root's own `other`, broken before zypper ever read it: zypper
+    // skips it, installs from Datum's, and exits 106.
+    other_repository(&root, tmp.path());
+    break_other(&root, tmp.path());
+    let dir = tmp.path().join("fleet");
+    fleet(
+        &dir,
+        &resources(&key, "  Package[hello-datum]:\n    ensure: installed\n"),
+    );
+    let run = apply(&dir, &root, &["--format", "json"]);
+    assert_eq!(run.code, 2, "{}\n{}", run.stdout, run.stderr);
+    assert!(packages::rpm_query(&root, &["hello-datum"]).starts_with("hello-datum-2.0-1 "));
+    assert_eq!(apply(&dir, &root, &[]).code, 0);
+}

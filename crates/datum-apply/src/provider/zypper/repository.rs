@@ -1,10 +1,11 @@
 //! A zypper Repository: `/etc/zypp/repos.d/datum-NAME.repo`, its key
 //! beside it (`datum-NAME.asc`) and imported into the rpm database, whose
 //! keys are the ones zypper trusts (it is never asked to import one).
-//! With a key, both the repository's metadata (`repomd.xml.asc`) and each
-//! package must be signed by it (`repo_gpgcheck=1`, `pkg_gpgcheck=1`:
-//! zypper would otherwise take a package whose checksum signed metadata
-//! lists, whoever signed the package); zypper does not refresh
+//! With a key, the repository's metadata (`repomd.xml.asc`) must be
+//! signed by it, and each package signed too (`repo_gpgcheck=1`,
+//! `pkg_gpgcheck=1`: zypper would otherwise take a package whose checksum
+//! signed metadata lists, unsigned): rpm takes a package signed by any
+//! key of the rpm database, this one or another; zypper does not refresh
 //! the repository by itself (`autorefresh=0`): Datum does when it changes.
 //! A key Datum imported (recorded in `datum-NAME.keys` beside the file)
 //! leaves the rpm database when its Repository is removed or given
