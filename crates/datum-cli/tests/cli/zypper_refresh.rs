@@ -1,7 +1,10 @@
-//! `datum apply --root` on an openSUSE-like root that has a repository
-//! of its own beside Datum's: Datum refreshes only the repositories it
-//! changed, so that one it does not manage, broken, does not block an
-//! install from Datum's.
+//! `datum apply --root` on an openSUSE-like root, when zypper fails or
+//! half-fails: a repository of the root's own beside Datum's, broken,
+//! blocks no install from Datum's (Datum refreshes only the repositories
+//! it changed or that were never read; zypper's 106 after an install is
+//! decided by reading the packages back); a scriptlet that failed (107)
+//! is a failure that says the package is there; a refused signature is
+//! told in zypper's whole lines; and which signing keys rpm takes.
 
 use std::fs;
 use std::path::Path;
@@ -175,4 +178,106 @@ fn an_install_done_while_zypper_skipped_a_repository_of_the_roots_is_not_a_failu
     assert_eq!(run.code, 2, "{}\n{}", run.stdout, run.stderr);
     assert!(packages::rpm_query(&root, &["hello-datum"]).starts_with("hello-datum-2.0-1 "));
     assert_eq!(apply(&dir, &root, &[]).code, 0);
+}
+
+/// Builds `NAME-1.0-1.noarch.rpm` into `dir`, whose `%post` fails: it
+/// provides the `/bin/sh` its scriptlet requires, but the root has none
+/// (rpm: "%post(…) scriptlet failed, exit status 127").
+fn rpm_whose_post_fails(dir: &Path, name: &str) {
+    let top = tempfile::tempdir().unwrap();
+    let spec = top.path().join("p.spec");
+    fs::write(
+        &spec,
+        format!(
+            "Name: {name}\nVersion: 1.0\nRelease: 1\nSummary: a test package\nLicense: MIT\n\
+             BuildArch: noarch\nProvides: /bin/sh\n%description\nA test package.\n\
+             %install\nmkdir -p %{{buildroot}}/usr/share/{name}\n\
+             echo 1.0-1 > %{{buildroot}}/usr/share/{name}/version\n\
+             %post\nexit 1\n\
+             %files\n/usr/share/{name}/version\n"
+        ),
+    )
+    .unwrap();
+    let out = Command::new("rpmbuild")
+        .env("HOME", top.path())
+        .arg("--define")
+        .arg(format!("_topdir {}", top.path().display()))
+        .args(["--quiet", "-bb"])
+        .arg(&spec)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "rpmbuild: {out:?}");
+    let rpm = format!("{name}-1.0-1.noarch.rpm");
+    fs::copy(top.path().join("RPMS/noarch").join(&rpm), dir.join(&rpm)).unwrap();
+}
+
+#[test]
+fn a_package_whose_scriptlet_fails_is_a_failure_that_says_it_was_installed() {
+    if !tools::installed(&TOOLS) || !tools::root() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("root");
+    let repo = leap(&root);
+    rpm_whose_post_fails(&repo, "post-datum");
+    let gnupg = tmp.path().join("gnupg");
+    let key = key(&gnupg, "repo@datum.invalid");
+    let signer = (gnupg.as_path(), "repo@datum.invalid");
+    signed_repository(&repo, signer, signer);
+    let dir = tmp.path().join("fleet");
+    fleet(
+        &dir,
+        &resources(&key, "  Package[post-datum]:\n    ensure: installed\n"),
+    );
+    let run = apply(&dir, &root, &["--format", "json"]);
+    assert_eq!(run.code, 6, "{}\n{}", run.stdout, run.stderr);
+    let v: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(v["resources"][1]["status"], "failed");
+    let reason = v["resources"][1]["reason"].as_str().unwrap();
+    assert!(
+        reason.contains("(exit 107)")
+            && reason.contains(
+                "the packages were installed or removed, but an rpm scriptlet of one failed"
+            ),
+        "{reason}"
+    );
+    assert!(packages::rpm_query(&root, &["post-datum"]).starts_with("post-datum-1.0-1 "));
+}
+
+#[test]
+fn a_package_signed_by_another_key_of_the_rpm_database_is_taken() {
+    if !tools::installed(&TOOLS) || !tools::root() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("root");
+    let repo = leap(&root);
+    // Repository[local]'s metadata is signed by its key, its packages by
+    // Repository[c]'s: rpm checks only that the key is in its database.
+    let gnupg = tmp.path().join("gnupg");
+    let key = key(&gnupg, "repo@datum.invalid");
+    let c_home = tmp.path().join("gnupg-c");
+    let c_key = self::key(&c_home, "c@datum.invalid");
+    signed_repository(
+        &repo,
+        (c_home.as_path(), "c@datum.invalid"),
+        (gnupg.as_path(), "repo@datum.invalid"),
+    );
+    let c_repo = root.join("srv/c");
+    fs::create_dir_all(&c_repo).unwrap();
+    signed_repository(
+        &c_repo,
+        (c_home.as_path(), "c@datum.invalid"),
+        (c_home.as_path(), "c@datum.invalid"),
+    );
+    let c: String = c_key.lines().map(|l| format!("      {l}\n")).collect();
+    let c = format!("  Repository[c]:\n    url: file:///srv/c\n    key: |\n{c}");
+    let dir = tmp.path().join("fleet");
+    fleet(
+        &dir,
+        &(resources(&key, "  Package[hello-datum]:\n    ensure: installed\n") + &c),
+    );
+    let run = apply(&dir, &root, &["--format", "json"]);
+    assert_eq!(run.code, 2, "{}\n{}", run.stdout, run.stderr);
+    assert!(packages::rpm_query(&root, &["hello-datum"]).starts_with("hello-datum-2.0-1 "));
 }
