@@ -31,6 +31,7 @@
 //! the root ([`locations`]).
 
 pub mod locations;
+pub mod output;
 pub mod repository;
 pub mod search;
 
@@ -259,7 +260,7 @@ impl Zypper {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .clone();
-        let all = aliases(&self.root)?;
+        let all = output::aliases(&self.root)?;
         let unread = |a: &str| {
             let raw = format!("{RAW_CACHE}/{}", a.replace('/', "_"));
             self.root.lstat(&raw).ok().flatten().is_none()
@@ -330,7 +331,7 @@ impl Zypper {
             );
         }
         // zypper says why a signature is refused long before its last lines.
-        let why = signature_lines(&[&out.stdout, &out.stderr]);
+        let why = output::signature_lines(&[&out.stdout, &out.stderr]);
         if !why.is_empty() {
             f.0 = format!("{}; the signature: {}", f.0, why.join(" / "));
         }
@@ -462,84 +463,6 @@ impl Scratch {
     }
 }
 
-/// The whole lines of zypper's output (`streams`, stdout and stderr)
-/// that say what was wrong with a signature ("Package is not signed!",
-/// "Signature verification failed [6-File is unsigned]", rpm's
-/// "Signature, key ID …: NOKEY"), at most three, each once: not its
-/// questions (`Continue? [yes/no]`), which repeat a warning, nor the
-/// paragraphs of its notes, wrapped mid-sentence.
-fn signature_lines(streams: &[&[u8]]) -> Vec<String> {
-    let mut out: Vec<String> = Vec::new();
-    for stream in streams {
-        let mut in_note = false;
-        for line in String::from_utf8_lossy(stream).lines() {
-            let line = line.trim();
-            if line.is_empty() {
-                in_note = false;
-                continue;
-            }
-            if line.starts_with("Note:") || line.starts_with("Warning: We can't verify") {
-                in_note = true;
-            }
-            let lower = line.to_ascii_lowercase();
-            let said = line.trim_start_matches("- ").to_owned();
-            if in_note
-                || line.contains("? [")
-                || !(lower.contains("signature") || lower.contains("signed"))
-                || out.contains(&said)
-            {
-                continue;
-            }
-            out.push(said);
-        }
-    }
-    out.truncate(3);
-    out
-}
-
-/// The enabled repositories of the root's `.repo` files, by alias, each
-/// with whether it is one of Datum's (`datum-NAME.repo`, alias `NAME`).
-fn aliases(root: &Root) -> Result<Vec<(String, bool)>, Failure> {
-    let names = root.list(REPOS_DIR).map_err(|e| {
-        Failure::new(format!(
-            "cannot list {}: {e}",
-            root.path(REPOS_DIR).display()
-        ))
-    })?;
-    let mut out = Vec::new();
-    for name in names {
-        let name = name.to_string_lossy().into_owned();
-        let Some(stem) = name.strip_suffix(".repo") else {
-            continue;
-        };
-        let datum = stem.strip_prefix("datum-");
-        let bytes = root.read_small(&format!("{REPOS_DIR}/{name}"), CONFIG_LIMIT);
-        let text = bytes.ok().flatten().unwrap_or_default();
-        for (alias, enabled) in sections(&String::from_utf8_lossy(&text)) {
-            if enabled {
-                out.push((alias.clone(), datum == Some(alias.as_str())));
-            }
-        }
-    }
-    Ok(out)
-}
-
-/// The sections of a `.repo` file, each with whether it is enabled
-/// (zypper's default: yes).
-fn sections(text: &str) -> Vec<(String, bool)> {
-    let mut out: Vec<(String, bool)> = Vec::new();
-    for line in text.lines().map(str::trim) {
-        if let Some(alias) = line.strip_prefix('[').and_then(|l| l.strip_suffix(']')) {
-            out.push((alias.trim().to_owned(), true));
-        } else if let (Some((k, v)), Some(last)) = (line.split_once('='), out.last_mut())
-            && k.trim().eq_ignore_ascii_case("enabled")
-        {
-            last.1 = v.trim() != "0";
-        }
-    }
-    out
-}
-
 /// Refuses zypper's `path` option (a directory appended to `baseurl`)
 /// unless it is `/`: where it leads is not checked. The line is 1-based.
 fn no_subpath(text: &str) -> Result<(), String> {
@@ -561,34 +484,6 @@ fn no_subpath(text: &str) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn the_lines_about_a_signature_are_whole_and_not_from_notes_or_questions() {
-        let stdout = b"Retrieving repository 'local' metadata [.\n\
-Warning: File 'repomd.xml' from repository 'local' is signed with an unknown key 'E8'.\n\n\
-    Note: Signing data enables the recipient to verify that no modifications occurred after the data\n\
-    were signed. Accepting data with no, wrong or unknown signature can lead to a corrupted system\n\n\
-File 'repomd.xml' from repository 'local' is signed with an unknown key 'E8'. Continue? [yes/no] (no): no\n\
-hello-datum-2.0-1.noarch.rpm:\n    Package is not signed!\n";
-        let stderr = b"History:\n - Signature verification failed for repomd.xml\n";
-        assert_eq!(
-            signature_lines(&[stdout, stderr]),
-            [
-                "Warning: File 'repomd.xml' from repository 'local' is signed with an unknown key 'E8'.",
-                "Package is not signed!",
-                "Signature verification failed for repomd.xml",
-            ]
-        );
-    }
-
-    #[test]
-    fn a_repo_files_sections_are_read_with_whether_enabled() {
-        let text = "# c\n[a]\nbaseurl=x\n[b]\nenabled = 0\n[ c ]\nenabled=1\n";
-        assert_eq!(
-            sections(text),
-            [("a".into(), true), ("b".into(), false), ("c".into(), true)]
-        );
-    }
 
     #[test]
     fn a_path_below_the_baseurl_is_refused() {
