@@ -432,7 +432,7 @@ impl Scratch {
             let text = String::from_utf8_lossy(&bytes);
             no_subpath(&text).map_err(|e| Failure::new(format!("{shown}: {e}")))?;
             let text = relocator
-                .rewrite(&text)
+                .rewrite(&text, &abs)
                 .map_err(|e| Failure::new(format!("{shown}: {e}")))?;
             repos.extend(locations::repos(&text, &shown, root_dir)?);
             write(&format!("repos/{name}"), text.as_bytes())?;

@@ -6,6 +6,7 @@
 mod agent;
 mod apply;
 mod apt_root;
+mod apt_root_sources;
 mod architecture;
 mod bad_input;
 mod bundle;
