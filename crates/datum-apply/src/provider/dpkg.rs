@@ -339,7 +339,7 @@ impl Dpkg {
             let what: Vec<String> = install.iter().map(|s| wanted(s)).collect();
             apt.check_archives(&self.root, &what)?;
             command::run(
-                apt.apt_get()
+                apt.apt_get_frozen()
                     .args(["install", "-y", "-q", "--allow-downgrades", "--"])
                     .args(&what),
             )
