@@ -213,3 +213,49 @@ fn a_pacman_keyring_named_in_an_included_file_is_the_keyring() {
     assert!(!root.join("etc/pacman.d/gnupg").exists());
     assert!(!Path::new(&root).join("etc/keys").exists());
 }
+
+/// `pacman-key --init` exits 0 even when gpg made no master key (as when
+/// gpg-agent cannot start): the Repository fails saying so, and nothing
+/// is written into the root's keyring.
+#[test]
+fn a_pacman_key_init_that_makes_no_master_key_fails_saying_why() {
+    use std::os::unix::fs::PermissionsExt;
+    if !tools::installed(SIGNED_TOOLS) || !tools::root() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let root = signed_root(tmp.path());
+    let key = packages::signing_key(&tmp.path().join("ours"), "pacman@datum.invalid");
+    let dir = tmp.path().join("fleet");
+    fleet(&dir, &keyed(&key, ""));
+    // A pacman-key whose --init fails as gpg's key generation does
+    // without an agent, exit status 0 included.
+    let bin = tmp.path().join("bin");
+    fs::create_dir_all(&bin).unwrap();
+    let fake = bin.join("pacman-key");
+    fs::write(
+        &fake,
+        "#!/bin/sh\nfor a; do\n  if [ \"$a\" = --init ]; then\n    \
+         echo 'gpg: agent_genkey failed: No agent running' >&2\n    exit 0\n  fi\ndone\n\
+         PATH=${PATH#*:} exec pacman-key \"$@\"\n",
+    )
+    .unwrap();
+    fs::set_permissions(&fake, fs::Permissions::from_mode(0o755)).unwrap();
+    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap());
+    let out = crate::common::datum_process()
+        .env("PATH", path)
+        .args(["apply", "--root"])
+        .arg(&root)
+        .arg("--fleet")
+        .arg(&dir)
+        .output()
+        .unwrap();
+    let run = crate::common::Run::from(out);
+    assert_eq!(run.code, 4, "{}\n{}", run.stdout, run.stderr);
+    assert!(
+        run.stdout.contains("made no master key") && run.stdout.contains("No agent running"),
+        "{}",
+        run.stdout
+    );
+    assert!(!root.join("etc/pacman.d/gnupg/pubring.gpg").exists());
+}
