@@ -259,3 +259,35 @@ fn a_pacman_key_init_that_makes_no_master_key_fails_saying_why() {
     );
     assert!(!root.join("etc/pacman.d/gnupg/pubring.gpg").exists());
 }
+
+/// A keyring that lost its trust database (pacman-key works only on one
+/// with it) is made whole again, its master key kept.
+#[test]
+fn a_pacman_keyring_without_its_trust_database_is_made_whole() {
+    if !tools::installed(SIGNED_TOOLS) || !tools::root() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let root = signed_root(tmp.path());
+    let theirs = tmp.path().join("theirs");
+    operator_keyring(&root, &packages::signing_key(&theirs, "op@datum.invalid"));
+    let gnupg = root.join("etc/pacman.d/gnupg");
+    let secret = fs::read_dir(gnupg.join("private-keys-v1.d"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect::<Vec<_>>();
+    fs::remove_file(gnupg.join("trustdb.gpg")).unwrap();
+    let ours = tmp.path().join("ours");
+    let key = packages::signing_key(&ours, "pacman@datum.invalid");
+    let fpr = fingerprint(&ours, "pacman@datum.invalid");
+    let dir = tmp.path().join("fleet");
+    fleet(&dir, &keyed(&key, ""));
+    let run = apply(&dir, &root, &[]);
+    assert_eq!(run.code, 2, "{}\n{}", run.stdout, run.stderr);
+    assert_eq!(validity(&root, &fpr).as_deref(), Some("f"));
+    let now = fs::read_dir(gnupg.join("private-keys-v1.d"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect::<Vec<_>>();
+    assert_eq!(now, secret, "the master key changed");
+}

@@ -136,15 +136,27 @@ impl Work {
         cmd
     }
 
-    /// How many secret keys it holds (pacman's master key is one).
-    pub fn secret_keys(&self) -> Result<usize, Failure> {
+    /// The fingerprints of the secret keys it holds (pacman's master key
+    /// is one).
+    pub fn secret_keys(&self) -> Result<Vec<String>, Failure> {
         let mut cmd = self.gpg();
         cmd.arg("--list-secret-keys");
         let out = command::output(&mut cmd)?;
-        Ok(String::from_utf8_lossy(&out.stdout)
-            .lines()
-            .filter(|l| l.starts_with("sec:"))
-            .count())
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        let mut keys = Vec::new();
+        let mut primary = false;
+        for line in text.lines() {
+            let fields: Vec<&str> = line.split(':').collect();
+            match fields[0] {
+                "sec" => primary = true,
+                "fpr" if primary => {
+                    keys.extend(fields.get(9).map(|f| (*f).to_owned()));
+                    primary = false;
+                }
+                _ => primary = false,
+            }
+        }
+        Ok(keys)
     }
 
     /// `pacman-key` on this directory, with an empty pacman.conf (never

@@ -354,24 +354,37 @@ impl Keyring {
 /// which keeps what is there), and says why when that fails: pacman-key
 /// itself exits 0 when gpg could not make it.
 fn ensure_master(work: &Work) -> Result<(), Failure> {
-    if work.secret_keys()? > 0 {
+    // pacman-key works only on a keyring with both of these.
+    let files = ["pubring.gpg", "trustdb.gpg"]
+        .iter()
+        .all(|f| work.path().join(f).is_file());
+    if files && !work.secret_keys()?.is_empty() {
         return Ok(());
     }
     let out = work.pacman_key(&["--init"])?;
-    if work.secret_keys()? > 0 {
-        return Ok(());
+    let masters = work.secret_keys()?;
+    if masters.is_empty() {
+        let said: Vec<String> = String::from_utf8_lossy(&out.stderr)
+            .lines()
+            .chain(String::from_utf8_lossy(&out.stdout).lines())
+            .map(str::trim)
+            .filter(|l| !l.is_empty())
+            .map(str::to_owned)
+            .collect();
+        return Err(Failure::new(format!(
+            "`pacman-key --init` made no master key for pacman's keyring, which signs the keys pacman trusts: {}",
+            said.join(" / ")
+        )));
     }
-    let said: Vec<String> = String::from_utf8_lossy(&out.stderr)
-        .lines()
-        .chain(String::from_utf8_lossy(&out.stdout).lines())
-        .map(str::trim)
-        .filter(|l| !l.is_empty())
-        .map(str::to_owned)
-        .collect();
-    Err(Failure::new(format!(
-        "`pacman-key --init` made no master key for pacman's keyring, which signs the keys pacman trusts: {}",
-        said.join(" / ")
-    )))
+    // A master key kept from before is trusted as one made now is (a
+    // trust database made again knows nothing of it).
+    let file = work.path().join("masters.txt");
+    let text: String = masters.iter().map(|f| format!("{f}:6:\n")).collect();
+    std::fs::write(&file, text)
+        .map_err(|e| Failure::new(format!("cannot write the master key's trust: {e}")))?;
+    let mut import = work.gpg();
+    import.arg("--import-ownertrust").arg(&file);
+    command::run(&mut import).map(|_| ())
 }
 
 /// Adds the wanted keys the keyring lacks (or lacks subkeys of), and
