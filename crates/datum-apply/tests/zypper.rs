@@ -33,8 +33,14 @@ fn spec(name: &str, ensure: Ensure, version: Option<&str>) -> PackageSpec {
 
 #[test]
 fn a_removal_leaves_the_refresh_a_changed_repository_owes_to_the_next_install() {
-    if !tools::installed(&["rpm", "rpmbuild", "createrepo_c", "zypper", "unshare"])
-        || !tools::root()
+    if !tools::installed(&[
+        "rpm",
+        "rpmbuild",
+        "createrepo_c",
+        "zypper",
+        "unshare",
+        "dumpsolv",
+    ]) || !tools::root()
     {
         return;
     }

@@ -14,9 +14,11 @@
 //! every path they name is the root's, reached without a link, and every
 //! network source is refused. dnf keeps its cache, history and logs in
 //! the root (`/var/cache/dnf`, `/var/lib/dnf`, `/var/log`), which may not
-//! be reached through a link leading out of it.
+//! be reached through a link leading out of it. Before it installs, where
+//! the repositories' metadata puts each package is checked ([`locations`]).
 
 pub mod config;
+pub mod locations;
 pub mod vercmp;
 
 use std::path::{Path, PathBuf};
@@ -155,6 +157,11 @@ impl Dnf {
                 Some(v) => format!("{}-{v}", s.name),
                 None => s.name.clone(),
             });
+            // Under --root, the packages' locations are checked first, in
+            // the metadata as the install reads it.
+            if let Some(s) = &scratch {
+                s.check_locations(&self.root, refresh)?;
+            }
             self.dnf_run(scratch.as_ref(), refresh, "install", what)?;
         }
         if !remove.is_empty() {
@@ -231,6 +238,8 @@ struct Scratch {
     dir: tempfile::TempDir,
     root_dir: PathBuf,
     releasever: Option<String>,
+    /// The enabled repositories, where their packages are.
+    repos: locations::Repos,
 }
 
 impl Scratch {
@@ -267,7 +276,7 @@ impl Scratch {
             let Some(bytes) = bytes else { return Ok(None) };
             let text = String::from_utf8_lossy(&bytes);
             relocator
-                .rewrite(&text)
+                .rewrite(&text, abs)
                 .map(Some)
                 .map_err(|e| Failure::new(format!("{}: {e}", root.path(abs).display())))
         };
@@ -288,11 +297,37 @@ impl Scratch {
                 write(&format!("repos/{name}"), text.as_bytes())?;
             }
         }
+        let repos = relocator.repos().clone();
         Ok(Scratch {
             dir,
             root_dir: root_dir.to_owned(),
             releasever,
+            repos,
         })
+    }
+
+    /// Refuses the run when a package of the enabled repositories would be
+    /// read from outside the root ([`locations`]): one `dnf repoquery`,
+    /// with the metadata refreshed first when `refresh`.
+    fn check_locations(&self, root: &Root, refresh: bool) -> Result<(), Failure> {
+        let query = locations::Query::new().map_err(Failure::new)?;
+        let mut cmd = self.dnf();
+        if refresh {
+            cmd.arg("--refresh");
+        }
+        cmd.arg("-q").args(query.args());
+        let out = command::output(&mut cmd)?;
+        if !out.status.success() {
+            return Err(command::failed(&cmd, &out));
+        }
+        query
+            .check(
+                root,
+                &self.root_dir,
+                &self.repos,
+                &String::from_utf8_lossy(&out.stdout),
+            )
+            .map_err(Failure::new)
     }
 
     /// dnf inside the root, without network.

@@ -12,9 +12,9 @@
 //! --remove`); then each package is read back.
 
 pub mod apt_root;
+pub mod deb822;
 pub mod written;
 
-use std::fs;
 use std::path::{Path, PathBuf};
 
 use super::command::{self, tool};
@@ -79,14 +79,7 @@ impl Dpkg {
     fn find_deb(&self, dir: &Path, name: &str, version: Option<&str>) -> Result<PathBuf, Failure> {
         super::local_repo::stays_inside(&self.root, ARCHIVES).map_err(Failure::new)?;
         let archives = dir.join(ARCHIVES.trim_start_matches('/'));
-        let mut debs: Vec<PathBuf> = match fs::read_dir(&archives) {
-            Ok(entries) => entries
-                .filter_map(Result::ok)
-                .map(|e| e.path())
-                .filter(|p| p.extension().is_some_and(|x| x == "deb"))
-                .collect(),
-            Err(_) => Vec::new(),
-        };
+        let mut debs = self.archive_debs(dir)?;
         debs.sort();
         let mut best: Option<(PathBuf, String)> = None;
         for deb in debs {
@@ -131,6 +124,51 @@ impl Dpkg {
                 archives.display()
             ))
         })
+    }
+
+    /// The `.deb` files of the root's archive cache (none when it does not
+    /// exist), each a regular file: dpkg-deb and dpkg open them by their
+    /// path on this machine, following links, so a link there (which could
+    /// lead to a host's file) or anything but a regular file is refused by
+    /// its name before either reads it.
+    fn archive_debs(&self, dir: &Path) -> Result<Vec<PathBuf>, Failure> {
+        let names = match self.root.list(ARCHIVES) {
+            Ok(names) => names,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
+            Err(e) => {
+                return Err(Failure::new(format!(
+                    "cannot list {}: {e}",
+                    self.root.path(ARCHIVES).display()
+                )));
+            }
+        };
+        let mut debs = Vec::new();
+        for name in names {
+            let name = name.to_string_lossy().into_owned();
+            if !name.ends_with(".deb") {
+                continue;
+            }
+            let abs = format!("{ARCHIVES}/{name}");
+            match self.root.lstat(&abs) {
+                Ok(Some(m)) if m.is_file() => {}
+                Ok(None) => continue,
+                Ok(Some(m)) => {
+                    return Err(Failure::new(format!(
+                        "{} is {}: under --root, dpkg reads the archive cache's .deb files by their path on this machine, following links, so it could read a file from outside the root; put the .deb itself there",
+                        self.root.path(&abs).display(),
+                        datum_fs::kind_of(&m)
+                    )));
+                }
+                Err(e) => {
+                    return Err(Failure::new(format!(
+                        "{}: {e}",
+                        self.root.path(&abs).display()
+                    )));
+                }
+            }
+            debs.push(dir.join(abs.trim_start_matches('/')));
+        }
+        Ok(debs)
     }
 
     /// dpkg under `--root=dir`, run only after [`written::check`] (so
@@ -215,14 +253,10 @@ impl Dpkg {
         let (install, remove): (Vec<&PackageSpec>, Vec<&PackageSpec>) =
             specs.iter().partition(|s| s.ensure == Ensure::Present);
         match self.root.dir() {
-            Some(dir) => {
-                let sources = apt_root::datum_sources(&self.root)?;
-                if sources.is_empty() {
-                    self.converge_from_archives(dir, &install, &remove)?;
-                } else {
-                    self.converge_from_repositories(dir, &sources, refresh, &install, &remove)?;
-                }
-            }
+            Some(dir) => match apt_root::AptRoot::new(&self.root, dir)? {
+                Some(apt) => self.converge_from_repositories(&apt, refresh, &install, &remove)?,
+                None => self.converge_from_archives(dir, &install, &remove)?,
+            },
             None => {
                 self.refresh(refresh)?;
                 if !install.is_empty() {
@@ -288,34 +322,28 @@ impl Dpkg {
         Ok(())
     }
 
-    /// Under `--root` with the root's Repositories (`sources`): apt-get
-    /// from them ([`apt_root`]), its lists refreshed first when `refresh`
-    /// or missing.
+    /// Under `--root` with sources apt can read in the root: apt-get from
+    /// them ([`apt_root`]), its lists refreshed first when `refresh` or
+    /// missing.
     fn converge_from_repositories(
         &self,
-        dir: &Path,
-        sources: &[String],
+        apt: &apt_root::AptRoot,
         refresh: bool,
         install: &[&PackageSpec],
         remove: &[&PackageSpec],
     ) -> Result<(), Failure> {
-        let apt = apt_root::AptRoot::new(&self.root, dir, sources)?;
         if refresh || !apt.has_lists(&self.root) {
             command::run(apt.apt_get().args(["update", "-q"]))?;
         }
         if !install.is_empty() {
+            let what: Vec<String> = install.iter().map(|s| wanted(s)).collect();
+            apt.check_archives(&self.root, &what)?;
             command::run(
                 apt.apt_get()
                     .args(["install", "-y", "-q", "--allow-downgrades", "--"])
-                    .args(install.iter().map(|s| wanted(s))),
+                    .args(&what),
             )
-            .map_err(|f| {
-                Failure::new(format!(
-                    "{}; under --root, apt reads only the root's Repositories ({}/datum-*.sources), whose file: addresses are inside the root",
-                    f.0,
-                    apt_root::SOURCES_DIR
-                ))
-            })?;
+            .map_err(apt_root::with_hint)?;
         }
         if !remove.is_empty() {
             command::run(
@@ -329,11 +357,16 @@ impl Dpkg {
 }
 
 impl Provider<PackageSpec> for Dpkg {
+    /// Under `--root`, a change comes with notes of the root's sources apt
+    /// is not given ([`apt_root::notes`]).
     fn examine(&self, s: &PackageSpec, _cx: &Context<'_>) -> Result<Examined, Failure> {
-        Ok(Examined {
-            changes: self.differences(s)?,
-            notes: Vec::new(),
-        })
+        let changes = self.differences(s)?;
+        let notes = if self.root.dir().is_some() && !changes.is_empty() {
+            apt_root::notes(&self.root)
+        } else {
+            Vec::new()
+        };
+        Ok(Examined { changes, notes })
     }
 
     fn converge(

@@ -124,3 +124,32 @@ fn no_links_under(root: &Root, abs: &str) -> Result<(), String> {
     }
     Ok(())
 }
+
+/// Follows `relative` from the directory `dir` of the root as the kernel
+/// would: `..` above the root, or a symbolic link on the way (or at the
+/// end), is refused.
+pub fn walk(root: &Root, dir: &str, relative: &str) -> Result<(), String> {
+    let mut at: Vec<&str> = Vec::new();
+    let parts = dir.split('/').chain(relative.split('/'));
+    for part in parts.filter(|p| !p.is_empty() && *p != ".") {
+        if part == ".." {
+            if at.pop().is_none() {
+                return Err("leads out of the root".to_owned());
+            }
+            continue;
+        }
+        at.push(part);
+        let abs = format!("/{}", at.join("/"));
+        match root.lstat(&abs) {
+            Ok(Some(m)) if m.file_type().is_symlink() => {
+                return Err(format!(
+                    "passes through the symbolic link {}, which the package tool would follow",
+                    root.path(&abs).display()
+                ));
+            }
+            Ok(_) => {}
+            Err(e) => return Err(format!("{}: {e}", root.path(&abs).display())),
+        }
+    }
+    Ok(())
+}

@@ -255,8 +255,6 @@ impl Provider<RepositorySpec> for Repositories {
         if system == PackageSystem::Pacman {
             return self.converge_pacman(s, &repo, cx);
         }
-        let zypper_key = (system == PackageSystem::Zypper)
-            .then(|| super::zypper::repository::held(&self.root, &key.path));
         // The key before the file that names it; removed after it.
         let order = if s.ensure == Ensure::Present {
             [&key, &repo]
@@ -283,8 +281,8 @@ impl Provider<RepositorySpec> for Repositories {
                 self.files.converge(f, &changes, cx)?;
             }
         }
-        if let Some(before) = zypper_key {
-            super::zypper::repository::keys(&self.root, s, before)?;
+        if system == PackageSystem::Zypper {
+            super::zypper::repository::keys(&self.root, s)?;
         }
         self.mark_stale(system);
         Ok(())

@@ -6,7 +6,9 @@
 //! for dnf ([`Dnf::installed`]); versions are compared by rpm's rules
 //! ([`vercmp`](super::dnf::vercmp)), a version without epoch matching any
 //! epoch. Everything a run installs or changes goes in one `zypper
-//! install`, everything it removes in one `zypper remove`, both
+//! install` (agreeing to the licences of the packages it installs:
+//! declaring a Package is the operator's agreement), everything it
+//! removes in one `zypper remove`, both
 //! non-interactive and without refreshing the repositories
 //! (`--no-refresh`): they are refreshed (`zypper refresh`) before an
 //! install only when a Repository changed in the run, or when zypper has
@@ -23,8 +25,11 @@
 //! the root's `/etc/zypp/repos.d`, rewritten into the scratch directory
 //! by dnf's [`Relocator`]: every `baseurl` is a `file://` directory of the
 //! root, reached without a link, and every `gpgkey` a file of the root,
-//! copied; network sources are refused.
+//! copied; network sources are refused. Before an install, where zypper
+//! will open each package of those repositories is checked to stay inside
+//! the root ([`locations`]).
 
+pub mod locations;
 pub mod repository;
 pub mod search;
 
@@ -138,11 +143,31 @@ impl Zypper {
         if !install.is_empty() {
             // Removing needs no repository: refreshing them first would
             // fail when the run removed the last.
-            if refresh || self.never_refreshed() {
+            let refreshed = refresh || self.never_refreshed();
+            if refreshed {
                 self.zypper_run(scratch.as_ref(), &["refresh"], std::iter::empty())?;
             }
+            if let Some(s) = &scratch {
+                // The cache the install will read, current (a refresh
+                // builds it too); then checked.
+                if !refreshed {
+                    let verb = ["refresh", "--build-only"];
+                    self.zypper_run(Some(s), &verb, std::iter::empty())?;
+                }
+                for repo in &s.repos {
+                    locations::check(&self.root, repo)?;
+                }
+            }
             let what = self.what(scratch.as_ref(), &install)?;
-            let verb = ["--no-refresh", "install", "--no-recommends", "--oldpackage"];
+            // Declaring the Package is the operator's agreement to its
+            // licence (zypper, non-interactive, would refuse it).
+            let verb = [
+                "--no-refresh",
+                "install",
+                "--no-recommends",
+                "--oldpackage",
+                "--auto-agree-with-licenses",
+            ];
             self.zypper_run(scratch.as_ref(), &verb, what.into_iter())?;
         }
         if !remove.is_empty() {
@@ -288,6 +313,9 @@ impl Provider<PackageSpec> for Zypper {
 struct Scratch {
     dir: tempfile::TempDir,
     root_dir: PathBuf,
+    /// The repositories zypper is given, whose packages' locations are
+    /// checked before an install ([`locations`]).
+    repos: Vec<locations::Repo>,
 }
 
 impl Scratch {
@@ -331,6 +359,7 @@ impl Scratch {
                 root.path(REPOS_DIR).display()
             ))
         })?;
+        let mut repos = Vec::new();
         for name in names {
             let name = name.to_string_lossy().into_owned();
             if !name.ends_with(".repo") {
@@ -345,13 +374,15 @@ impl Scratch {
             let text = String::from_utf8_lossy(&bytes);
             no_subpath(&text).map_err(|e| Failure::new(format!("{shown}: {e}")))?;
             let text = relocator
-                .rewrite(&text)
+                .rewrite(&text, &abs)
                 .map_err(|e| Failure::new(format!("{shown}: {e}")))?;
+            repos.extend(locations::repos(&text, &shown, root_dir)?);
             write(&format!("repos/{name}"), text.as_bytes())?;
         }
         Ok(Scratch {
             dir,
             root_dir: root_dir.to_owned(),
+            repos,
         })
     }
 

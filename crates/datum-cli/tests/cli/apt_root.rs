@@ -13,7 +13,7 @@ use crate::common::Run;
 use crate::package_root::{self, apply, statuses};
 
 /// A fleet of one host, debian-001, whose layer declares `resources`.
-fn fleet(dir: &Path, resources: &str) {
+pub(crate) fn fleet(dir: &Path, resources: &str) {
     package_root::fleet(dir, "debian-001", resources);
 }
 
@@ -32,7 +32,7 @@ fn resources(key: &str, packages: &str) -> String {
 /// A Debian-like root holding a flat repository in `/srv/repo` (hello-datum
 /// 1.0-1 and 2.0-1, other-datum depending on hello-datum), signed by a key
 /// made in `gnupg`; the key, armored.
-fn debian_with_repo(tmp: &Path) -> (PathBuf, String) {
+pub(crate) fn debian_with_repo(tmp: &Path) -> (PathBuf, String) {
     let root = tmp.join("root");
     packages::debian(&root);
     fs::create_dir_all(root.join("etc/apt/sources.list.d")).unwrap();
@@ -214,7 +214,7 @@ fn planted_source(tmp: &Path, root: &Path, text: &str) -> Run {
     apply(&dir, root, &["--format", "json"])
 }
 
-fn apt_tools() -> bool {
+pub(crate) fn apt_tools() -> bool {
     tools::installed(&[
         "apt-get",
         "dpkg",
@@ -450,4 +450,45 @@ fn packages_removed(root: &Path) {
         .unwrap()
         .success();
     assert!(ok);
+}
+
+/// Without Repositories, dpkg installs from the archive cache: a `.deb`
+/// there that is a link to a package of this machine is refused by its
+/// name before dpkg (or dpkg-deb) reads it; nothing is installed.
+#[test]
+fn dpkg_refuses_a_deb_in_the_archive_cache_that_links_out_of_the_root() {
+    use std::os::unix::fs::symlink;
+    if !tools::installed(&["dpkg", "dpkg-deb"]) || !tools::root() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("root");
+    packages::debian(&root);
+    fs::create_dir_all(root.join("etc/datum")).unwrap();
+    fs::write(root.join("etc/datum/host"), "debian-001\n").unwrap();
+    let host_deb = packages::deb(&tmp.path().join("host"), "hello-datum", "1.0-1", None);
+    let archives = root.join("var/cache/apt/archives");
+    fs::create_dir_all(&archives).unwrap();
+    let link = archives.join("hello-datum_1.0-1_all.deb");
+    symlink(&host_deb, &link).unwrap();
+    let dir = tmp.path().join("fleet");
+    fleet(&dir, "  Package[hello-datum]:\n    ensure: installed\n");
+    let run = apply(&dir, &root, &["--format", "json"]);
+    assert_eq!(run.code, 4, "{}\n{}", run.stdout, run.stderr);
+    assert!(
+        run.stdout.contains(&format!(
+            "{} is a symbolic link: under --root, dpkg reads the archive cache's .deb files by their path on this machine",
+            link.display()
+        )),
+        "{}",
+        run.stdout
+    );
+    assert!(!root.join("usr/share/hello-datum/version").exists());
+    assert!(dpkg_runs(&root).is_empty());
+    // The file itself there: installed.
+    fs::remove_file(&link).unwrap();
+    fs::copy(&host_deb, &link).unwrap();
+    let run = apply(&dir, &root, &[]);
+    assert_eq!(run.code, 2, "{}\n{}", run.stdout, run.stderr);
+    assert!(root.join("usr/share/hello-datum/version").exists());
 }

@@ -6,6 +6,7 @@
 mod agent;
 mod apply;
 mod apt_root;
+mod apt_root_sources;
 mod architecture;
 mod bad_input;
 mod bundle;
@@ -62,4 +63,5 @@ mod templates;
 mod test_files;
 mod trust;
 mod usage;
+mod zypper_keys;
 mod zypper_root;

@@ -225,3 +225,70 @@ fn a_package_signed_by_another_key_is_refused() {
     );
     assert!(packages::rpm_query(&root, &["hello-datum"]).contains("is not installed"));
 }
+
+/// A root whose repository's metadata puts a package outside the root:
+/// its location climbs out (`location href="../../../outside/..."`, as
+/// `createrepo_c --location-prefix` writes it) or its `xml:base` names a
+/// directory of this machine (`createrepo_c --baseurl`). The rpm is there,
+/// outside the root, and nowhere inside.
+#[test]
+fn a_package_whose_repository_metadata_leads_out_of_the_root_is_refused() {
+    if !tools::installed(&["rpm", "rpmbuild", "createrepo_c", "dnf", "unshare"]) || !tools::root() {
+        return;
+    }
+    for shape in ["location", "xml:base"] {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().join("root");
+        packages::rocky(&root);
+        fs::create_dir_all(root.join("etc/datum")).unwrap();
+        fs::write(root.join("etc/datum/host"), "rocky-001\n").unwrap();
+        let outside = tmp.path().join("outside");
+        packages::rpm(&outside, "hello-datum", None, "1.0", "1");
+        let repo = root.join("srv/repo");
+        let rpm = "hello-datum-1.0-1.noarch.rpm";
+        fs::create_dir_all(&repo).unwrap();
+        fs::copy(outside.join(rpm), repo.join(rpm)).unwrap();
+        let how = match shape {
+            "location" => ["--location-prefix", "../../../outside"].map(String::from),
+            _ => [
+                "--baseurl".to_owned(),
+                format!("file://{}", outside.display()),
+            ],
+        };
+        ok(Command::new("createrepo_c")
+            .arg("--quiet")
+            .args(&how)
+            .arg(&repo));
+        fs::remove_file(repo.join(rpm)).unwrap();
+        fs::write(
+            root.join("etc/yum.repos.d/hostile.repo"),
+            "[hostile]\nname=hostile\nbaseurl=file:///srv/repo\ngpgcheck=0\n",
+        )
+        .unwrap();
+        let dir = tmp.path().join("fleet");
+        fleet(&dir, "  Package[hello-datum]:\n    ensure: installed\n");
+        let run = apply(&dir, &root, &[]);
+        assert_eq!(run.code, 4, "{shape}: {}\n{}", run.stdout, run.stderr);
+        let hostile = root.join("etc/yum.repos.d/hostile.repo");
+        let why = match shape {
+            "location" => {
+                "its location `../../../outside/hello-datum-1.0-1.noarch.rpm` leads out of the root"
+                    .to_owned()
+            }
+            _ => format!(
+                "its xml:base `file://{}` is not a file:// address inside the root",
+                outside.display()
+            ),
+        };
+        let want = format!(
+            "repository `hostile` ({}), package hello-datum-1.0-1.noarch: {why}",
+            hostile.display()
+        );
+        assert!(run.stdout.contains(&want), "{shape}: {}", run.stdout);
+        assert!(
+            packages::rpm_query(&root, &["hello-datum"]).contains("is not installed"),
+            "{shape}"
+        );
+        assert!(!root.join("usr/share/hello-datum").exists(), "{shape}");
+    }
+}

@@ -12,7 +12,7 @@ use datum_testkit::{packages, tools};
 
 use crate::package_root::{self, apply, statuses};
 
-const TOOLS: [&str; 7] = [
+pub const TOOLS: [&str; 8] = [
     "rpm",
     "rpmbuild",
     "rpmsign",
@@ -20,10 +20,11 @@ const TOOLS: [&str; 7] = [
     "zypper",
     "gpg",
     "unshare",
+    "dumpsolv",
 ];
 
 /// A fleet of one host, leap-001, whose layer declares `resources`.
-fn fleet(dir: &Path, resources: &str) {
+pub fn fleet(dir: &Path, resources: &str) {
     package_root::fleet(dir, "leap-001", resources);
 }
 
@@ -46,7 +47,7 @@ fn gpg(gnupg: &Path, args: &[&str]) -> String {
 }
 
 /// A signing key made in `gnupg` (no passphrase); its public half, armored.
-fn key(gnupg: &Path, email: &str) -> String {
+pub fn key(gnupg: &Path, email: &str) -> String {
     fs::create_dir_all(gnupg).unwrap();
     fs::set_permissions(gnupg, std::os::unix::fs::PermissionsExt::from_mode(0o700)).unwrap();
     gpg(
@@ -81,6 +82,12 @@ fn signed_repository(repo: &Path, packages: (&Path, &str), metadata: (&Path, &st
         }
     }
     packages::createrepo(repo);
+    sign_metadata(repo, metadata);
+}
+
+/// Signs `repo`'s `repomd.xml` with `metadata`'s key (`(gnupg, email)`),
+/// as `repomd.xml.asc`.
+fn sign_metadata(repo: &Path, metadata: (&Path, &str)) {
     let repomd = repo.join("repodata/repomd.xml");
     gpg(
         metadata.0,
@@ -94,7 +101,7 @@ fn signed_repository(repo: &Path, packages: (&Path, &str), metadata: (&Path, &st
     );
 }
 
-fn resources(key: &str, packages: &str) -> String {
+pub fn resources(key: &str, packages: &str) -> String {
     let key: String = key.lines().map(|l| format!("      {l}\n")).collect();
     format!("  Repository[local]:\n    url: file:///srv/repo\n    key: |\n{key}{packages}")
 }
@@ -103,7 +110,7 @@ fn resources(key: &str, packages: &str) -> String {
 /// its own installed (base-datum: a system is never empty, and zypper's
 /// rpmdb2solv fails on a database left without packages), and
 /// `srv/repo` holding hello-datum 1.0-1 and 2.0-1 and tools-datum 1.0-1.
-fn leap(root: &Path) -> std::path::PathBuf {
+pub fn leap(root: &Path) -> std::path::PathBuf {
     packages::opensuse(root);
     let base = root.parent().unwrap().join("base");
     packages::rpm(&base, "base-datum", None, "1.0", "1");
@@ -315,37 +322,6 @@ fn a_repository_of_the_root_on_the_network_is_refused_before_zypper_runs() {
 }
 
 #[test]
-fn a_key_leaves_the_rpm_database_with_the_last_repository_holding_it() {
-    if !tools::installed(&TOOLS) || !tools::root() {
-        return;
-    }
-    let tmp = tempfile::tempdir().unwrap();
-    let root = tmp.path().join("root");
-    leap(&root);
-    let key = key(&tmp.path().join("gnupg"), "repo@datum.invalid");
-    let indented: String = key.lines().map(|l| format!("      {l}\n")).collect();
-    let repository = |name: &str, present: bool| {
-        if present {
-            format!("  Repository[{name}]:\n    url: file:///srv/repo\n    key: |\n{indented}")
-        } else {
-            format!("  Repository[{name}]:\n    ensure: absent\n")
-        }
-    };
-    let dir = tmp.path().join("fleet");
-    let keys = || packages::rpm_query(&root, &["gpg-pubkey"]);
-    fleet(&dir, &(repository("a", true) + &repository("b", true)));
-    assert_eq!(apply(&dir, &root, &[]).code, 2);
-    assert_eq!(keys().lines().count(), 1, "imported once: {}", keys());
-    // b still holds it.
-    fleet(&dir, &(repository("a", false) + &repository("b", true)));
-    assert_eq!(apply(&dir, &root, &[]).code, 2);
-    assert!(keys().starts_with("gpg-pubkey-"), "{}", keys());
-    fleet(&dir, &(repository("a", false) + &repository("b", false)));
-    assert_eq!(apply(&dir, &root, &[]).code, 2);
-    assert!(keys().contains("is not installed"), "{}", keys());
-}
-
-#[test]
 fn the_repositories_are_refreshed_only_when_a_repository_changed() {
     if !tools::installed(&TOOLS) || !tools::root() {
         return;
@@ -453,4 +429,133 @@ fn zypps_configuration_reached_through_a_link_out_of_the_root_is_refused() {
         "{reason}"
     );
     assert!(packages::rpm_query(&root, &["hello-datum"]).contains("is not installed"));
+}
+
+/// A repository at `ROOT/srv/SUB` whose metadata puts hello-datum 1.0-1
+/// at `../../../../../../outside/`; a file of the host's at
+/// `TMP/outside/hello-datum-1.0-1.noarch.rpm`. zypper (1.14) reads the
+/// package from the repository's directory whatever the `..`
+/// (`ROOT/srv/SUB/outside/`, where it is), but copies it into its
+/// package cache at the location joined to
+/// `ROOT/var/cache/zypp/packages/local`, `..` followed: beside the root,
+/// over the host's file, which it then deletes. The apply's exit code
+/// and JSON report, and where the host's file is.
+fn location_out_of_the_root(tmp: &Path, sub: &str) -> (i32, serde_json::Value, std::path::PathBuf) {
+    let root = tmp.join("root");
+    let built = leap(&root);
+    let repo = root.join("srv").join(sub);
+    fs::create_dir_all(&repo).unwrap();
+    let rpm = "hello-datum-1.0-1.noarch.rpm";
+    fs::rename(built.join(rpm), repo.join(rpm)).unwrap();
+    let gnupg = tmp.join("gnupg");
+    let key = key(&gnupg, "repo@datum.invalid");
+    let signer = (gnupg.as_path(), "repo@datum.invalid");
+    signed_repository(&repo, signer, signer);
+    fs::remove_dir_all(repo.join("repodata")).unwrap();
+    let out = Command::new("createrepo_c")
+        .args(["--quiet", "--location-prefix", "../../../../../../outside"])
+        .arg(&repo)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "createrepo_c: {out:?}");
+    sign_metadata(&repo, signer);
+    fs::create_dir(repo.join("outside")).unwrap();
+    fs::rename(repo.join(rpm), repo.join("outside").join(rpm)).unwrap();
+    fs::create_dir(tmp.join("outside")).unwrap();
+    let host = tmp.join("outside").join(rpm);
+    fs::write(&host, "the host's file\n").unwrap();
+    let dir = tmp.join("fleet");
+    let resources = resources(&key, "  Package[hello-datum]:\n    version: \"1.0-1\"\n")
+        .replace("file:///srv/repo", &format!("file:///srv/{sub}"));
+    fleet(&dir, &resources);
+    let run = apply(&dir, &root, &["--format", "json"]);
+    let v = serde_json::from_str(&run.stdout).unwrap();
+    (run.code, v, host)
+}
+
+#[test]
+fn a_package_whose_location_climbs_out_of_the_root_is_refused() {
+    if !tools::installed(&TOOLS) || !tools::root() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let (code, v, host) = location_out_of_the_root(tmp.path(), "repo");
+    assert_eq!(code, 6, "{v}");
+    let reason = v["resources"][1]["reason"].as_str().unwrap();
+    assert!(
+        reason.contains("etc/zypp/repos.d/datum-local.repo: repository `local`: package hello-datum-1.0-1.noarch: its location `../../../../../../outside/hello-datum-1.0-1.noarch.rpm` climbs above the root"),
+        "{reason}"
+    );
+    let root = tmp.path().join("root");
+    assert!(packages::rpm_query(&root, &["hello-datum"]).contains("is not installed"));
+    assert!(!root.join("usr/share/hello-datum").exists());
+    assert_eq!(fs::read_to_string(&host).unwrap(), "the host's file\n");
+}
+
+#[test]
+fn a_location_inside_the_root_from_the_repository_but_not_from_zyppers_cache_is_refused() {
+    if !tools::installed(&TOOLS) || !tools::root() {
+        return;
+    }
+    // Six levels down: from the repository the location climbs only to
+    // the root's top, from the package cache (five levels) out of it.
+    let tmp = tempfile::tempdir().unwrap();
+    let (code, v, host) = location_out_of_the_root(tmp.path(), "a/b/c/d/repo");
+    assert_eq!(code, 6, "{v}");
+    let reason = v["resources"][1]["reason"].as_str().unwrap();
+    assert!(
+        reason.contains("from /var/cache/zypp/packages/local where zypper copies the package, climbs above the root"),
+        "{reason}"
+    );
+    let root = tmp.path().join("root");
+    assert!(packages::rpm_query(&root, &["hello-datum"]).contains("is not installed"));
+    assert_eq!(fs::read_to_string(&host).unwrap(), "the host's file\n");
+}
+
+#[test]
+fn a_package_whose_licence_needs_agreeing_to_is_installed() {
+    if !tools::installed(&TOOLS)
+        || !tools::installed(&["modifyrepo_c", "sha256sum"])
+        || !tools::root()
+    {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("root");
+    let repo = leap(&root);
+    let gnupg = tmp.path().join("gnupg");
+    let key = key(&gnupg, "repo@datum.invalid");
+    let signer = (gnupg.as_path(), "repo@datum.invalid");
+    signed_repository(&repo, signer, signer);
+    // SUSE's metadata gives hello-datum 1.0-1 a licence to agree to (an
+    // `eula` in susedata.xml, by the package's checksum), which zypper,
+    // non-interactive, refuses unless told the operator agrees.
+    let rpm = repo.join("hello-datum-1.0-1.noarch.rpm");
+    let out = Command::new("sha256sum").arg(&rpm).output().unwrap();
+    let sum = String::from_utf8(out.stdout).unwrap();
+    let pkgid = sum.split_whitespace().next().unwrap();
+    let susedata = tmp.path().join("susedata.xml");
+    fs::write(
+        &susedata,
+        format!(
+            "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<susedata xmlns=\"http://linux.duke.edu/metadata/susedata\" packages=\"1\">\n  <package pkgid=\"{pkgid}\" name=\"hello-datum\" arch=\"noarch\">\n    <version epoch=\"0\" ver=\"1.0\" rel=\"1\"/>\n    <eula>Read me first, and agree.</eula>\n  </package>\n</susedata>\n"
+        ),
+    )
+    .unwrap();
+    let out = Command::new("modifyrepo_c")
+        .arg("--mdtype=susedata")
+        .arg(&susedata)
+        .arg(repo.join("repodata"))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "modifyrepo_c: {out:?}");
+    sign_metadata(&repo, signer);
+    let dir = tmp.path().join("fleet");
+    fleet(
+        &dir,
+        &resources(&key, "  Package[hello-datum]:\n    version: \"1.0-1\"\n"),
+    );
+    let run = apply(&dir, &root, &["--format", "json"]);
+    assert_eq!(run.code, 2, "{}\n{}", run.stdout, run.stderr);
+    assert!(packages::rpm_query(&root, &["hello-datum"]).starts_with("hello-datum-1.0-1 "));
 }

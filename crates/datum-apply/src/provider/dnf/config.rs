@@ -28,6 +28,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::Path;
 
+use super::locations::{RepoDir, Repos};
 use crate::provider::local_repo::{checked, repository_dir, stays_inside};
 use crate::root::Root;
 
@@ -69,6 +70,8 @@ pub struct Relocator<'a> {
     scratch: &'a Path,
     vars: BTreeMap<String, String>,
     copies: usize,
+    /// The enabled repositories read so far, where their packages are.
+    repos: Repos,
 }
 
 impl<'a> Relocator<'a> {
@@ -111,12 +114,20 @@ impl<'a> Relocator<'a> {
             scratch,
             vars,
             copies: 0,
+            repos: Repos::new(),
         })
     }
 
-    /// `text` (a `.repo` file or dnf.conf) with every path relocated as
-    /// the module says; an error names the line (1-based) and what to do.
-    pub fn rewrite(&mut self, text: &str) -> Result<String, String> {
+    /// The enabled repositories of the files rewritten, by id, with the
+    /// directory in the root of their first `baseurl`.
+    pub fn repos(&self) -> &Repos {
+        &self.repos
+    }
+
+    /// `text` (a `.repo` file or dnf.conf, the root's `file`) with every
+    /// path relocated as the module says; an error names the line
+    /// (1-based) and what to do.
+    pub fn rewrite(&mut self, text: &str, file: &str) -> Result<String, String> {
         let sections = parse(text);
         let mut out = String::with_capacity(text.len());
         for section in &sections {
@@ -141,6 +152,9 @@ impl<'a> Relocator<'a> {
                         let value = self
                             .option(o)
                             .map_err(|e| format!("line {}: `{}`: {e}", o.line, o.key))?;
+                        if repo && o.key.eq_ignore_ascii_case("baseurl") {
+                            self.note_repo(section, o, file);
+                        }
                         if let Some(v) = value {
                             let _ = writeln!(out, "{}={v}", o.key);
                         }
@@ -198,6 +212,36 @@ impl<'a> Relocator<'a> {
             return self.copy(path, "file").map(Some);
         }
         Ok(Some(o.values.join(" ")))
+    }
+
+    /// Notes where the repository of `section` keeps its packages: its
+    /// first `baseurl` (checked by [`Relocator::option`]), by its id as
+    /// written and with dnf's variables expanded.
+    fn note_repo(&mut self, section: &Section<'_>, o: &Opt<'_>, file: &str) {
+        let first = o
+            .values
+            .iter()
+            .flat_map(|v| v.split(|c: char| c.is_whitespace() || c == ','))
+            .find(|v| !v.is_empty());
+        let Some(path) = first
+            .and_then(|u| local(u).ok())
+            .and_then(|p| self.expand(p).ok())
+        else {
+            return;
+        };
+        let name = section.name.clone().unwrap_or_default();
+        let mut ids = vec![name.clone()];
+        if let Ok(expanded) = self.expand(&name)
+            && expanded != name
+        {
+            ids.push(expanded);
+        }
+        for id in ids {
+            self.repos.entry(id).or_default().push(RepoDir {
+                path: path.clone(),
+                file: file.to_owned(),
+            });
+        }
     }
 
     /// A `baseurl` address made the root's, checked.
@@ -402,7 +446,7 @@ mod tests {
         let r = Root::at(&root);
         let mut rel = Relocator::new(&r, &root, &scratch, Some("9.3")).unwrap();
         let shown = root.display().to_string();
-        rel.rewrite(text)
+        rel.rewrite(text, "/etc/yum.repos.d/a.repo")
             .map(|t| t.replace(&shown, "ROOT"))
             .map_err(|t| t.replace(&shown, "ROOT"))
     }

@@ -1,5 +1,6 @@
-//! apt under `--root`, from the Repositories Datum manages in the root
-//! (`/etc/apt/sources.list.d/datum-*.sources`).
+//! apt under `--root`, from the deb822 sources files of the root
+//! (`/etc/apt/sources.list.d/*.sources`): the Repositories Datum manages
+//! there (`datum-*.sources`) and the root's others.
 //!
 //! apt opens every path its sources name as a path of this machine, and
 //! reads the machine's own configuration: so it is given none of either.
@@ -8,12 +9,15 @@
 //! nothing but the rewritten sources); its state, cache and logs are the
 //! root's (`/var/lib/apt`, `/var/cache/apt`, `/var/log/apt`), the dpkg
 //! database the root's, and dpkg runs with `--root`; what they write there
-//! is checked first ([`super::written`]). In the sources:
+//! is checked first ([`super::written`]). In the sources ([`deb822`]):
 //!
 //! - `URIs` must be `file:` addresses: each is made the root's own
 //!   (`file:///srv/repo` is `ROOT/srv/repo`) and checked as a dnf
-//!   repository is ([`crate::provider::local_repo`]); an address on the
-//!   network is refused (nothing is downloaded from outside the root);
+//!   repository is ([`crate::provider::local_repo`]). An address on the
+//!   network cannot be reached (nothing is downloaded from outside the
+//!   root): in Datum's own files it is refused, in the root's others it is
+//!   left out with a note naming the file and line ([`notes`]), with its
+//!   source when that has no `file:` address;
 //! - a `Signed-By` key file (on the field's line or continued) is read
 //!   inside the root as a regular file, never through a link at its name,
 //!   and copied into the scratch directory (an armored key written inline
@@ -22,16 +26,19 @@
 //!   signature check) or `InRelease-Path` is refused;
 //! - a source with `Enabled: no` is left out.
 //!
+//! One-line-style sources (`/etc/apt/sources.list`, `*.list`) are not
+//! read under `--root`: a note says so for each that has an entry.
+//!
 //! apt runs without network (`unshare --net`), its programs (methods,
 //! gpgv) this machine's, never the root's.
 
-use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use super::deb822::{self, Field, Remote};
 use crate::provider::Failure;
-use crate::provider::command::tool;
-use crate::provider::local_repo::{checked, repository_dir, stays_inside};
+use crate::provider::command::{self, tool};
+use crate::provider::local_repo::{checked, repository_dir, stays_inside, walk};
 use crate::root::Root;
 
 /// Where apt reads its sources, in the root.
@@ -47,20 +54,113 @@ const WRITTEN: [&str; 5] = [
     "/var/log",
 ];
 
-/// The names of the root's `datum-*.sources` files, sorted.
-pub fn datum_sources(root: &Root) -> Result<Vec<String>, Failure> {
+/// The one-line-style sources file of the root, beside its `*.list`.
+const SOURCES_LIST: &str = "/etc/apt/sources.list";
+
+/// The names of the root's deb822 sources files (`*.sources`), sorted.
+pub fn sources(root: &Root) -> Result<Vec<String>, Failure> {
+    names(root, ".sources")
+}
+
+/// The names of the files of [`SOURCES_DIR`] ending with `suffix`, sorted
+/// (none when it does not exist).
+fn names(root: &Root, suffix: &str) -> Result<Vec<String>, Failure> {
     stays_inside(root, SOURCES_DIR).map_err(Failure::new)?;
-    let names = root.list(SOURCES_DIR).map_err(|e| {
-        Failure::new(format!(
-            "cannot list {}: {e}",
-            root.path(SOURCES_DIR).display()
-        ))
-    })?;
-    Ok(names
+    let names = match root.list(SOURCES_DIR) {
+        Ok(names) => names,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
+        Err(e) => {
+            return Err(Failure::new(format!(
+                "cannot list {}: {e}",
+                root.path(SOURCES_DIR).display()
+            )));
+        }
+    };
+    let mut names: Vec<String> = names
         .into_iter()
         .map(|n| n.to_string_lossy().into_owned())
-        .filter(|n| n.starts_with("datum-") && n.ends_with(".sources"))
-        .collect())
+        .filter(|n| n.ends_with(suffix))
+        .collect();
+    names.sort();
+    Ok(names)
+}
+
+/// How a sources file of the root is read: Datum's own refuse an address
+/// on the network, the root's others leave it out.
+fn remote(name: &str) -> Remote {
+    if name.starts_with("datum-") {
+        Remote::Refuse
+    } else {
+        Remote::Skip
+    }
+}
+
+/// A sources file of the root (`name` in [`SOURCES_DIR`]), rewritten with
+/// `relocate`; an error names the file.
+fn read_sources(
+    root: &Root,
+    name: &str,
+    relocate: impl FnMut(Field, &str) -> Result<String, String>,
+) -> Result<deb822::Rewritten, Failure> {
+    let abs = format!("{SOURCES_DIR}/{name}");
+    let bytes = root
+        .read_small(&abs, LIMIT)
+        .map_err(|e| Failure::new(format!("cannot read {}: {e}", root.path(&abs).display())))?
+        .unwrap_or_default();
+    let text = String::from_utf8_lossy(&bytes);
+    deb822::rewrite(&text, remote(name), relocate)
+        .map_err(|e| Failure::new(format!("{}: {e}", root.path(&abs).display())))
+}
+
+/// What of the root's sources apt is not given under `--root`, one note
+/// each: an address on the network (with its file and line), a
+/// one-line-style sources file that has an entry. A file Datum cannot
+/// read is left to the install, which fails on it.
+pub fn notes(root: &Root) -> Vec<String> {
+    let mut notes = Vec::new();
+    for name in sources(root).unwrap_or_default() {
+        if remote(&name) == Remote::Refuse {
+            continue;
+        }
+        let Ok(read) = read_sources(root, &name, |_, v| Ok(v.to_owned())) else {
+            continue;
+        };
+        let path = root.path(&format!("{SOURCES_DIR}/{name}"));
+        for (line, uri) in read.skipped {
+            notes.push(format!(
+                "{}: line {line}: `{uri}` is not a file: address, which apt cannot reach under --root (nothing is downloaded from outside the root): apt is not given it",
+                path.display()
+            ));
+        }
+    }
+    let lists = names(root, ".list").unwrap_or_default();
+    let lists = std::iter::once(SOURCES_LIST.to_owned())
+        .chain(lists.iter().map(|n| format!("{SOURCES_DIR}/{n}")));
+    for abs in lists {
+        let Ok(Some(bytes)) = root.read_small(&abs, LIMIT) else {
+            continue;
+        };
+        let text = String::from_utf8_lossy(&bytes);
+        let entry = text
+            .lines()
+            .map(str::trim)
+            .any(|l| !l.is_empty() && !l.starts_with('#'));
+        if entry {
+            notes.push(format!(
+                "{}: one-line-style sources are not read under --root, only the deb822 `.sources` files of {SOURCES_DIR}: write its entries as a `.sources` file for apt to read them",
+                root.path(&abs).display()
+            ));
+        }
+    }
+    notes
+}
+
+/// apt-get's failure, with what it reads under `--root`.
+pub fn with_hint(f: Failure) -> Failure {
+    Failure::new(format!(
+        "{}; under --root, apt reads only the root's deb822 sources ({SOURCES_DIR}/*.sources), from their file: addresses inside the root",
+        f.0
+    ))
 }
 
 /// apt's scratch configuration for one run.
@@ -70,25 +170,13 @@ pub struct AptRoot {
 }
 
 impl AptRoot {
-    /// The scratch directory for the root's `sources` (names in
-    /// [`SOURCES_DIR`]), rewritten.
-    pub fn new(root: &Root, root_dir: &Path, sources: &[String]) -> Result<AptRoot, Failure> {
+    /// The scratch configuration for the root's sources files ([`sources`]),
+    /// rewritten; `None` when none of them has a source apt can read under
+    /// `--root` (then nothing is prepared in the root).
+    pub fn new(root: &Root, root_dir: &Path) -> Result<Option<AptRoot>, Failure> {
         let io = |what: &str, e: &dyn std::fmt::Display| {
             Failure::new(format!("cannot prepare apt's {what}: {e}"))
         };
-        for abs in WRITTEN {
-            stays_inside(root, abs).map_err(Failure::new)?;
-        }
-        for abs in [
-            "/var/lib/apt/lists/partial",
-            "/var/cache/apt/archives/partial",
-            "/var/log/apt",
-        ] {
-            root.create_dir_all(abs, 0o755).map_err(|e| {
-                Failure::new(format!("cannot create {}: {e}", root.path(abs).display()))
-            })?;
-        }
-        super::written::check(root, true)?;
         let dir = tempfile::Builder::new()
             .prefix("datum-apt-")
             .tempdir()
@@ -113,33 +201,28 @@ impl AptRoot {
                 shown[0]
             )));
         }
-        let mut keys = 0;
-        for name in sources {
-            let abs = format!("{SOURCES_DIR}/{name}");
-            let bytes = root
-                .read_small(&abs, LIMIT)
-                .map_err(|e| {
-                    Failure::new(format!("cannot read {}: {e}", root.path(&abs).display()))
-                })?
-                .unwrap_or_default();
-            let text = String::from_utf8_lossy(&bytes);
-            let out = rewrite(&text, |field, value| match field {
-                Field::Uri => relocate_uri(root, root_dir, value),
-                Field::Key => {
-                    keys += 1;
-                    copy_key(root, value, &etc.join(format!("keys/{keys}")))
-                }
-            })
-            .map_err(|e| Failure::new(format!("{}: {e}", root.path(&abs).display())))?;
-            std::fs::write(etc.join("sources.list.d").join(name), out)
-                .map_err(|e| io("sources", &e))?;
+        if write_sources(root, root_dir, &etc)? == 0 {
+            return Ok(None);
         }
+        for abs in WRITTEN {
+            stays_inside(root, abs).map_err(Failure::new)?;
+        }
+        for abs in [
+            "/var/lib/apt/lists/partial",
+            "/var/cache/apt/archives/partial",
+            "/var/log/apt",
+        ] {
+            root.create_dir_all(abs, 0o755).map_err(|e| {
+                Failure::new(format!("cannot create {}: {e}", root.path(abs).display()))
+            })?;
+        }
+        super::written::check(root, true)?;
         let conf = apt_conf(root_dir, &etc);
         std::fs::write(dir.path().join("apt.conf"), conf).map_err(|e| io("apt.conf", &e))?;
-        Ok(AptRoot {
+        Ok(Some(AptRoot {
             dir,
             root_dir: root_dir.to_owned(),
-        })
+        }))
     }
 
     /// apt-get with this configuration only, without network.
@@ -149,6 +232,27 @@ impl AptRoot {
             .env("DEBIAN_FRONTEND", "noninteractive")
             .args(["--net", "--", "apt-get"]);
         cmd
+    }
+
+    /// Refuses the run when apt would read a package of the transaction
+    /// (`wanted`, as `apt-get install` is given them, dependencies
+    /// included) from outside the root: apt opens a `file:` repository's
+    /// package at the path its index gives (`Filename:`, which may climb
+    /// with `..`), on this machine. apt itself says where, with
+    /// `--print-uris` (one run that changes nothing).
+    pub fn check_archives(&self, root: &Root, wanted: &[String]) -> Result<(), Failure> {
+        let mut cmd = self.apt_get();
+        cmd.args([
+            "install",
+            "--print-uris",
+            "-y",
+            "-q",
+            "--allow-downgrades",
+            "--",
+        ])
+        .args(wanted);
+        let out = command::run(&mut cmd).map_err(with_hint)?;
+        archives_inside(root, &self.root_dir, &out).map_err(Failure::new)
     }
 
     /// Whether apt has package lists of the root's repositories (named
@@ -162,6 +266,87 @@ impl AptRoot {
             })
         })
     }
+}
+
+/// Writes the root's sources files, rewritten, into the scratch `etc`
+/// (their keys into `etc/keys`); how many sources they keep.
+fn write_sources(root: &Root, root_dir: &Path, etc: &Path) -> Result<usize, Failure> {
+    let mut keys = 0;
+    let mut kept = 0;
+    for name in sources(root)? {
+        let out = read_sources(root, &name, |field, value| match field {
+            Field::Uri => relocate_uri(root, root_dir, value),
+            Field::Key => {
+                keys += 1;
+                copy_key(root, value, &etc.join(format!("keys/{keys}")))
+            }
+        })?;
+        kept += out.sources;
+        std::fs::write(etc.join("sources.list.d").join(&name), out.text)
+            .map_err(|e| Failure::new(format!("cannot prepare apt's sources: {e}")))?;
+    }
+    Ok(kept)
+}
+
+/// Refuses the first archive of apt's `--print-uris` answer (lines
+/// `'URI' FILE SIZE HASH`, the URI quoted by apt: a space in it is `%20`)
+/// that apt would read outside the root `root_dir`, or through a link.
+fn archives_inside(root: &Root, root_dir: &Path, printed: &str) -> Result<(), String> {
+    for line in printed.lines().filter(|l| l.starts_with('\'')) {
+        let (uri, file) = line[1..]
+            .split_once("' ")
+            .ok_or_else(|| format!("apt-get --print-uris printed `{}`", line.escape_debug()))?;
+        let file = file.split(' ').next().unwrap_or_default();
+        let why = match uri.strip_prefix("file:").filter(|p| p.starts_with('/')) {
+            None => Err(
+                "is not a file: address, and nothing is downloaded from outside the root"
+                    .to_owned(),
+            ),
+            Some(path) => match percent_decoded(path) {
+                None => Err("is not a path apt's quoting gives".to_owned()),
+                Some(path) => match Path::new(&path).strip_prefix(root_dir) {
+                    Err(_) => Err("is not inside the root".to_owned()),
+                    Ok(rel) => walk(root, "/", &rel.to_string_lossy()),
+                },
+            },
+        };
+        why.map_err(|why| {
+            format!(
+                "package {file}: apt would read it from `{uri}`, which {why}; under --root apt opens a package at the path its repository's index gives (`Filename:`), on this machine, so the run is refused before apt reads it (rebuild the index with `dpkg-scanpackages` in the repository's directory)"
+            )
+        })?;
+    }
+    Ok(())
+}
+
+/// `text` with apt's `%XX` quoting undone once, as its file method does;
+/// `None` when that is not UTF-8 or still holds a `%XX` (quoted twice: what
+/// it names could not be told).
+fn percent_decoded(text: &str) -> Option<String> {
+    let hex = |b: u8| (b as char).to_digit(16);
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%'
+            && let (Some(h), Some(l)) = (
+                bytes.get(i + 1).and_then(|&b| hex(b)),
+                bytes.get(i + 2).and_then(|&b| hex(b)),
+            )
+        {
+            out.push((h * 16 + l) as u8);
+            i += 3;
+            continue;
+        }
+        out.push(bytes[i]);
+        i += 1;
+    }
+    let decoded = String::from_utf8(out).ok()?;
+    let twice = decoded
+        .as_bytes()
+        .windows(3)
+        .any(|w| w[0] == b'%' && hex(w[1]).is_some() && hex(w[2]).is_some());
+    (!twice).then_some(decoded)
 }
 
 /// apt's configuration: `/etc/apt` is `etc` (scratch), its state, cache,
@@ -215,242 +400,56 @@ fn copy_key(root: &Root, path: &str, to: &Path) -> Result<String, String> {
     Ok(copy.display().to_string())
 }
 
-/// A value of a sources file that names something outside it.
-enum Field {
-    Uri,
-    Key,
-}
-
-/// Fields that make apt accept a repository without checking its
-/// signature (or with a weak one), or read its release file from another
-/// path: refused under `--root`.
-const REFUSED: [&str; 5] = [
-    "trusted",
-    "allow-insecure",
-    "allow-weak",
-    "allow-downgrade-to-insecure",
-    "inrelease-path",
-];
-
-/// The first and last line of a key written inline (armored).
-const KEY_BEGIN: &str = "-----BEGIN PGP PUBLIC KEY BLOCK-----";
-const KEY_END: &str = "-----END PGP PUBLIC KEY BLOCK-----";
-
-/// Whether a `Signed-By` value (its first line, then its continuation
-/// lines) is one armored key written inline, which apt reads as a key and
-/// never as a path.
-fn inline_key(first: &str, continued: &[&str]) -> bool {
-    first.trim().is_empty()
-        && continued.first().map(|l| l.trim()) == Some(KEY_BEGIN)
-        && continued.last().map(|l| l.trim()) == Some(KEY_END)
-}
-
-/// Whether `v` names a key by fingerprint (hexadecimal, `!` at the end to
-/// mean that very key and no subkey), which apt looks up in its keyrings
-/// (empty here) and never opens as a path.
-fn fingerprint(v: &str) -> bool {
-    let hex = v.strip_suffix('!').unwrap_or(v);
-    hex.len() >= 8 && hex.chars().all(|c| c.is_ascii_hexdigit())
-}
-
-/// A deb822 sources file with every `URIs` address and `Signed-By` file
-/// passed through `relocate`, sources with `Enabled: no` left out, comments
-/// dropped, and everything else as it was; an error names its line. A
-/// source carrying a field of [`REFUSED`] is refused.
-fn rewrite(
-    text: &str,
-    mut relocate: impl FnMut(Field, &str) -> Result<String, String>,
-) -> Result<String, String> {
-    let mut out = String::with_capacity(text.len());
-    // apt drops comment lines wherever they are, even between a field and
-    // its continuation lines: so are they here, before anything is read.
-    let lines: Vec<(usize, &str)> = text
-        .lines()
-        .enumerate()
-        .filter(|(_, l)| !l.starts_with('#'))
-        .collect();
-    let mut start = 0;
-    while start < lines.len() {
-        let end = (start..lines.len())
-            .find(|&k| lines[k].1.trim().is_empty())
-            .unwrap_or(lines.len());
-        let stanza = &lines[start..end];
-        let disabled = stanza.iter().any(|(_, l)| {
-            l.split_once(':').is_some_and(|(k, v)| {
-                k.trim().eq_ignore_ascii_case("Enabled") && v.trim().eq_ignore_ascii_case("no")
-            })
-        });
-        if !disabled {
-            let mut k = 0;
-            while k < stanza.len() {
-                let (number, line) = stanza[k];
-                let at =
-                    |key: &str, e: String| format!("line {}: `{}`: {e}", number + 1, key.trim());
-                let continued: Vec<&str> = stanza[k + 1..]
-                    .iter()
-                    .map(|(_, l)| *l)
-                    .take_while(|l| l.starts_with([' ', '\t']))
-                    .collect();
-                let Some((key, value)) = line
-                    .split_once(':')
-                    .filter(|_| !line.starts_with([' ', '\t']))
-                else {
-                    return Err(format!(
-                        "line {}: `{}` is not a field (`Name: value`): apt would read it otherwise than Datum does; fix or remove it",
-                        number + 1,
-                        line.trim()
-                    ));
-                };
-                let name = key.trim().to_ascii_lowercase();
-                if REFUSED.contains(&name.as_str()) {
-                    return Err(at(
-                        key,
-                        "under --root apt checks every repository's signature against its Signed-By key, the same for every source; remove this field (give the Repository the key its repository is signed with)".to_owned(),
-                    ));
-                }
-                let field = match name.as_str() {
-                    "uris" => Some(Field::Uri),
-                    // An armored key written inline is kept; anything else
-                    // continued names files or fingerprints, as one line does.
-                    "signed-by" if !inline_key(value, &continued) => Some(Field::Key),
-                    _ => None,
-                };
-                match field {
-                    Some(field) => {
-                        let values = relocated(field, value, &continued, &mut relocate)
-                            .map_err(|e| at(key, e))?;
-                        let _ = writeln!(out, "{}: {}", key.trim(), values.join(" "));
-                    }
-                    None => {
-                        let _ = writeln!(out, "{line}");
-                        for l in &continued {
-                            let _ = writeln!(out, "{l}");
-                        }
-                    }
-                }
-                k += 1 + continued.len();
-            }
-        }
-        out.push('\n');
-        start = end + 1;
-    }
-    Ok(out)
-}
-
-/// The values of one `URIs` or `Signed-By` field (its first line's
-/// `value`, then its `continued` lines), each passed through `relocate`;
-/// a fingerprint in `Signed-By` is kept.
-fn relocated(
-    field: Field,
-    value: &str,
-    continued: &[&str],
-    relocate: &mut impl FnMut(Field, &str) -> Result<String, String>,
-) -> Result<Vec<String>, String> {
-    let is_uri = matches!(field, Field::Uri);
-    let mut values = Vec::new();
-    let all = std::iter::once(value).chain(continued.iter().copied());
-    for v in all.flat_map(|v| v.split(|c: char| c.is_whitespace() || (!is_uri && c == ','))) {
-        if v.is_empty() {
-            continue;
-        }
-        if !is_uri && !v.starts_with('/') {
-            // A key named by fingerprint stays: apt finds it in no keyring
-            // here, and refuses the source.
-            if fingerprint(v) {
-                values.push(v.to_owned());
-                continue;
-            }
-            return Err(format!(
-                "`{v}` is neither an absolute key file path nor a key's fingerprint (a key written inline starts with `{KEY_BEGIN}` on the line after `Signed-By:`)"
-            ));
-        }
-        let kind = if is_uri { Field::Uri } else { Field::Key };
-        values.push(relocate(kind, v)?);
-    }
-    Ok(values)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn addresses_and_key_files_are_relocated_and_the_rest_kept() {
-        let text = "# x\nTypes: deb\nURIs: file:///srv/a\n file:/srv/b\nSuites: ./\nSigned-By: /etc/apt/keyrings/a.asc\n\nTypes: deb\nURIs: https://example.org\nEnabled: no\n\nTypes: deb\nURIs: file:///srv/c\nSigned-By:\n -----BEGIN PGP PUBLIC KEY BLOCK-----\n .\n -----END PGP PUBLIC KEY BLOCK-----\n";
-        let out = rewrite(text, |f, v| {
-            Ok(match f {
-                Field::Uri => format!("<{v}>"),
-                Field::Key => format!("[{v}]"),
-            })
-        })
-        .unwrap();
+    fn apts_quoting_is_undone_once() {
         assert_eq!(
-            out,
-            "Types: deb\nURIs: <file:///srv/a> <file:/srv/b>\nSuites: ./\nSigned-By: [/etc/apt/keyrings/a.asc]\n\n\nTypes: deb\nURIs: <file:///srv/c>\nSigned-By:\n -----BEGIN PGP PUBLIC KEY BLOCK-----\n .\n -----END PGP PUBLIC KEY BLOCK-----\n\n"
+            percent_decoded("/r/a%2bb%7ec%20d_1.deb").as_deref(),
+            Some("/r/a+b~c d_1.deb")
         );
-        let err = rewrite("Types: deb\nURIs: https://x\n", |_, v| {
-            Err(format!("no {v}"))
-        })
-        .unwrap_err();
-        assert_eq!(err, "line 2: `URIs`: no https://x");
-    }
-
-    fn marked(text: &str) -> Result<String, String> {
-        rewrite(text, |f, v| {
-            Ok(match f {
-                Field::Uri => format!("<{v}>"),
-                Field::Key => format!("[{v}]"),
-            })
-        })
+        assert_eq!(percent_decoded("/r/%2e%2e/x").as_deref(), Some("/r/../x"));
+        assert_eq!(percent_decoded("/r/100%").as_deref(), Some("/r/100%"));
+        // Quoted twice, or not UTF-8: refused.
+        assert_eq!(percent_decoded("/r/%252e%252e/x"), None);
+        assert_eq!(percent_decoded("/r/%ff"), None);
     }
 
     #[test]
-    fn a_continued_signed_by_naming_files_is_relocated_as_one_line_is() {
-        let text = "Types: deb\nURIs: file:///srv/a\nSigned-By:\n /tmp/hostkey.gpg,\n# apt drops this\n /b.asc ABCDEF0123456789!\n";
-        assert_eq!(
-            marked(text).unwrap(),
-            "Types: deb\nURIs: <file:///srv/a>\nSigned-By: [/tmp/hostkey.gpg] [/b.asc] ABCDEF0123456789!\n\n"
-        );
-        // A comment does not end the field for apt: nor for Datum.
-        let text = "Types: deb\nSigned-By:\n# c\n /tmp/hostkey.gpg\n";
-        assert_eq!(
-            marked(text).unwrap(),
-            "Types: deb\nSigned-By: [/tmp/hostkey.gpg]\n\n"
-        );
-        // Half a key block, or a relative path, is neither a key nor a file.
-        for bad in [
-            "Signed-By:\n -----BEGIN PGP PUBLIC KEY BLOCK-----\n /tmp/k.gpg\n",
-            "Signed-By: keys/k.gpg\n",
+    fn archives_leading_out_of_the_root_are_refused() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("root");
+        std::fs::create_dir_all(dir.join("srv/repo")).unwrap();
+        let root = Root::at(&dir);
+        let r = dir.display();
+        let line = |uri: &str| format!("Need to get 0 B\n'{uri}' x_1_all.deb 720 MD5Sum:00\n");
+        let inside = line(&format!("file:{r}/srv/repo/./x%2b_1_all.deb"));
+        assert_eq!(archives_inside(&root, &dir, &inside), Ok(()));
+        for (uri, want) in [
+            (
+                format!("file:{r}/srv/repo/../../../x.deb"),
+                "leads out of the root",
+            ),
+            (
+                format!("file:{r}/srv/repo/%2e%2e/%2e%2e/%2e%2e/x.deb"),
+                "leads out of the root",
+            ),
+            ("file:/tmp/x.deb".to_owned(), "is not inside the root"),
+            (
+                "http://example.org/x.deb".to_owned(),
+                "is not a file: address",
+            ),
         ] {
-            let err = marked(bad).unwrap_err();
-            assert!(err.starts_with("line 1: `Signed-By`: "), "{err}");
-        }
-    }
-
-    #[test]
-    fn sources_that_skip_or_weaken_the_signature_check_are_refused() {
-        for field in [
-            "Trusted: yes",
-            "Allow-Insecure: yes",
-            "allow-weak: yes",
-            "Allow-Downgrade-To-Insecure: yes",
-            "InRelease-Path: ../../x",
-        ] {
-            let text = format!("Types: deb\nURIs: file:///srv/a\n{field}\n");
-            let err = marked(&text).unwrap_err();
-            let name = field.split_once(':').unwrap().0;
+            let err = archives_inside(&root, &dir, &line(&uri)).unwrap_err();
             assert!(
-                err.starts_with(&format!("line 3: `{name}`: under --root")),
-                "{err}"
+                err.starts_with(&format!(
+                    "package x_1_all.deb: apt would read it from `{uri}`, which {want}"
+                )),
+                "{uri}: {err}"
             );
         }
-        // Left out with its source when disabled.
-        assert_eq!(
-            marked("Types: deb\nTrusted: yes\nEnabled: no\n").unwrap(),
-            "\n"
-        );
-        // A line that is no field is refused, not passed on.
-        let err = marked("Types: deb\n\n Signed-By: /tmp/k.gpg\n").unwrap_err();
-        assert!(err.starts_with("line 3: "), "{err}");
+        assert!(archives_inside(&root, &dir, "'file:/x\n").is_err());
     }
 }

@@ -6,10 +6,12 @@
 //! zypper would otherwise take a package whose checksum signed metadata
 //! lists, whoever signed the package); zypper does not refresh
 //! the repository by itself (`autorefresh=0`): Datum does when it changes.
-//! A key Datum imported leaves the rpm database when its Repository is
-//! removed or given another key, unless another of Datum's Repositories
-//! holds it.
+//! A key Datum imported (recorded in `datum-NAME.keys` beside the file)
+//! leaves the rpm database when its Repository is removed or given
+//! another key, unless another of Datum's Repositories holds it; a key
+//! that was in the database before Datum imported it is left there.
 
+use std::collections::{BTreeMap, BTreeSet};
 use std::io::Write as _;
 
 use super::super::Failure;
@@ -18,6 +20,7 @@ use super::super::dnf::DBPATH;
 use super::super::local_repo::stays_inside;
 use crate::root::Root;
 use crate::spec::{Ensure, RepositorySpec};
+use datum_fs::Attrs;
 
 /// The largest key file read back.
 const KEY_LIMIT: u64 = 1 << 20;
@@ -54,22 +57,113 @@ pub fn held(root: &Root, path: &str) -> Option<String> {
     Some(String::from_utf8_lossy(&bytes).into_owned())
 }
 
-/// After a zypper Repository's files were converged: the key it held
-/// before (`before`) leaves the rpm database when the Repository no
-/// longer has it and no other Repository of Datum's holds it (Datum
-/// imported it); the key it has now is imported.
-pub fn keys(root: &Root, s: &RepositorySpec, before: Option<String>) -> Result<(), Failure> {
-    let now = s.key.as_deref().filter(|_| s.ensure == Ensure::Present);
-    if let Some(old) = before.as_deref().and_then(body)
-        && now.and_then(body).as_deref() != Some(old.as_str())
-        && !others_hold(root, &s.name, &old)?
-    {
-        forget(root, &old)?;
+/// Where the rpm database entries of the keys Datum imported for
+/// Repository `name` are recorded (`gpg-pubkey-VERSION-RELEASE`, one a
+/// line): zypper reads only the `.repo` files of the directory.
+pub fn record_path(name: &str) -> String {
+    format!("{}/datum-{name}.keys", super::REPOS_DIR)
+}
+
+/// After a zypper Repository's files were converged: its key is in the
+/// rpm database (imported when missing), and the entries Datum imported
+/// that it no longer wants leave it, unless another of Datum's
+/// Repositories holds the same key. An entry is Datum's when a record
+/// ([`record_path`]) lists it: a key already in the database that none
+/// lists (the operator imported it) is never removed.
+pub fn keys(root: &Root, s: &RepositorySpec) -> Result<(), Failure> {
+    let want = s
+        .key
+        .as_deref()
+        .filter(|_| s.ensure == Ensure::Present)
+        .and_then(body);
+    let mine = recorded(root, &record_path(&s.name));
+    let mut keep = BTreeSet::new();
+    if let Some(want) = &want {
+        let entries = |root: &Root| -> Result<Vec<String>, Failure> {
+            Ok(in_database(root)?
+                .into_iter()
+                .filter(|(_, b)| b == want)
+                .map(|(nvr, _)| nvr)
+                .collect())
+        };
+        let there = entries(root)?;
+        if there.is_empty() {
+            import(root, s.key.as_deref().unwrap_or_default())?;
+            keep.extend(entries(root)?);
+        } else {
+            let ours = datum_imported(root)?;
+            keep.extend(there.into_iter().filter(|nvr| ours.contains(nvr)));
+        }
     }
-    match now {
-        Some(k) => import(root, k),
-        None => Ok(()),
+    let bodies: BTreeMap<String, String> = in_database(root)?.into_iter().collect();
+    let gone: Vec<String> = mine
+        .iter()
+        .filter(|nvr| !keep.contains(*nvr))
+        .filter(|nvr| {
+            // Another Repository of Datum's holding the same key keeps it.
+            let b = bodies.get(*nvr);
+            b.is_some_and(|b| !others_hold(root, &s.name, b).unwrap_or(true))
+        })
+        .cloned()
+        .collect();
+    if !gone.is_empty() {
+        let mut erase = rpm(root)?;
+        erase.arg("-e").args(&gone);
+        command::run(&mut erase)?;
     }
+    keep_record(root, &s.name, &keep)
+}
+
+/// The entries a record lists.
+fn recorded(root: &Root, path: &str) -> BTreeSet<String> {
+    held(root, path)
+        .unwrap_or_default()
+        .lines()
+        .map(str::trim)
+        .filter(|l| l.starts_with("gpg-pubkey-"))
+        .map(str::to_owned)
+        .collect()
+}
+
+/// The entries every record of Datum's lists (`datum-*.keys`).
+fn datum_imported(root: &Root) -> Result<BTreeSet<String>, Failure> {
+    let dir = super::REPOS_DIR;
+    let names = root
+        .list(dir)
+        .map_err(|e| Failure::new(format!("cannot list {}: {e}", root.path(dir).display())))?;
+    Ok(names
+        .iter()
+        .map(|n| n.to_string_lossy())
+        .filter(|n| n.starts_with("datum-") && n.ends_with(".keys"))
+        .flat_map(|n| recorded(root, &format!("{dir}/{n}")))
+        .collect())
+}
+
+/// Writes the entries Datum imported for Repository `name` (removes the
+/// record when none).
+fn keep_record(root: &Root, name: &str, keep: &BTreeSet<String>) -> Result<(), Failure> {
+    let path = record_path(name);
+    let failed = |e: std::io::Error| {
+        Failure::new(format!("cannot write {}: {e}", root.path(&path).display()))
+    };
+    if keep.is_empty() {
+        if root.lstat(&path).map_err(failed)?.is_some() {
+            root.remove_file(&path).map_err(failed)?;
+        }
+        return Ok(());
+    }
+    let mut text = format!(
+        "# Managed by Datum: the keys Datum imported into the rpm database for Repository[{name}], removed with it\n"
+    );
+    for nvr in keep {
+        text.push_str(nvr);
+        text.push('\n');
+    }
+    if held(root, &path).as_deref() == Some(text.as_str()) {
+        return Ok(());
+    }
+    root.write_atomic(&path, text.as_bytes(), Attrs::mode(0o644))
+        .map_err(failed)
 }
 
 /// The base64 body of an armored key: what rpm keeps of it too (under
@@ -108,9 +202,9 @@ fn others_hold(root: &Root, name: &str, key: &str) -> Result<bool, Failure> {
     }))
 }
 
-/// Removes from the rpm database the `gpg-pubkey` entries holding the
-/// key whose body is `key`.
-fn forget(root: &Root, key: &str) -> Result<(), Failure> {
+/// The `gpg-pubkey` entries of the rpm database, each with the body of
+/// the key it holds.
+fn in_database(root: &Root) -> Result<Vec<(String, String)>, Failure> {
     const END: &str = "@@datum-end-of-key@@";
     let mut query = rpm(root)?;
     query.args(["-q", "gpg-pubkey", "--qf"]).arg(format!(
@@ -118,19 +212,13 @@ fn forget(root: &Root, key: &str) -> Result<(), Failure> {
     ));
     let out = command::output(&mut query)?;
     let text = String::from_utf8_lossy(&out.stdout);
-    let entries: Vec<&str> = text
+    Ok(text
         .split(END)
         .filter_map(|entry| {
             let (nvr, description) = entry.trim().split_once('\n')?;
-            (body(description).as_deref() == Some(key)).then_some(nvr.trim())
+            Some((nvr.trim().to_owned(), body(description)?))
         })
-        .collect();
-    if entries.is_empty() {
-        return Ok(());
-    }
-    let mut erase = rpm(root)?;
-    erase.arg("-e").args(entries);
-    command::run(&mut erase).map(drop)
+        .collect())
 }
 
 /// rpm on the root's database.
