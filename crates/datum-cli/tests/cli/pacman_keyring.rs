@@ -291,3 +291,39 @@ fn a_pacman_keyring_without_its_trust_database_is_made_whole() {
         .collect::<Vec<_>>();
     assert_eq!(now, secret, "the master key changed");
 }
+
+/// A record left for a Repository whose file is gone, listing a key
+/// another Repository shares: the Repository absent drops it from the
+/// record (the key stays for the other), so it keeps the key no longer.
+#[test]
+fn a_shared_pacman_key_left_in_a_record_is_dropped_from_it() {
+    if !tools::installed(SIGNED_TOOLS) || !tools::root() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let root = signed_root(tmp.path());
+    let ours = tmp.path().join("ours");
+    let key = packages::signing_key(&ours, "pacman@datum.invalid");
+    let fpr = fingerprint(&ours, "pacman@datum.invalid");
+    let dir = tmp.path().join("fleet");
+    fleet(
+        &dir,
+        &format!("{}{}", named("alpha", &key), named("zeta", &key)),
+    );
+    assert_eq!(apply(&dir, &root, &[]).code, 2);
+    fs::remove_file(root.join("etc/pacman.d/datum-zeta.conf")).unwrap();
+    fleet(
+        &dir,
+        &format!(
+            "{}  Repository[zeta]:\n    ensure: absent\n",
+            named("alpha", &key)
+        ),
+    );
+    let run = apply(&dir, &root, &[]);
+    assert_eq!(run.code, 2, "{}\n{}", run.stdout, run.stderr);
+    assert!(!root.join("etc/pacman.d/datum-zeta.keys").exists());
+    assert_eq!(validity(&root, &fpr).as_deref(), Some("f"));
+    fleet(&dir, "  Repository[alpha]:\n    ensure: absent\n");
+    assert_eq!(apply(&dir, &root, &[]).code, 2);
+    assert_eq!(validity(&root, &fpr), None);
+}

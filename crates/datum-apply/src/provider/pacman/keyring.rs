@@ -176,7 +176,12 @@ impl Keyring {
     /// What the records of every other Repository list.
     fn others(&self, name: &str) -> Result<Record, Failure> {
         let mut all = Record::new();
-        let names = self.root.list("/etc/pacman.d").unwrap_or_default();
+        let names = self.root.list("/etc/pacman.d").map_err(|e| {
+            Failure::new(format!(
+                "cannot list {}, where the other Repositories' keys are recorded: {e}",
+                self.root.path("/etc/pacman.d").display()
+            ))
+        })?;
         for file in names.iter().map(|n| n.to_string_lossy()) {
             let other = file
                 .strip_prefix("datum-")
@@ -226,8 +231,8 @@ impl Keyring {
     /// How the keyring differs for Repository `name` wanting `key` (none
     /// when the Repository is absent or has no key): each wanted key
     /// held, with its subkeys, and trusted; none of the keys Datum added
-    /// or signed for it before, no longer wanted and no other
-    /// Repository's, left as Datum made it.
+    /// or signed for it before and no longer wanted left in its record
+    /// (nor, unless another record lists it, as Datum made it).
     pub fn change(&self, name: &str, key: Option<&str>) -> Result<Option<Change>, Failure> {
         let want = key.map(keys_of).transpose()?.unwrap_or_default();
         let mine = self.recorded(name)?;
@@ -236,16 +241,11 @@ impl Keyring {
         }
         let others = self.others(name)?;
         let held = self.held()?;
+        // Recorded, no longer wanted, still held: taken back, or (shared)
+        // dropped from the record.
         let stale: Vec<&String> = mine
-            .iter()
-            .filter(|(f, own)| {
-                !want.contains_key(*f)
-                    && !others.contains_key(*f)
-                    && held
-                        .get(*f)
-                        .is_some_and(|h| **own == Own::Added || h.trusted)
-            })
-            .map(|(f, _)| f)
+            .keys()
+            .filter(|f| !want.contains_key(*f) && held.contains_key(*f))
             .collect();
         let complete = want.iter().all(|(fpr, subs)| {
             held.get(fpr)
