@@ -22,7 +22,7 @@
 use std::collections::BTreeMap;
 use std::io::Read;
 use std::os::unix::fs::MetadataExt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 use super::super::Failure;
@@ -249,7 +249,7 @@ impl Drop for Work {
 }
 
 /// The names (in the host directory `dir`) ending with `ending`, sorted.
-fn listed(dir: &PathBuf, ending: &str) -> Vec<String> {
+fn listed(dir: &Path, ending: &str) -> Vec<String> {
     let mut names: Vec<String> = std::fs::read_dir(dir)
         .map(|d| {
             d.filter_map(Result::ok)
