@@ -327,3 +327,34 @@ fn a_shared_pacman_key_left_in_a_record_is_dropped_from_it() {
     assert_eq!(apply(&dir, &root, &[]).code, 2);
     assert_eq!(validity(&root, &fpr), None);
 }
+
+/// The root's keyring's `gpg-agent` named as a host program in its
+/// `gpg.conf`: the host never runs it.
+#[test]
+fn a_roots_agent_program_is_not_run_by_the_host() {
+    use std::os::unix::fs::PermissionsExt;
+    if !tools::installed(SIGNED_TOOLS) || !tools::root() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let root = signed_root(tmp.path());
+    let theirs = tmp.path().join("theirs");
+    operator_keyring(&root, &packages::signing_key(&theirs, "op@datum.invalid"));
+    let ran = tmp.path().join("ran");
+    let program = tmp.path().join("agent.sh");
+    fs::write(&program, format!("#!/bin/sh\ntouch {}\n", ran.display())).unwrap();
+    fs::set_permissions(&program, fs::Permissions::from_mode(0o755)).unwrap();
+    let conf = root.join("etc/pacman.d/gnupg/gpg.conf");
+    let mut text = fs::read_to_string(&conf).unwrap();
+    text.push_str(&format!("agent-program {}\n", program.display()));
+    fs::write(&conf, &text).unwrap();
+    let ours = tmp.path().join("ours");
+    let key = packages::signing_key(&ours, "pacman@datum.invalid");
+    let fpr = fingerprint(&ours, "pacman@datum.invalid");
+    let dir = tmp.path().join("fleet");
+    fleet(&dir, &keyed(&key, ""));
+    let run = apply(&dir, &root, &[]);
+    assert!(!ran.exists(), "the host ran {}", program.display());
+    assert_eq!(run.code, 2, "{}\n{}", run.stdout, run.stderr);
+    assert_eq!(validity(&root, &fpr).as_deref(), Some("f"));
+}
