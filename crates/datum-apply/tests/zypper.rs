@@ -1,11 +1,13 @@
 //! The zypper provider on an openSUSE-like root, with the real zypper: the
-//! mark a changed Repository leaves is settled only by a transaction that
-//! refreshed, and zypper refreshes only before an install.
+//! mark a changed Repository leaves (the system's, and the Repository's
+//! name: Datum's `datum-local.repo`, alias `local`) is settled only by a
+//! transaction that refreshed, and zypper refreshes only before an install.
 
 use std::fs;
 use std::process::Command;
 
 use datum_apply::provider::package::{Packages, Stale};
+use datum_apply::provider::zypper::repository::Changed;
 use datum_apply::provider::{Context, Pending, Provider};
 use datum_apply::root::Root;
 use datum_apply::spec::{Ensure, PackageSpec, PackageSystem};
@@ -64,12 +66,15 @@ fn a_removal_leaves_the_refresh_a_changed_repository_owes_to_the_next_install() 
     packages::rpm(&repo, "tools-datum", None, "1.0", "1");
     packages::createrepo(&repo);
     fs::write(
-        root.join("etc/zypp/repos.d/local.repo"),
+        root.join("etc/zypp/repos.d/datum-local.repo"),
         "[local]\nbaseurl=file:///srv/repo\nenabled=1\nautorefresh=0\ngpgcheck=0\n",
     )
     .unwrap();
     let stale = Stale::default();
-    let p = Packages::new(Root::at(&root)).with_stale(stale.clone());
+    let changed = Changed::default();
+    let p = Packages::new(Root::at(&root))
+        .with_stale(stale.clone())
+        .with_zypper_changed(changed.clone());
     let hello = spec("hello-datum", Ensure::Present, None);
     let tools_present = spec("tools-datum", Ensure::Present, None);
     p.converge_batch(&[(&hello, &[]), (&tools_present, &[])], &CX)
@@ -81,10 +86,12 @@ fn a_removal_leaves_the_refresh_a_changed_repository_owes_to_the_next_install() 
     fs::remove_dir_all(repo.join("repodata")).unwrap();
     packages::createrepo(&repo);
     stale.lock().unwrap().insert(PackageSystem::Zypper);
+    changed.lock().unwrap().insert("local".to_owned());
     // Removing refreshes nothing, and leaves the mark.
     p.converge(&spec("tools-datum", Ensure::Absent, None), &[], &CX)
         .unwrap();
     assert!(stale.lock().unwrap().contains(&PackageSystem::Zypper));
+    assert!(changed.lock().unwrap().contains("local"));
     // The next install refreshes first, finds 2.0-1, and settles it.
     p.converge(
         &spec("hello-datum", Ensure::Present, Some("2.0-1")),
@@ -93,6 +100,7 @@ fn a_removal_leaves_the_refresh_a_changed_repository_owes_to_the_next_install() 
     )
     .unwrap();
     assert!(stale.lock().unwrap().is_empty());
+    assert!(changed.lock().unwrap().is_empty());
     let installed = packages::rpm_query(&root, &["hello-datum"]);
     assert!(installed.starts_with("hello-datum-2.0-1 "), "{installed}");
 }

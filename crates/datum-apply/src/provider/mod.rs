@@ -143,11 +143,16 @@ impl Providers {
     /// before the next package transaction).
     pub fn system(root: &Root) -> Providers {
         let stale = package::Stale::default();
+        let zypper_changed = zypper::repository::Changed::default();
         Providers {
             file: Box::new(fs::Files::new(root.clone())),
             directory: Box::new(fs::Directories::new(root.clone())),
             symlink: Box::new(fs::Symlinks::new(root.clone())),
-            package: Box::new(package::Packages::new(root.clone()).with_stale(stale.clone())),
+            package: Box::new(
+                package::Packages::new(root.clone())
+                    .with_stale(stale.clone())
+                    .with_zypper_changed(zypper_changed.clone()),
+            ),
             service: Box::new(systemd::Systemd::new(root.clone())),
             user: Box::new(shadow::Users::new(root.clone())),
             group: Box::new(shadow::Groups::new(root.clone())),
@@ -155,7 +160,10 @@ impl Providers {
             cron: Box::new(cron::Crons::new(root.clone())),
             mount: Box::new(mount::Mounts::new(root.clone())),
             sysctl: Box::new(sysctl::Sysctls::new(root.clone())),
-            repository: Box::new(repository::Repositories::new(root.clone(), stale)),
+            repository: Box::new(
+                repository::Repositories::new(root.clone(), stale)
+                    .with_zypper_changed(zypper_changed),
+            ),
         }
     }
 }

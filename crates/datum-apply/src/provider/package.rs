@@ -152,6 +152,12 @@ impl Packages {
         }
     }
 
+    /// Told by `changed` which zypper Repositories changed.
+    pub fn with_zypper_changed(mut self, changed: super::zypper::repository::Changed) -> Packages {
+        self.zypper = Zypper::new(self.root.clone()).with_changed(changed);
+        self
+    }
+
     /// Told by `stale` which caches a changed Repository left stale.
     pub fn with_stale(mut self, stale: Stale) -> Packages {
         self.stale = stale;

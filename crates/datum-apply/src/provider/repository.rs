@@ -40,6 +40,7 @@ pub struct Repositories {
     root: Root,
     files: Files,
     stale: Stale,
+    zypper_changed: super::zypper::repository::Changed,
 }
 
 /// The largest key file read back to compare.
@@ -51,7 +52,18 @@ impl Repositories {
             files: Files::new(root.clone()),
             root,
             stale,
+            zypper_changed: Default::default(),
         }
+    }
+
+    /// Tells the zypper Packages, through `changed`, which zypper
+    /// Repositories changed.
+    pub fn with_zypper_changed(
+        mut self,
+        changed: super::zypper::repository::Changed,
+    ) -> Repositories {
+        self.zypper_changed = changed;
+        self
     }
 
     fn system(&self, s: &RepositorySpec) -> Result<PackageSystem, Failure> {
@@ -236,6 +248,13 @@ impl Provider<RepositorySpec> for Repositories {
                 .filter(|_| s.ensure == Ensure::Present)
                 .map_or_else(|| "absent".to_owned(), |k| fingerprint(k.as_bytes()));
             ex.changes.push(Change::new(Attribute::Key, had, want));
+        } else if let Some(k) = zypper_key(system, s) {
+            // The file is as wanted, but zypper trusts the rpm database.
+            if !super::zypper::repository::in_rpm_database(&self.root, k)? {
+                let want = fingerprint(k.as_bytes());
+                ex.changes
+                    .push(Change::new(Attribute::Key, "not in the rpm database", want));
+            }
         }
         let own = self.files.examine(&repo, cx)?;
         ex.changes.extend(own.changes);
@@ -254,6 +273,10 @@ impl Provider<RepositorySpec> for Repositories {
         let [key, repo] = files(system, s)?;
         if system == PackageSystem::Pacman {
             return self.converge_pacman(s, &repo, cx);
+        }
+        if let Some(k) = zypper_key(system, s) {
+            // A key rpm would refuse: nothing written.
+            super::zypper::repository::validate(k)?;
         }
         // The key before the file that names it; removed after it.
         let order = if s.ensure == Ensure::Present {
@@ -283,10 +306,22 @@ impl Provider<RepositorySpec> for Repositories {
         }
         if system == PackageSystem::Zypper {
             super::zypper::repository::keys(&self.root, s)?;
+            self.zypper_changed
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .insert(s.name.clone());
         }
         self.mark_stale(system);
         Ok(())
     }
+}
+
+/// The key a zypper Repository wants in the rpm database: none once
+/// absent, nor for another system.
+fn zypper_key(system: PackageSystem, s: &RepositorySpec) -> Option<&str> {
+    s.key
+        .as_deref()
+        .filter(|_| system == PackageSystem::Zypper && s.ensure == Ensure::Present)
 }
 
 /// The key a pacman Repository wants in the keyring: none once absent.

@@ -10,9 +10,10 @@
 //! declaring a Package is the operator's agreement), everything it
 //! removes in one `zypper remove`, both
 //! non-interactive and without refreshing the repositories
-//! (`--no-refresh`): they are refreshed (`zypper refresh`) before an
-//! install only when a Repository changed in the run, or when zypper has
-//! never read them (no `/var/cache/zypp/raw`). zypper checks signatures against the
+//! (`--no-refresh`): before an install, only the repositories of Datum's
+//! Repositories that changed in the run, and those zypper has never read,
+//! are refreshed, by name (`zypper refresh ALIAS…`): one of the root's
+//! that is broken blocks no install from Datum's. zypper checks signatures against the
 //! keys of the rpm database (which a Repository's `key` is imported into)
 //! and never imports one itself.
 //!
@@ -30,6 +31,7 @@
 //! the root ([`locations`]).
 
 pub mod locations;
+pub mod output;
 pub mod repository;
 pub mod search;
 
@@ -44,6 +46,7 @@ use super::{Context, Examined, Failure, Provider};
 use crate::report::{Attribute, Change};
 use crate::root::Root;
 use crate::spec::{Ensure, PackageSpec};
+use repository::Changed;
 
 /// Where the root's repositories are configured.
 pub const REPOS_DIR: &str = "/etc/zypp/repos.d";
@@ -79,12 +82,23 @@ const SYSTEM_CHECK: &str = "/etc/zypp/systemCheck";
 /// zypper's exit codes that report success with something to tell: a
 /// reboot or a restart of zypper is needed.
 const DONE_WITH_NEWS: [i32; 2] = [102, 103];
+/// zypper's exit codes after a transaction that was made, whatever
+/// repositories it could not read (106: some were skipped, such as one
+/// of the root's whose metadata no longer verifies): the packages are
+/// read back, which decides.
+const TRANSACTION_MADE: [i32; 3] = [102, 103, 106];
+/// zypper's exit code when the transaction was made but an rpm
+/// scriptlet of a package failed: a failure (the package is installed,
+/// but not set up as it meant to be).
+const SCRIPTLET_FAILED: i32 = 107;
 /// zypper's exit code when a search found nothing.
 const NOTHING_FOUND: i32 = 104;
 
 pub struct Zypper {
     root: Root,
     rpm: Dnf,
+    /// Datum's zypper Repositories that changed in the run.
+    changed: Changed,
 }
 
 impl Zypper {
@@ -92,7 +106,14 @@ impl Zypper {
         Zypper {
             rpm: Dnf::new(root.clone()),
             root,
+            changed: Changed::default(),
         }
+    }
+
+    /// Told by `changed` which of Datum's Repositories changed.
+    pub fn with_changed(mut self, changed: Changed) -> Zypper {
+        self.changed = changed;
+        self
     }
 
     /// What differs for one package.
@@ -143,14 +164,11 @@ impl Zypper {
         if !install.is_empty() {
             // Removing needs no repository: refreshing them first would
             // fail when the run removed the last.
-            let refreshed = refresh || self.never_refreshed();
-            if refreshed {
-                self.zypper_run(scratch.as_ref(), &["refresh"], std::iter::empty())?;
-            }
+            let every = self.refresh(scratch.as_ref(), refresh)?;
             if let Some(s) = &scratch {
                 // The cache the install will read, current (a refresh
                 // builds it too); then checked.
-                if !refreshed {
+                if !every {
                     let verb = ["refresh", "--build-only"];
                     self.zypper_run(Some(s), &verb, std::iter::empty())?;
                 }
@@ -168,11 +186,13 @@ impl Zypper {
                 "--oldpackage",
                 "--auto-agree-with-licenses",
             ];
-            self.zypper_run(scratch.as_ref(), &verb, what.into_iter())?;
+            let done = &TRANSACTION_MADE;
+            self.zypper_output(scratch.as_ref(), &verb, what.into_iter(), done)?;
         }
         if !remove.is_empty() {
             let names = remove.iter().map(|s| s.name.clone());
-            self.zypper_run(scratch.as_ref(), &["--no-refresh", "remove"], names)?;
+            let verb = ["--no-refresh", "remove"];
+            self.zypper_output(scratch.as_ref(), &verb, names, &TRANSACTION_MADE)?;
         }
         for s in specs {
             let left = self.differences(s)?;
@@ -226,10 +246,45 @@ impl Zypper {
             .collect())
     }
 
-    /// Whether zypper has never read the repositories' metadata (it
-    /// would not, with `--no-refresh`).
-    fn never_refreshed(&self) -> bool {
-        self.root.lstat(RAW_CACHE).ok().flatten().is_none()
+    /// Refreshes, before an install, the repositories of Datum's that
+    /// changed in the run (with `stale`) or that zypper has never read
+    /// (it would not, with `--no-refresh`): one of these that cannot be
+    /// refreshed fails the install. Then the root's other repositories
+    /// zypper has never read, whose failure is left to the install (which
+    /// skips them). Never every repository: one of the root's that is
+    /// broken would block an install from Datum's. Whether every
+    /// repository was refreshed (their caches all built).
+    fn refresh(&self, scratch: Option<&Scratch>, stale: bool) -> Result<bool, Failure> {
+        let changed = self
+            .changed
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone();
+        let all = output::aliases(&self.root)?;
+        let unread = |a: &str| {
+            let raw = format!("{RAW_CACHE}/{}", a.replace('/', "_"));
+            self.root.lstat(&raw).ok().flatten().is_none()
+        };
+        let (mut mine, mut others) = (Vec::new(), Vec::new());
+        for (alias, datum) in &all {
+            if *datum && ((stale && changed.contains(alias)) || unread(alias)) {
+                mine.push(alias.clone());
+            } else if !*datum && unread(alias) {
+                others.push(alias.clone());
+            }
+        }
+        if !mine.is_empty() {
+            self.zypper_run(scratch, &["refresh"], mine.iter().cloned())?;
+        }
+        if !others.is_empty() {
+            // Left to the install, which skips what it cannot read.
+            let _ = self.zypper_run(scratch, &["refresh"], others.iter().cloned());
+        }
+        if stale {
+            let mut set = self.changed.lock().unwrap_or_else(|e| e.into_inner());
+            set.retain(|a| !mine.contains(a));
+        }
+        Ok(mine.len() + others.len() == all.len())
     }
 
     fn zypper_run(
@@ -269,13 +324,16 @@ impl Zypper {
             return Ok(out);
         }
         let mut f = command::failed(&cmd, &out);
+        if code == Some(SCRIPTLET_FAILED) {
+            f.0 = format!(
+                "{}; the packages were installed or removed, but an rpm scriptlet of one failed: it may not be set up as it should",
+                f.0
+            );
+        }
         // zypper says why a signature is refused long before its last lines.
-        let text = String::from_utf8_lossy(&out.stdout);
-        if let Some(why) = text
-            .lines()
-            .find(|l| l.to_ascii_lowercase().contains("signature"))
-        {
-            f.0 = format!("{}: {}", f.0, why.trim());
+        let why = output::signature_lines(&[&out.stdout, &out.stderr]);
+        if !why.is_empty() {
+            f.0 = format!("{}; the signature: {}", f.0, why.join(" / "));
         }
         Err(match scratch {
             Some(_) => Failure::new(format!(

@@ -64,4 +64,5 @@ mod test_files;
 mod trust;
 mod usage;
 mod zypper_keys;
+mod zypper_refresh;
 mod zypper_root;

@@ -113,3 +113,72 @@ fn a_repository_given_another_key_takes_the_one_datum_imported_out() {
     assert_ne!(is, was);
     assert!(record().ends_with(&format!("\n{is}\n")), "{}", record());
 }
+
+#[test]
+fn a_key_rpm_refuses_fails_the_repository_before_anything_is_written() {
+    if !tools::installed(&TOOLS) || !tools::root() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("root");
+    leap(&root);
+    // Armored, but no OpenPGP packet inside.
+    let bad = "-----BEGIN PGP PUBLIC KEY BLOCK-----\n\nbm90IGEga2V5\n=AbCd\n-----END PGP PUBLIC KEY BLOCK-----\n";
+    let dir = tmp.path().join("fleet");
+    fleet(&dir, &resources(bad, ""));
+    for run in 1..=2 {
+        let out = apply(&dir, &root, &["--format", "json"]);
+        // 4: a resource failed, nothing changed; every run, never settled.
+        assert_eq!(out.code, 4, "run {run}: {}\n{}", out.stdout, out.stderr);
+        let v: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+        let reason = v["resources"][0]["reason"].as_str().unwrap();
+        assert!(
+            reason.contains("rpm refuses `key` as a public key")
+                && reason.contains("not an armored public key")
+                && reason.contains("gpg --armor --export"),
+            "{reason}"
+        );
+        assert!(!root.join("etc/zypp/repos.d/datum-local.repo").exists());
+        assert!(!root.join("etc/zypp/repos.d/datum-local.asc").exists());
+    }
+}
+
+#[test]
+fn a_key_taken_out_of_the_rpm_database_is_put_back() {
+    if !tools::installed(&TOOLS) || !tools::root() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("root");
+    leap(&root);
+    let key = key(&tmp.path().join("gnupg"), "repo@datum.invalid");
+    let keys = || packages::rpm_query(&root, &["gpg-pubkey"]);
+    let dir = tmp.path().join("fleet");
+    fleet(&dir, &resources(&key, ""));
+    assert_eq!(apply(&dir, &root, &[]).code, 2);
+    let entry = keys().split(' ').next().unwrap().to_owned();
+    // Someone erases it; the files are left as Datum wrote them.
+    let out = Command::new("rpm")
+        .arg("--root")
+        .arg(&root)
+        .args(["--dbpath", "/var/lib/rpm", "-e", &entry])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "rpm -e: {out:?}");
+    assert!(keys().contains("is not installed"), "{}", keys());
+    // --noop sees it, and puts nothing back.
+    let noop = apply(&dir, &root, &["--noop", "--format", "json"]);
+    assert_eq!(noop.code, 2, "{}\n{}", noop.stdout, noop.stderr);
+    let v: serde_json::Value = serde_json::from_str(&noop.stdout).unwrap();
+    assert_eq!(v["resources"][0]["status"], "would_change");
+    assert_eq!(v["resources"][0]["changes"][0]["attribute"], "key");
+    assert_eq!(
+        v["resources"][0]["changes"][0]["from"],
+        "not in the rpm database"
+    );
+    assert!(keys().contains("is not installed"), "{}", keys());
+    let run = apply(&dir, &root, &[]);
+    assert_eq!(run.code, 2, "{}\n{}", run.stdout, run.stderr);
+    assert!(keys().starts_with(&entry), "{}", keys());
+    assert_eq!(apply(&dir, &root, &[]).code, 0);
+}

@@ -1,15 +1,19 @@
 //! A zypper Repository: `/etc/zypp/repos.d/datum-NAME.repo`, its key
 //! beside it (`datum-NAME.asc`) and imported into the rpm database, whose
 //! keys are the ones zypper trusts (it is never asked to import one).
-//! With a key, both the repository's metadata (`repomd.xml.asc`) and each
-//! package must be signed by it (`repo_gpgcheck=1`, `pkg_gpgcheck=1`:
-//! zypper would otherwise take a package whose checksum signed metadata
-//! lists, whoever signed the package); zypper does not refresh
+//! With a key, the repository's metadata (`repomd.xml.asc`) must be
+//! signed by it, and each package signed too (`repo_gpgcheck=1`,
+//! `pkg_gpgcheck=1`: zypper would otherwise take a package whose checksum
+//! signed metadata lists, unsigned): rpm takes a package signed by any
+//! key of the rpm database, this one or another; zypper does not refresh
 //! the repository by itself (`autorefresh=0`): Datum does when it changes.
 //! A key Datum imported (recorded in `datum-NAME.keys` beside the file)
 //! leaves the rpm database when its Repository is removed or given
 //! another key, unless another of Datum's Repositories holds it; a key
 //! that was in the database before Datum imported it is left there.
+//! Examining checks the database holds the key ([`in_rpm_database`]);
+//! converging first checks rpm takes it ([`validate`]), before any file
+//! is written.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::Write as _;
@@ -21,6 +25,11 @@ use super::super::local_repo::stays_inside;
 use crate::root::Root;
 use crate::spec::{Ensure, RepositorySpec};
 use datum_fs::Attrs;
+
+/// The names of Datum's zypper Repositories that changed in the run
+/// (zypper's aliases): the next install refreshes them, and only them
+/// of the repositories zypper has read before.
+pub type Changed = std::sync::Arc<std::sync::Mutex<BTreeSet<String>>>;
 
 /// The largest key file read back.
 const KEY_LIMIT: u64 = 1 << 20;
@@ -112,6 +121,45 @@ pub fn keys(root: &Root, s: &RepositorySpec) -> Result<(), Failure> {
         command::run(&mut erase)?;
     }
     keep_record(root, &s.name, &keep)
+}
+
+/// Whether the rpm database of `root` holds `key` (armored), the key
+/// zypper checks signatures with.
+pub fn in_rpm_database(root: &Root, key: &str) -> Result<bool, Failure> {
+    let Some(want) = body(key) else {
+        return Ok(false);
+    };
+    Ok(in_database(root)?.iter().any(|(_, b)| *b == want))
+}
+
+/// Checks that rpm takes `key` as a public key, by importing it into a
+/// scratch rpm database of its own: before any file of the Repository is
+/// written, so that a key rpm refuses leaves nothing behind.
+pub fn validate(key: &str) -> Result<(), Failure> {
+    let scratch = |e: std::io::Error| {
+        Failure::new(format!(
+            "cannot prepare a scratch rpm database to check the key: {e}"
+        ))
+    };
+    let dir = tempfile::Builder::new()
+        .prefix("datum-keycheck-")
+        .tempdir()
+        .map_err(scratch)?;
+    let file = dir.path().join("key.asc");
+    std::fs::write(&file, key).map_err(scratch)?;
+    let db = dir.path().join("db");
+    std::fs::create_dir(&db).map_err(scratch)?;
+    let mut cmd = tool("rpm");
+    cmd.arg("--dbpath").arg(&db).arg("--import").arg(&file);
+    let out = command::output(&mut cmd)?;
+    if out.status.success() {
+        return Ok(());
+    }
+    let said = String::from_utf8_lossy(&out.stderr);
+    let said = said.trim().replace(&file.display().to_string(), "the key");
+    Err(Failure::new(format!(
+        "rpm refuses `key` as a public key ({said}), so zypper could not trust it; nothing was written: give the armored OpenPGP public key, as `gpg --armor --export KEYID` prints it (-----BEGIN PGP PUBLIC KEY BLOCK----- ...)"
+    )))
 }
 
 /// The entries a record lists.
