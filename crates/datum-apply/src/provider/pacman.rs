@@ -18,6 +18,8 @@
 //! Repository changed in the run, and fetched (`-y`) when the root has
 //! none yet.
 
+pub mod conf;
+pub mod gnupg;
 pub mod keyring;
 pub mod vercmp;
 

@@ -40,6 +40,7 @@ mod names;
 mod outputs;
 mod package;
 mod package_root;
+mod pacman_keyring;
 mod pacman_keys;
 mod pacman_query;
 mod pacman_root;

@@ -12,7 +12,7 @@ use datum_testkit::{packages, tools};
 use crate::package_root::{self, apply};
 
 /// A fleet of one host, arch-001, whose layer declares `resources`.
-fn fleet(dir: &Path, resources: &str) {
+pub(crate) fn fleet(dir: &Path, resources: &str) {
     package_root::fleet(dir, "arch-001", resources);
 }
 
@@ -22,7 +22,7 @@ fn tree(dir: &Path) -> package_root::Tree {
 }
 
 /// The tools a signed pacman repository needs, here and in the root.
-const SIGNED_TOOLS: &[&str] = &[
+pub(crate) const SIGNED_TOOLS: &[&str] = &[
     "pacman",
     "pacman-key",
     "repo-add",
@@ -38,7 +38,7 @@ const SIGNED_TOOLS: &[&str] = &[
 /// An Arch-like root whose pacman.conf checks no signature of its own
 /// (`SigLevel = Never`) and includes Datum's files, with gpg inside as
 /// pacman needs to check signatures; its path.
-fn signed_root(tmp: &Path) -> std::path::PathBuf {
+pub(crate) fn signed_root(tmp: &Path) -> std::path::PathBuf {
     let root = tmp.join("root");
     packages::arch(&root, "unused");
     fs::write(
@@ -56,13 +56,13 @@ fn signed_root(tmp: &Path) -> std::path::PathBuf {
 
 /// A Repository `datumtest` served from the root's `/srv/datumtest`,
 /// with `key`, and `more` resources.
-fn keyed(key: &str, more: &str) -> String {
+pub(crate) fn keyed(key: &str, more: &str) -> String {
     let key: String = key.lines().map(|l| format!("      {l}\n")).collect();
     format!("  Repository[datumtest]:\n    url: file:///srv/datumtest\n    key: |\n{key}{more}")
 }
 
 /// A key's primary fingerprint, as gpg prints it.
-fn fingerprint(gnupg: &Path, email: &str) -> String {
+pub(crate) fn fingerprint(gnupg: &Path, email: &str) -> String {
     let out = std::process::Command::new("gpg")
         .env("GNUPGHOME", gnupg)
         .args(["--batch", "--with-colons", "--fingerprint", email])
@@ -77,7 +77,7 @@ fn fingerprint(gnupg: &Path, email: &str) -> String {
 /// (`f`: trusted through the master key's local signature), or `None`
 /// when the keyring does not hold it. Read from a copy, so that the
 /// keyring itself stays as it was.
-fn validity(root: &Path, fpr: &str) -> Option<String> {
+pub(crate) fn validity(root: &Path, fpr: &str) -> Option<String> {
     let copy = tempfile::tempdir().unwrap();
     for name in ["pubring.gpg", "trustdb.gpg"] {
         fs::copy(
@@ -215,7 +215,7 @@ fn a_pacman_repository_key_goes_into_the_roots_keyring_and_only_its_packages_ins
 
 /// The operator's keyring in `root`: made with `pacman-key --init`, then
 /// `key` imported with gpg itself (not signed, so not trusted yet).
-fn operator_keyring(root: &Path, key: &str) {
+pub(crate) fn operator_keyring(root: &Path, key: &str) {
     let gnupg = root.join("etc/pacman.d/gnupg");
     let run = |cmd: &mut std::process::Command| {
         let out = cmd.output().unwrap();
@@ -271,7 +271,8 @@ fn a_pacman_repository_key_change_replaces_only_the_key_datum_added() {
     let dir = tmp.path().join("fleet");
     let record = root.join("etc/pacman.d/datum-datumtest.keys");
 
-    // The operator's key, already there: signed (trusted), not recorded.
+    // The operator's key, already there: signed (trusted), recorded as
+    // signed only.
     fleet(&dir, &keyed(operator, ""));
     let before = tree(&root);
     let noop = apply(&dir, &root, &["--noop"]);
@@ -284,20 +285,29 @@ fn a_pacman_repository_key_change_replaces_only_the_key_datum_added() {
     assert_eq!(tree(&root), before, "--noop changed the root");
     assert_eq!(apply(&dir, &root, &[]).code, 2);
     assert_eq!(validity(&root, op).as_deref(), Some("f"));
-    assert!(!record.exists());
+    assert!(
+        fs::read_to_string(&record)
+            .unwrap()
+            .lines()
+            .any(|l| l == format!("signed {op}")),
+        "{:?}",
+        fs::read_to_string(&record)
+    );
     let settled = tree(&root);
     assert_eq!(apply(&dir, &root, &[]).code, 0);
     assert_eq!(tree(&root), settled);
 
-    // Another key: added and recorded; the operator's stays.
+    // Another key: added and recorded; the operator's stays, no longer
+    // signed by Datum.
     fleet(&dir, &keyed(second, ""));
     let changed = apply(&dir, &root, &[]);
     assert!(
-        changed.stdout.contains(&format!("key absent -> {two}")),
+        changed.stdout.contains(&format!("key {op} -> {two}")),
         "{}",
         changed.stdout
     );
     assert_eq!(validity(&root, two).as_deref(), Some("f"));
+    assert_eq!(validity(&root, op).as_deref(), Some("-"));
     assert!(fs::read_to_string(&record).unwrap().contains(two.as_str()));
 
     // And another: the one Datum added is replaced.
@@ -323,7 +333,7 @@ fn a_pacman_repository_key_change_replaces_only_the_key_datum_added() {
     fleet(&dir, "  Repository[datumtest]:\n    ensure: absent\n");
     assert_eq!(apply(&dir, &root, &[]).code, 2);
     assert_eq!(validity(&root, three), None);
-    assert_eq!(validity(&root, op).as_deref(), Some("f"));
+    assert_eq!(validity(&root, op).as_deref(), Some("-"));
     assert!(!record.exists());
     assert_eq!(host_keyring(), host, "the host's keyring changed");
 }
@@ -430,11 +440,11 @@ fn a_pacman_repository_key_that_is_no_key_fails_it() {
     assert!(!root.join("etc/pacman.d/gnupg").exists());
 }
 
-/// A keyring without pacman's master key (never `pacman-key --init`ed)
-/// takes the key but cannot sign it: the run fails, and the key, recorded
-/// before it was added, is still deleted with the Repository.
+/// A keyring without pacman's master key (never `pacman-key --init`ed,
+/// or an `--init` whose key generation failed) counts as unmade: it is
+/// given its master key, which then signs the Repository's key.
 #[test]
-fn a_pacman_key_added_by_a_run_that_failed_is_still_deleted_with_its_repository() {
+fn a_pacman_keyring_without_its_master_key_is_given_one() {
     if !tools::installed(SIGNED_TOOLS) || !tools::root() {
         return;
     }
@@ -455,10 +465,16 @@ fn a_pacman_key_added_by_a_run_that_failed_is_still_deleted_with_its_repository(
     let fpr = fingerprint(&ours, "pacman@datum.invalid");
     let dir = tmp.path().join("fleet");
     fleet(&dir, &keyed(&key, ""));
-    let failed = apply(&dir, &root, &[]);
-    assert_eq!(failed.code, 4, "{}\n{}", failed.stdout, failed.stderr);
-    assert!(failed.stdout.contains("--lsign-key"), "{}", failed.stdout);
-    assert_eq!(validity(&root, &fpr).as_deref(), Some("-"));
+    let made = apply(&dir, &root, &[]);
+    assert_eq!(made.code, 2, "{}\n{}", made.stdout, made.stderr);
+    assert_eq!(validity(&root, &fpr).as_deref(), Some("f"));
+    assert_eq!(
+        fs::read_dir(gnupg.join("private-keys-v1.d"))
+            .unwrap()
+            .count(),
+        1
+    );
+    assert_eq!(apply(&dir, &root, &[]).code, 0);
 
     fleet(&dir, "  Repository[datumtest]:\n    ensure: absent\n");
     let gone = apply(&dir, &root, &[]);

@@ -1,35 +1,35 @@
 //! A pacman Repository's signing key, in pacman's own keyring.
 //!
 //! pacman checks signatures only against its keyring (the root's
-//! `GPGDir`, `/etc/pacman.d/gnupg` unless the root's pacman.conf names
-//! another), and trusts a key only when the keyring's master key has
-//! signed it locally. So a Repository's `key` is added with `pacman-key
-//! --add` and signed with `pacman-key --lsign-key`, as an operator would;
-//! the keyring is made with `pacman-key --init` when the root has none.
+//! `GPGDir`, see [`super::conf`]), and trusts a key only when the
+//! keyring's master key has signed it locally. So a Repository's `key`
+//! is added with `pacman-key --add` and signed with `pacman-key
+//! --lsign-key`, as an operator would; the keyring is given its master
+//! key with `pacman-key --init` when it has none (a keyring counts as
+//! made only with it: pacman-key exits 0 even when gpg failed to make
+//! it, and that failure is reported).
 //!
-//! Datum removes only the keys it added: their fingerprints are kept in
-//! `/etc/pacman.d/datum-NAME.keys`. A key that was already in the keyring
-//! (the operator's, archlinux-keyring's) is signed when it is not trusted
-//! yet, but never deleted.
+//! Each Repository's record, `/etc/pacman.d/datum-NAME.keys`, lists the
+//! keys Datum added for it, and (`signed FPR`) those that were there but
+//! not trusted, which Datum signed. A wanted key another Repository's
+//! record lists is recorded too: the key is shared, and is taken back
+//! (deleted, or its local signatures taken away) only when no record
+//! lists it any more. A key that was there and trusted is never recorded,
+//! nor touched.
 //!
-//! The keyring is read from a copy (its public keys and trust database,
-//! read inside the root, never through a link), so that examining it,
-//! `--noop` included, leaves it as it was. pacman-key, a host tool, is
-//! given the keyring's path only when no link stands on the way to it.
+//! All of it is done by the host's pacman-key and gpg in a working copy
+//! of the keyring, never in the root's keyring directory itself (see
+//! [`super::gnupg`]); examining it, `--noop` included, leaves it as it was.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::Path;
 
 use super::super::Failure;
-use super::super::command::{self, tool};
+use super::super::command;
+use super::conf;
+use super::gnupg::Work;
 use crate::report::{Attribute, Change};
 use crate::root::Root;
 use datum_fs::Attrs;
-
-/// The keyring's files read back to examine it.
-const COPIED: [&str; 3] = ["pubring.gpg", "pubring.kbx", "trustdb.gpg"];
-/// The largest keyring file read (archlinux-keyring's is a few MiB).
-const KEYRING_LIMIT: u64 = 256 << 20;
 
 /// Where the fingerprints of the keys Datum added for Repository `name`
 /// are kept.
@@ -92,49 +92,12 @@ pub fn parse_colons(text: &str) -> BTreeMap<String, Held> {
     keys
 }
 
-/// A gpg of its own, in a directory that goes away with it.
-struct Scratch {
-    dir: tempfile::TempDir,
-}
-
-impl Scratch {
-    fn new() -> Result<Scratch, Failure> {
-        let dir = tempfile::Builder::new()
-            .prefix("datum-gpg-")
-            .tempdir()
-            .map_err(|e| Failure::new(format!("cannot make a directory for gpg: {e}")))?;
-        Ok(Scratch { dir })
-    }
-
-    fn gpg(&self) -> std::process::Command {
-        let mut cmd = tool("gpg");
-        cmd.arg("--homedir").arg(self.dir.path()).args([
-            "--batch",
-            "--no-tty",
-            "--no-auto-check-trustdb",
-            "--with-colons",
-        ]);
-        cmd
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        // Nothing here starts an agent; if gpg did, it ends with the directory.
-        let _ = tool("gpgconf")
-            .arg("--homedir")
-            .arg(self.dir.path())
-            .args(["--kill", "all"])
-            .output();
-    }
-}
-
 /// The keys in an armoured (or binary) public key text.
 pub fn keys_of(text: &str) -> Result<Keys, Failure> {
-    let scratch = Scratch::new()?;
-    let file = scratch.dir.path().join("key");
+    let work = Work::empty()?;
+    let file = work.path().join("key");
     std::fs::write(&file, text).map_err(|e| Failure::new(format!("cannot write the key: {e}")))?;
-    let mut cmd = scratch.gpg();
+    let mut cmd = work.gpg();
     cmd.arg("--show-keys").arg(&file);
     let out = command::output(&mut cmd)?;
     let held = parse_colons(&String::from_utf8_lossy(&out.stdout));
@@ -149,103 +112,149 @@ pub fn keys_of(text: &str) -> Result<Keys, Failure> {
         .collect())
 }
 
+/// Why a key is in a Repository's record.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Own {
+    /// Datum added it: deleted when no record lists it any more.
+    Added,
+    /// It was there, not trusted, and Datum signed it: unsigned when no
+    /// record lists it any more.
+    Signed,
+}
+
+/// A record: each key's fingerprint, and why it is there.
+pub type Record = BTreeMap<String, Own>;
+
+/// Reads a record's text.
+pub fn parse_record(text: &str) -> Record {
+    text.lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .map(|l| match l.strip_prefix("signed ") {
+            Some(fpr) => (fpr.trim().to_owned(), Own::Signed),
+            None => (l.to_owned(), Own::Added),
+        })
+        .collect()
+}
+
 /// pacman's keyring inside a root.
 pub struct Keyring {
     root: Root,
-    /// The keyring's directory, as a path inside the root.
-    pub dir: String,
 }
 
 impl Keyring {
-    /// The root's keyring: the `GPGDir` its pacman.conf names, else
-    /// `/etc/pacman.d/gnupg`.
+    /// The root's keyring.
     pub fn of(root: &Root) -> Keyring {
-        let conf = root
-            .read_small("/etc/pacman.conf", 1 << 20)
-            .ok()
-            .flatten()
-            .unwrap_or_default();
-        let dir = gpgdir(&String::from_utf8_lossy(&conf))
-            .unwrap_or_else(|| "/etc/pacman.d/gnupg".to_owned());
-        Keyring {
-            root: root.clone(),
-            dir,
-        }
+        Keyring { root: root.clone() }
     }
 
-    fn file(&self, name: &str) -> String {
-        format!("{}/{name}", self.dir.trim_end_matches('/'))
-    }
-
-    /// Whether the keyring has been made (`pacman-key --init`).
-    pub fn exists(&self) -> bool {
-        ["pubring.gpg", "trustdb.gpg"]
-            .iter()
-            .all(|f| self.root.lstat(&self.file(f)).ok().flatten().is_some())
+    /// Its directory, as a path inside the root: the `GPGDir` the root's
+    /// pacman.conf names (see [`conf`]), else `/etc/pacman.d/gnupg`.
+    pub fn dir(&self) -> Result<String, Failure> {
+        conf::gpgdir_of(&self.root)
     }
 
     /// Every primary key in the keyring, read from a copy.
     pub fn held(&self) -> Result<BTreeMap<String, Held>, Failure> {
-        if !self.exists() {
-            return Ok(BTreeMap::new());
-        }
-        let scratch = Scratch::new()?;
-        for name in COPIED {
-            let path = self.file(name);
-            let bytes = self.root.read_small(&path, KEYRING_LIMIT).map_err(|e| {
-                Failure::new(format!(
-                    "cannot read pacman's keyring {}: {e}",
-                    self.root.path(&path).display()
-                ))
-            })?;
-            if let Some(bytes) = bytes {
-                std::fs::write(scratch.dir.path().join(name), bytes)
-                    .map_err(|e| Failure::new(format!("cannot copy pacman's keyring: {e}")))?;
-            }
-        }
-        let mut cmd = scratch.gpg();
-        cmd.arg("--list-keys");
-        Ok(parse_colons(&command::run(&mut cmd)?))
+        held_in(&Work::copy_of(&self.root, &self.dir()?)?)
     }
 
-    /// The fingerprints Datum added for Repository `name`.
-    pub fn recorded(&self, name: &str) -> BTreeSet<String> {
-        let text = self
-            .root
-            .read_small(&record_path(name), 1 << 20)
-            .ok()
-            .flatten()
-            .unwrap_or_default();
-        String::from_utf8_lossy(&text)
-            .lines()
-            .map(str::trim)
-            .filter(|l| !l.is_empty() && !l.starts_with('#'))
-            .map(str::to_owned)
-            .collect()
+    /// The record of Repository `name`.
+    pub fn recorded(&self, name: &str) -> Result<Record, Failure> {
+        let path = record_path(name);
+        let text = self.root.read_small(&path, 1 << 20).map_err(|e| {
+            Failure::new(format!(
+                "cannot read {}: {e}",
+                self.root.path(&path).display()
+            ))
+        })?;
+        Ok(parse_record(&String::from_utf8_lossy(
+            text.as_deref().unwrap_or_default(),
+        )))
     }
+
+    /// What the records of every other Repository list.
+    fn others(&self, name: &str) -> Result<Record, Failure> {
+        let mut all = Record::new();
+        let names = self.root.list("/etc/pacman.d").map_err(|e| {
+            Failure::new(format!(
+                "cannot list {}, where the other Repositories' keys are recorded: {e}",
+                self.root.path("/etc/pacman.d").display()
+            ))
+        })?;
+        for file in names.iter().map(|n| n.to_string_lossy()) {
+            let other = file
+                .strip_prefix("datum-")
+                .and_then(|f| f.strip_suffix(".keys"));
+            if let Some(other) = other.filter(|o| *o != name) {
+                all.extend(self.recorded(other)?);
+            }
+        }
+        Ok(all)
+    }
+}
+
+/// The primary keys a working copy holds.
+fn held_in(work: &Work) -> Result<BTreeMap<String, Held>, Failure> {
+    if !work.found() {
+        return Ok(BTreeMap::new());
+    }
+    let mut cmd = work.gpg();
+    cmd.arg("--list-keys");
+    Ok(parse_colons(&command::run(&mut cmd)?))
+}
+
+/// What Repository `name`'s record becomes when it wants `want`: the
+/// keys it recorded and still wants, those another Repository's record
+/// lists (shared: they stay while either wants them), those missing
+/// (Datum adds them) and those there but not trusted (Datum signs them).
+fn next_record(
+    want: &Keys,
+    mine: &Record,
+    others: &Record,
+    held: &BTreeMap<String, Held>,
+) -> Record {
+    want.keys()
+        .filter_map(|fpr| {
+            let own = mine.get(fpr).or_else(|| others.get(fpr)).copied();
+            let own = own.or_else(|| match held.get(fpr) {
+                None => Some(Own::Added),
+                Some(h) if !h.trusted => Some(Own::Signed),
+                Some(_) => None,
+            })?;
+            Some((fpr.clone(), own))
+        })
+        .collect()
 }
 
 impl Keyring {
     /// How the keyring differs for Repository `name` wanting `key` (none
     /// when the Repository is absent or has no key): each wanted key
     /// held, with its subkeys, and trusted; none of the keys Datum added
-    /// for it before and no longer wanted left.
+    /// or signed for it before and no longer wanted left in its record
+    /// (nor, unless another record lists it, as Datum made it).
     pub fn change(&self, name: &str, key: Option<&str>) -> Result<Option<Change>, Failure> {
         let want = key.map(keys_of).transpose()?.unwrap_or_default();
-        let recorded = self.recorded(name);
-        if want.is_empty() && recorded.is_empty() {
+        let mine = self.recorded(name)?;
+        if want.is_empty() && mine.is_empty() {
             return Ok(None);
         }
+        let others = self.others(name)?;
         let held = self.held()?;
-        let stale: Vec<&String> = recorded
-            .iter()
+        // Recorded, no longer wanted, still held: taken back, or (shared)
+        // dropped from the record.
+        let stale: Vec<&String> = mine
+            .keys()
             .filter(|f| !want.contains_key(*f) && held.contains_key(*f))
             .collect();
         let complete = want.iter().all(|(fpr, subs)| {
             held.get(fpr)
                 .is_some_and(|h| h.trusted && subs.is_subset(&h.fingerprints))
         });
-        if complete && stale.is_empty() {
+        let shared = next_record(&want, &mine, &others, &held)
+            .keys()
+            .all(|f| mine.contains_key(f));
+        if complete && stale.is_empty() && shared {
             return Ok(None);
         }
         let had: Vec<String> = want
@@ -270,74 +279,44 @@ impl Keyring {
     }
 
     /// Makes the keyring hold `key` for Repository `name`, trusted, and
-    /// no key Datum added for it before and no longer wanted.
+    /// no key Datum added or signed for it before, no longer wanted by
+    /// it nor listed by another Repository's record, as Datum made it.
+    /// The work is done in a copy (see [`super::gnupg`]), written back at the end.
     pub fn converge(&self, name: &str, key: Option<&str>) -> Result<(), Failure> {
         let want = key.map(keys_of).transpose()?.unwrap_or_default();
-        let recorded = self.recorded(name);
-        if want.is_empty() && !self.exists() {
-            return self.keep_record(name, &BTreeSet::new());
+        let mine = self.recorded(name)?;
+        if want.is_empty() && mine.is_empty() {
+            return self.keep_record(name, &Record::new());
         }
-        let dir = host_dir(&self.root, &self.dir)?;
-        let scratch = Scratch::new()?;
-        let conf = scratch.dir.path().join("pacman.conf");
-        std::fs::write(&conf, "[options]\n")
-            .map_err(|e| Failure::new(format!("cannot write a pacman.conf for pacman-key: {e}")))?;
-        let text = key.unwrap_or_default();
-        let result = self.change_keys(name, (&dir, &conf), (&want, text), &recorded, &scratch);
-        stop_agent(&dir);
-        let added = result?;
-        self.keep_record(name, &added)
-    }
-
-    /// Adds, signs and deletes; the keys Datum has added, as they now are.
-    fn change_keys(
-        &self,
-        name: &str,
-        (dir, conf): (&Path, &Path),
-        (want, text): (&Keys, &str),
-        recorded: &BTreeSet<String>,
-        scratch: &Scratch,
-    ) -> Result<BTreeSet<String>, Failure> {
-        if !want.is_empty() && !self.exists() {
-            self.root
-                .create_dir_all(&self.dir, 0o755)
-                .map_err(|e| Failure::new(format!("cannot create {}: {e}", dir.display())))?;
-            pacman_key(dir, conf, &["--init"])?;
+        let dir = self.dir()?;
+        host_dir(&self.root, &dir)?;
+        let work = Work::copy_of(&self.root, &dir)?;
+        if want.is_empty() && !work.found() {
+            return self.keep_record(name, &Record::new());
         }
-        let held = self.held()?;
-        let mut added: BTreeSet<String> = recorded
-            .iter()
-            .filter(|f| want.contains_key(*f))
-            .cloned()
-            .collect();
-        added.extend(want.keys().filter(|f| !held.contains_key(*f)).cloned());
-        // Recorded before they are added: a run failing half-way still
-        // knows which keys are Datum's to delete.
-        self.keep_record(name, &added.union(recorded).cloned().collect())?;
-        let incomplete = want
-            .iter()
-            .any(|(f, subs)| held.get(f).is_none_or(|h| !subs.is_subset(&h.fingerprints)));
-        if incomplete {
-            let file = scratch.dir.path().join("key.asc");
-            std::fs::write(&file, text)
-                .map_err(|e| Failure::new(format!("cannot write the key: {e}")))?;
-            pacman_key(dir, conf, &["--add", &file.to_string_lossy()])?;
+        let others = self.others(name)?;
+        if !want.is_empty() {
+            ensure_master(&work)?;
         }
-        for fpr in want.keys() {
-            if !held.get(fpr).is_some_and(|h| h.trusted) {
-                pacman_key(dir, conf, &["--lsign-key", fpr])?;
+        let held = held_in(&work)?;
+        let record = next_record(&want, &mine, &others, &held);
+        // Recorded before the keyring changes: a run failing half-way
+        // still knows which keys are Datum's to take back.
+        let mut both = mine.clone();
+        both.extend(record.clone());
+        self.keep_record(name, &both)?;
+        change_keys(&work, (&want, key.unwrap_or_default()), &held)?;
+        for (fpr, own) in mine.iter().filter(|(f, _)| !want.contains_key(*f)) {
+            if !others.contains_key(fpr) && held.contains_key(fpr) {
+                take_back(&work, fpr, *own)?;
             }
         }
-        for fpr in recorded.iter().filter(|f| !want.contains_key(*f)) {
-            if held.contains_key(fpr) {
-                pacman_key(dir, conf, &["--delete", fpr])?;
-            }
-        }
-        Ok(added)
+        work.write_back(&self.root, &dir)?;
+        self.keep_record(name, &record)
     }
 
-    /// Writes the fingerprints Datum added (removes the record when none).
-    fn keep_record(&self, name: &str, added: &BTreeSet<String>) -> Result<(), Failure> {
+    /// Writes Repository `name`'s record (removes it when empty).
+    fn keep_record(&self, name: &str, record: &Record) -> Result<(), Failure> {
         let path = record_path(name);
         let failed = |e: std::io::Error| {
             Failure::new(format!(
@@ -345,27 +324,25 @@ impl Keyring {
                 self.root.path(&path).display()
             ))
         };
-        if added.is_empty() {
+        if record.is_empty() {
             if self.root.lstat(&path).map_err(failed)?.is_some() {
                 self.root.remove_file(&path).map_err(failed)?;
             }
             return Ok(());
         }
-        if self.recorded(name) == *added
-            && self
-                .root
-                .lstat(&path)
-                .map_err(failed)?
-                .is_some_and(|m| m.is_file())
-        {
-            return Ok(());
-        }
         let mut text = format!(
-            "# Managed by Datum: the keys Datum added to pacman's keyring for Repository[{name}], deleted with it\n"
+            "# Managed by Datum: the keys Datum added to pacman's keyring for Repository[{name}] (`signed`: there before, signed by Datum), taken back with it\n"
         );
-        for fpr in added {
+        for (fpr, own) in record {
+            if *own == Own::Signed {
+                text.push_str("signed ");
+            }
             text.push_str(fpr);
             text.push('\n');
+        }
+        let now = self.root.read_small(&path, 1 << 20).ok().flatten();
+        if now.as_deref() == Some(text.as_bytes()) {
+            return Ok(());
         }
         self.root
             .write_atomic(&path, text.as_bytes(), Attrs::mode(0o644))
@@ -373,26 +350,115 @@ impl Keyring {
     }
 }
 
-/// The `GPGDir` of a pacman.conf's `[options]`, when it names one.
-pub fn gpgdir(conf: &str) -> Option<String> {
-    let mut options = false;
-    for line in conf.lines().map(str::trim) {
-        if line.starts_with('[') {
-            options = line == "[options]";
-        } else if options
-            && let Some((k, v)) = line.split_once('=')
-            && k.trim() == "GPGDir"
-        {
-            return Some(v.trim().to_owned()).filter(|v| v.starts_with('/'));
+/// Makes the keyring's master key when it has none (`pacman-key --init`,
+/// which keeps what is there), and says why when that fails: pacman-key
+/// itself exits 0 when gpg could not make it.
+fn ensure_master(work: &Work) -> Result<(), Failure> {
+    // pacman-key works only on a keyring with both of these.
+    let files = ["pubring.gpg", "trustdb.gpg"]
+        .iter()
+        .all(|f| work.path().join(f).is_file());
+    if files && !work.secret_keys()?.is_empty() {
+        return Ok(());
+    }
+    let out = work.pacman_key(&["--init"])?;
+    let masters = work.secret_keys()?;
+    if masters.is_empty() {
+        let said: Vec<String> = String::from_utf8_lossy(&out.stderr)
+            .lines()
+            .chain(String::from_utf8_lossy(&out.stdout).lines())
+            .map(str::trim)
+            .filter(|l| !l.is_empty())
+            .map(str::to_owned)
+            .collect();
+        return Err(Failure::new(format!(
+            "`pacman-key --init` made no master key for pacman's keyring, which signs the keys pacman trusts: {}",
+            said.join(" / ")
+        )));
+    }
+    // A master key kept from before is trusted as one made now is (a
+    // trust database made again knows nothing of it).
+    let file = work.path().join("masters.txt");
+    let text: String = masters.iter().map(|f| format!("{f}:6:\n")).collect();
+    std::fs::write(&file, text)
+        .map_err(|e| Failure::new(format!("cannot write the master key's trust: {e}")))?;
+    let mut import = work.gpg();
+    import.arg("--import-ownertrust").arg(&file);
+    command::run(&mut import).map(|_| ())
+}
+
+/// Adds the wanted keys the keyring lacks (or lacks subkeys of), and
+/// signs those it does not trust.
+fn change_keys(
+    work: &Work,
+    (want, text): (&Keys, &str),
+    held: &BTreeMap<String, Held>,
+) -> Result<(), Failure> {
+    let incomplete = want
+        .iter()
+        .any(|(f, subs)| held.get(f).is_none_or(|h| !subs.is_subset(&h.fingerprints)));
+    if incomplete {
+        let file = work.path().join("key.asc");
+        std::fs::write(&file, text)
+            .map_err(|e| Failure::new(format!("cannot write the key: {e}")))?;
+        work.pacman_key(&["--add", &file.to_string_lossy()])?;
+    }
+    for fpr in want.keys() {
+        if !held.get(fpr).is_some_and(|h| h.trusted) {
+            work.pacman_key(&["--lsign-key", fpr])?;
         }
     }
-    None
+    Ok(())
+}
+
+/// Takes back what Datum did to key `fpr`: deletes it when Datum added
+/// it; when Datum only signed it, takes its local signatures away (gpg
+/// exports a key without them: the key is deleted and that export put
+/// back), so that it is as untrusted as it was.
+fn take_back(work: &Work, fpr: &str, own: Own) -> Result<(), Failure> {
+    if own == Own::Added {
+        work.pacman_key(&["--delete", fpr])?;
+        return Ok(());
+    }
+    let mut export = work.gpg();
+    export.args(["--export", fpr]);
+    let out = command::output(&mut export)?;
+    if !out.status.success() || out.stdout.is_empty() {
+        return Err(command::failed(&export, &out));
+    }
+    let file = work.path().join("unsigned.gpg");
+    std::fs::write(&file, &out.stdout)
+        .map_err(|e| Failure::new(format!("cannot write the key: {e}")))?;
+    work.pacman_key(&["--delete", fpr])?;
+    let mut import = work.gpg();
+    import.args(["--import"]).arg(&file);
+    command::run(&mut import)?;
+    rebuild_trust(work)
+}
+
+/// Computes every key's validity afresh (gpg keeps what it computed
+/// before, and `--update-trustdb` asks questions): the trust database is
+/// made again from the owner trust it holds.
+fn rebuild_trust(work: &Work) -> Result<(), Failure> {
+    let mut export = work.gpg();
+    export.arg("--export-ownertrust");
+    let owners = command::run(&mut export)?;
+    let file = work.path().join("ownertrust.txt");
+    std::fs::write(&file, owners)
+        .and_then(|()| std::fs::remove_file(work.path().join("trustdb.gpg")))
+        .map_err(|e| Failure::new(format!("cannot rebuild the keyring's trust database: {e}")))?;
+    let mut import = work.gpg();
+    import.arg("--import-ownertrust").arg(&file);
+    command::run(&mut import)?;
+    let mut check = work.gpg();
+    check.arg("--check-trustdb");
+    command::run(&mut check).map(|_| ())
 }
 
 /// The keyring's host path, when every step to it inside the root is a
 /// directory (or missing) and none a link, nor anything in it or its
-/// directories: pacman-key, a host tool, would follow a link out of the
-/// root.
+/// directories: Datum changes the keyring only where nothing in it leads
+/// elsewhere.
 pub fn host_dir(root: &Root, dir: &str) -> Result<std::path::PathBuf, Failure> {
     let path = walk(root, dir)?;
     let mut dirs = vec![dir.trim_end_matches('/').to_owned()];
@@ -449,28 +515,6 @@ fn walk(root: &Root, dir: &str) -> Result<std::path::PathBuf, Failure> {
     Ok(root.path(dir))
 }
 
-/// `pacman-key` on the keyring at `dir` (a host path), reading no
-/// pacman.conf of the host's: it is given an empty one.
-pub fn pacman_key(dir: &Path, conf: &Path, args: &[&str]) -> Result<String, Failure> {
-    let mut cmd = tool("pacman-key");
-    cmd.arg("--gpgdir")
-        .arg(dir)
-        .arg("--config")
-        .arg(conf)
-        .args(args);
-    command::run(&mut cmd)
-}
-
-/// Ends the agent pacman-key started for the keyring (its secret master
-/// key signs through one): nothing Datum starts outlives the run.
-pub fn stop_agent(dir: &Path) {
-    let _ = tool("gpgconf")
-        .arg("--homedir")
-        .arg(dir)
-        .args(["--kill", "all"])
-        .output();
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -512,15 +556,5 @@ mod tests {
             host_dir(&root, "/etc/pacman.d/keys").unwrap(),
             tmp.path().join("root/etc/pacman.d/keys")
         );
-    }
-
-    #[test]
-    fn gpgdir_is_read_from_options_only() {
-        assert_eq!(
-            gpgdir("[options]\nGPGDir = /etc/keys/\n[core]\n"),
-            Some("/etc/keys/".into())
-        );
-        assert_eq!(gpgdir("[core]\nGPGDir = /x\n"), None);
-        assert_eq!(gpgdir("[options]\nGPGDir = relative\n"), None);
     }
 }
