@@ -14,7 +14,8 @@
 //! every path they name is the root's, reached without a link, and every
 //! network source is refused. dnf keeps its cache, history and logs in
 //! the root (`/var/cache/dnf`, `/var/lib/dnf`, `/var/log`), which may not
-//! be reached through a link leading out of it. Before it installs, where
+//! be reached through a link leading out of it, nor hold one (its logs
+//! none at all, [`super::dpkg::written`]). Before it installs, where
 //! the repositories' metadata puts each package is checked ([`locations`]).
 
 pub mod config;
@@ -46,6 +47,18 @@ const CONFIG_LIMIT: u64 = 1 << 20;
 /// Where rpm and dnf write in the root: the rpm database, dnf's cache,
 /// history and logs.
 const WRITTEN: [&str; 4] = [DBPATH, "/var/cache/dnf", "/var/lib/dnf", "/var/log"];
+/// The directories rpm and dnf write in, where a link may only lead
+/// inside the root (dnf makes none of its own there).
+const WRITTEN_TREES: [&str; 3] = [DBPATH, "/var/cache/dnf", "/var/lib/dnf"];
+/// The files dnf writes by name in `/var/log`, which may not be links.
+const LOGS: [&str; 4] = [
+    "/var/log/dnf.log",
+    "/var/log/dnf.librepo.log",
+    "/var/log/dnf.rpm.log",
+    "/var/log/hawkey.log",
+];
+/// Who writes there, as messages say.
+const RPM_DNF: &str = "rpm and dnf";
 
 pub struct Dnf {
     root: Root,
@@ -63,6 +76,9 @@ impl Dnf {
     pub fn installed(&self, name: &str) -> Result<Vec<String>, Failure> {
         if self.root.dir().is_some() {
             super::local_repo::stays_inside(&self.root, DBPATH).map_err(Failure::new)?;
+            // rpm opens the database's files (and sqlite its journals
+            // beside them) by their path on this machine.
+            super::dpkg::written::tree(&self.root, DBPATH, true, RPM_DNF)?;
             if !self.has_database() {
                 return Ok(Vec::new());
             }
@@ -106,6 +122,7 @@ impl Dnf {
 
     /// What differs for one package.
     fn differences(&self, s: &PackageSpec) -> Result<Vec<Change>, Failure> {
+        argument(s)?;
         let have = self.installed(&s.name)?;
         let mut changes = Vec::new();
         match (s.ensure, have.is_empty()) {
@@ -153,25 +170,37 @@ impl Dnf {
             None => None,
         };
         if !install.is_empty() {
-            let what = install.iter().map(|s| match &s.version {
-                Some(v) => format!("{}-{v}", s.name),
-                None => s.name.clone(),
-            });
-            // Under --root, the packages' locations are checked first, in
-            // the metadata as the install reads it.
-            if let Some(s) = &scratch {
-                s.check_locations(&self.root, refresh)?;
-            }
-            self.dnf_run(scratch.as_ref(), refresh, "install", what)?;
+            let what = install
+                .iter()
+                .map(|s| argument(s))
+                .collect::<Result<Vec<_>, _>>()?
+                .into_iter();
+            // Under --root, the packages' locations are checked first; the
+            // install then reads only the metadata the check loaded (from
+            // dnf's cache in the root, never loaded again: what the
+            // repository holds may have changed since).
+            let metadata = match &scratch {
+                Some(s) => {
+                    s.check_locations(&self.root, refresh)?;
+                    Metadata::Checked { refreshed: refresh }
+                }
+                None if refresh => Metadata::Refreshed,
+                None => Metadata::AsDnfSees,
+            };
+            self.dnf_run(scratch.as_ref(), metadata, "install", what)?;
         }
         if !remove.is_empty() {
-            let names = remove.iter().map(|s| s.name.clone());
-            self.dnf_run(
-                scratch.as_ref(),
-                refresh && install.is_empty(),
-                "remove",
-                names,
-            )?;
+            let names = remove
+                .iter()
+                .map(|s| argument(s).map(|_| s.name.clone()))
+                .collect::<Result<Vec<_>, _>>()?
+                .into_iter();
+            let metadata = if refresh && install.is_empty() {
+                Metadata::Refreshed
+            } else {
+                Metadata::AsDnfSees
+            };
+            self.dnf_run(scratch.as_ref(), metadata, "remove", names)?;
         }
         for s in specs {
             let left = self.differences(s)?;
@@ -190,7 +219,7 @@ impl Dnf {
     fn dnf_run(
         &self,
         scratch: Option<&Scratch>,
-        refresh: bool,
+        metadata: Metadata,
         verb: &str,
         what: impl Iterator<Item = String>,
     ) -> Result<(), Failure> {
@@ -198,19 +227,65 @@ impl Dnf {
             Some(s) => s.dnf(),
             None => tool("dnf"),
         };
-        if refresh {
-            cmd.arg("--refresh");
+        match metadata {
+            Metadata::AsDnfSees => {}
+            Metadata::Refreshed => {
+                cmd.arg("--refresh");
+            }
+            Metadata::Checked { .. } => {
+                cmd.arg("--cacheonly");
+            }
         }
+        let loaded = match metadata {
+            Metadata::Checked { refreshed: true } => {
+                "; it read the metadata its location check loaded, refreshed first"
+            }
+            Metadata::Checked { refreshed: false } => {
+                "; it read the metadata its location check loaded"
+            }
+            _ => "",
+        };
         cmd.args(["-y", "-q", "--setopt=install_weak_deps=False", verb, "--"])
             .args(what);
         command::run(&mut cmd).map(drop).map_err(|f| match scratch {
             Some(_) => Failure::new(format!(
-                "{}; under --root, dnf runs without network, from the repositories the root configures in {REPOS_DIR}, whose file:// addresses are inside the root",
+                "{}; under --root, dnf runs without network, from the repositories the root configures in {REPOS_DIR}, whose file:// addresses are inside the root{loaded}",
                 f.0
             )),
             None => f,
         })
     }
+}
+
+/// The package as dnf is given it (`name` or `name-version`); refused
+/// when it ends with `.rpm`, which dnf would read as the path of a package
+/// file on this machine (relative to the working directory), never a
+/// package of the repositories.
+fn argument(s: &PackageSpec) -> Result<String, Failure> {
+    let arg = match &s.version {
+        Some(v) => format!("{}-{v}", s.name),
+        None => s.name.clone(),
+    };
+    if arg.ends_with(".rpm") || s.name.ends_with(".rpm") {
+        return Err(Failure::new(format!(
+            "`{arg}` ends with `.rpm`, which dnf reads as the path of a package file on this machine, not a package of the repositories: name the package (`{}`)",
+            arg.trim_end_matches(".rpm")
+        )));
+    }
+    Ok(arg)
+}
+
+/// Which repository metadata a dnf run reads.
+#[derive(Clone, Copy)]
+enum Metadata {
+    /// Its cache, or the repositories' when dnf finds it expired.
+    AsDnfSees,
+    /// The repositories', loaded again (`--refresh`).
+    Refreshed,
+    /// Only its cache, as [`Scratch::check_locations`] loaded and checked
+    /// it just before (`--cacheonly`), `refreshed` or not: never the
+    /// repositories' again.
+    Checked { refreshed: bool },
 }
 
 impl Provider<PackageSpec> for Dnf {
@@ -259,6 +334,13 @@ impl Scratch {
         // write: a link there would lead them out of the root.
         for abs in WRITTEN {
             super::local_repo::stays_inside(root, abs).map_err(Failure::new)?;
+        }
+        // What they write in there: a link could lead them out too.
+        for abs in WRITTEN_TREES {
+            super::dpkg::written::tree(root, abs, true, RPM_DNF)?;
+        }
+        for abs in LOGS {
+            super::dpkg::written::file(root, abs, RPM_DNF)?;
         }
         std::fs::create_dir(dir.path().join("repos")).map_err(|e| io("repositories", &e))?;
         std::fs::create_dir(dir.path().join("files"))
@@ -321,12 +403,7 @@ impl Scratch {
             return Err(command::failed(&cmd, &out));
         }
         query
-            .check(
-                root,
-                &self.root_dir,
-                &self.repos,
-                &String::from_utf8_lossy(&out.stdout),
-            )
+            .check(root, &self.root_dir, &self.repos, &out.stdout)
             .map_err(Failure::new)
     }
 
@@ -334,7 +411,7 @@ impl Scratch {
     fn dnf(&self) -> Command {
         let mut cmd = tool("unshare");
         cmd.env("HOME", self.dir.path())
-            .args(["--net", "--", "dnf", "--noplugins"])
+            .args(["--net", "--", "dnf", "--noplugins", config::SKIP_NONE])
             .arg(format!("--installroot={}", self.root_dir.display()))
             .arg(format!(
                 "--config={}",

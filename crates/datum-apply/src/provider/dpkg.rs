@@ -39,7 +39,7 @@ impl Dpkg {
     /// (never was, removed, or only its configuration files are left).
     pub fn installed(&self, name: &str) -> Result<Option<String>, Failure> {
         if self.root.dir().is_some() {
-            written::file(&self.root, "/var/lib/dpkg/status")?;
+            written::file(&self.root, "/var/lib/dpkg/status", written::DPKG_APT)?;
         }
         let mut cmd = tool("dpkg-query");
         cmd.arg(format!(
@@ -339,7 +339,7 @@ impl Dpkg {
             let what: Vec<String> = install.iter().map(|s| wanted(s)).collect();
             apt.check_archives(&self.root, &what)?;
             command::run(
-                apt.apt_get()
+                apt.apt_get_frozen()
                     .args(["install", "-y", "-q", "--allow-downgrades", "--"])
                     .args(&what),
             )

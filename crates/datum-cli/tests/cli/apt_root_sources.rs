@@ -179,3 +179,67 @@ fn a_package_whose_index_leads_out_of_the_root_is_refused() {
     assert!(run.stdout.contains(&want), "{want}\n{}", run.stdout);
     assert!(!root.join("usr/share/hello-datum/version").exists());
 }
+
+/// The install reads the package lists the check read: apt links a
+/// `file:` repository's index into its lists, and an index changed once
+/// the check has run (here by an `apt-get` that swaps it in after
+/// `--print-uris`, as a process of the root could), its `Filename:`
+/// leading out of the root to a `.deb` of this machine, is never read.
+#[test]
+fn the_install_reads_the_lists_the_check_read() {
+    use std::os::unix::fs::PermissionsExt;
+    if !apt_tools() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let (root, key) = debian_with_repo(tmp.path());
+    fs::create_dir_all(root.join("etc/apt/keyrings")).unwrap();
+    fs::write(root.join("etc/apt/keyrings/local.asc"), &key).unwrap();
+    let repo = root.join("srv/repo");
+    let deb = "hello-datum_2.0-1_all.deb";
+    let outside = tmp.path().join("outside");
+    fs::create_dir_all(&outside).unwrap();
+    let later = tmp.path().join("Packages.later");
+    let index = fs::read_to_string(repo.join("Packages")).unwrap().replace(
+        &format!("Filename: ./{deb}"),
+        &format!("Filename: ../../../outside/{deb}"),
+    );
+    assert!(index.contains("../../../outside/"), "{index}");
+    fs::write(&later, index).unwrap();
+    let bin = tmp.path().join("bin");
+    fs::create_dir_all(&bin).unwrap();
+    let (r, o, l) = (repo.display(), outside.display(), later.display());
+    fs::write(
+        bin.join("apt-get"),
+        format!(
+            "#!/bin/sh\n/usr/bin/apt-get \"$@\"\nst=$?\ncase \" $* \" in *' --print-uris '*)\n\
+             cp {l} {r}/Packages && mv {r}/{deb} {o}/ ;;\nesac\nexit $st\n"
+        ),
+    )
+    .unwrap();
+    fs::set_permissions(bin.join("apt-get"), fs::Permissions::from_mode(0o755)).unwrap();
+    fs::write(
+        root.join("etc/apt/sources.list.d/local.sources"),
+        "Types: deb\nURIs: file:///srv/repo\nSuites: ./\nSigned-By: /etc/apt/keyrings/local.asc\n",
+    )
+    .unwrap();
+    let dir = tmp.path().join("fleet");
+    fleet(&dir, "  Package[hello-datum]:\n    ensure: installed\n");
+    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap());
+    let out = crate::common::datum()
+        .env("PATH", path)
+        .args(["apply", "--root", root.to_str().unwrap(), "--fleet"])
+        .arg(&dir)
+        .output()
+        .unwrap();
+    let run = Run::from(out);
+    assert!(outside.join(deb).exists() && !repo.join(deb).exists());
+    assert_eq!(run.code, 4, "{}\n{}", run.stdout, run.stderr);
+    // apt looked for the package where the checked index puts it.
+    assert!(
+        run.stdout.contains(&format!("{}/./{deb}", repo.display())),
+        "{}",
+        run.stdout
+    );
+    assert!(!root.join("usr/share/hello-datum/version").exists());
+}

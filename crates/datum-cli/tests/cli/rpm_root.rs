@@ -292,3 +292,286 @@ fn a_package_whose_repository_metadata_leads_out_of_the_root_is_refused() {
         assert!(!root.join("usr/share/hello-datum").exists(), "{shape}");
     }
 }
+
+/// The install reads the metadata the location check read: a root whose
+/// repository's metadata changes once the check has run (here by a `dnf`
+/// that swaps it in after `dnf repoquery`, as a process of the root could,
+/// the repository's `metadata_expire=0` asking dnf to load it again) is
+/// installed from the checked metadata, never from the new one, whose
+/// location climbs out of the root to an rpm of this machine.
+#[test]
+fn the_install_reads_the_metadata_the_location_check_read() {
+    use std::os::unix::fs::PermissionsExt;
+    if !tools::installed(&["rpm", "rpmbuild", "createrepo_c", "dnf", "unshare"]) || !tools::root() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("root");
+    packages::rocky(&root);
+    fs::create_dir_all(root.join("etc/datum")).unwrap();
+    fs::write(root.join("etc/datum/host"), "rocky-001\n").unwrap();
+    let outside = tmp.path().join("outside");
+    packages::rpm(&outside, "hello-datum", None, "1.0", "1");
+    let repo = root.join("srv/repo");
+    let rpm = "hello-datum-1.0-1.noarch.rpm";
+    fs::create_dir_all(&repo).unwrap();
+    fs::copy(outside.join(rpm), repo.join(rpm)).unwrap();
+    // The metadata swapped in later, made first in a copy of the repository.
+    let later = tmp.path().join("later");
+    fs::create_dir_all(&later).unwrap();
+    fs::copy(outside.join(rpm), later.join(rpm)).unwrap();
+    ok(Command::new("createrepo_c")
+        .args(["--quiet", "--location-prefix", "../../../outside"])
+        .arg(&later));
+    ok(Command::new("createrepo_c").arg("--quiet").arg(&repo));
+    fs::write(
+        root.join("etc/yum.repos.d/hostile.repo"),
+        "[hostile]\nname=hostile\nbaseurl=file:///srv/repo\ngpgcheck=0\nmetadata_expire=0\n",
+    )
+    .unwrap();
+    let bin = tmp.path().join("bin");
+    fs::create_dir_all(&bin).unwrap();
+    let r = repo.display();
+    let l = later.display();
+    fs::write(
+        bin.join("dnf"),
+        format!(
+            "#!/bin/sh\n/usr/bin/dnf \"$@\"\nst=$?\ncase \" $* \" in *' repoquery '*)\n\
+             rm -rf {r}/repodata {r}/{rpm} && cp -a {l}/repodata {r}/repodata && sleep 2 ;;\nesac\nexit $st\n"
+        ),
+    )
+    .unwrap();
+    fs::set_permissions(bin.join("dnf"), fs::Permissions::from_mode(0o755)).unwrap();
+    let dir = tmp.path().join("fleet");
+    fleet(&dir, "  Package[hello-datum]:\n    ensure: installed\n");
+    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap());
+    let out = crate::common::datum()
+        .env("PATH", path)
+        .args(["apply", "--root", root.to_str().unwrap(), "--fleet"])
+        .arg(&dir)
+        .output()
+        .unwrap();
+    let run = crate::common::Run::from(out);
+    assert!(repo.join("repodata").exists() && !repo.join(rpm).exists());
+    assert_eq!(run.code, 4, "{}\n{}", run.stdout, run.stderr);
+    // dnf looked for the rpm where the checked metadata puts it.
+    let want = format!("Error opening {}: No such file", repo.join(rpm).display());
+    assert!(run.stdout.contains(&want), "{}", run.stdout);
+    assert!(
+        packages::rpm_query(&root, &["hello-datum"]).contains("is not installed"),
+        "{}",
+        run.stdout
+    );
+    assert!(!root.join("usr/share/hello-datum").exists());
+}
+
+/// A repository dnf skips when the check loads it (its metadata broken,
+/// `skip_if_unavailable=1`) while dnf's cache in the root still holds
+/// metadata of it leading out of the root (left by an earlier run, or put
+/// there): the install does not read that cache; nothing is installed.
+#[test]
+fn a_repository_the_check_skips_is_not_installed_from_its_cache() {
+    if !tools::installed(&["rpm", "rpmbuild", "createrepo_c", "dnf", "unshare"]) || !tools::root() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("root");
+    packages::rocky(&root);
+    fs::create_dir_all(root.join("etc/datum")).unwrap();
+    fs::write(root.join("etc/datum/host"), "rocky-001\n").unwrap();
+    let outside = tmp.path().join("outside");
+    packages::rpm(&outside, "hello-datum", None, "1.0", "1");
+    let repo = root.join("srv/repo");
+    let rpm = "hello-datum-1.0-1.noarch.rpm";
+    fs::create_dir_all(&repo).unwrap();
+    fs::copy(outside.join(rpm), repo.join(rpm)).unwrap();
+    ok(Command::new("createrepo_c")
+        .args(["--quiet", "--location-prefix", "../../../outside"])
+        .arg(&repo));
+    fs::remove_file(repo.join(rpm)).unwrap();
+    fs::write(
+        root.join("etc/yum.repos.d/hostile.repo"),
+        "[hostile]\nname=hostile\nbaseurl=file:///srv/repo\ngpgcheck=0\nskip_if_unavailable=1\nmetadata_expire=1h\n",
+    )
+    .unwrap();
+    let dir = tmp.path().join("fleet");
+    fleet(&dir, "  Package[hello-datum]:\n    ensure: installed\n");
+    // Refused, dnf's cache left holding the metadata.
+    let run = apply(&dir, &root, &[]);
+    assert_eq!(run.code, 4, "{}\n{}", run.stdout, run.stderr);
+    assert!(
+        run.stdout.contains("leads out of the root"),
+        "{}",
+        run.stdout
+    );
+    // The repository's metadata broken, dnf's cache of it expired (made
+    // old): dnf loads it again, and skips it.
+    fs::write(repo.join("repodata/repomd.xml"), "broken\n").unwrap();
+    ok(Command::new("find").arg(root.join("var/cache/dnf")).args([
+        "-exec",
+        "touch",
+        "-h",
+        "-d",
+        "2000-01-01",
+        "{}",
+        "+",
+    ]));
+    let run = apply(&dir, &root, &[]);
+    assert!(
+        run.stdout
+            .contains("Failed to download metadata for repo 'hostile'"),
+        "{}",
+        run.stdout
+    );
+    assert_eq!(run.code, 4, "{}\n{}", run.stdout, run.stderr);
+    assert!(
+        packages::rpm_query(&root, &["hello-datum"]).contains("is not installed"),
+        "{}",
+        run.stdout
+    );
+    assert!(!root.join("usr/share/hello-datum").exists());
+}
+
+/// dnf reads a package argument ending with `.rpm` as a file of this
+/// machine (relative to the working directory): a Package so named is
+/// refused, whether to install or remove, before dnf runs; nothing is read
+/// from the directory Datum runs in, nothing installed.
+#[test]
+fn a_package_named_like_an_rpm_file_is_refused() {
+    if !tools::installed(&["rpm", "rpmbuild", "createrepo_c", "dnf", "unshare"]) || !tools::root() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("root");
+    packages::rocky(&root);
+    fs::create_dir_all(root.join("etc/datum")).unwrap();
+    fs::write(root.join("etc/datum/host"), "rocky-001\n").unwrap();
+    let repo = root.join("srv/repo");
+    packages::rpm(&repo, "other-datum", None, "1.0", "1");
+    ok(Command::new("createrepo_c").arg("--quiet").arg(&repo));
+    fs::write(
+        root.join("etc/yum.repos.d/local.repo"),
+        "[local]\nname=local\nbaseurl=file:///srv/repo\ngpgcheck=0\n",
+    )
+    .unwrap();
+    // The working directory, on this machine, holds the rpm.
+    let cwd = tmp.path().join("cwd");
+    packages::rpm(&cwd, "hello-datum", None, "1.0", "1");
+    let rpm = "hello-datum-1.0-1.noarch.rpm";
+    for ensure in ["installed", "absent"] {
+        let dir = tmp.path().join("fleet");
+        fleet(&dir, &format!("  Package[{rpm}]:\n    ensure: {ensure}\n"));
+        let out = crate::common::datum()
+            .current_dir(&cwd)
+            .args(["apply", "--root", root.to_str().unwrap(), "--fleet"])
+            .arg(&dir)
+            .output()
+            .unwrap();
+        let run = crate::common::Run::from(out);
+        assert_eq!(run.code, 4, "{}\n{}", run.stdout, run.stderr);
+        let want = format!(
+            "`{rpm}` ends with `.rpm`, which dnf reads as the path of a package file on this machine"
+        );
+        assert!(run.stdout.contains(&want), "{}", run.stdout);
+        assert!(packages::rpm_query(&root, &["hello-datum"]).contains("is not installed"));
+    }
+}
+
+/// dnf writes its cache of a repository's metadata in a directory of
+/// `DIR/var/cache/dnf` named after the repository, and its logs by name in
+/// `DIR/var/log`: that directory a link to a directory of this machine, or
+/// a log a link to a file of this machine, is refused before dnf runs;
+/// nothing is written there.
+#[test]
+fn dnf_refuses_links_where_it_writes() {
+    use std::os::unix::fs::symlink;
+    if !tools::installed(&["rpm", "rpmbuild", "createrepo_c", "dnf", "unshare"]) || !tools::root() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("root");
+    packages::rocky(&root);
+    fs::create_dir_all(root.join("etc/datum")).unwrap();
+    fs::write(root.join("etc/datum/host"), "rocky-001\n").unwrap();
+    let repo = root.join("srv/repo");
+    packages::rpm(&repo, "hello-datum", None, "1.0", "1");
+    ok(Command::new("createrepo_c").arg("--quiet").arg(&repo));
+    fs::write(
+        root.join("etc/yum.repos.d/local.repo"),
+        "[local]\nname=local\nbaseurl=file:///srv/repo\ngpgcheck=0\n",
+    )
+    .unwrap();
+    let dir = tmp.path().join("fleet");
+    let package = |ensure: &str| {
+        fleet(
+            &dir,
+            &format!("  Package[hello-datum]:\n    ensure: {ensure}\n"),
+        );
+        apply(&dir, &root, &[])
+    };
+    let run = package("installed");
+    assert_eq!(run.code, 2, "{}\n{}", run.stdout, run.stderr);
+    let run = package("absent");
+    assert_eq!(run.code, 2, "{}\n{}", run.stdout, run.stderr);
+    // dnf's cache of the repository made a link to a directory outside.
+    let named = fs::read_dir(root.join("var/cache/dnf"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| {
+            p.is_dir()
+                && p.file_name()
+                    .unwrap()
+                    .to_string_lossy()
+                    .starts_with("local-")
+        })
+        .unwrap();
+    let outside = tmp.path().join("outside");
+    fs::create_dir_all(&outside).unwrap();
+    fs::remove_dir_all(&named).unwrap();
+    symlink(&outside, &named).unwrap();
+    let log = root.join("var/log/dnf.log");
+    let host_log = tmp.path().join("host.log");
+    fs::write(&host_log, "the host's\n").unwrap();
+    let db = root.join("var/lib/rpm/rpmdb.sqlite");
+    let host_db = tmp.path().join("host-db/rpmdb.sqlite");
+    fs::create_dir_all(host_db.parent().unwrap()).unwrap();
+    for link in [&named, &log, &db] {
+        let run = package("installed");
+        assert_eq!(run.code, 4, "{}\n{}", run.stdout, run.stderr);
+        let want = format!(
+            "{} is a symbolic link that leads out of the root",
+            link.display()
+        );
+        let want_file = format!(
+            "{} is a symbolic link: under --root, rpm and dnf open it",
+            link.display()
+        );
+        assert!(
+            run.stdout.contains(&want) || run.stdout.contains(&want_file),
+            "{}",
+            run.stdout
+        );
+        assert_eq!(fs::read_dir(&outside).unwrap().count(), 0);
+        assert_eq!(fs::read_to_string(&host_log).unwrap(), "the host's\n");
+        // Nothing written beside the host's copy of the database (and it
+        // is not read here, which would write there).
+        assert_eq!(
+            fs::read_dir(host_db.parent().unwrap()).unwrap().count(),
+            usize::from(link == &db)
+        );
+        if link != &db {
+            assert!(packages::rpm_query(&root, &["hello-datum"]).contains("is not installed"));
+        }
+        // The next: the cache's link gone, the log a link to the host's;
+        // then the log back, the rpm database a link to a host's copy.
+        if link == &named {
+            fs::remove_file(&named).unwrap();
+            fs::remove_file(&log).unwrap();
+            symlink(&host_log, &log).unwrap();
+        } else if link == &log {
+            fs::remove_file(&log).unwrap();
+            fs::rename(&db, &host_db).unwrap();
+            symlink(&host_db, &db).unwrap();
+        }
+    }
+}

@@ -20,7 +20,9 @@
 //! - a repository with `enabled=0` is left out (dnf would not read it);
 //! - the root's settings of where dnf keeps its own files (`cachedir`,
 //!   `persistdir`, `logdir`, `reposdir`, `varsdir`, plugins) are left out:
-//!   dnf keeps them in the root, where they are checked for links.
+//!   dnf keeps them in the root, where they are checked for links;
+//! - `skip_if_unavailable` is left out, and dnf told not to skip: a
+//!   repository dnf cannot load fails the run.
 //!
 //! Anything else is refused with the file, line and what to change.
 
@@ -62,6 +64,15 @@ const OWN_OPTIONS: [&str; 10] = [
     "installroot",
     "config_file_path",
 ];
+
+/// Whether dnf may go on without a repository it cannot load: left out,
+/// dnf is told no ([`SKIP_NONE`]). The install reads only the metadata the
+/// location check loaded ([`super::locations`]), from dnf's cache: a
+/// repository the check skipped would be read from whatever cache of it
+/// the root holds, never checked.
+const SKIP_OPTIONS: [&str; 1] = ["skip_if_unavailable"];
+/// dnf's option that fails a run on a repository it cannot load.
+pub const SKIP_NONE: &str = "--setopt=skip_if_unavailable=False";
 
 /// Rewrites a root's dnf configuration files for dnf under `--root`.
 pub struct Relocator<'a> {
@@ -174,7 +185,7 @@ impl<'a> Relocator<'a> {
             .flat_map(|v| v.split(|c: char| c.is_whitespace() || c == ','))
             .filter(|v| !v.is_empty())
             .collect();
-        if OWN_OPTIONS.contains(&key.as_str()) {
+        if OWN_OPTIONS.contains(&key.as_str()) || SKIP_OPTIONS.contains(&key.as_str()) {
             return Ok(None);
         }
         if values.is_empty() {
@@ -455,7 +466,7 @@ mod tests {
     fn addresses_are_the_roots_and_the_rest_is_kept() {
         let (_, basearch) = arches();
         let out = relocated(
-            "# baseurl=https://x\n[a]\nname=A $releasever\nbaseurl=file:///srv/a\n  /srv/$stream/$basearch, file:///srv/${releasever}\nenabled=1\ncachedir=/x\n[off]\nbaseurl=https://example.org\nenabled=0\n",
+            "# baseurl=https://x\n[a]\nname=A $releasever\nbaseurl=file:///srv/a\n  /srv/$stream/$basearch, file:///srv/${releasever}\nenabled=1\ncachedir=/x\nskip_if_unavailable=1\n[off]\nbaseurl=https://example.org\nenabled=0\n",
         )
         .unwrap();
         assert_eq!(

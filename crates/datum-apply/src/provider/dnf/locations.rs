@@ -11,10 +11,13 @@
 //! repositories, run as the install is; each is then resolved as dnf
 //! does (`xml:base` or the repository's first `baseurl`, joined with the
 //! location less its leading `/`) and walked inside the root: a `..` above
-//! the root, or a symbolic link on the way, refuses the run.
+//! the root, or a symbolic link on the way, refuses the run. The install
+//! then runs with `--cacheonly`, reading the metadata this query loaded
+//! into dnf's cache, never the repositories' again.
 //!
 //! dnf prints what the metadata holds, which may hold line breaks or tabs:
-//! its fields are separated by random tokens no repository can forge.
+//! its fields are separated by random tokens no repository can forge. An
+//! answer that is not UTF-8 (dnf's `.solv` cache holds bytes) is refused.
 
 use std::collections::BTreeMap;
 use std::io::Read as _;
@@ -82,8 +85,17 @@ impl Query {
         root: &Root,
         root_dir: &Path,
         repos: &Repos,
-        stdout: &str,
+        stdout: &[u8],
     ) -> Result<(), String> {
+        // The paths are walked as dnf opens them: a byte that is not
+        // UTF-8, replaced, would name another file.
+        let stdout = std::str::from_utf8(stdout).map_err(|e| {
+            let at = &stdout[e.valid_up_to()..];
+            format!(
+                "dnf repoquery printed `{}`, which is not UTF-8: a location that is not would be checked as another path than dnf opens, so it is refused",
+                String::from_utf8_lossy(&at[..at.len().min(80)]).escape_debug()
+            )
+        })?;
         let mut records = stdout.split(&self.start);
         if records.next().is_some_and(|lead| !lead.trim().is_empty()) {
             return Err(format!("dnf repoquery printed `{}` first", lead(stdout)));
@@ -164,6 +176,7 @@ fn package_inside(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::os::unix::ffi::OsStrExt as _;
 
     fn repos() -> Repos {
         let dir = RepoDir {
@@ -185,7 +198,7 @@ mod tests {
             .map(|l| format!("{}{}{}\n", q.start, l.join(&q.field), q.end))
             .collect();
         let root = Root::at(&dir);
-        q.check(&root, &dir, &repos(), &out)
+        q.check(&root, &dir, &repos(), out.as_bytes())
             .map_err(|e| e.replace(&dir.display().to_string(), "ROOT"))
     }
 
@@ -209,7 +222,10 @@ mod tests {
                 format!("{}{}{}\n", q.start, l.join(&q.field), q.end)
             })
             .collect();
-        assert_eq!(q.check(&Root::at(&dir), &dir, &repos(), &out), Ok(()));
+        assert_eq!(
+            q.check(&Root::at(&dir), &dir, &repos(), out.as_bytes()),
+            Ok(())
+        );
     }
 
     #[test]
@@ -245,6 +261,26 @@ mod tests {
         }
     }
 
+    /// A name that is not UTF-8 (dnf's cache, `.solv`, holds bytes) is
+    /// refused: the check must walk the path dnf opens, and `/srv/\xff` a
+    /// link out of the root is not `/srv/\u{fffd}`, which does not exist.
+    #[test]
+    fn a_location_that_is_not_utf8_is_refused() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("root");
+        std::fs::create_dir_all(dir.join("srv/repo")).unwrap();
+        let link = std::ffi::OsStr::from_bytes(b"\xff");
+        std::os::unix::fs::symlink("/", dir.join("srv").join(link)).unwrap();
+        let q = Query::new().unwrap();
+        let mut out = format!("{}a{}../", q.start, q.field).into_bytes();
+        out.extend_from_slice(b"\xff/x.rpm");
+        out.extend_from_slice(
+            format!("{}{NONE}{}x-1-1.noarch{}\n", q.field, q.field, q.end).as_bytes(),
+        );
+        let err = q.check(&Root::at(&dir), &dir, &repos(), &out).unwrap_err();
+        assert!(err.contains("not UTF-8"), "{err}");
+    }
+
     #[test]
     fn an_answer_that_is_not_made_of_whole_records_is_refused() {
         let q = Query::new().unwrap();
@@ -258,7 +294,11 @@ mod tests {
                 q.start, q.field, q.field, q.field
             ),
         ] {
-            assert!(q.check(&root, tmp.path(), &repos(), &out).is_err(), "{out}");
+            assert!(
+                q.check(&root, tmp.path(), &repos(), out.as_bytes())
+                    .is_err(),
+                "{out}"
+            );
         }
     }
 }

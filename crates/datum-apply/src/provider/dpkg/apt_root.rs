@@ -54,6 +54,9 @@ const WRITTEN: [&str; 5] = [
     "/var/log",
 ];
 
+/// apt's package lists, in the root.
+const LISTS: &str = "/var/lib/apt/lists";
+
 /// The one-line-style sources file of the root, beside its `*.list`.
 const SOURCES_LIST: &str = "/etc/apt/sources.list";
 
@@ -234,14 +237,74 @@ impl AptRoot {
         cmd
     }
 
+    /// apt-get reading the package lists [`AptRoot::freeze_lists`] copied.
+    pub fn apt_get_frozen(&self) -> Command {
+        let mut cmd = self.apt_get();
+        cmd.arg(format!(
+            "-oDir::State::lists={}/",
+            self.dir.path().join("lists").display()
+        ));
+        cmd
+    }
+
+    /// Copies apt's package lists of the root into the scratch directory,
+    /// for the check and the install to read the same ones: apt links a
+    /// `file:` repository's index into its lists, by its path on this
+    /// machine, and would otherwise read it again as the repository holds
+    /// it when it installs, after the check ([`written`] made sure those
+    /// links lead inside the root).
+    ///
+    /// [`written`]: super::written
+    pub fn freeze_lists(&self, root: &Root) -> Result<(), Failure> {
+        let to = self.dir.path().join("lists");
+        let io = |what: &dyn std::fmt::Display, e: &dyn std::fmt::Display| {
+            Failure::new(format!("cannot copy apt's list {what}: {e}"))
+        };
+        std::fs::create_dir_all(to.join("partial")).map_err(|e| io(&to.display(), &e))?;
+        let real_root = self
+            .root_dir
+            .canonicalize()
+            .map_err(|e| io(&self.root_dir.display(), &e))?;
+        let names = root
+            .list(LISTS)
+            .map_err(|e| io(&root.path(LISTS).display(), &e))?;
+        for name in names {
+            let Some(name) = name.to_str() else { continue };
+            let abs = format!("{LISTS}/{name}");
+            let shown = root.path(&abs);
+            match root.lstat(&abs) {
+                Ok(Some(m)) if m.is_file() || m.file_type().is_symlink() => {}
+                Ok(_) => continue,
+                Err(e) => return Err(io(&shown.display(), &e)),
+            }
+            // A link is apt's, by the path on this machine of a file of
+            // the root: that file, opened inside the root.
+            let inside = shown
+                .canonicalize()
+                .ok()
+                .and_then(|p| Some(format!("/{}", p.strip_prefix(&real_root).ok()?.to_str()?)))
+                .ok_or_else(|| io(&shown.display(), &"it leads out of the root, or nowhere"))?;
+            let mut from = root
+                .open_regular(&inside)
+                .map_err(|e| io(&shown.display(), &e))?
+                .ok_or_else(|| io(&shown.display(), &"it is gone"))?;
+            let mut copy =
+                std::fs::File::create(to.join(name)).map_err(|e| io(&shown.display(), &e))?;
+            std::io::copy(&mut from, &mut copy).map_err(|e| io(&shown.display(), &e))?;
+        }
+        Ok(())
+    }
+
     /// Refuses the run when apt would read a package of the transaction
     /// (`wanted`, as `apt-get install` is given them, dependencies
     /// included) from outside the root: apt opens a `file:` repository's
     /// package at the path its index gives (`Filename:`, which may climb
     /// with `..`), on this machine. apt itself says where, with
-    /// `--print-uris` (one run that changes nothing).
+    /// `--print-uris` (one run that changes nothing), from the lists
+    /// [`AptRoot::freeze_lists`] copied, which the install then reads.
     pub fn check_archives(&self, root: &Root, wanted: &[String]) -> Result<(), Failure> {
-        let mut cmd = self.apt_get();
+        self.freeze_lists(root)?;
+        let mut cmd = self.apt_get_frozen();
         cmd.args([
             "install",
             "--print-uris",

@@ -13,6 +13,9 @@ use crate::root::Root;
 /// The largest number of entries looked at under one directory.
 const TREE_LIMIT: usize = 1 << 20;
 
+/// Who opens the files [`check`] checks, as messages say.
+pub const DPKG_APT: &str = "dpkg and apt";
+
 /// dpkg's log, the one file it writes outside its database.
 pub const DPKG_LOG: &str = "/var/log/dpkg.log";
 
@@ -52,41 +55,41 @@ pub fn check(root: &Root, apt: bool) -> Result<(), Failure> {
     };
     // The files written by name first: a link there is refused as such.
     for abs in files.iter().chain([&DPKG_LOG]) {
-        file(root, abs)?;
+        file(root, abs, DPKG_APT)?;
     }
     for (abs, links_inside) in trees
         .map(|t| (t, false))
         .chain(linked.iter().map(|t| (t, true)))
     {
         stays_inside(root, abs).map_err(Failure::new)?;
-        regular_files_only(root, abs, links_inside)?;
+        tree(root, abs, links_inside, DPKG_APT)?;
     }
     Ok(())
 }
 
 /// Refuses `abs` when it is anything but missing or a regular file, or
-/// when its directory leads out of the root.
-pub fn file(root: &Root, abs: &str) -> Result<(), Failure> {
+/// when its directory leads out of the root; `tools` open it.
+pub fn file(root: &Root, abs: &str, tools: &str) -> Result<(), Failure> {
     let parent = abs.rsplit_once('/').map_or("/", |(p, _)| p);
     stays_inside(root, parent).map_err(Failure::new)?;
     match root.lstat(abs) {
         Ok(None) => Ok(()),
         Ok(Some(m)) if m.is_file() => Ok(()),
-        Ok(Some(m)) => Err(refused(root, abs, datum_fs::kind_of(&m))),
+        Ok(Some(m)) => Err(refused(root, abs, datum_fs::kind_of(&m), tools)),
         Err(e) => Err(Failure::new(format!("{}: {e}", root.path(abs).display()))),
     }
 }
 
 /// Refuses anything under the directory `abs` (when it exists) that is
 /// neither a regular file nor a directory, nor (with `links_inside`) a
-/// link that this machine resolves inside the root.
-fn regular_files_only(root: &Root, abs: &str, links_inside: bool) -> Result<(), Failure> {
+/// link that this machine resolves inside the root; `tools` write there.
+pub fn tree(root: &Root, abs: &str, links_inside: bool, tools: &str) -> Result<(), Failure> {
     let io =
         |path: &str, e: std::io::Error| Failure::new(format!("{}: {e}", root.path(path).display()));
     match root.lstat(abs) {
         Ok(None) => return Ok(()),
         Ok(Some(m)) if m.file_type().is_symlink() || m.is_dir() => {}
-        Ok(Some(m)) => return Err(refused(root, abs, datum_fs::kind_of(&m))),
+        Ok(Some(m)) => return Err(refused(root, abs, datum_fs::kind_of(&m), tools)),
         Err(e) => return Err(io(abs, e)),
     }
     let mut stack = vec![abs.to_owned()];
@@ -107,7 +110,7 @@ fn regular_files_only(root: &Root, abs: &str, links_inside: bool) -> Result<(), 
                 Ok(Some(m)) if links_inside && m.file_type().is_symlink() => {
                     stays_inside(root, &path).map_err(Failure::new)?;
                 }
-                Ok(Some(m)) => return Err(refused(root, &path, datum_fs::kind_of(&m))),
+                Ok(Some(m)) => return Err(refused(root, &path, datum_fs::kind_of(&m), tools)),
                 Ok(None) => {}
                 Err(e) => return Err(io(&path, e)),
             }
@@ -116,9 +119,9 @@ fn regular_files_only(root: &Root, abs: &str, links_inside: bool) -> Result<(), 
     Ok(())
 }
 
-fn refused(root: &Root, abs: &str, kind: &str) -> Failure {
+fn refused(root: &Root, abs: &str, kind: &str, tools: &str) -> Failure {
     Failure::new(format!(
-        "{} is {kind}: under --root, dpkg and apt open it by its path on this machine, as root, and would follow or block on it; make it a regular file (or remove it)",
+        "{} is {kind}: under --root, {tools} open it by its path on this machine, as root, and would follow or block on it; make it a regular file (or remove it)",
         root.path(abs).display()
     ))
 }
@@ -185,5 +188,28 @@ mod tests {
         );
         fs::remove_file(&fifo).unwrap();
         assert_eq!(refusal(&root, true), None);
+    }
+
+    #[test]
+    fn a_tree_reached_through_a_link_inside_the_root_is_walked() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("root");
+        fs::create_dir_all(dir.join("usr/lib/sysimage/rpm")).unwrap();
+        fs::create_dir_all(dir.join("var/lib")).unwrap();
+        fs::write(dir.join("usr/lib/sysimage/rpm/rpmdb.sqlite"), "").unwrap();
+        symlink("../../usr/lib/sysimage/rpm", dir.join("var/lib/rpm")).unwrap();
+        let root = Root::at(&dir);
+        assert_eq!(
+            tree(&root, "/var/lib/rpm", true, "rpm").map_err(|f| f.0),
+            Ok(())
+        );
+        let db = dir.join("usr/lib/sysimage/rpm/rpmdb.sqlite");
+        fs::remove_file(&db).unwrap();
+        symlink(tmp.path(), &db).unwrap();
+        let why = tree(&root, "/var/lib/rpm", true, "rpm").unwrap_err().0;
+        assert!(
+            why.contains("is a symbolic link that leads out of the root"),
+            "{why}"
+        );
     }
 }
