@@ -104,3 +104,17 @@ fn a_removal_leaves_the_refresh_a_changed_repository_owes_to_the_next_install() 
     let installed = packages::rpm_query(&root, &["hello-datum"]);
     assert!(installed.starts_with("hello-datum-2.0-1 "), "{installed}");
 }
+
+/// zypper, as dnf, reads an argument ending in `.rpm` as the path of a
+/// package file on this machine (relative to where it runs): such a name is
+/// refused before zypper is asked anything.
+#[test]
+fn a_package_named_like_an_rpm_file_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let zypper = datum_apply::provider::zypper::Zypper::new(Root::at(tmp.path()));
+    let named = spec("hello-datum-1.0-1.noarch.rpm", Ensure::Present, None);
+    let err = zypper.examine(&named, &CX).unwrap_err();
+    assert!(err.0.contains("ends with `.rpm`"), "{}", err.0);
+    let versioned = spec("hello", Ensure::Present, Some("1.0-1.noarch.rpm"));
+    assert!(zypper.examine(&versioned, &CX).is_err());
+}

@@ -120,8 +120,9 @@ impl Dnf {
         cmd
     }
 
-    /// What differs for one package.
-    fn differences(&self, s: &PackageSpec) -> Result<Vec<Change>, Failure> {
+    /// What differs for one package (zypper's too: the same database,
+    /// the same rules). A name ending in `.rpm` is refused ([`argument`]).
+    pub(super) fn differences(&self, s: &PackageSpec) -> Result<Vec<Change>, Failure> {
         argument(s)?;
         let have = self.installed(&s.name)?;
         let mut changes = Vec::new();
@@ -268,7 +269,7 @@ fn argument(s: &PackageSpec) -> Result<String, Failure> {
     };
     if arg.ends_with(".rpm") || s.name.ends_with(".rpm") {
         return Err(Failure::new(format!(
-            "`{arg}` ends with `.rpm`, which dnf reads as the path of a package file on this machine, not a package of the repositories: name the package (`{}`)",
+            "`{arg}` ends with `.rpm`, which dnf and zypper read as the path of a package file on this machine, not a package of the repositories: name the package (`{}`)",
             arg.trim_end_matches(".rpm")
         )));
     }

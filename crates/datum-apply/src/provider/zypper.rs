@@ -40,10 +40,9 @@ use std::process::Command;
 
 use super::command::{self, tool};
 use super::dnf::config::Relocator;
-use super::dnf::vercmp::Evr;
 use super::dnf::{DBPATH, Dnf};
 use super::{Context, Examined, Failure, Provider};
-use crate::report::{Attribute, Change};
+use crate::report::Change;
 use crate::root::Root;
 use crate::spec::{Ensure, PackageSpec};
 use repository::Changed;
@@ -116,38 +115,10 @@ impl Zypper {
         self
     }
 
-    /// What differs for one package.
+    /// What differs for one package: as for dnf, both reading the rpm
+    /// database and comparing by rpm's rules ([`Dnf::differences`]).
     fn differences(&self, s: &PackageSpec) -> Result<Vec<Change>, Failure> {
-        let have = self.rpm.installed(&s.name)?;
-        let mut changes = Vec::new();
-        match (s.ensure, have.is_empty()) {
-            (Ensure::Present, true) => {
-                changes.push(Change::new(Attribute::Ensure, "absent", "installed"));
-                if let Some(v) = &s.version {
-                    changes.push(Change::set(Attribute::Version, v.as_str()));
-                }
-            }
-            (Ensure::Present, false) => {
-                if let Some(want) = &s.version {
-                    let wanted = Evr::parse(want);
-                    let only = have.len() == 1;
-                    if !(only && wanted.matches(&Evr::parse(&have[0]))) {
-                        changes.push(Change::new(
-                            Attribute::Version,
-                            have.join(", "),
-                            want.as_str(),
-                        ));
-                    }
-                }
-            }
-            (Ensure::Absent, false) => changes.push(Change::new(
-                Attribute::Ensure,
-                format!("installed ({})", have.join(", ")),
-                "absent",
-            )),
-            (Ensure::Absent, true) => {}
-        }
-        Ok(changes)
+        self.rpm.differences(s)
     }
 
     /// Makes the changes for several packages: with `refresh`, `zypper
