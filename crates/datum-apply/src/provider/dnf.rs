@@ -26,7 +26,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use super::command::{self, tool};
-use super::{Context, Examined, Failure, Provider};
+use super::package::PackageManager;
+use super::{Examined, Failure};
 use crate::report::{Attribute, Change};
 use crate::root::Root;
 use crate::spec::{Ensure, PackageSpec};
@@ -289,21 +290,16 @@ enum Metadata {
     Checked { refreshed: bool },
 }
 
-impl Provider<PackageSpec> for Dnf {
-    fn examine(&self, s: &PackageSpec, _cx: &Context<'_>) -> Result<Examined, Failure> {
+impl PackageManager for Dnf {
+    fn examine_package(&self, s: &PackageSpec) -> Result<Examined, Failure> {
         Ok(Examined {
             changes: self.differences(s)?,
             notes: Vec::new(),
         })
     }
 
-    fn converge(
-        &self,
-        s: &PackageSpec,
-        _changes: &[Change],
-        _cx: &Context<'_>,
-    ) -> Result<(), Failure> {
-        self.converge_all(&[s], false)
+    fn converge_all(&self, specs: &[&PackageSpec], refresh: bool) -> Result<(), Failure> {
+        self.converge_all(specs, refresh)
     }
 }
 

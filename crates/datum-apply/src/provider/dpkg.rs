@@ -18,7 +18,8 @@ pub mod written;
 use std::path::{Path, PathBuf};
 
 use super::command::{self, tool};
-use super::{Context, Examined, Failure, Provider};
+use super::package::PackageManager;
+use super::{Examined, Failure};
 use crate::report::{Attribute, Change};
 use crate::root::Root;
 use crate::spec::{Ensure, PackageSpec};
@@ -356,10 +357,10 @@ impl Dpkg {
     }
 }
 
-impl Provider<PackageSpec> for Dpkg {
+impl PackageManager for Dpkg {
     /// Under `--root`, a change comes with notes of the root's sources apt
     /// is not given ([`apt_root::notes`]).
-    fn examine(&self, s: &PackageSpec, _cx: &Context<'_>) -> Result<Examined, Failure> {
+    fn examine_package(&self, s: &PackageSpec) -> Result<Examined, Failure> {
         let changes = self.differences(s)?;
         let notes = if self.root.dir().is_some() && !changes.is_empty() {
             apt_root::notes(&self.root)
@@ -369,13 +370,8 @@ impl Provider<PackageSpec> for Dpkg {
         Ok(Examined { changes, notes })
     }
 
-    fn converge(
-        &self,
-        s: &PackageSpec,
-        _changes: &[Change],
-        _cx: &Context<'_>,
-    ) -> Result<(), Failure> {
-        self.converge_all(&[s], false)
+    fn converge_all(&self, specs: &[&PackageSpec], refresh: bool) -> Result<(), Failure> {
+        self.converge_all(specs, refresh)
     }
 }
 

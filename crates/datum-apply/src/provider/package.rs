@@ -122,6 +122,27 @@ pub fn detect(root: &Root) -> Result<PackageSystem, String> {
     ))
 }
 
+/// One package system: what differs for a package, and the changes for
+/// several made in one transaction per verb. Each is a [`Provider`] of
+/// Packages through it (examining one, converging one as a batch of one).
+pub trait PackageManager {
+    /// What differs for one package, with notes to go with a change.
+    fn examine_package(&self, s: &PackageSpec) -> Result<Examined, Failure>;
+    /// Makes the changes for several packages (refreshing the system's
+    /// cache first with `refresh`), then reads each back.
+    fn converge_all(&self, specs: &[&PackageSpec], refresh: bool) -> Result<(), Failure>;
+}
+
+impl<M: PackageManager> Provider<PackageSpec> for M {
+    fn examine(&self, s: &PackageSpec, _cx: &Context<'_>) -> Result<Examined, Failure> {
+        self.examine_package(s)
+    }
+
+    fn converge(&self, s: &PackageSpec, _: &[Change], _cx: &Context<'_>) -> Result<(), Failure> {
+        self.converge_all(&[s], false)
+    }
+}
+
 /// The package systems whose sources changed in this run: the next
 /// transaction of each refreshes its cache first (apt-get update on the
 /// running system, dnf's `--refresh`), then clears the mark. Shared by the
@@ -188,24 +209,8 @@ impl Packages {
         part: &[(&PackageSpec, &[Change])],
     ) -> Vec<Result<(), Failure>> {
         let refresh = self.is_stale(system);
-        let done = match system {
-            PackageSystem::Dnf => {
-                let specs: Vec<&PackageSpec> = part.iter().map(|(s, _)| *s).collect();
-                vec![self.dnf.converge_all(&specs, refresh); part.len()]
-            }
-            PackageSystem::Pacman => {
-                let specs: Vec<&PackageSpec> = part.iter().map(|(s, _)| *s).collect();
-                vec![self.pacman.converge_all(&specs, refresh); part.len()]
-            }
-            PackageSystem::Apt => {
-                let specs: Vec<&PackageSpec> = part.iter().map(|(s, _)| *s).collect();
-                vec![self.apt.converge_all(&specs, refresh); part.len()]
-            }
-            PackageSystem::Zypper => {
-                let specs: Vec<&PackageSpec> = part.iter().map(|(s, _)| *s).collect();
-                vec![self.zypper.converge_all(&specs, refresh); part.len()]
-            }
-        };
+        let specs: Vec<&PackageSpec> = part.iter().map(|(s, _)| *s).collect();
+        let done = vec![self.manager(system).converge_all(&specs, refresh); part.len()];
         // zypper refreshes only before an install (see super::zypper).
         let refreshed = refresh
             && (system != PackageSystem::Zypper
@@ -228,19 +233,20 @@ impl Packages {
         }
     }
 
-    fn provider(&self, s: &PackageSpec) -> Result<&dyn Provider<PackageSpec>, Failure> {
-        Ok(match self.system(s)? {
+    /// The provider of `system`.
+    fn manager(&self, system: PackageSystem) -> &dyn PackageManager {
+        match system {
             PackageSystem::Apt => &self.apt,
             PackageSystem::Dnf => &self.dnf,
             PackageSystem::Pacman => &self.pacman,
             PackageSystem::Zypper => &self.zypper,
-        })
+        }
     }
 }
 
 impl Provider<PackageSpec> for Packages {
-    fn examine(&self, s: &PackageSpec, cx: &Context<'_>) -> Result<Examined, Failure> {
-        self.provider(s)?.examine(s, cx)
+    fn examine(&self, s: &PackageSpec, _cx: &Context<'_>) -> Result<Examined, Failure> {
+        self.manager(self.system(s)?).examine_package(s)
     }
 
     fn converge(

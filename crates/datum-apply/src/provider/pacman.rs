@@ -26,7 +26,8 @@ pub mod vercmp;
 use std::process::Command;
 
 use super::command::{self, tool};
-use super::{Context, Examined, Failure, Provider};
+use super::package::PackageManager;
+use super::{Examined, Failure};
 use crate::report::{Attribute, Change};
 use crate::root::Root;
 use crate::spec::{Ensure, PackageSpec};
@@ -197,15 +198,15 @@ impl Pacman {
     }
 }
 
-impl Provider<PackageSpec> for Pacman {
-    fn examine(&self, s: &PackageSpec, _cx: &Context<'_>) -> Result<Examined, Failure> {
+impl PackageManager for Pacman {
+    fn examine_package(&self, s: &PackageSpec) -> Result<Examined, Failure> {
         Ok(Examined {
             changes: self.differences(s)?,
             notes: Vec::new(),
         })
     }
 
-    fn converge(&self, s: &PackageSpec, _: &[Change], _cx: &Context<'_>) -> Result<(), Failure> {
-        self.converge_all(&[s], false)
+    fn converge_all(&self, specs: &[&PackageSpec], refresh: bool) -> Result<(), Failure> {
+        self.converge_all(specs, refresh)
     }
 }

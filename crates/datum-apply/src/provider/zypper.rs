@@ -41,7 +41,8 @@ use std::process::Command;
 use super::command::{self, tool};
 use super::dnf::config::Relocator;
 use super::dnf::{DBPATH, Dnf};
-use super::{Context, Examined, Failure, Provider};
+use super::package::PackageManager;
+use super::{Examined, Failure};
 use crate::report::Change;
 use crate::root::Root;
 use crate::spec::{Ensure, PackageSpec};
@@ -316,21 +317,16 @@ impl Zypper {
     }
 }
 
-impl Provider<PackageSpec> for Zypper {
-    fn examine(&self, s: &PackageSpec, _cx: &Context<'_>) -> Result<Examined, Failure> {
+impl PackageManager for Zypper {
+    fn examine_package(&self, s: &PackageSpec) -> Result<Examined, Failure> {
         Ok(Examined {
             changes: self.differences(s)?,
             notes: Vec::new(),
         })
     }
 
-    fn converge(
-        &self,
-        s: &PackageSpec,
-        _changes: &[Change],
-        _cx: &Context<'_>,
-    ) -> Result<(), Failure> {
-        self.converge_all(&[s], false)
+    fn converge_all(&self, specs: &[&PackageSpec], refresh: bool) -> Result<(), Failure> {
+        self.converge_all(specs, refresh)
     }
 }
 
