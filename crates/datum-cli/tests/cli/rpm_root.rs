@@ -470,7 +470,7 @@ fn a_package_named_like_an_rpm_file_is_refused() {
         let run = crate::common::Run::from(out);
         assert_eq!(run.code, 4, "{}\n{}", run.stdout, run.stderr);
         let want = format!(
-            "`{rpm}` ends with `.rpm`, which dnf reads as the path of a package file on this machine"
+            "`{rpm}` ends with `.rpm`, which dnf and zypper read as the path of a package file on this machine"
         );
         assert!(run.stdout.contains(&want), "{}", run.stdout);
         assert!(packages::rpm_query(&root, &["hello-datum"]).contains("is not installed"));
