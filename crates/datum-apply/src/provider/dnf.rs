@@ -204,18 +204,7 @@ impl Dnf {
             };
             self.dnf_run(scratch.as_ref(), metadata, "remove", names)?;
         }
-        for s in specs {
-            let left = self.differences(s)?;
-            if let Some(c) = left.first() {
-                return Err(Failure::new(format!(
-                    "dnf finished, but {} is still {} where {} was wanted",
-                    s.name,
-                    c.from.as_deref().unwrap_or("unset"),
-                    c.to.as_deref().unwrap_or("unset")
-                )));
-            }
-        }
-        Ok(())
+        super::package::read_back("dnf", specs, |s| self.differences(s), "")
     }
 
     fn dnf_run(

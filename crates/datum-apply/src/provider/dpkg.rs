@@ -284,17 +284,7 @@ impl Dpkg {
                 }
             }
         }
-        for s in specs {
-            if let Some(c) = self.differences(s)?.first() {
-                return Err(Failure::new(format!(
-                    "apt finished, but {} is still {} where {} was wanted",
-                    s.name,
-                    c.from.as_deref().unwrap_or("unset"),
-                    c.to.as_deref().unwrap_or("unset")
-                )));
-            }
-        }
-        Ok(())
+        super::package::read_back("apt", specs, |s| self.differences(s), "")
     }
 
     /// Under `--root` without Repositories: one `dpkg --install` of the

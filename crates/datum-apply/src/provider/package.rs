@@ -143,6 +143,28 @@ impl<M: PackageManager> Provider<PackageSpec> for M {
     }
 }
 
+/// After a transaction by `tool`, each package read back with
+/// `differences`: the first still differing is a failure naming it, what
+/// it is and what was wanted (`why` said after).
+pub fn read_back(
+    tool: &str,
+    specs: &[&PackageSpec],
+    differences: impl Fn(&PackageSpec) -> Result<Vec<Change>, Failure>,
+    why: &str,
+) -> Result<(), Failure> {
+    for s in specs {
+        if let Some(c) = differences(s)?.first() {
+            return Err(Failure::new(format!(
+                "{tool} finished, but {} is still {} where {} was wanted{why}",
+                s.name,
+                c.from.as_deref().unwrap_or("absent"),
+                c.to.as_deref().unwrap_or("unset")
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// The package systems whose sources changed in this run: the next
 /// transaction of each refreshes its cache first (apt-get update on the
 /// running system, dnf's `--refresh`), then clears the mark. Shared by the

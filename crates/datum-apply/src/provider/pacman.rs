@@ -156,17 +156,12 @@ impl Pacman {
                 .args(remove.iter().map(|s| s.name.as_str()));
             command::run(&mut cmd)?;
         }
-        for s in specs {
-            if let Some(c) = self.differences(s)?.first() {
-                return Err(Failure::new(format!(
-                    "pacman finished, but {} is {} where {} was wanted (pacman installs the version its repositories offer)",
-                    s.name,
-                    c.from.as_deref().unwrap_or("absent"),
-                    c.to.as_deref().unwrap_or("unset")
-                )));
-            }
-        }
-        Ok(())
+        super::package::read_back(
+            "pacman",
+            specs,
+            |s| self.differences(s),
+            " (pacman installs the version its repositories offer)",
+        )
     }
 }
 

@@ -166,18 +166,7 @@ impl Zypper {
             let verb = ["--no-refresh", "remove"];
             self.zypper_output(scratch.as_ref(), &verb, names, &TRANSACTION_MADE)?;
         }
-        for s in specs {
-            let left = self.differences(s)?;
-            if let Some(c) = left.first() {
-                return Err(Failure::new(format!(
-                    "zypper finished, but {} is still {} where {} was wanted",
-                    s.name,
-                    c.from.as_deref().unwrap_or("unset"),
-                    c.to.as_deref().unwrap_or("unset")
-                )));
-            }
-        }
-        Ok(())
+        super::package::read_back("zypper", specs, |s| self.differences(s), "")
     }
 
     /// What `zypper install` is given: `NAME`, or `NAME=EDITION` (which
