@@ -77,3 +77,12 @@ pub(crate) fn statuses(json: &str) -> Vec<(String, String)> {
         })
         .collect()
 }
+
+/// The reason apply's JSON report gives for resource `index` (in order).
+pub(crate) fn reason(json: &str, index: usize) -> String {
+    let v: serde_json::Value = serde_json::from_str(json).unwrap();
+    v["resources"][index]["reason"]
+        .as_str()
+        .unwrap_or_else(|| panic!("resource {index} has no reason: {json}"))
+        .to_owned()
+}

@@ -8,7 +8,7 @@ use std::process::Command;
 
 use datum_testkit::{packages, tools};
 
-use crate::package_root::apply;
+use crate::package_root::{self, apply};
 use crate::zypper_root::{TOOLS, fleet, key, leap, resources};
 
 #[test]
@@ -130,8 +130,7 @@ fn a_key_rpm_refuses_fails_the_repository_before_anything_is_written() {
         let out = apply(&dir, &root, &["--format", "json"]);
         // 4: a resource failed, nothing changed; every run, never settled.
         assert_eq!(out.code, 4, "run {run}: {}\n{}", out.stdout, out.stderr);
-        let v: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
-        let reason = v["resources"][0]["reason"].as_str().unwrap();
+        let reason = package_root::reason(&out.stdout, 0);
         assert!(
             reason.contains("rpm refuses `key` as a public key")
                 && reason.contains("not an armored public key")

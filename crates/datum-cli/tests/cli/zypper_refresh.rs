@@ -12,7 +12,7 @@ use std::process::Command;
 
 use datum_testkit::{packages, tools};
 
-use crate::package_root::apply;
+use crate::package_root::{self, apply};
 use crate::zypper_root::{TOOLS, fleet, key, leap, resources, sign_metadata, signed_repository};
 
 /// The root's own repository `other` (`/etc/zypp/repos.d/other.repo`,
@@ -111,8 +111,7 @@ fn metadata_signed_by_another_key_fails_the_install_saying_so_in_whole_lines() {
     );
     let run = apply(&dir, &root, &["--format", "json"]);
     assert_eq!(run.code, 6, "{}\n{}", run.stdout, run.stderr);
-    let v: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
-    let reason = v["resources"][1]["reason"].as_str().unwrap();
+    let reason = package_root::reason(&run.stdout, 1);
     // zypper's own whole lines: what it found, and what failed.
     assert!(
         reason.contains(
@@ -144,8 +143,7 @@ fn an_unsigned_package_is_refused_saying_it_is_not_signed() {
     );
     let run = apply(&dir, &root, &["--format", "json"]);
     assert_eq!(run.code, 6, "{}\n{}", run.stdout, run.stderr);
-    let v: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
-    let reason = v["resources"][1]["reason"].as_str().unwrap();
+    let reason = package_root::reason(&run.stdout, 1);
     assert!(
         reason.contains("the signature: Package is not signed! / hello-datum-2.0-1.noarch (local): Signature verification failed [6-File is unsigned]"),
         "{reason}"

@@ -318,8 +318,7 @@ fn a_repository_of_the_root_on_the_network_is_refused_before_zypper_runs() {
     );
     let run = apply(&dir, &root, &["--format", "json"]);
     assert_eq!(run.code, 6, "{}\n{}", run.stdout, run.stderr);
-    let v: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
-    let reason = v["resources"][1]["reason"].as_str().unwrap().to_owned();
+    let reason = package_root::reason(&run.stdout, 1);
     assert!(
         reason.contains("etc/zypp/repos.d/oss.repo: line 5: `baseurl`")
             && reason.contains("is not a file:// address"),
@@ -431,8 +430,7 @@ fn zypps_configuration_reached_through_a_link_out_of_the_root_is_refused() {
     );
     let run = apply(&dir, &root, &["--format", "json"]);
     assert_eq!(run.code, 6, "{}\n{}", run.stdout, run.stderr);
-    let v: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
-    let reason = v["resources"][1]["reason"].as_str().unwrap();
+    let reason = package_root::reason(&run.stdout, 1);
     assert!(
         reason.contains("etc/zypp/systemCheck.d is a symbolic link that leads out of the root"),
         "{reason}"
